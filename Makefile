@@ -1,0 +1,36 @@
+# acdc: two commands do all set-up. `make run` serves the app; `make test` runs every test.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+REPO ?= $(CURDIR)
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench chromium clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Exactly the tested versions, checked against their hashes, then acdc itself (editable).
+$(STAMP): requirements/lock.txt pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/lock.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/acdc serve "$(REPO)" --port $(PORT)
+
+chromium:
+	@bash scripts/ensure-chromium
+
+test: $(STAMP) chromium
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check acdc chat history contextcore tests
+
+bench: $(STAMP)
+	$(BIN)/acdc bench all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,1 @@
+"""acdc: chat with an LLM about a local git repository."""

@@ -1,0 +1,5 @@
+import sys
+
+from acdc.cli import main
+
+sys.exit(main())

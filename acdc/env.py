@@ -1,0 +1,83 @@
+"""Typed readers for settings that come from the environment.
+
+Each helper returns a clean Python value or raises `ImproperlyConfigured` with a one-line
+message naming the variable, so a typo in the environment is an error the user can act
+on, never a traceback deep inside the app.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default).strip()
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = env_str(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = env_str(name).lower()
+    if not raw:
+        return default
+    if raw in {"1", "true", "yes", "on"}:
+        return True
+    if raw in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+
+
+def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    raw = env_str(name).lower() or default
+    if raw not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {raw!r}")
+    return raw
+
+
+def env_directory(name: str, default: Path) -> Path:
+    """A directory that must already exist."""
+    raw = env_str(name)
+    path = Path(raw).expanduser() if raw else default
+    if not path.exists():
+        raise ImproperlyConfigured(f"{name}: {path} does not exist")
+    if not path.is_dir():
+        raise ImproperlyConfigured(f"{name}: {path} is not a directory")
+    return path.resolve()
+
+
+def env_url(name: str, schemes: tuple[str, ...]) -> str:
+    raw = env_str(name)
+    if raw and not raw.startswith(tuple(f"{s}://" for s in schemes)):
+        wanted = " or ".join(f"{s}://" for s in schemes)
+        raise ImproperlyConfigured(f"{name} must start with {wanted}, not {raw[:40]!r}")
+    return raw
+
+
+def env_bind_address(name: str, default: str = "127.0.0.1") -> str:
+    raw = env_str(name) or default
+    if raw == "localhost":
+        return "127.0.0.1"
+    try:
+        ipaddress.ip_address(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an IP address, not {raw!r}") from None
+    return raw
+
+
+def is_loopback(address: str) -> bool:
+    return ipaddress.ip_address(address).is_loopback

@@ -1,0 +1,140 @@
+"""Django settings, all read from the environment (see README for every variable).
+
+Embedded default: SQLite in WAL mode under `<repo>/.acdc/` and the in-memory channel layer.
+Scale-out: DATABASE_URL (PostgreSQL) and REDIS_URL (channels-redis).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from acdc.datadir import prepare_data_dir, secret_key
+from acdc.env import (
+    env_bind_address,
+    env_bool,
+    env_choice,
+    env_directory,
+    env_int,
+    env_str,
+    env_url,
+)
+from acdc.offline import configure_offline_environment
+
+configure_offline_environment()
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+ACDC_REPO = env_directory("ACDC_REPO", Path.cwd())
+ACDC_DATA_DIR = prepare_data_dir(
+    ACDC_REPO, Path(env_str("ACDC_DATA_DIR") or ACDC_REPO / ".acdc").expanduser()
+)
+ACDC_MODEL = env_str("ACDC_MODEL")  # empty: chosen by chat.llm.default_model()
+ACDC_SMALLER_MODEL = env_str("ACDC_SMALLER_MODEL")
+ACDC_API_BASE = env_url("ACDC_API_BASE", ("http", "https"))
+ACDC_BIND = env_bind_address("ACDC_BIND")
+ACDC_TOKEN = env_str("ACDC_TOKEN")
+ACDC_RECORD_REQUESTS = env_str("ACDC_RECORD_REQUESTS")
+ACDC_MAX_FRAME_BYTES = env_int("ACDC_MAX_FRAME_BYTES", 1_000_000, minimum=1024)
+ACDC_MAX_MESSAGE_CHARS = env_int("ACDC_MAX_MESSAGE_CHARS", 200_000, minimum=1)
+ACDC_TIER_SCHEME = env_choice("ACDC_TIER_SCHEME", ("acdc", "seed", "last", "none"), "acdc")
+ACDC_COMPACTION_TRIGGER_TOKENS = env_int("ACDC_COMPACTION_TRIGGER_TOKENS", 0, minimum=0)
+
+SECRET_KEY = secret_key(ACDC_DATA_DIR, env_str("SECRET_KEY"))
+DEBUG = env_bool("ACDC_DEBUG", False)
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"] if not ACDC_TOKEN else ["*"]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "history",
+    "chat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "acdc.access.AccessTokenMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "acdc.urls"
+ASGI_APPLICATION = "acdc.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+_database_url = env_url("DATABASE_URL", ("postgres", "postgresql", "sqlite"))
+if _database_url:
+    DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=0)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": ACDC_DATA_DIR / "acdc.sqlite3",
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
+        }
+    }
+
+REDIS_URL = env_url("REDIS_URL", ("redis", "rediss"))
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = ACDC_DATA_DIR / "static"
+SESSION_COOKIE_SAMESITE = "Strict"
+CSRF_COOKIE_SAMESITE = "Strict"
+X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+    "loggers": {
+        "acdc": {"handlers": ["stderr"], "level": env_str("ACDC_LOG_LEVEL") or "INFO"},
+        "chat": {"handlers": ["stderr"], "level": env_str("ACDC_LOG_LEVEL") or "INFO"},
+        "LiteLLM": {"level": "WARNING"},
+    },
+}

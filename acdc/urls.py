@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("history/", include("history.urls")),
+    path("", include("chat.urls")),
+]

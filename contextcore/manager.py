@@ -1,0 +1,438 @@
+"""ContextManager: one chat session's context state and the three budget layers.
+
+Holds the working history, the `FileContext`, pins, the repository map/tree/reference
+texts and the `StabilityTracker`, and turns them into a request with `prepare_request`:
+layer 2 (emergency truncation of whole old exchanges past twice the compaction trigger),
+layer 3 (shed the largest unpinned files past `shed_ratio` of the window, with a notice),
+then assembly under the hard cap `facts.input_budget` (see `contextcore.request`).
+Layer 1, compaction, runs after a response through the `Compactor` seam.
+Everything comes in as arguments; `to_state()`/`from_state()` carry a session across
+processes as JSON-safe dicts. Non-goals: persistence, LLM calls, reading settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from contextcore.appendonly import LayoutPolicy, digest
+from contextcore.assembly import ImageInput, PromptAssembler, PromptChunks, PromptInputs
+from contextcore.budget import default_compaction_trigger, section_breakdown
+from contextcore.files import FileContext
+from contextcore.history import drop_oldest_exchanges
+from contextcore.llm import Message
+from contextcore.models import ModelFacts
+from contextcore.request import Draft, Notice, RequestBuilder
+from contextcore.stability import StabilityTracker
+from contextcore.tokens import TokenCounter, count_image, provider_for_model
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an expert software engineer helping with the code in this repository. "
+    "Answer precisely and refer to files by their paths."
+)
+TIER_SCHEMES = ("none", "last", "seed", "acdc")
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    compaction_enabled: bool = True
+    # None: a sixth of the model's input budget (`budget.default_compaction_trigger`).
+    compaction_trigger_tokens: int | None = None
+    shed_ratio: float = 0.9
+    file_size_cap: int = 1_000_000
+    # "none": plain layout, no caching; "last": one breakpoint on the last message;
+    # "seed": seed 000 tiers; "acdc": append-only layout (contextcore.appendonly).
+    tier_scheme: str = "acdc"
+    # None: an eighth of the input budget may be stale copies before a rebuild.
+    stale_budget_tokens: int | None = None
+    cache_ttl_seconds: float = 300.0
+    diff_ratio: float = 0.5
+    update_style: str = "auto"
+
+
+@dataclass(frozen=True)
+class Compaction:
+    messages: tuple[Message, ...]
+    case: str = "summarize"
+    summary: str = ""
+
+
+class Compactor(Protocol):
+    """Layer 1. Returns the compacted history, or None when nothing should change."""
+
+    async def compact(
+        self, messages: Sequence[Message], *, trigger_tokens: int
+    ) -> Compaction | None: ...
+
+
+@dataclass(frozen=True)
+class PreparedPrompt:
+    messages: list[Message]
+    breakdown: dict[str, Any]
+    notices: list[Notice]
+    estimated_tokens: int
+    chunks: PromptChunks = field(repr=False)
+
+
+class ContextManager:
+    def __init__(
+        self,
+        facts: ModelFacts,
+        counter: TokenCounter,
+        *,
+        repo_root: Path | None = None,
+        config: ContextConfig | None = None,
+        compactor: Compactor | None = None,
+    ) -> None:
+        self.facts, self.counter = facts, counter
+        self.config = config or ContextConfig()
+        if self.config.tier_scheme not in TIER_SCHEMES:
+            raise ValueError(f"tier_scheme must be one of {TIER_SCHEMES}")
+        self.compactor = compactor
+        self.file_context = FileContext(repo_root, size_cap=self.config.file_size_cap)
+        tracker_scheme = "seed" if self.config.tier_scheme == "seed" else "acdc"
+        self.stability = StabilityTracker(tracker_scheme)
+        self.repo_map = self.file_tree = self.reference = ""
+        self.metadata: tuple[str, ...] = ()
+        self._history: list[Message] = []
+        self._last_items: dict[str, str] = {}
+        self.restore_notices: list[Notice] = []
+
+    # -- history (seed 000 names) --------------------------------------------------------
+
+    def add_message(self, role: str, content: str) -> None:
+        self._history.append({"role": role, "content": content})
+
+    def add_exchange(self, user: str, assistant: str) -> None:
+        self._history += [
+            {"role": "user", "content": user},
+            {"role": "assistant", "content": assistant},
+        ]
+
+    def get_history(self) -> list[Message]:
+        return [dict(m) for m in self._history]
+
+    def set_history(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        self._history = [{"role": m["role"], "content": m["content"]} for m in messages]
+        self.reregister_history_items()
+
+    def clear_history(self) -> None:
+        self._history = []
+        self.stability.purge_history()
+
+    def reregister_history_items(self) -> None:
+        self.stability.purge_history()
+
+    def history_token_count(self) -> int:
+        return self.counter.count(self._history)
+
+    # -- files ------------------------------------------------------------------------
+
+    def pin_file(self, path: str) -> bool:
+        if not self.file_context.has_file(path):
+            return False
+        self.file_context.pinned.add(path.replace("\\", "/").strip("/"))
+        return True
+
+    def unpin_file(self, path: str) -> None:
+        self.file_context.pinned.discard(path.replace("\\", "/").strip("/"))
+
+    def set_context_texts(
+        self,
+        *,
+        repo_map: str = "",
+        file_tree: str = "",
+        reference: str = "",
+        metadata: Sequence[str] = (),
+    ) -> None:
+        """Repository map (symbols), file tree, reference text and metadata-pool lines."""
+        self.repo_map, self.file_tree, self.reference = repo_map, file_tree, reference
+        self.metadata = tuple(metadata)
+
+    # -- budgets and layers ---------------------------------------------------------------
+
+    @property
+    def compaction_trigger(self) -> int:
+        configured = self.config.compaction_trigger_tokens
+        return configured if configured else default_compaction_trigger(self.facts.input_budget)
+
+    def should_compact(self) -> bool:
+        return (
+            self.config.compaction_enabled and self.history_token_count() > self.compaction_trigger
+        )
+
+    def get_compaction_status(self) -> dict[str, Any]:
+        tokens = self.history_token_count()
+        return {
+            "enabled": self.config.compaction_enabled,
+            "trigger_tokens": self.compaction_trigger,
+            "history_tokens": tokens,
+            "percent": round(100 * tokens / self.compaction_trigger, 1),
+        }
+
+    async def compact_history_if_needed(self) -> Compaction | None:
+        """Layer 1, after a response. None without a compactor, below the trigger, or when
+        the compactor fails (the turn must still work)."""
+        if self.compactor is None or not self.should_compact():
+            return None
+        try:
+            result = await self.compactor.compact(
+                self.get_history(), trigger_tokens=self.compaction_trigger
+            )
+        except Exception:
+            return None
+        if result is None or result.case == "none":
+            return None
+        self.set_history(result.messages)
+        return result
+
+    def emergency_truncate(self) -> int:
+        """Layer 2: past twice the trigger, drop the oldest whole exchanges down to the
+        trigger. Returns how many messages were dropped."""
+        if self.history_token_count() <= 2 * self.compaction_trigger:
+            return 0
+        kept = drop_oldest_exchanges(self._history, self.compaction_trigger, self.counter)
+        dropped = len(self._history) - len(kept)
+        if dropped:
+            self.set_history(kept)
+        return dropped
+
+    def estimate_prompt_tokens(
+        self, user_content: str = "", images: Sequence[ImageInput] = ()
+    ) -> int:
+        """Tokens of the request with today's content in the plain layout (no cache layout
+        overheads, no trimming): what layer 3 compares with the window."""
+        return self.estimate_breakdown(user_content, images)["total"]
+
+    def estimate_breakdown(
+        self, user_content: str = "", images: Sequence[ImageInput] = ()
+    ) -> dict[str, Any]:
+        """Tokens per section of everything selected, before any shedding (for the HUD)."""
+        assembler = self._assembler()
+        return assembler.breakdown(assembler.flat(self._inputs(user_content, images)))
+
+    def shed_files_if_needed(
+        self, user_content: str = "", images: Sequence[ImageInput] = ()
+    ) -> list[str]:
+        """Layer 3: while the estimate passes `shed_ratio` of the window, drop the largest
+        unpinned file. Returns the dropped paths (for the chat notice)."""
+        limit = self.config.shed_ratio * self.facts.max_input_tokens
+        if self._upper_bound_tokens(user_content, images) <= limit:
+            return []  # the common case, decided without assembling anything
+        estimate = self.estimate_prompt_tokens(user_content, images)
+        dropped: list[str] = []
+        by_size = sorted(
+            (p for p, _ in self.file_context.items() if p not in self.file_context.pinned),
+            key=lambda p: (-self.counter.count_text(self.file_context.get_content(p) or ""), p),
+        )
+        for path in by_size:
+            if estimate <= limit:
+                break
+            self.file_context.remove_file(path)
+            dropped.append(path)
+            estimate = self.estimate_prompt_tokens(user_content, images)
+        return dropped
+
+    def _upper_bound_tokens(self, user_content: str, images: Sequence[ImageInput]) -> int:
+        """A cheap overestimate of the plain layout: every text counted (from the cache),
+        plus generous framing per file and per message."""
+        count = self.counter.count_text
+        texts = [
+            self.config.system_prompt,
+            self.repo_map,
+            self.file_tree,
+            self.reference,
+            *self.metadata,
+            user_content,
+        ]
+        files = list(self.file_context.items())
+        total = sum(count(t) for t in texts if t) + sum(count(t) for _, t in files)
+        total += sum(count(str(m.get("content") or "")) for m in self._history)
+        total += sum(count_image(i.width, i.height, "anthropic") + 85 for i in images)
+        return total + 64 * len(files) + 16 * (len(self._history) + len(self.metadata)) + 512
+
+    def get_token_budget(self) -> dict[str, Any]:
+        preview = self.preview_request()
+        history_tokens = self.history_token_count()
+        return {
+            "history_tokens": history_tokens,
+            "max_history_tokens": self.facts.max_history_tokens,
+            "max_input_tokens": self.facts.max_input_tokens,
+            "input_budget": self.facts.input_budget,
+            "output_reserve": self.facts.output_reserve,
+            "estimated_tokens": preview.estimated_tokens,
+            "remaining": max(0, self.facts.input_budget - preview.estimated_tokens),
+            "needs_summary": self.should_compact(),
+            "sections": section_breakdown(preview.breakdown["sections"], self.facts.input_budget),
+            "tiers": preview.breakdown["tiers"],
+        }
+
+    # -- requests ---------------------------------------------------------------------
+
+    def _assembler(self) -> PromptAssembler:
+        return PromptAssembler(
+            self.counter,
+            min_cacheable_tokens=self.facts.min_cacheable_tokens,
+            provider=provider_for_model(self.facts.name),
+        )
+
+    def _builder(self) -> RequestBuilder:
+        stale = self.config.stale_budget_tokens
+        policy = LayoutPolicy(
+            stale_budget_tokens=stale if stale is not None else self.facts.input_budget // 8,
+            cache_ttl_seconds=self.config.cache_ttl_seconds,
+            diff_ratio=self.config.diff_ratio,
+            update_style=self.config.update_style,
+        )
+        return RequestBuilder(
+            self.facts,
+            self.counter,
+            self._assembler(),
+            self.stability,
+            scheme=self.config.tier_scheme,
+            policy=policy,
+        )
+
+    def _inputs(self, user_content: str, images: Sequence[ImageInput]) -> PromptInputs:
+        return PromptInputs(
+            system_prompt=self.config.system_prompt,
+            repo_map=self.repo_map,
+            file_tree=self.file_tree,
+            reference=self.reference,
+            metadata=self.metadata,
+            files=tuple(self.file_context.items()),
+            history=tuple(self._history),
+            user_content=user_content,
+            images=tuple(images),
+        )
+
+    def preview_request(
+        self, user_content: str = "", images: Sequence[ImageInput] = (), *, now: float | None = None
+    ) -> PreparedPrompt:
+        """What `prepare_request` would send, changing nothing (for the HUD)."""
+        draft = Draft(self._inputs(user_content, images), frozenset(self.file_context.pinned))
+        built, draft = self._builder().build(draft, now)
+        breakdown = self._assembler().breakdown(built.chunks)
+        return PreparedPrompt(built.messages, breakdown, draft.notices, built.tokens, built.chunks)
+
+    def prepare_request(
+        self, user_content: str, images: Sequence[ImageInput] = (), *, now: float | None = None
+    ) -> PreparedPrompt:
+        """Layers 2 and 3, then assembly under the hard cap; commits the shed files and
+        the cache layout. `now` (seconds, any epoch) lets the layout notice cache expiry."""
+        notices = self._refresh_files()
+        dropped = self.emergency_truncate()
+        if dropped:
+            notices.append(
+                Notice(
+                    "history_truncated",
+                    f"The {dropped} oldest messages were "
+                    "dropped: the conversation outgrew its budget.",
+                )
+            )
+        shed = self.shed_files_if_needed(user_content, images)
+        draft = Draft(self._inputs(user_content, images), frozenset(self.file_context.pinned))
+        built, draft = self._builder().build(draft, now)
+        for path in draft.shed:
+            self.file_context.remove_file(path)
+        if shed or draft.shed:
+            paths = tuple(shed + draft.shed)
+            notices.append(
+                Notice(
+                    "files_shed",
+                    "Removed from context to fit the model's window: " + ", ".join(paths),
+                    paths,
+                )
+            )
+        if built.layout is not None:
+            self.stability.layout = built.layout
+            self.stability.versions = built.versions
+        self._last_items = self._items(draft.inputs)
+        breakdown = self._assembler().breakdown(built.chunks)
+        breakdown["rebuild_reason"] = built.rebuild_reason
+        return PreparedPrompt(
+            built.messages, breakdown, notices + draft.notices, built.tokens, built.chunks
+        )
+
+    def _refresh_files(self) -> list[Notice]:
+        notices = []
+        for result in self.file_context.refresh():
+            if not result.ok:
+                notices.append(
+                    Notice(
+                        "file_dropped",
+                        f"{result.path} left the context: {result.reason}",
+                        (result.path,),
+                    )
+                )
+        return notices
+
+    def _items(self, inputs: PromptInputs) -> dict[str, str]:
+        items = {"system": digest(inputs.system_prompt + "\0" + inputs.repo_map)}
+        items.update({f"file:{p}": digest(t) for p, t in inputs.files})
+        keys = inputs.history_keys or [f"history:{i}" for i in range(len(inputs.history))]
+        for key, message in zip(keys, inputs.history, strict=True):
+            if key:
+                items[key] = digest(f"{message.get('role')}\0{message.get('content')}")
+        return items
+
+    def record_exchange(self, user_content: str, assistant_content: str) -> None:
+        """After a response: append the exchange and update stability counts."""
+        self.add_exchange(user_content, assistant_content)
+        self.stability.update(self._last_items)
+
+    # -- persistence ------------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        disk = self.file_context.repo_root is not None
+        return {
+            "version": 1,
+            "history": self.get_history(),
+            "files": [
+                {"path": p, "content": None if disk and self.file_context.from_disk(p) else t}
+                for p, t in self.file_context.items()
+            ],
+            "pinned": sorted(self.file_context.pinned),
+            "texts": {
+                "repo_map": self.repo_map,
+                "file_tree": self.file_tree,
+                "reference": self.reference,
+                "metadata": list(self.metadata),
+            },
+            "last_items": dict(self._last_items),
+            "stability": self.stability.to_state(),
+        }
+
+    @classmethod
+    def from_state(
+        cls,
+        state: Mapping[str, Any],
+        facts: ModelFacts,
+        counter: TokenCounter,
+        *,
+        repo_root: Path | None = None,
+        config: ContextConfig | None = None,
+        compactor: Compactor | None = None,
+    ) -> ContextManager:
+        """Restore a session; files that can no longer be read are left out and listed
+        in `restore_notices`."""
+        manager = cls(facts, counter, repo_root=repo_root, config=config, compactor=compactor)
+        manager._history = [{"role": m["role"], "content": m["content"]} for m in state["history"]]
+        for item in state.get("files", []):
+            result = manager.file_context.add_file(item["path"], item.get("content"))
+            if not result.ok:
+                manager.restore_notices.append(
+                    Notice("file_dropped", f"{result.path}: {result.reason}", (result.path,))
+                )
+        for path in state.get("pinned", []):
+            manager.pin_file(path)
+        texts = state.get("texts", {})
+        manager.set_context_texts(**{**texts, "metadata": tuple(texts.get("metadata", ()))})
+        manager._last_items = dict(state.get("last_items", {}))
+        stability = StabilityTracker.from_state(state.get("stability", {}))
+        if stability.scheme == manager.stability.scheme:
+            manager.stability = stability
+        return manager

@@ -1,0 +1,226 @@
+"""Building one request under budget: layout planning, assembly and the trim ladder.
+
+`RequestBuilder.build` works on a `PromptInputs` draft and never touches the manager, so a
+preview and the real request share one code path; the caller commits what it returns
+(shed files, the new layout). Invariant: the returned messages are estimated at no more
+than `facts.input_budget` tokens. Ladder when a request does not fit, cheapest loss first:
+rebuild the acdc layout (drops stale copies), window the history (whole exchanges, first
+one kept if possible), drop metadata, reference, file tree, repository map, unpinned files
+(largest first), pinned files, then truncate the current message and, last, the system
+prompt, each with a marker saying so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from contextcore.appendonly import Doc, LayoutPolicy, LayoutState, bump_versions, plan_layout
+from contextcore.assembly import PromptAssembler, PromptChunks, PromptInputs
+from contextcore.history import window_history
+from contextcore.llm import Message
+from contextcore.models import ModelFacts
+from contextcore.stability import StabilityTracker
+from contextcore.tokens import IMAGE_FLAT_TOKENS, TokenCounter
+
+TRUNCATION_MARKER = "\n[truncated: {n} characters omitted to fit the model's context window]"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the chat should tell the user about this request."""
+
+    kind: str
+    text: str
+    paths: tuple[str, ...] = ()
+
+
+@dataclass
+class Draft:
+    inputs: PromptInputs
+    pinned: frozenset[str] = frozenset()
+    shed: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    rebuild: bool = False
+
+
+@dataclass(frozen=True)
+class Built:
+    chunks: PromptChunks
+    messages: list[Message]
+    tokens: int
+    layout: LayoutState | None
+    versions: dict[str, list[Any]]
+    rebuild_reason: str
+
+
+def docs_for(inputs: PromptInputs) -> list[Doc]:
+    docs = [Doc("tree", inputs.file_tree)] if inputs.file_tree else []
+    docs += [Doc("reference", inputs.reference)] if inputs.reference else []
+    return docs + [Doc(f"file:{path}", text) for path, text in inputs.files]
+
+
+def truncate_text(text: str, keep: int) -> str:
+    keep = max(0, min(keep, len(text)))
+    if keep == len(text):
+        return text
+    return text[:keep] + TRUNCATION_MARKER.format(n=len(text) - keep)
+
+
+class RequestBuilder:
+    def __init__(
+        self,
+        facts: ModelFacts,
+        counter: TokenCounter,
+        assembler: PromptAssembler,
+        tracker: StabilityTracker,
+        *,
+        scheme: str,
+        policy: LayoutPolicy,
+    ) -> None:
+        self.facts, self.counter, self.assembler = facts, counter, assembler
+        self.tracker, self.scheme, self.policy = tracker, scheme, policy
+
+    def assemble(self, draft: Draft, now: float | None) -> Built:
+        inputs = draft.inputs
+        layout, versions, reason = None, self.tracker.versions, ""
+        if self.scheme == "acdc":
+            versions = bump_versions(self.tracker.versions, docs_for(inputs))
+            state = None if draft.rebuild else self.tracker.layout
+            layout, reason = plan_layout(
+                state,
+                l0_text=inputs.system_prompt + "\0" + inputs.repo_map,
+                docs=docs_for(inputs),
+                versions=versions,
+                history=inputs.history,
+                now=now,
+                counter=self.counter,
+                policy=self.policy,
+            )
+            chunks = self.assembler.appendonly(inputs, layout, versions)
+        elif self.scheme == "seed":
+            chunks = self.assembler.tiered(inputs, self.tracker.tier_of)
+        else:
+            chunks = self.assembler.flat(inputs, cache_last=self.scheme == "last")
+        messages = self.assembler.to_messages(chunks)
+        tokens = self.counter.count(messages) + self._image_extra(chunks)
+        return Built(chunks, messages, tokens, layout, dict(versions), reason)
+
+    def _image_extra(self, chunks: PromptChunks) -> int:
+        return self.assembler.image_tokens(chunks) - IMAGE_FLAT_TOKENS * len(chunks.images)
+
+    def build(self, draft: Draft, now: float | None) -> tuple[Built, Draft]:
+        budget = self.facts.input_budget
+        built = self.assemble(draft, now)
+        steps = (
+            self._rebuild,
+            self._window_history,
+            self._drop_optional,
+            self._shed_files,
+            self._truncate_message,
+            self._truncate_system,
+        )
+        for step in steps:
+            if built.tokens <= budget:
+                break
+            built, draft = step(draft, built, now)
+        return built, draft
+
+    def _rebuild(self, draft: Draft, built: Built, now: float | None) -> tuple[Built, Draft]:
+        if self.scheme != "acdc":
+            return built, draft
+        draft = replace(draft, rebuild=True)
+        return self.assemble(draft, now), draft
+
+    def _window_history(self, draft: Draft, built: Built, now: float | None) -> tuple[Built, Draft]:
+        history = list(draft.inputs.history)
+        original = len(history)
+        keys_by_id = {id(m): k for m, k in zip(history, self._keys(draft), strict=True)}
+        allowance = self.counter.count(history)
+        while built.tokens > self.facts.input_budget and history:
+            allowance -= max(1, built.tokens - self.facts.input_budget)
+            history = window_history(history, max(0, allowance), self.counter)
+            keys = tuple(keys_by_id.get(id(m)) for m in history)
+            inputs = replace(draft.inputs, history=tuple(history), history_keys=keys)
+            draft = replace(draft, inputs=inputs, rebuild=self.scheme == "acdc")
+            built = self.assemble(draft, now)
+        if len(history) != original:
+            text = "Older messages were left out of this request to fit the model's window."
+            draft.notices.append(Notice("history_trimmed", text))
+        return built, draft
+
+    @staticmethod
+    def _keys(draft: Draft) -> tuple[str | None, ...]:
+        inputs = draft.inputs
+        return inputs.history_keys or tuple(f"history:{i}" for i in range(len(inputs.history)))
+
+    def _drop_optional(self, draft: Draft, built: Built, now: float | None) -> tuple[Built, Draft]:
+        for name, empty in (
+            ("metadata", ()),
+            ("reference", ""),
+            ("file_tree", ""),
+            ("repo_map", ""),
+        ):
+            if built.tokens <= self.facts.input_budget:
+                break
+            if getattr(draft.inputs, name):
+                draft = replace(draft, inputs=replace(draft.inputs, **{name: empty}))
+                draft.notices.append(
+                    Notice(
+                        "section_dropped",
+                        f"The {name.replace('_', ' ')} was left out "
+                        "of this request to fit the model's window.",
+                    )
+                )
+                built = self.assemble(draft, now)
+        return built, draft
+
+    def _shed_files(self, draft: Draft, built: Built, now: float | None) -> tuple[Built, Draft]:
+        files = list(draft.inputs.files)
+        # Unpinned before pinned, largest first within each; sorted by path on ties so
+        # the choice is deterministic.
+        order = sorted(
+            files, key=lambda f: (f[0] in draft.pinned, -self.counter.count_text(f[1]), f[0])
+        )
+        for path, _ in order:
+            if built.tokens <= self.facts.input_budget:
+                break
+            files = [f for f in files if f[0] != path]
+            draft.shed.append(path)
+            draft = replace(draft, inputs=replace(draft.inputs, files=tuple(files)))
+            built = self.assemble(draft, now)
+        return built, draft
+
+    def _truncate_message(
+        self, draft: Draft, built: Built, now: float | None
+    ) -> tuple[Built, Draft]:
+        return self._truncate(draft, built, now, "user_content", "message_truncated")
+
+    def _truncate_system(
+        self, draft: Draft, built: Built, now: float | None
+    ) -> tuple[Built, Draft]:
+        return self._truncate(draft, built, now, "system_prompt", "system_truncated")
+
+    def _truncate(
+        self, draft: Draft, built: Built, now: float | None, name: str, kind: str
+    ) -> tuple[Built, Draft]:
+        original: str = getattr(draft.inputs, name)
+        keep = len(original)
+        while built.tokens > self.facts.input_budget and keep > 0:
+            over = built.tokens - self.facts.input_budget
+            # At least one character per token over, usually about four.
+            keep = max(0, keep - max(over * 3, 1) - 80)
+            draft = replace(
+                draft, inputs=replace(draft.inputs, **{name: truncate_text(original, keep)})
+            )
+            built = self.assemble(draft, now)
+        if built.tokens > self.facts.input_budget:
+            draft = replace(draft, inputs=replace(draft.inputs, **{name: ""}))
+            built = self.assemble(draft, now)
+        if built.tokens > self.facts.input_budget and name == "user_content":
+            draft = replace(draft, inputs=replace(draft.inputs, images=()))
+            built = self.assemble(draft, now)
+        if getattr(draft.inputs, name) != original:
+            label = "Your message" if name == "user_content" else "The system prompt"
+            draft.notices.append(Notice(kind, f"{label} was truncated to fit the model's window."))
+        return built, draft

@@ -1,0 +1,86 @@
+"""StabilityTracker: how long each prompt item has stayed unchanged, and the cache layout.
+
+Items are keyed `system`, `file:<path>`, `history:<n>` (later `object:<id>`), each with a
+content hash and a count `n` of consecutive requests it appeared unchanged. Two schemes:
+- "seed" (seed 000, kept as a baseline): active while n < 3, then L3 (3), L2 (6), L1 (9),
+  L0 (12+); the system prompt is always L0; a changed hash sends an item back to active
+  and an item that leaves the selection is forgotten.
+- "acdc" (default): the append-only layout of `contextcore.appendonly`, which beats the
+  seed on the cache benchmark because promotions never reshuffle the cached prefix.
+Deterministic (no clock of its own) and serializable: `to_state()` is JSON-safe and
+`from_state()` restores it, so a new process keeps the same prompt layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from contextcore.appendonly import LayoutState
+
+SCHEMES = ("seed", "acdc")
+TIERS = ("L0", "L1", "L2", "L3", "active")
+# (minimum n, tier), checked from the most stable down.
+SEED_THRESHOLDS = ((12, "L0"), (9, "L1"), (6, "L2"), (3, "L3"))
+
+
+class StabilityTracker:
+    def __init__(self, scheme: str = "acdc") -> None:
+        if scheme not in SCHEMES:
+            raise ValueError(f"unknown tier scheme {scheme!r}; choose one of {SCHEMES}")
+        self.scheme = scheme
+        self._items: dict[str, tuple[str, int]] = {}
+        # {key: [version, digest]} of every document ever shown; versions only go up, so
+        # "version 3" means the same text for the whole session.
+        self.versions: dict[str, list[Any]] = {}
+        self.layout: LayoutState | None = None
+
+    def update(self, items: Mapping[str, str]) -> None:
+        """Record one request's items ({key: content hash}), after its response arrived."""
+        fresh: dict[str, tuple[str, int]] = {}
+        for key, content_hash in items.items():
+            old = self._items.get(key)
+            fresh[key] = (
+                (content_hash, old[1] + 1)
+                if old and old[0] == content_hash
+                else (
+                    content_hash,
+                    0,
+                )
+            )
+        self._items = fresh
+
+    def count_of(self, key: str) -> int:
+        item = self._items.get(key)
+        return item[1] if item else 0
+
+    def tier_of(self, key: str) -> str:
+        if key == "system":
+            return "L0"
+        count = self.count_of(key)
+        return next((tier for minimum, tier in SEED_THRESHOLDS if count >= minimum), "active")
+
+    def items(self) -> dict[str, tuple[str, int]]:
+        return dict(self._items)
+
+    def purge_history(self) -> None:
+        """Forget every history item; the acdc layout is rebuilt on the next request."""
+        self._items = {k: v for k, v in self._items.items() if not k.startswith("history:")}
+        self.layout = None
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "scheme": self.scheme,
+            "items": {key: [h, n] for key, (h, n) in self._items.items()},
+            "versions": {key: list(v) for key, v in self.versions.items()},
+            "layout": self.layout.to_dict() if self.layout else None,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> StabilityTracker:
+        tracker = cls(state.get("scheme", "acdc"))
+        tracker._items = {key: (h, int(n)) for key, (h, n) in state.get("items", {}).items()}
+        tracker.versions = {key: list(v) for key, v in state.get("versions", {}).items()}
+        layout = state.get("layout")
+        tracker.layout = LayoutState.from_dict(layout) if layout else None
+        return tracker

@@ -1,0 +1,183 @@
+from __future__ import annotations
+
+import json
+
+from contextcore.manager import Compaction, ContextConfig, ContextManager
+from contextcore.models import ModelFacts
+
+
+def test_add_message_appends_one_message(make_manager):
+    manager = make_manager()
+    manager.add_message("user", "hi")
+    assert manager.get_history() == [{"role": "user", "content": "hi"}]
+
+
+def test_add_exchange_appends_a_pair(make_manager):
+    manager = make_manager()
+    manager.add_exchange("q", "a")
+    assert [m["role"] for m in manager.get_history()] == ["user", "assistant"]
+
+
+def test_get_history_returns_a_copy(make_manager):
+    manager = make_manager()
+    manager.add_message("user", "hi")
+    manager.get_history()[0]["content"] = "mutated"
+    manager.get_history().append({"role": "user", "content": "x"})
+    assert manager.get_history() == [{"role": "user", "content": "hi"}]
+
+
+def test_set_history_replaces_and_clear_history_empties(make_manager):
+    manager = make_manager()
+    manager.add_exchange("q", "a")
+    manager.set_history([{"role": "user", "content": "only"}])
+    assert manager.get_history() == [{"role": "user", "content": "only"}]
+    manager.clear_history()
+    assert manager.get_history() == []
+
+
+def test_history_token_count_is_positive_for_a_non_empty_history(make_manager):
+    manager = make_manager()
+    assert manager.history_token_count() == 0
+    manager.add_exchange("question", "answer")
+    assert manager.history_token_count() > 0
+
+
+def test_token_budget_has_the_seed_keys_and_a_section_breakdown(make_manager):
+    manager = make_manager()
+    manager.add_exchange("q", "a")
+    budget = manager.get_token_budget()
+    for key in (
+        "history_tokens",
+        "max_history_tokens",
+        "max_input_tokens",
+        "remaining",
+        "needs_summary",
+    ):
+        assert key in budget
+    assert budget["remaining"] > 0
+    assert budget["max_history_tokens"] == 200_000 // 16
+    assert set(budget["sections"]) == {
+        "system",
+        "repo_map",
+        "reference_files",
+        "active_files",
+        "metadata",
+        "history",
+        "current_message",
+    }
+    assert budget["sections"]["history"]["tokens"] > 0
+
+
+def test_should_compact_is_false_when_disabled_or_below_the_trigger(make_manager):
+    manager = make_manager(compaction_trigger_tokens=50)
+    manager.add_exchange("short", "short")
+    assert not manager.should_compact()
+    manager.add_exchange("word " * 100, "word " * 100)
+    assert manager.should_compact()
+    disabled = make_manager(compaction_trigger_tokens=50, compaction_enabled=False)
+    disabled.add_exchange("word " * 100, "word " * 100)
+    assert not disabled.should_compact()
+
+
+def test_compaction_status_returns_enabled_trigger_and_percent(make_manager):
+    manager = make_manager(compaction_trigger_tokens=1000)
+    manager.add_exchange("word " * 100, "word " * 100)
+    status = manager.get_compaction_status()
+    assert status["enabled"] is True and status["trigger_tokens"] == 1000
+    assert 0 < status["percent"] < 100
+
+
+def test_the_default_compaction_trigger_scales_with_the_model_window(make_manager, facts):
+    big = make_manager()
+    small = make_manager(facts_=ModelFacts(name="small", max_input_tokens=16_000))
+    assert big.compaction_trigger == facts.input_budget // 6 == 25_000
+    assert small.compaction_trigger < big.compaction_trigger
+
+
+async def test_compact_history_if_needed_returns_none_without_a_compactor(make_manager):
+    manager = make_manager(compaction_trigger_tokens=10)
+    manager.add_exchange("word " * 100, "word " * 100)
+    assert await manager.compact_history_if_needed() is None
+
+
+class FakeCompactor:
+    def __init__(self, result=None, error=None):
+        self.result, self.error, self.calls = result, error, 0
+
+    async def compact(self, messages, *, trigger_tokens):
+        self.calls += 1
+        if self.error:
+            raise self.error
+        return self.result
+
+
+async def test_compaction_replaces_history_and_purges_stability_history_items(facts, counter):
+    summary = Compaction(({"role": "user", "content": "summary"},), case="summarize")
+    compactor = FakeCompactor(summary)
+    manager = ContextManager(
+        facts,
+        counter,
+        config=ContextConfig(tier_scheme="seed", compaction_trigger_tokens=10),
+        compactor=compactor,
+    )
+    manager.add_exchange("word " * 100, "word " * 100)
+    manager.prepare_request("next")
+    manager.record_exchange("next", "reply")
+    assert any(k.startswith("history:") for k in manager.stability.items())
+    assert await manager.compact_history_if_needed() is summary
+    assert manager.get_history() == [{"role": "user", "content": "summary"}]
+    assert not any(k.startswith("history:") for k in manager.stability.items())
+
+
+async def test_compaction_below_the_trigger_is_not_attempted(facts, counter):
+    compactor = FakeCompactor(Compaction(()))
+    manager = ContextManager(facts, counter, compactor=compactor)
+    manager.add_exchange("q", "a")
+    assert await manager.compact_history_if_needed() is None and compactor.calls == 0
+
+
+async def test_a_failing_compactor_leaves_history_alone(facts, counter):
+    manager = ContextManager(
+        facts,
+        counter,
+        config=ContextConfig(compaction_trigger_tokens=10),
+        compactor=FakeCompactor(error=RuntimeError("model down")),
+    )
+    manager.add_exchange("word " * 100, "word " * 100)
+    assert await manager.compact_history_if_needed() is None
+    assert len(manager.get_history()) == 2
+
+
+def test_pins_are_kept_only_for_files_in_context(make_manager):
+    manager = make_manager()
+    manager.file_context.add_file("a.py", "a")
+    assert manager.pin_file("a.py") and not manager.pin_file("b.py")
+    manager.unpin_file("a.py")
+    assert manager.file_context.pinned == set()
+
+
+def test_state_survives_a_json_round_trip_with_the_same_prompt_layout(make_manager, facts, counter):
+    manager = make_manager()
+    manager.file_context.add_file("a.py", "alpha = 1\n" * 300)
+    manager.file_context.add_file("b.py", "beta = 2\n" * 300)
+    manager.pin_file("b.py")
+    for turn in range(3):
+        manager.prepare_request(f"question {turn}", now=turn * 60.0)
+        manager.record_exchange(f"question {turn}", f"answer {turn}")
+    manager.file_context.add_file("a.py", "alpha = 3\n" * 300)
+    state = json.loads(json.dumps(manager.to_state()))
+    restored = ContextManager.from_state(state, facts, counter, config=manager.config)
+    assert restored.file_context.pinned == {"b.py"}
+    expected = manager.prepare_request("next", now=300.0).messages
+    assert restored.prepare_request("next", now=300.0).messages == expected
+
+
+def test_record_exchange_appends_and_ages_stability_items(make_manager):
+    manager = make_manager("seed")
+    manager.file_context.add_file("a.py", "a")
+    manager.prepare_request("q")
+    manager.record_exchange("q", "a")
+    manager.prepare_request("q2")
+    manager.record_exchange("q2", "a2")
+    assert manager.stability.count_of("file:a.py") == 1
+    assert len(manager.get_history()) == 4

@@ -1,0 +1,74 @@
+"""One session as a download: Markdown for people, JSON Lines in AC-DC's history.jsonl schema.
+
+Pure functions of a session and its messages (no queries here), shared by the history
+browser and `acdc export`. JSON Lines follow seed 000's HistoryMessage: id, session_id,
+timestamp (ISO 8601 UTC), role, content, files, files_modified, edit_results, image_refs.
+image_refs name files `<sha256>.<ext>` as an `images/` folder beside the file would hold them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+from history.models import Message, Session
+
+IMAGE_EXTENSIONS = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
+ROLE_HEADINGS = {"user": "You", "assistant": "acdc", "system": "System"}
+
+
+def iso_utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def image_ref(sha256: str, mime: str) -> str:
+    return f"{sha256}.{IMAGE_EXTENSIONS.get(mime, 'bin')}"
+
+
+def session_to_markdown(session: Session, messages: Iterable[Message]) -> str:
+    lines = [
+        f"# {session.display_title}",
+        "",
+        f"- Session: `{session.id}`",
+        f"- Repository: `{session.repository}`",
+        f"- Started: {iso_utc(session.created_at)}",
+    ]
+    if session.model:
+        lines.append(f"- Model: {session.model}")
+    for message in messages:
+        heading = ROLE_HEADINGS.get(message.role, message.role)
+        lines += ["", f"## {heading} · {iso_utc(message.timestamp)}", "", message.content]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def session_to_jsonl(
+    session: Session,
+    messages: Iterable[Message],
+    image_refs: Mapping[str, list[str]] | None = None,
+) -> str:
+    """One JSON object per line; image_refs maps message id to its image file names."""
+    refs = image_refs or {}
+    return "".join(
+        json.dumps(_history_record(session, m, refs.get(m.id, [])), ensure_ascii=False) + "\n"
+        for m in messages
+    )
+
+
+def _history_record(session: Session, message: Message, refs: list[str]) -> dict:
+    return {
+        "id": message.id,
+        "session_id": session.id,
+        "timestamp": iso_utc(message.timestamp),
+        "role": message.role,
+        "content": message.content,
+        "files": list(message.files or []),
+        "files_modified": list(message.files_modified or []),
+        "edit_results": list(message.edit_results or []),
+        "image_refs": list(refs),
+    }

@@ -1,0 +1,170 @@
+"""Images attached to messages: validated, stored once by hash, thumbnailed, replayed.
+
+`image_store` accepts only bytes Pillow decodes as PNG, JPEG, GIF or WebP, at most
+`MAX_IMAGE_BYTES` each; anything else raises `ImageRejected` with a message for the user
+and stores nothing. Bytes are keyed by their sha256, so the same picture pasted twice is
+stored once. A message holds at most `MAX_IMAGES_PER_MESSAGE` images, in order.
+`history_text` is the one rule for how an earlier turn's images appear in later prompts.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+
+from django.db import transaction
+from PIL import Image as PILImage
+from PIL import UnidentifiedImageError
+
+from history.models import Image, Message, MessageImage
+
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+MAX_IMAGES_PER_MESSAGE = 5
+MAX_PIXELS = 50_000_000
+THUMBNAIL_PX = 256
+MIME_BY_FORMAT = {
+    "PNG": "image/png",
+    "JPEG": "image/jpeg",
+    "GIF": "image/gif",
+    "WEBP": "image/webp",
+}
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_BLOBS = ("data", "thumbnail")
+
+
+class ImageRejected(ValueError):
+    """The bytes cannot be stored or attached; `str(exc)` is a message for the user."""
+
+
+def image_store(data: bytes, *, max_bytes: int = MAX_IMAGE_BYTES) -> Image:
+    """Validate `data` and store it (once); returns the stored row."""
+    check_size(len(data), max_bytes=max_bytes)
+    sha = hashlib.sha256(data).hexdigest()
+    existing = Image.objects.defer(*_BLOBS).filter(pk=sha).first()
+    if existing is not None:
+        return existing
+    mime, width, height, thumbnail = _decode(data)
+    image, _ = Image.objects.get_or_create(
+        sha256=sha,
+        defaults={
+            "mime": mime,
+            "width": width,
+            "height": height,
+            "size": len(data),
+            "data": data,
+            "thumbnail": thumbnail,
+        },
+    )
+    return image
+
+
+def check_size(size: int, *, max_bytes: int = MAX_IMAGE_BYTES) -> None:
+    """Reject by size alone (before reading an upload)."""
+    if not size:
+        raise ImageRejected("The file is empty.")
+    if size > max_bytes:
+        raise ImageRejected(
+            f"The image is too large ({_megabytes(size)}; at most {_megabytes(max_bytes)})."
+        )
+
+
+def _decode(data: bytes) -> tuple[str, int, int, bytes]:
+    """(mime, width, height, WebP thumbnail) of valid image bytes, else ImageRejected."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PILImage.DecompressionBombWarning)
+            with PILImage.open(io.BytesIO(data)) as probe:
+                kind = probe.format or "unknown"
+                if kind not in MIME_BY_FORMAT:
+                    raise ImageRejected(
+                        f"Only PNG, JPEG, GIF and WebP images are accepted (this is {kind})."
+                    )
+                probe.verify()
+            with PILImage.open(io.BytesIO(data)) as image:
+                width, height = image.size
+                if width * height > MAX_PIXELS:
+                    raise ImageRejected(f"The image has too many pixels ({width}x{height}).")
+                image.load()
+                return MIME_BY_FORMAT[kind], width, height, _thumbnail(image)
+    except ImageRejected:
+        raise
+    except UnidentifiedImageError:
+        raise ImageRejected("The file is not an image Pillow can read.") from None
+    except (OSError, SyntaxError, ValueError, EOFError, PILImage.DecompressionBombWarning) as exc:
+        raise ImageRejected(f"The image is damaged or incomplete ({exc}).") from None
+    except PILImage.DecompressionBombError:
+        raise ImageRejected("The image has too many pixels.") from None
+
+
+def _thumbnail(image: PILImage.Image) -> bytes:
+    has_alpha = image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
+    small = image.convert("RGBA" if has_alpha else "RGB")
+    small.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))
+    out = io.BytesIO()
+    small.save(out, format="WEBP", quality=80)
+    return out.getvalue()
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def images_get(shas: Sequence[str]) -> list[Image]:
+    """The stored images for `shas`, in that order (blobs deferred); unknown ones rejected."""
+    if len(shas) > MAX_IMAGES_PER_MESSAGE:
+        raise ImageRejected(f"At most {MAX_IMAGES_PER_MESSAGE} images per message.")
+    found = {i.sha256: i for i in Image.objects.defer(*_BLOBS).filter(pk__in=list(shas))}
+    missing = [sha for sha in shas if sha not in found]
+    if missing:
+        raise ImageRejected(f"Image {missing[0][:12]} is not stored; attach it again.")
+    return [found[sha] for sha in shas]
+
+
+@transaction.atomic
+def message_attach_images(message: Message, images: Sequence[Image]) -> None:
+    if len(images) > MAX_IMAGES_PER_MESSAGE:
+        raise ImageRejected(f"At most {MAX_IMAGES_PER_MESSAGE} images per message.")
+    MessageImage.objects.bulk_create(
+        MessageImage(message=message, image=image, position=n) for n, image in enumerate(images)
+    )
+
+
+def message_images(message: Message) -> list[Image]:
+    return images_for_messages([message.pk]).get(message.pk, [])
+
+
+def images_for_messages(message_ids: Iterable[str]) -> dict[str, list[Image]]:
+    """Each message's images in position order, in one query (blobs deferred)."""
+    links = (
+        MessageImage.objects.filter(message_id__in=list(message_ids))
+        .select_related("image")
+        .defer(*(f"image__{blob}" for blob in _BLOBS))
+        .order_by("message_id", "position")
+    )
+    result: dict[str, list[Image]] = {}
+    for link in links:
+        result.setdefault(link.message_id, []).append(link.image)
+    return result
+
+
+def data_url(sha: str) -> str:
+    """The image as a base64 data URI, the form providers accept inline."""
+    image = Image.objects.only("mime", "data").get(pk=sha)
+    return f"data:{image.mime};base64,{base64.b64encode(bytes(image.data)).decode('ascii')}"
+
+
+def history_reference(image: Image) -> str:
+    return f"[image {image.sha256[:12]} {image.width}x{image.height} {image.mime}]"
+
+
+def history_text(content: str, images: Sequence[Image]) -> str:
+    """How a user message with images reads once it is history: its text, then one stable
+    reference line per image. Only the turn that attaches an image sends its pixels; later
+    turns (live or reloaded) see this text, so the prompt prefix never changes."""
+    if not images:
+        return content
+    return content + "\n\n" + "\n".join(history_reference(i) for i in images)

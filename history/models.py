@@ -1,0 +1,227 @@
+"""Sessions and their messages: the persistent record of every conversation.
+
+The store is append-mostly: a message's content changes only while it streams (so a crash
+keeps what the user already saw) and its status records how the turn ended. What the
+model sees each turn is decided elsewhere; these rows are the source it is rebuilt from.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from history.ids import new_message_id, new_session_id
+
+
+class SessionQuerySet(models.QuerySet):
+    def for_repository(self, repository: str) -> SessionQuerySet:
+        return self.filter(repository=repository)
+
+    def newest_first(self) -> SessionQuerySet:
+        return self.order_by("-updated_at", "-id")
+
+
+class Session(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=new_session_id, editable=False)
+    repository = models.CharField(max_length=1024, db_index=True)
+    title = models.CharField(max_length=200, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    pinned = models.BooleanField(default=False)
+    # Everything a later turn needs to assemble the same prompt: file selection, pins,
+    # cache-tier state (written by the chat app from the context engine's to_state()).
+    context_state = models.JSONField(default=dict, blank=True)
+
+    objects = SessionQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["repository", "-updated_at"], name="session_repo_recent")]
+
+    def __str__(self) -> str:
+        return self.title or self.id
+
+    @property
+    def display_title(self) -> str:
+        return self.title or "Untitled session"
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+        SYSTEM = "system"
+
+    class Status(models.TextChoices):
+        STREAMING = "streaming"
+        COMPLETE = "complete"
+        CANCELLED = "cancelled"
+        ERROR = "error"
+
+    id = models.CharField(primary_key=True, max_length=40, default=new_message_id, editable=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    seq = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True)
+    timestamp = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
+    error = models.TextField(blank=True)
+    turn_id = models.CharField(max_length=40, blank=True, db_index=True)
+    usage = models.JSONField(default=dict, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    files = models.JSONField(default=list, blank=True)
+    files_modified = models.JSONField(default=list, blank=True)
+    edit_results = models.JSONField(default=list, blank=True)
+    system_event = models.BooleanField(default=False)
+    pinned = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="message_session_seq_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
+    @property
+    def was_interrupted(self) -> bool:
+        """A row still marked streaming belongs to a turn that died with its process."""
+        return self.status == self.Status.STREAMING
+
+
+class TokenUsage(models.Model):
+    """One request's tokens: what acdc estimated per section, and what the provider billed."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="token_usage")
+    turn_id = models.CharField(max_length=40, db_index=True)
+    model = models.CharField(max_length=200)
+    sections = models.JSONField(default=dict, blank=True)  # section -> estimated tokens
+    tiers = models.JSONField(default=dict, blank=True)  # cache tier -> estimated tokens
+    estimated_prompt_tokens = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cache_read_tokens = models.PositiveIntegerField(default=0)
+    cache_write_tokens = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(null=True, blank=True)  # USD; null when prices are unknown
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["session", "created_at"], name="usage_session_time")]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id} {self.model} {self.prompt_tokens}+{self.completion_tokens}"
+
+    @property
+    def cache_hit_share(self) -> float:
+        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+class Image(models.Model):
+    """An image's bytes, stored once however often it is pasted (keyed by their sha256)."""
+
+    sha256 = models.CharField(primary_key=True, max_length=64)
+    mime = models.CharField(max_length=32)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    size = models.PositiveIntegerField()
+    data = models.BinaryField()
+    thumbnail = models.BinaryField()  # WebP, at most 256 px on the long side
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]} {self.mime} {self.width}x{self.height}"
+
+
+class MessageImage(models.Model):
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="image_links")
+    image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="message_links")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["message", "position"], name="message_image_position")
+        ]
+
+
+class ContentObject(models.Model):
+    """A versioned content object of seed 001 (`file` or `toolcall`), shared across sessions.
+
+    The envelope (id, type, source, identity_hash) never changes after creation; everything
+    else lives in append-only ObjectVersion rows. Rows are never deleted (PROTECT below).
+    """
+
+    class Type(models.TextChoices):
+        FILE = "file"
+        TOOLCALL = "toolcall"
+
+    # Sourced: the identity hash itself. Unsourced: assigned (see history.objects).
+    id = models.CharField(primary_key=True, max_length=255, editable=False)
+    type = models.CharField(max_length=16, choices=Type.choices)
+    source = models.JSONField(null=True, blank=True)  # §2.3 binding; null when unsourced
+    identity_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        path = (self.source or {}).get("path", "")
+        return f"{self.type} {path or self.id}"
+
+    def latest_version(self) -> ObjectVersion | None:
+        return self.versions.order_by("-created_at", "-id").first()
+
+
+class ObjectVersion(models.Model):
+    """One immutable payload of a content object with its four per-version hashes (§2.4)."""
+
+    object = models.ForeignKey(ContentObject, on_delete=models.PROTECT, related_name="versions")
+    content = models.TextField(null=True, blank=True)  # null: stub, deleted file
+    file_hash = models.CharField(max_length=64, null=True, blank=True)
+    content_hash = models.CharField(max_length=64, null=True, blank=True)
+    metadata_hash = models.CharField(max_length=64)
+    object_hash = models.CharField(max_length=64)
+    fields = models.JSONField(default=dict, blank=True)  # the type-specific fields of §2.6
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["object", "created_at"], name="version_object_time")]
+
+    def __str__(self) -> str:
+        return f"{self.object_id} @ {self.object_hash[:12]}"
+
+    @property
+    def is_stub(self) -> bool:
+        """Never read (or gone): §4.1 renders such a file `[unread]`, not `char_count=0`."""
+        return self.file_hash is None
+
+
+class SessionObject(models.Model):
+    """One content object in one session's sets (§3.1).
+
+    The row's existence is session-index membership, so the index only grows: rows are
+    never deleted while the session lives. `in_pool` ⊇ `active` is enforced below;
+    `pinned` is independent (a pin survives deactivation).
+    """
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="object_links")
+    object = models.ForeignKey(
+        ContentObject, on_delete=models.PROTECT, related_name="session_links"
+    )
+    in_pool = models.BooleanField(default=True)
+    active = models.BooleanField(default=False)
+    pinned = models.BooleanField(default=False)
+    indexed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["indexed_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "object"], name="session_object_unique"),
+            models.CheckConstraint(
+                condition=~models.Q(active=True, in_pool=False),
+                name="session_object_active_in_pool",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} {self.object_id}"

@@ -1,0 +1,109 @@
+"""Writes that span rows: starting sessions, appending and finishing messages.
+
+The user message is stored before the model is called; the assistant message is created
+at its first chunk and updated as it streams, so a crash loses nothing already shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from history.models import Message, Session
+
+
+def session_create(*, repository: str, model: str = "", title: str = "") -> Session:
+    return Session.objects.create(repository=repository, model=model, title=title)
+
+
+@transaction.atomic
+def message_append(
+    *,
+    session: Session,
+    role: str,
+    content: str,
+    turn_id: str = "",
+    status: str = Message.Status.COMPLETE,
+    model: str = "",
+    files: list[str] | None = None,
+    system_event: bool = False,
+) -> Message:
+    last = session.messages.aggregate(n=Max("seq"))["n"]
+    message = Message.objects.create(
+        session=session,
+        seq=0 if last is None else last + 1,
+        role=role,
+        content=content,
+        turn_id=turn_id,
+        status=status,
+        model=model,
+        files=files or [],
+        system_event=system_event,
+    )
+    if not session.title and role == Message.Role.USER and not system_event:
+        session.title = _title_from(content)
+    session.updated_at = timezone.now()
+    session.save(update_fields=["title", "updated_at"])
+    return message
+
+
+def message_update_stream(*, message_id: str, content: str) -> None:
+    Message.objects.filter(pk=message_id).update(content=content)
+
+
+def message_finish(
+    *,
+    message_id: str,
+    content: str,
+    status: str,
+    usage: dict[str, Any] | None = None,
+    error: str = "",
+) -> None:
+    Message.objects.filter(pk=message_id).update(
+        content=content, status=status, usage=usage or {}, error=error
+    )
+
+
+def session_touch(*, session_id: str) -> None:
+    """Make a session the repository's newest: the one `/` and auto-restore open."""
+    Session.objects.filter(pk=session_id).update(updated_at=timezone.now())
+
+
+def session_save_context_state(*, session_id: str, state: dict[str, Any]) -> None:
+    Session.objects.filter(pk=session_id).update(context_state=state, updated_at=timezone.now())
+
+
+def _title_from(content: str) -> str:
+    line = " ".join(content.split())
+    return line[:77] + "..." if len(line) > 80 else line
+
+
+def token_usage_record(
+    *,
+    session_id: str,
+    turn_id: str,
+    model: str,
+    sections: dict[str, int],
+    tiers: dict[str, int],
+    estimated_prompt_tokens: int,
+    usage: dict[str, int],
+    cost: float | None,
+) -> None:
+    from history.models import TokenUsage
+
+    TokenUsage.objects.create(
+        session_id=session_id,
+        turn_id=turn_id,
+        model=model,
+        sections=sections,
+        tiers=tiers,
+        estimated_prompt_tokens=estimated_prompt_tokens,
+        prompt_tokens=usage.get("prompt_tokens", 0),
+        completion_tokens=usage.get("completion_tokens", 0),
+        cache_read_tokens=usage.get("cache_read_tokens", 0),
+        cache_write_tokens=usage.get("cache_write_tokens", 0),
+        cost=cost,
+    )

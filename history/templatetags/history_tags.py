@@ -1,0 +1,22 @@
+"""Template filters for the history browser (humanize is not installed; this is all it needs)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django import template
+from django.utils import timezone
+from django.utils.timesince import timesince
+
+register = template.Library()
+
+
+@register.filter
+def ago(moment: datetime | None, now: datetime | None = None) -> str:
+    """'3 hours ago', 'just now': the largest unit only, like a chat app shows."""
+    if moment is None:
+        return ""
+    now = now or timezone.now()
+    if now - moment < timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(moment, now, depth=1)} ago"

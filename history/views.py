@@ -1,0 +1,138 @@
+"""The history browser: sessions of this repository, search, one session, and its actions.
+
+Every htmx request has a plain-HTTP equivalent (the search form submits to the index,
+delete asks on its own page), and every write is a POST behind CSRF. An unknown session
+is a 404 page, never an error. History does not import chat: "Load into chat" redirects
+to the chat page's URL, and image URLs are the chat app's /images/<sha>/ paths.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from history import selectors, services
+from history.export import image_ref, session_to_jsonl, session_to_markdown
+from history.models import Message, Session
+from history.search import SearchResults, search_messages
+
+SESSION_LIMIT = 100
+HIT_LIMIT = 30
+TITLE_MAX = Session._meta.get_field("title").max_length
+
+
+def _repository() -> str:
+    return str(settings.ACDC_REPO)
+
+
+def _search(request: HttpRequest) -> SearchResults:
+    role = request.GET.get("role", "")
+    return search_messages(
+        repository=_repository(),
+        query=request.GET.get("q", ""),
+        role=role if role in Message.Role.values else None,
+        limit=HIT_LIMIT,
+    )
+
+
+def _missing(request: HttpRequest, session_id: str) -> HttpResponse:
+    return render(request, "history/missing_session.html", {"session_id": session_id}, status=404)
+
+
+def _session_or_none(session_id: str) -> Session | None:
+    return Session.objects.for_repository(_repository()).filter(pk=session_id).first()
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    context = {
+        "sessions": selectors.list_sessions(repository=_repository(), limit=SESSION_LIMIT),
+        "results": _search(request),
+        "role": request.GET.get("role", ""),
+        "roles": Message.Role.choices,
+    }
+    return render(request, "history/index.html", context)
+
+
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    if not getattr(request, "htmx", False):
+        return redirect(f"{reverse('history:index')}?{request.GET.urlencode()}")
+    return render(request, "history/_results.html", {"results": _search(request)})
+
+
+@require_GET
+def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
+    if _session_or_none(session_id) is None:
+        return _missing(request, session_id)
+    detail = selectors.get_session(session_id=session_id)
+    return render(request, "history/session.html", _detail_context(detail))
+
+
+def _detail_context(detail: selectors.SessionDetail, **extra) -> dict:
+    items = [{"message": m, "images": detail.images.get(m.id, [])} for m in detail.messages]
+    return {"detail": detail, "session": detail.session, "items": items, **extra}
+
+
+@require_POST
+def session_load(request: HttpRequest, session_id: str) -> HttpResponse:
+    if _session_or_none(session_id) is None:
+        return _missing(request, session_id)
+    services.session_touch(session_id=session_id)
+    return redirect(f"/s/{session_id}/")
+
+
+@require_POST
+def session_rename(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = _session_or_none(session_id)
+    if session is None:
+        return _missing(request, session_id)
+    title = " ".join(request.POST.get("title", "").split())
+    if not title or len(title) > TITLE_MAX:
+        error = f"A title needs 1 to {TITLE_MAX} characters."
+        detail = selectors.get_session(session_id=session_id)
+        context = _detail_context(detail, rename_error=error, proposed_title=title)
+        return render(request, "history/session.html", context, status=400)
+    session.title = title
+    session.save(update_fields=["title"])
+    return redirect("history:session", session_id=session_id)
+
+
+@require_http_methods(["GET", "POST"])
+def session_delete(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = _session_or_none(session_id)
+    if session is None:
+        return _missing(request, session_id)
+    if request.method == "GET":
+        count = session.messages.count()
+        return render(request, "history/confirm_delete.html", {"session": session, "count": count})
+    session.delete()
+    return redirect("history:index")
+
+
+@require_GET
+def export_markdown(request: HttpRequest, session_id: str) -> HttpResponse:
+    detail = selectors.get_session(session_id=session_id)
+    if detail is None or _session_or_none(session_id) is None:
+        return _missing(request, session_id)
+    text = session_to_markdown(detail.session, detail.messages)
+    return _download(text, f"{session_id}.md", "text/markdown; charset=utf-8")
+
+
+@require_GET
+def export_jsonl(request: HttpRequest, session_id: str) -> HttpResponse:
+    detail = selectors.get_session(session_id=session_id)
+    if detail is None or _session_or_none(session_id) is None:
+        return _missing(request, session_id)
+    refs = {mid: [image_ref(i.sha256, i.mime) for i in imgs] for mid, imgs in detail.images.items()}
+    text = session_to_jsonl(detail.session, detail.messages, refs)
+    return _download(text, f"{session_id}.jsonl", "application/jsonl; charset=utf-8")
+
+
+def _download(text: str, filename: str, content_type: str) -> HttpResponse:
+    response = HttpResponse(text, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

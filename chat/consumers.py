@@ -1,0 +1,105 @@
+"""The websocket of one chat session: parse frames, run turns, relay frames.
+
+Thin by design: parsing lives in `protocol`, the turn in `turns`, rendering in `frames`.
+Frames of a turn go to the session's group, so every tab (on any worker) showing the
+session sees the stream; Stop is broadcast the same way to whichever worker runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from chat import context
+from chat.frames import DeltaCoalescer, render_error, render_hud
+from chat.protocol import FrameError, parse_frame
+from chat.turns import TurnRejected, run_turn
+from history.models import Session
+
+log = logging.getLogger(__name__)
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    turn: asyncio.Task | None = None
+
+    async def connect(self) -> None:
+        self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
+        self.group = f"session.{self.session_id}"
+        await self.accept()
+        if not await _session_exists(self.session_id):
+            await self.send(render_error(f"There is no session {self.session_id!r}."))
+            await self.close(code=4404)
+            return
+        await self.channel_layer.group_add(self.group, self.channel_name)
+
+    async def disconnect(self, code: int) -> None:
+        await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.turn is not None:
+            self.turn.cancel()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
+        try:
+            frame = parse_frame(text_data, bytes_data, max_bytes=settings.ACDC_MAX_FRAME_BYTES)
+        except FrameError as exc:
+            await self.send(render_error(str(exc)))
+            return
+        if frame.action == "stop":
+            await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
+        elif frame.action == "select":
+            await self._select(frame.paths)
+        elif self.turn is not None:
+            await self.send(render_error("A reply is still streaming: press Stop first."))
+        else:
+            self.turn = asyncio.create_task(
+                self._run_turn(frame.message, frame.model, frame.images)
+            )
+
+    async def _run_turn(self, message: str, model: str, images: tuple[str, ...] = ()) -> None:
+        coalescer = DeltaCoalescer(self._broadcast)
+        try:
+            await run_turn(
+                session_id=self.session_id,
+                user_text=message,
+                model=model,
+                emit=coalescer.emit,
+                images=images,
+            )
+        except TurnRejected as exc:
+            await self.send(render_error(str(exc)))
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("turn failed in session %s", self.session_id)
+            await self.send(render_error("Something went wrong on the server; see its log."))
+        finally:
+            self.turn = None
+
+    async def _select(self, paths: tuple[str, ...]) -> None:
+        try:
+            problems, hud = await context.set_selection(self.session_id, paths)
+        except Exception:
+            log.exception("selection failed in session %s", self.session_id)
+            await self.send(render_error("The file selection could not be saved; see the log."))
+            return
+        for problem in problems:
+            await self.send(render_error(problem))
+        await self._broadcast(render_hud(hud))
+
+    async def _broadcast(self, html: str) -> None:
+        await self.channel_layer.group_send(self.group, {"type": "chat.frame", "html": html})
+
+    async def chat_frame(self, event: dict) -> None:
+        await self.send(event["html"])
+
+    async def chat_stop(self, event: dict) -> None:
+        if self.turn is not None:
+            self.turn.cancel()
+
+
+@database_sync_to_async
+def _session_exists(session_id: str) -> bool:
+    return Session.objects.filter(pk=session_id).exists()

@@ -1,0 +1,54 @@
+"""What a turn reports while it runs, independent of how it is shown.
+
+The consumer renders these as HTML frames for the browser, the CLI prints them to a
+terminal. Every event carries the turn id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    turn_id: str
+    session_id: str
+    user_message_id: str
+    user_text: str
+    model: str
+    title: str = ""  # the session's title, once the first message has named it
+    images: tuple[str, ...] = ()  # sha256 of the images attached to the user message
+
+
+@dataclass(frozen=True)
+class TurnDelta:
+    turn_id: str
+    text: str  # the whole answer so far, not only the new piece
+
+
+@dataclass(frozen=True)
+class TurnNotice:
+    turn_id: str
+    text: str
+    level: str = "info"  # info | warning | error
+    paths: tuple[str, ...] = ()  # files the notice took out of the selection
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    turn_id: str
+    status: str  # complete | cancelled | error
+    text: str
+    assistant_message_id: str | None
+    usage: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class HudUpdate:
+    turn_id: str
+    hud: dict[str, Any]
+
+
+TurnEvent = TurnStarted | TurnDelta | TurnNotice | TurnFinished | HudUpdate

@@ -1,0 +1,111 @@
+"""The context HUD's figures: budget by section, cache tiers, cache hits, cost, trend.
+
+Computed on the server after every turn (and saved with the session, so a reload shows
+the last state); the template draws the bar and the sparkline as plain HTML and SVG.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contextcore.llm import Usage
+from contextcore.manager import ContextManager
+from contextcore.models import ModelFacts
+from history.models import TokenUsage
+
+SECTION_LABELS = {
+    "system": "System prompt",
+    "repo_map": "Repository map",
+    "reference_files": "Reference files",
+    "active_files": "Active files",
+    "metadata": "Metadata",
+    "history": "History",
+    "current_message": "Current message",
+}
+TIER_ORDER = ("L0", "L1", "L2", "L3", "cached", "active")
+SPARK_TURNS = 30
+
+
+def level_for(percent: float) -> str:
+    return "green" if percent <= 75 else "amber" if percent <= 90 else "red"
+
+
+def cost_of(usage: Usage, facts: ModelFacts) -> float | None:
+    if not (facts.input_cost_per_token or facts.output_cost_per_token):
+        return None
+    read, write = usage.cache_read_tokens, usage.cache_write_tokens
+    plain = max(0, usage.prompt_tokens - read - write)
+    return (
+        plain * facts.input_cost_per_token
+        + read * (facts.cache_read_cost_per_token or facts.input_cost_per_token)
+        + write * (facts.cache_write_cost_per_token or facts.input_cost_per_token)
+        + usage.completion_tokens * facts.output_cost_per_token
+    )
+
+
+def hud_data(session_id: str, facts: ModelFacts, manager: ContextManager) -> dict[str, Any]:
+    """Sections count everything selected (before shedding, so an over-full selection shows
+    red); tiers and breakpoints are those of the request that would be sent next."""
+    breakdown = manager.preview_request("").breakdown
+    window = facts.max_input_tokens
+    sections = _sections(manager.estimate_breakdown("")["sections"], window)
+    total = sum(s["tokens"] for s in sections)
+    rows = list(
+        TokenUsage.objects.filter(session_id=session_id)
+        .order_by("-created_at", "-id")
+        .values("prompt_tokens", "cache_read_tokens", "cost")[:SPARK_TURNS]
+    )
+    rows.reverse()
+    shares = [
+        r["cache_read_tokens"] / r["prompt_tokens"] if r["prompt_tokens"] else 0.0 for r in rows
+    ]
+    last = rows[-1] if rows else None
+    percent = 100 * total / window if window else 0.0
+    return {
+        "model": facts.name,
+        "window": window,
+        "total": total,
+        "percent": round(percent, 1),
+        "level": level_for(percent),
+        "sections": sections,
+        "tiers": _tiers(breakdown.get("tiers", {})),
+        "breakpoints": len(breakdown.get("breakpoints", [])),
+        "last_hit_share": round(100 * shares[-1]) if shares else None,
+        "last_cost": last["cost"] if last else None,
+        "session_cost": sum(r["cost"] or 0 for r in rows) if rows else None,
+        "spark": sparkline_points(shares),
+        "turns": len(rows),
+        "history_tokens": manager.history_token_count(),
+        "compaction_trigger": manager.compaction_trigger,
+        "files": len(manager.file_context.get_files()),
+    }
+
+
+def _sections(used: dict[str, Any], window: int) -> list[dict[str, Any]]:
+    rows = []
+    for name, label in SECTION_LABELS.items():
+        value = used.get(name, 0)
+        tokens = value.get("tokens", 0) if isinstance(value, dict) else int(value)
+        if tokens:
+            share = 100 * tokens / window if window else 0
+            rows.append({"name": name, "label": label, "tokens": tokens, "width": round(share, 2)})
+    return rows
+
+
+def _tiers(tiers: dict[str, int]) -> list[dict[str, Any]]:
+    ordered = sorted(
+        tiers.items(),
+        key=lambda kv: (TIER_ORDER.index(kv[0]) if kv[0] in TIER_ORDER else len(TIER_ORDER), kv[0]),
+    )
+    return [{"name": name, "tokens": tokens} for name, tokens in ordered if tokens]
+
+
+def sparkline_points(values: list[float], width: int = 120, height: int = 24) -> str:
+    """SVG polyline points for shares in [0, 1]; empty for fewer than two turns."""
+    if len(values) < 2:
+        return ""
+    step = width / (len(values) - 1)
+    return " ".join(
+        f"{i * step:.1f},{height - max(0.0, min(1.0, v)) * height:.1f}"
+        for i, v in enumerate(values)
+    )

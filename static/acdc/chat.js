@@ -1,0 +1,133 @@
+// What htmx does not cover on the chat page: keyboard shortcuts, clearing the box after
+// a send, keeping the newest message in view while the user has not scrolled up, and
+// pasting images into the composer (uploaded to the same endpoint as "Attach image").
+(function () {
+  "use strict";
+  const conversation = () => document.getElementById("conversation");
+  const input = () => document.getElementById("message-input");
+  let followTail = true;
+  let sendWhenConnected = false;
+
+  document.addEventListener("keydown", (event) => {
+    if (event.target === input() && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      const stop = document.getElementById("stop-button");
+      const send = document.getElementById("send-button");
+      if (!input().value.trim() || (stop && !stop.disabled)) return;
+      if (send && !send.disabled) {
+        document.getElementById("composer").requestSubmit();
+      } else {
+        // Typed before the socket opened (or while it reconnects): send once it is open.
+        sendWhenConnected = true;
+        const status = document.getElementById("status-line");
+        if (status) status.textContent = "Connecting… the message is sent as soon as it can be.";
+      }
+    } else if (event.key === "Escape") {
+      const stop = document.getElementById("stop-button");
+      if (stop && !stop.disabled) stop.click();
+    }
+  });
+
+  document.addEventListener("htmx:wsAfterSend", (event) => {
+    if (event.target && event.target.id === "composer") {
+      input().value = "";
+      clearAttachments();
+      followTail = true;
+    }
+  });
+
+  // -- images: the pending tray ---------------------------------------------------------
+  function clearAttachments() {
+    const chips = document.getElementById("attachment-chips");
+    const errors = document.getElementById("attachment-errors");
+    if (chips) chips.replaceChildren();
+    if (errors) errors.replaceChildren();
+  }
+
+  function pendingImages() {
+    return Array.from(document.querySelectorAll("#composer input[name=image]"), (el) => el.value);
+  }
+
+  // A refused upload answers 400 with a fragment that explains why: show it in the tray.
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const target = event.detail.target;
+    if (event.detail.xhr.status === 400 && target && target.id === "attachment-chips") {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
+
+  document.addEventListener("htmx:afterRequest", (event) => {
+    if (event.target && event.target.id === "attach-input") event.target.value = "";
+  });
+
+  document.addEventListener("click", (event) => {
+    const remove = event.target.closest && event.target.closest("[data-remove-attachment]");
+    if (remove) {
+      remove.closest(".attachment-chip").remove();
+      input().focus();
+    }
+  });
+
+  document.addEventListener("paste", (event) => {
+    if (event.target !== input() || !event.clipboardData) return;
+    const files = Array.from(event.clipboardData.files || []).filter((f) => f.type.startsWith("image/"));
+    if (!files.length) return;
+    event.preventDefault();
+    uploadPasted(files);
+  });
+
+  async function uploadPasted(files) {
+    const form = document.getElementById("attach-form");
+    const body = new FormData();
+    files.forEach((file, n) => body.append("file", file, file.name || `pasted-${n + 1}.png`));
+    pendingImages().forEach((sha) => body.append("image", sha));
+    const headers = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
+    headers["HX-Request"] = "true";
+    try {
+      const response = await fetch(form.dataset.uploadUrl, { method: "POST", body, headers });
+      htmx.swap("#attachment-chips", await response.text(), { swapStyle: "beforeend" });
+    } catch (error) {
+      const errors = document.getElementById("attachment-errors");
+      if (errors) errors.textContent = "The image could not be uploaded: " + error;
+    }
+  }
+
+  document.addEventListener("scroll", () => {
+    const log = conversation();
+    if (log) followTail = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  }, true);
+
+  document.addEventListener("htmx:wsAfterMessage", () => {
+    const log = conversation();
+    if (log && followTail) log.scrollTop = log.scrollHeight;
+  });
+
+  // Send works only over an open socket: until then (and while reconnecting) it is disabled,
+  // so a message typed early is never lost to a plain form submission.
+  function setConnected(connected) {
+    const send = document.getElementById("send-button");
+    const status = document.getElementById("status-line");
+    if (send) {
+      send.disabled = !connected;
+      send.title = connected ? "Send (Enter)" : "Connecting…";
+    }
+    if (status && (!connected || status.textContent.trim().startsWith("Connect")) && !sendWhenConnected) {
+      status.textContent = connected ? "Connected." : "Connection lost, reconnecting…";
+    }
+  }
+  document.addEventListener("htmx:wsOpen", () => {
+    setConnected(true);
+    if (sendWhenConnected && input() && input().value.trim()) {
+      sendWhenConnected = false;
+      document.getElementById("composer").requestSubmit();
+    }
+  });
+  document.addEventListener("htmx:wsClose", () => setConnected(false));
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const log = conversation();
+    if (log) log.scrollTop = log.scrollHeight;
+    if (input()) input().focus();
+  });
+})();

@@ -1,0 +1,42 @@
+"""Fixtures of the chat tests: the scripted fake model, and no network beyond loopback."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from chat.llm import acdc_provider
+from chat.providers_fake import FakeScript
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to leave the machine fails the test loudly instead of hanging."""
+    real_connect = socket.socket.connect
+    real_getaddrinfo = socket.getaddrinfo
+
+    def connect(sock: socket.socket, address: object) -> object:
+        if isinstance(address, tuple) and address[0] not in LOOPBACK:
+            raise AssertionError(f"a test tried to connect to {address}")
+        return real_connect(sock, address)
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
+        if host not in (*LOOPBACK, None):
+            raise AssertionError(f"a test tried to resolve {host}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeScript]:
+    """A fresh script installed into the running acdc provider, restored afterwards."""
+    script = FakeScript()
+    previous = acdc_provider().install(script)
+    yield script
+    acdc_provider().install(previous)

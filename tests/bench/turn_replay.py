@@ -1,0 +1,123 @@
+"""Replaying a scripted session through the real turn pipeline, for the cache benchmark.
+
+Each turn goes through `chat.turns.run_turn` with the offline `acdc/fake` model: the user
+message is stored, `chat.context` restores the session's `ContextManager` from the
+database and builds the prompt, litellm streams the scripted answer, and the exchange is
+stored. The simulator prices the messages exactly as the fake provider received them.
+Edits are written to the repository on disk between turns and selection changes go
+through `chat.context.select_files`, as the Files panel does. The clock is faked only
+where the pipeline reads it (`chat.context.time`), so the 400 s pause is seen by the
+layout and by the simulated cache alike. Needs Django set up (see `acdc.bench`).
+Non-goals: images (`run_turn` carries text only), tools, compaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from contextcore.cachesim import CacheSimulator, SimulationReport
+from contextcore.tokens import TokenCounter
+from tests.bench.cache_bench import START_TIME, write_file
+from tests.bench.sessions import TURN_SECONDS, Session, Turn
+
+MODEL = "acdc/fake"
+LIMITATIONS = "The image turn is sent as text only: `run_turn` carries no images."
+
+
+@dataclass
+class FakeClock:
+    """Stands in for the `time` module inside `chat.context`."""
+
+    now: float = START_TIME
+
+    def time(self) -> float:
+        return self.now
+
+
+@contextmanager
+def _pipeline(repo: Path, strategy: str, clock: FakeClock) -> Iterator[Any]:
+    """The fake provider scripted for this replay, the settings and the clock in place."""
+    from django.test import override_settings
+
+    import chat.context
+    from chat.llm import acdc_provider
+    from chat.providers_fake import FakeScript
+
+    script = FakeScript()
+    previous = acdc_provider().install(script)
+    try:
+        with (
+            override_settings(ACDC_REPO=repo, ACDC_TIER_SCHEME=strategy),
+            mock.patch.object(chat.context, "time", clock),
+        ):
+            yield script
+    finally:
+        acdc_provider().install(previous)
+
+
+def replay_through_turns(session: Session, strategy: str, repo: Path) -> SimulationReport:
+    """Replay `session` in `repo` (its files are reset first) with tier scheme `strategy`."""
+    clock = FakeClock()
+    for path, text in session.files.items():
+        write_file(repo, path, text, clock.now)
+    with _pipeline(repo, strategy, clock) as script:
+        return asyncio.run(_replay(session, repo, clock, script))
+
+
+async def _replay(session: Session, repo: Path, clock: FakeClock, script: Any) -> SimulationReport:
+    from channels.db import database_sync_to_async
+
+    from chat.runtime import facts_for
+    from history import services
+
+    facts, _ = facts_for(MODEL)
+    simulator = CacheSimulator(
+        TokenCounter(facts.tokenizer), min_cacheable_tokens=facts.min_cacheable_tokens
+    )
+    stored = await database_sync_to_async(services.session_create)(
+        repository=str(repo), model=MODEL, title=f"bench: {session.name}"
+    )
+    await _select(stored.id, add=session.selected)
+    for turn in session.turns:
+        clock.now += TURN_SECONDS + turn.pause
+        for path, text in turn.edits.items():
+            write_file(repo, path, text, clock.now)
+        if turn.add or turn.drop:
+            await _select(stored.id, add=turn.add, drop=turn.drop)
+        messages = await _run(stored.id, turn, script)
+        simulator.request(messages, clock.now)
+    return simulator.report
+
+
+async def _select(session_id: str, *, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()):
+    from channels.db import database_sync_to_async
+
+    from chat.context import select_files
+
+    problems = await database_sync_to_async(select_files)(
+        session_id, add=list(add), drop=list(drop), model=MODEL
+    )
+    if problems:
+        raise RuntimeError("selection refused: " + "; ".join(problems))
+
+
+async def _run(session_id: str, turn: Turn, script: Any) -> list[dict[str, Any]]:
+    """One real turn; returns the messages the provider received."""
+    from chat.providers_fake import FakeStep
+    from chat.turns import run_turn
+
+    async def ignore(event: object) -> None:
+        return None
+
+    script.enqueue(FakeStep(text=turn.answer, chunk_size=max(1, len(turn.answer))))
+    sent = len(script.requests)
+    finished = await run_turn(session_id=session_id, user_text=turn.user, emit=ignore, model=MODEL)
+    if finished.status != "complete" or len(script.requests) != sent + 1:
+        raise RuntimeError(f"turn did not complete: {finished.status} {finished.error}")
+    return script.requests[-1].messages

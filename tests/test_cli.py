@@ -1,0 +1,190 @@
+"""The `acdc` command line, run as a user runs it: a separate process."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contextcore.revisions import read_current_files
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "main.py").write_text("print('hi')\n")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+def acdc(*args: str, repo: Path | None = None, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ACDC_")}
+    environ.pop("DJANGO_SETTINGS_MODULE", None)
+    if repo is not None:
+        environ["ACDC_REPO"] = str(repo)
+    environ.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "acdc", *args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=120,
+    )
+
+
+def test_chat_new_prints_the_reply_and_the_session_id(repo):
+    result = acdc("chat", "--new", "--model", "acdc/fake", "hi", repo=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Fake reply to: hi"
+    assert re.search(r"^session: sess_\d+_[0-9a-f]{6}$", result.stderr, re.M)
+    if not os.environ.get("DATABASE_URL"):  # the embedded default; PostgreSQL otherwise
+        assert (repo / ".acdc" / "acdc.sqlite3").exists()
+    assert ".acdc/" in (repo / ".git" / "info" / "exclude").read_text()
+
+
+def test_chat_continues_a_session_with_its_history(repo, tmp_path):
+    record = tmp_path / "requests.jsonl"
+    first = acdc("chat", "--new", "--model", "acdc/fake", "remember the word kumquat", repo=repo)
+    session_id = re.search(r"session: (\S+)", first.stderr).group(1)
+    second = acdc(
+        "chat",
+        "--session",
+        session_id,
+        "--model",
+        "acdc/dry-run",
+        "what word?",
+        repo=repo,
+        ACDC_RECORD_REQUESTS=str(record),
+    )
+    assert second.returncode == 0, second.stderr
+    assert f"session: {session_id}" in second.stderr
+    assert second.stdout.startswith("## Dry run")
+    sent = json.dumps(json.loads(record.read_text().splitlines()[-1])["messages"])
+    assert "remember the word kumquat" in sent and "Fake reply to: remember" in sent
+    third = acdc("chat", "--model", "acdc/fake", "latest session by default", repo=repo)
+    assert f"session: {session_id}" in third.stderr
+
+
+def test_an_unknown_session_is_a_one_line_error(repo):
+    result = acdc("chat", "--session", "sess_1_abcdef", "hi", repo=repo)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("acdc: error: there is no session")
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_repository_is_a_one_line_error(tmp_path):
+    result = acdc("chat", "--repo", str(tmp_path / "nope"), "hi")
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"acdc: error: ACDC_REPO: {tmp_path / 'nope'} does not exist"
+
+
+def test_an_unknown_model_is_reported_on_stderr(repo):
+    result = acdc("chat", "--new", "--model", "nonexistent-provider/xyz", "hi", repo=repo)
+    assert result.returncode == 1
+    assert "acdc: error:" in result.stderr and "nonexistent-provider/xyz" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_refuses_a_public_bind_without_a_token(repo):
+    result = acdc("serve", str(repo), "--bind", "0.0.0.0", "--port", "1")
+    assert result.returncode == 2
+    assert "refusing to listen on 0.0.0.0 without ACDC_TOKEN" in result.stderr
+
+
+def test_python_dash_m_acdc_shows_help():
+    result = acdc("--help")
+    assert result.returncode == 0
+    assert "serve" in result.stdout and "chat" in result.stdout
+
+
+def test_add_and_drop_change_the_selection_the_next_request_carries(repo, tmp_path):
+    record = tmp_path / "requests.jsonl"
+    env = {"ACDC_RECORD_REQUESTS": str(record)}
+    result = acdc(
+        "chat", "--new", "--model", "acdc/fake", "--add", "main.py", "look", repo=repo, **env
+    )
+    assert result.returncode == 0, result.stderr
+    first = json.loads(record.read_text().splitlines()[-1])
+    assert read_current_files(first["messages"]) == {"main.py": "print('hi')\n"}
+
+    result = acdc(
+        "chat",
+        "--model",
+        "acdc/fake",
+        "--drop",
+        "main.py",
+        "--add",
+        "missing.py",
+        "again",
+        repo=repo,
+        **env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "acdc: missing.py" in result.stderr
+    second = json.loads(record.read_text().splitlines()[-1])
+    assert "main.py" not in read_current_files(second["messages"])
+
+
+def test_output_piped_into_a_closed_pipe_ends_quietly(repo):
+    command = f"{sys.executable} -m acdc chat --new --model acdc/dry-run hello | head -1"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ACDC_")}
+    environ["ACDC_REPO"] = str(repo)
+    result = subprocess.run(
+        command, shell=True, capture_output=True, text=True, env=environ, timeout=120
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_import_history_then_export_round_trips_a_session(repo, tmp_path):
+    # Fresh ids each run: with DATABASE_URL set the command writes to that shared database,
+    # so fixed ids would already be present on the second run.
+    tag = secrets.token_hex(4)
+    session_id = f"sess_1700000000000_{tag[:6]}"
+    first_id, second_id = f"1700000000000-{tag}", f"1700000000001-{tag}"
+    source = tmp_path / "history.jsonl"
+    lines = [
+        {
+            "id": first_id,
+            "session_id": session_id,
+            "timestamp": "2023-11-14T22:13:20Z",
+            "role": "user",
+            "content": "How does it work?",
+        },
+        "{corrupt",
+        {
+            "id": second_id,
+            "session_id": session_id,
+            "timestamp": "2023-11-14T22:13:25Z",
+            "role": "assistant",
+            "content": "Like this.",
+        },
+    ]
+    source.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines))
+    result = acdc("import-history", str(source), "--repo", str(repo))
+    assert result.returncode == 0, result.stderr
+    assert "imported 2 messages (1 new sessions)" in result.stderr
+    assert "skipped 1 corrupt lines (2)" in result.stderr
+    again = acdc("import-history", str(source), "--repo", str(repo))
+    assert "imported 0 messages" in again.stderr and "2 already present" in again.stderr
+
+    exported = acdc("export", session_id, "--format", "jsonl", repo=repo)
+    assert exported.returncode == 0, exported.stderr
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert [r["id"] for r in rows] == [first_id, second_id]
+    markdown = acdc("export", session_id, repo=repo)
+    assert "How does it work?" in markdown.stdout and "Like this." in markdown.stdout
+    missing = acdc("export", "sess_nope", repo=repo)
+    assert missing.returncode == 2 and "no session" in missing.stderr
+
+
+def test_import_history_of_a_missing_file_is_a_clear_error(repo, tmp_path):
+    result = acdc("import-history", str(tmp_path / "nope.jsonl"), "--repo", str(repo))
+    assert result.returncode == 2
+    assert "is not a file" in result.stderr and "Traceback" not in result.stderr

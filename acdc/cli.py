@@ -49,6 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="drop a file from the context before sending (repeatable)",
     )
+    chat.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pin a file: never shed to fit the window (repeatable)",
+    )
+    chat.add_argument(
+        "--unpin", action="append", default=[], metavar="PATH", help="remove a pin (repeatable)"
+    )
 
     importer = commands.add_parser("import-history", help="import an AC-DC history.jsonl")
     importer.add_argument("path", help="the history.jsonl file (images/ beside it)")
@@ -205,10 +215,18 @@ def _chat(args: argparse.Namespace) -> int:
         if session is None:
             session = services.session_create(repository=repository, model=chat_model(args.model))
     print(f"session: {session.id}", file=sys.stderr)
-    if args.add or args.drop:
+    if args.add or args.drop or args.pin or args.unpin:
         from chat.context import select_files
 
-        for problem in select_files(session.id, add=args.add, drop=args.drop, model=args.model):
+        problems = select_files(
+            session.id,
+            add=args.add,
+            drop=args.drop,
+            pin=args.pin,
+            unpin=args.unpin,
+            model=args.model,
+        )
+        for problem in problems:
             print(f"acdc: {problem}", file=sys.stderr)
     return asyncio.run(_stream_to_terminal(session.id, args.message, args.model))
 

@@ -81,3 +81,16 @@ def env_bind_address(name: str, default: str = "127.0.0.1") -> str:
 
 def is_loopback(address: str) -> bool:
     return ipaddress.ip_address(address).is_loopback
+
+
+def env_mounts(name: str) -> tuple[tuple[str, str], ...]:
+    """`AGENT=CANONICAL[,AGENT=CANONICAL…]`: absolute path prefixes (seed 001 §5.3)."""
+    pairs = []
+    for item in filter(None, (part.strip() for part in env_str(name).split(","))):
+        agent, sep, canonical = item.partition("=")
+        if not sep or not agent.startswith("/") or not canonical.startswith("/"):
+            raise ImproperlyConfigured(
+                f"{name} takes AGENT=CANONICAL pairs of absolute paths, not {item[:60]!r}"
+            )
+        pairs.append((agent, canonical))
+    return tuple(pairs)

@@ -17,6 +17,7 @@ from acdc.env import (
     env_choice,
     env_directory,
     env_int,
+    env_mounts,
     env_str,
     env_url,
 )
@@ -40,6 +41,10 @@ ACDC_MAX_FRAME_BYTES = env_int("ACDC_MAX_FRAME_BYTES", 1_000_000, minimum=1024)
 ACDC_MAX_MESSAGE_CHARS = env_int("ACDC_MAX_MESSAGE_CHARS", 200_000, minimum=1)
 ACDC_TIER_SCHEME = env_choice("ACDC_TIER_SCHEME", ("acdc", "seed", "last", "none"), "acdc")
 ACDC_COMPACTION_TRIGGER_TOKENS = env_int("ACDC_COMPACTION_TRIGGER_TOKENS", 0, minimum=0)
+ACDC_MAX_TOOL_ROUNDS = env_int("ACDC_MAX_TOOL_ROUNDS", 20, minimum=0)
+ACDC_COLLAPSE_PER_TURN = env_int("ACDC_COLLAPSE_PER_TURN", 5, minimum=1)
+ACDC_COLLAPSE_TURNS_BACK = env_int("ACDC_COLLAPSE_TURNS_BACK", 3, minimum=1)
+ACDC_MOUNTS = env_mounts("ACDC_MOUNTS")
 
 SECRET_KEY = secret_key(ACDC_DATA_DIR, env_str("SECRET_KEY"))
 DEBUG = env_bool("ACDC_DEBUG", False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 
@@ -44,6 +45,7 @@ class Entry:
     status: str
     content: str | None
     file_hash: str | None
+    indexed_at: datetime | None = None
 
 
 @cache
@@ -86,10 +88,18 @@ def entries(session: Session, repo: indexing.Repository | None = None) -> list[E
     repo = repo or repository()
     links = list(SessionObject.objects.filter(session=session).select_related("object"))
     versions = _latest_versions(link.object_id for link in links)
-    return [_entry(link, versions.get(link.object_id), repo) for link in links]
+    ids = [link.object_id for link in links]
+    was_read = set(
+        ObjectVersion.objects.filter(object_id__in=ids)
+        .exclude(file_hash=None)
+        .values_list("object_id", flat=True)
+    )
+    return [_entry(link, versions.get(link.object_id), repo, was_read) for link in links]
 
 
-def _entry(link: SessionObject, version: ObjectVersion | None, repo) -> Entry:
+def _entry(
+    link: SessionObject, version: ObjectVersion | None, repo, was_read: set[str] | None = None
+) -> Entry:
     obj = link.object
     fields = version.fields if version else {}
     content = version.content if version else None
@@ -103,12 +113,16 @@ def _entry(link: SessionObject, version: ObjectVersion | None, repo) -> Entry:
         active=link.active,
         pinned=link.pinned,
         stub=is_file and stub,
-        deleted=is_file and version is not None and stub and content is None and _was_read(obj),
+        deleted=is_file
+        and stub
+        and version is not None
+        and (obj.id in was_read if was_read is not None else _was_read(obj)),
         char_count=None if is_file and stub else fields.get("char_count"),
         tool=fields.get("tool", ""),
         status=fields.get("status", ""),
         content=content,
         file_hash=version.file_hash if version else None,
+        indexed_at=link.indexed_at,
     )
 
 

@@ -132,6 +132,30 @@ def test_add_and_drop_change_the_selection_the_next_request_carries(repo, tmp_pa
     assert "main.py" not in read_current_files(second["messages"])
 
 
+def test_pin_and_unpin_act_on_the_session_sets(repo, tmp_path):
+    (repo / "notes.md").write_text("# Notes\n")
+    record = tmp_path / "requests.jsonl"
+    env = {"ACDC_RECORD_REQUESTS": str(record)}
+    result = acdc(
+        "chat", "--new", "--model", "acdc/fake", "--add", "main.py", "--pin", "main.py",
+        "--pin", "notes.md", "look", repo=repo, **env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    session_id = re.search(r"session: (\S+)", result.stderr).group(1)
+    sent = json.dumps(json.loads(record.read_text().splitlines()[-1])["messages"])
+    # Both files are in the metadata pool; only main.py was read and is active.
+    assert "path=main.py file_type=py char_count=12" in sent
+    assert "path=notes.md file_type=md [unread]" in sent
+
+    result = acdc(
+        "chat", "--session", session_id, "--model", "acdc/fake", "--unpin", "notes.md",
+        "--unpin", "never.md", "again", repo=repo,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "acdc: never.md was not pinned" in result.stderr
+    assert "notes.md" not in result.stderr  # it was pinned, so unpinning it is no refusal
+
+
 def test_output_piped_into_a_closed_pipe_ends_quietly(repo):
     command = f"{sys.executable} -m acdc chat --new --model acdc/dry-run hello | head -1"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ACDC_")}

@@ -15,9 +15,12 @@ state or is rebuilt from the rows, so a reload neither changes the prompt nor it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +29,30 @@ from django.conf import settings
 
 from chat import hud
 from chat.runtime import chat_model, facts_for, system_prompt, token_counter
+from contextcore import objectview
 from contextcore.assembly import ImageInput
 from contextcore.llm import Message as ChatMessage
 from contextcore.llm import Usage
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
-from history import services
+from history import services, sessionsets
 from history.images import data_url, history_text, images_for_messages, images_get
 from history.models import Message, Session
 
 log = logging.getLogger(__name__)
 WARNING_KINDS = {"files_shed", "history_truncated", "history_trimmed", "message_truncated"}
+
+
+@dataclass(frozen=True)
+class ToolRef:
+    """A tool call of the turn, as later prompts name it (seed 001 §4.1 `toolcall_ref`)."""
+
+    object_id: str
+    tool: str
+    status: str
+
+    def line(self) -> str:
+        return f"toolcall_ref id={self.object_id} tool={self.tool} status={self.status}"
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,111 @@ def save_manager(session_id: str, manager: ContextManager, hud_data: dict | None
     services.session_save_context_state(session_id=session_id, state=state)
 
 
+def sync_sets(session: Session, manager: ContextManager) -> list[Notice]:
+    """Make the engine show the session's object sets (seed 001 §4.1): active files and
+    active tool outputs as content blocks, the whole pool as metadata lines, pins exempt
+    from shedding. Applies the auto-collapse window to tool outputs first. Returns
+    notices for active files that could not be read."""
+    repo = sessionsets.repository()
+    entries = sessionsets.entries(session, repo)
+    if not any(e.type == "file" for e in entries) and manager.file_context.get_files():
+        _adopt_engine_selection(session, manager, repo)  # a session from before the sets
+        entries = sessionsets.entries(session, repo)
+    entries = _auto_collapse(session, entries)
+    wanted: dict[str, tuple[str, str | None]] = {}  # prompt key -> (object id, given text)
+    notices = []
+    for entry in entries:
+        if not entry.active:
+            continue
+        if entry.type == "file" and entry.deleted:
+            sessionsets.deactivate(session, entry.object_id, repo=repo)
+            text = f"{entry.path} left the context: the file was deleted"
+            notices.append(Notice(text, "warning", (entry.path,)))
+        elif entry.type == "file" and not entry.stub:
+            wanted[entry.path] = (entry.object_id, None)
+        elif entry.type == "toolcall":
+            wanted[objectview.active_label(entry.object_id)] = (
+                entry.object_id,
+                entry.content or "",
+            )
+    files = manager.file_context
+    for key in files.get_files():
+        if key not in wanted:
+            files.remove_file(key)
+    for key, (object_id, text) in wanted.items():
+        if files.has_file(key):
+            continue
+        result = files.add_file(key, text)
+        if not result.ok:
+            sessionsets.deactivate(session, object_id, repo=repo)
+            notices.append(Notice(f"{key} left the context: {result.reason}", "warning", (key,)))
+    pinned = {e.path for e in entries if e.pinned and e.type == "file"}
+    pinned |= {objectview.active_label(e.object_id) for e in entries if e.pinned}
+    files.pinned = {key for key in files.get_files() if key in pinned}
+    manager.set_context_texts(
+        repo_map=manager.repo_map,
+        file_tree=manager.file_tree,
+        reference=manager.reference,
+        metadata=objectview.metadata_lines(_pool_item(e) for e in entries if e.in_pool),
+    )
+    return notices
+
+
+def _pool_item(entry: sessionsets.Entry) -> objectview.PoolItem:
+    return objectview.PoolItem(
+        object_id=entry.object_id,
+        type=entry.type,
+        path=entry.path,
+        char_count=entry.char_count,
+        stub=entry.stub,
+        deleted=entry.deleted,
+        tool=entry.tool,
+        status=entry.status,
+    )
+
+
+def _adopt_engine_selection(session: Session, manager: ContextManager, repo) -> None:
+    sessionsets.set_active_files(session, manager.file_context.get_files(), repo=repo)
+    for path in manager.file_context.pinned:
+        with contextlib.suppress(sessionsets.SetsError):
+            sessionsets.pin(session, path, repo=repo)
+
+
+def _auto_collapse(session: Session, entries: list[sessionsets.Entry]) -> list:
+    """§4.3: deactivate tool outputs outside the window (turns counted by user messages)."""
+    toolcalls = [e for e in entries if e.type == "toolcall" and e.active]
+    if not toolcalls:
+        return entries
+    starts = list(
+        session.messages.filter(role=Message.Role.USER, system_event=False)
+        .order_by("seq")
+        .values_list("timestamp", flat=True)
+    )
+    outputs = [
+        objectview.ToolOutput(e.object_id, max(bisect_right(starts, e.indexed_at) - 1, 0), e.pinned)
+        for e in toolcalls
+    ]
+    drop = objectview.collapsed(
+        outputs,
+        max(len(starts) - 1, 0),
+        per_turn=settings.ACDC_COLLAPSE_PER_TURN,
+        turns_back=settings.ACDC_COLLAPSE_TURNS_BACK,
+    )
+    if not drop:
+        return entries
+    session.object_links.filter(object_id__in=drop).update(active=False)
+    return [replace(e, active=False) if e.object_id in drop else e for e in entries]
+
+
+def _release_dropped(session: Session, manager: ContextManager) -> None:
+    """Files the engine shed (or could not read) leave the active set too, so the picker
+    shows what the prompt holds."""
+    present = set(manager.file_context.get_files())
+    for entry in sessionsets.entries(session):
+        if entry.active and entry.type == "file" and not entry.stub and entry.path not in present:
+            sessionsets.deactivate(session, entry.object_id)
+
+
 async def prepare(
     *, session: Session, user_text: str, model: str, turn_id: str, images: tuple[str, ...] = ()
 ) -> Prepared:
@@ -99,14 +220,21 @@ async def prepare(
 def _prepare(session_id, user_text, model, turn_id, facts, warning, images=()) -> Prepared:
     session = Session.objects.get(pk=session_id)
     manager = load_manager(session, facts, exclude_turn=turn_id)
+    set_notices = sync_sets(session, manager)
     attached = images_get(images)
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
     prompt = manager.prepare_request(user_text, images=inputs, now=time.time())
+    _release_dropped(session, manager)
     notices = [Notice(warning, "warning")] if warning else []
-    notices += [
-        Notice(n.text, "warning" if n.kind in WARNING_KINDS else "info", n.paths)
-        for n in [*manager.restore_notices, *prompt.notices]
-    ]
+    notices += unique_notices(
+        [
+            *set_notices,
+            *(
+                Notice(n.text, "warning" if n.kind in WARNING_KINDS else "info", n.paths)
+                for n in [*manager.restore_notices, *prompt.notices]
+            ),
+        ]
+    )
     for notice in notices:
         services.message_append(
             session=session,
@@ -137,16 +265,28 @@ async def after_turn(
     status: str,
     answer: str,
     usage: Usage | None,
+    toolcalls: Sequence[ToolRef] = (),
 ) -> dict[str, Any]:
-    """Record the exchange, the usage and the HUD figures; returns the HUD data."""
-    return await _after_turn(session.id, prepared, turn_id, user_text, status, answer, usage)
+    """Record the exchange, the usage and the HUD figures; returns the HUD data.
+
+    The turn's tool calls stay in history as `toolcall_ref` lines ahead of the answer;
+    their outputs are objects in the session's sets, rendered only while active."""
+    refs = tuple(toolcalls)
+    return await _after_turn(session.id, prepared, turn_id, user_text, status, answer, usage, refs)
+
+
+def assistant_history_text(answer: str, toolcalls: Sequence[ToolRef]) -> str:
+    lines = "\n".join(ref.line() for ref in toolcalls)
+    return f"{lines}\n\n{answer}".strip() if lines else answer
 
 
 @database_sync_to_async
-def _after_turn(session_id, prepared, turn_id, user_text, status, answer, usage):
+def _after_turn(session_id, prepared, turn_id, user_text, status, answer, usage, toolcalls=()):
     manager = prepared.manager
-    if status == "complete" or (status == "cancelled" and answer):
-        manager.record_exchange(prepared.history_text or user_text, answer)
+    if status == "complete" or (status == "cancelled" and (answer or toolcalls)):
+        manager.record_exchange(
+            prepared.history_text or user_text, assistant_history_text(answer, toolcalls)
+        )
     cost = hud.cost_of(usage, prepared.facts) if usage else None
     services.token_usage_record(
         session_id=session_id,
@@ -165,27 +305,40 @@ def _after_turn(session_id, prepared, turn_id, user_text, status, answer, usage)
 
 
 def select_files(
-    session_id: str, *, add: list[str] = (), drop: list[str] = (), model: str = ""
+    session_id: str,
+    *,
+    add: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    pin: Sequence[str] = (),
+    unpin: Sequence[str] = (),
+    model: str = "",
 ) -> list[str]:
-    """Change a session's file selection; returns a message for every refusal."""
+    """Change a session's object sets from the command line (`--add/--drop/--pin/--unpin`);
+    returns a message for every refusal."""
     session = Session.objects.get(pk=session_id)
     facts, _ = facts_for(model or session.model or settings.ACDC_MODEL or "acdc/dry-run")
-    manager = load_manager(session, facts)
     problems = []
-    for path in drop:
-        if not manager.file_context.remove_file(path):
-            problems.append(f"{path} was not selected")
-    for path in add:
-        result = manager.file_context.add_file(path)
-        if not result.ok:
-            problems.append(f"{path}: {result.reason}")
-    save_manager(session_id, manager)
+    steps = [
+        (drop, sessionsets.deactivate, "was not selected"),
+        (add, sessionsets.activate, ""),
+        (pin, sessionsets.pin, ""),
+        (unpin, sessionsets.unpin, "was not pinned"),
+    ]
+    for paths, change, refusal in steps:
+        for path in paths:
+            try:
+                change(session, path)
+            except sessionsets.SetsError as exc:
+                problems.append(f"{path} {refusal}" if refusal else str(exc))
+    manager = load_manager(session, facts)
+    problems += [n.text for n in sync_sets(session, manager)]
+    save_manager(session_id, manager, hud.hud_data(session_id, facts, manager))
     return problems
 
 
 def selected_files(session: Session) -> list[str]:
-    engine = (session.context_state or {}).get("engine") or {}
-    return [item["path"] for item in engine.get("files", [])]
+    """The session's active files (what the picker shows ticked)."""
+    return sessionsets.active_paths(session)
 
 
 async def set_selection(session_id: str, paths: tuple[str, ...]) -> tuple[list[str], dict]:
@@ -199,19 +352,34 @@ async def set_selection(session_id: str, paths: tuple[str, ...]) -> tuple[list[s
 @database_sync_to_async
 def _set_selection(session_id: str, paths: tuple[str, ...], facts: ModelFacts):
     session = Session.objects.get(pk=session_id)
+    refused = sessionsets.set_active_files(session, paths)
+    problems = [f"{path} was not added: {reason}" for path, reason in _by_path(refused, paths)]
     manager = load_manager(session, facts)
-    current = set(manager.file_context.get_files())
-    problems = []
-    for path in current - set(paths):
-        manager.file_context.remove_file(path)
-    for path in paths:
-        if path not in current:
-            result = manager.file_context.add_file(path)
-            if not result.ok:
-                problems.append(f"{path} was not added: {result.reason}")
+    problems += [n.text for n in sync_sets(session, manager)]
     data = hud.hud_data(session_id, facts, manager)
     save_manager(session_id, manager, data)
     return problems, data
+
+
+def refresh_sets(session_id: str) -> dict:
+    """After the model's tools changed the sets: the engine and the HUD follow."""
+    session = Session.objects.get(pk=session_id)
+    facts, _ = facts_for(chat_model(session.model))
+    manager = load_manager(session, facts)
+    sync_sets(session, manager)
+    data = hud.hud_data(session_id, facts, manager)
+    save_manager(session_id, manager, data)
+    return data
+
+
+def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]:
+    """Pair each refusal with the path it is about (refusals name their path)."""
+    pairs = []
+    for message in messages:
+        path = next((p for p in paths if p and p in message), "")
+        reason = message.removeprefix(f"{path}: ") if path else message
+        pairs.append((path or "a file", reason))
+    return pairs
 
 
 def _stored_history(session: Session, exclude_turn: str = "") -> list[ChatMessage]:
@@ -239,9 +407,10 @@ def _report_breakdown(prompt) -> dict[str, Any]:
 
 
 def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
-    """At start-up: load the newest session's context (messages and file selection), drop
-    files that no longer exist with a notice stored in the session, and warm the token
-    counts, so the first page and the first turn find everything ready."""
+    """At start-up: load the newest session's context (messages and object sets), reconcile
+    its files with the disk (seed 001 §3.6), drop active files that no longer exist with a
+    notice stored in the session, and warm the token counts, so the first page and the
+    first turn find everything ready."""
     from history.selectors import session_latest
 
     session = session_latest(repository=repository)
@@ -249,7 +418,9 @@ def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
         return None, []
     facts, _ = facts_for(chat_model(session.model))
     manager = load_manager(session, facts)
-    notices = [f"Dropped from the selection on restore: {n.text}" for n in manager.restore_notices]
+    sessionsets.resume(session)
+    found = unique_notices([*manager.restore_notices, *sync_sets(session, manager)])
+    notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
     for text in notices:
         services.message_append(
             session=session, role=Message.Role.SYSTEM, content=text, system_event=True
@@ -257,3 +428,15 @@ def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
     manager.estimate_prompt_tokens("")
     save_manager(session.id, manager, hud.hud_data(session.id, facts, manager))
     return session, notices
+
+
+def unique_notices(notices: Sequence[Any]) -> list[Any]:
+    """One notice per file (the engine and the sets may both report a vanished file)."""
+    seen: set[tuple[str, ...] | str] = set()
+    kept = []
+    for notice in notices:
+        key = tuple(notice.paths) or notice.text
+        if key not in seen:
+            seen.add(key)
+            kept.append(notice)
+    return kept

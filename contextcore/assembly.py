@@ -127,8 +127,14 @@ def _current_message(inputs: PromptInputs) -> Chunk:
     return Chunk("current_message", {"role": "user", "content": content})
 
 
+def wire_message(message: Message) -> Message:
+    """A history message as sent: role and content only. The engine's own annotations
+    (`id`, `pinned`) never reach a provider, and never change the cached bytes."""
+    return {"role": message["role"], "content": message["content"]}
+
+
 def _history_chunks(history: Sequence[Message]) -> list[Chunk]:
-    return [Chunk("history", dict(message)) for message in history]
+    return [Chunk("history", wire_message(message)) for message in history]
 
 
 class PromptAssembler:
@@ -178,7 +184,7 @@ class PromptAssembler:
         for key, message in zip(keys, inputs.history, strict=True):
             tier = tier_of(key) if key else "active"
             level = max(level, TIER_ORDER.index(tier))
-            by_tier[TIER_ORDER[level]].append(Chunk("history", dict(message)))
+            by_tier[TIER_ORDER[level]].append(Chunk("history", wire_message(message)))
         return by_tier
 
     def appendonly(
@@ -218,7 +224,7 @@ class PromptAssembler:
                 body = "\n\n".join(_entry_text(e, layout) for e in by_anchor[index].entries)
                 chunks += _pair("active_files", _UPDATE_INTRO + body, "Noted.")
             if index < len(history):
-                chunks.append(Chunk("history", dict(history[index])))
+                chunks.append(Chunk("history", wire_message(history[index])))
         return chunks
 
     def to_messages(self, chunks: PromptChunks) -> list[Message]:

@@ -103,21 +103,32 @@ class ContextManager:
 
     # -- history (seed 000 names) --------------------------------------------------------
 
-    def add_message(self, role: str, content: str) -> None:
-        self._history.append({"role": role, "content": content})
+    def add_message(self, role: str, content: str, *, message_id: str = "") -> None:
+        self._history.append(_history_entry({"role": role, "content": content, "id": message_id}))
 
-    def add_exchange(self, user: str, assistant: str) -> None:
-        self._history += [
-            {"role": "user", "content": user},
-            {"role": "assistant", "content": assistant},
-        ]
+    def add_exchange(self, user: str, assistant: str, *, ids: tuple[str, str] = ("", "")) -> None:
+        self.add_message("user", user, message_id=ids[0])
+        self.add_message("assistant", assistant, message_id=ids[1])
 
     def get_history(self) -> list[Message]:
+        """The working history; entries may carry the stored message `id` and `pinned`."""
         return [dict(m) for m in self._history]
 
     def set_history(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        self._history = [{"role": m["role"], "content": m["content"]} for m in messages]
+        self._history = [_history_entry(m) for m in messages]
         self.reregister_history_items()
+
+    def pin_message(self, message_id: str, pinned: bool = True) -> bool:
+        """Keep a message verbatim through compaction (seed 002); False if not in history."""
+        found = False
+        for entry in self._history:
+            if message_id and entry.get("id") == message_id:
+                found = True
+                if pinned:
+                    entry["pinned"] = True
+                else:
+                    entry.pop("pinned", None)
+        return found
 
     def clear_history(self) -> None:
         self._history = []
@@ -379,9 +390,11 @@ class ContextManager:
                 items[key] = digest(f"{message.get('role')}\0{message.get('content')}")
         return items
 
-    def record_exchange(self, user_content: str, assistant_content: str) -> None:
+    def record_exchange(
+        self, user_content: str, assistant_content: str, *, ids: tuple[str, str] = ("", "")
+    ) -> None:
         """After a response: append the exchange and update stability counts."""
-        self.add_exchange(user_content, assistant_content)
+        self.add_exchange(user_content, assistant_content, ids=ids)
         self.stability.update(self._last_items)
 
     # -- persistence ------------------------------------------------------------------
@@ -420,7 +433,7 @@ class ContextManager:
         """Restore a session; files that can no longer be read are left out and listed
         in `restore_notices`."""
         manager = cls(facts, counter, repo_root=repo_root, config=config, compactor=compactor)
-        manager._history = [{"role": m["role"], "content": m["content"]} for m in state["history"]]
+        manager._history = [_history_entry(m) for m in state["history"]]
         for item in state.get("files", []):
             result = manager.file_context.add_file(item["path"], item.get("content"))
             if not result.ok:
@@ -436,3 +449,14 @@ class ContextManager:
         if stability.scheme == manager.stability.scheme:
             manager.stability = stability
         return manager
+
+
+def _history_entry(message: Mapping[str, Any]) -> Message:
+    """Role and content, plus the annotations the engine keeps: the stored message id and
+    the pin. Anything else a caller hands in is dropped."""
+    entry: Message = {"role": message["role"], "content": message["content"]}
+    if message.get("id"):
+        entry["id"] = str(message["id"])
+    if message.get("pinned"):
+        entry["pinned"] = True
+    return entry

@@ -181,3 +181,24 @@ def test_record_exchange_appends_and_ages_stability_items(make_manager):
     manager.record_exchange("q2", "a2")
     assert manager.stability.count_of("file:a.py") == 1
     assert len(manager.get_history()) == 4
+
+
+def test_message_ids_and_pins_stay_in_the_engine_but_never_reach_the_wire(tmp_path):
+    from contextcore.tokens import TokenCounter
+
+    for scheme in ("acdc", "seed", "last", "none"):
+        manager = ContextManager(
+            ModelFacts(name="gpt-4o"),
+            TokenCounter("o200k_base"),
+            repo_root=tmp_path,
+            config=ContextConfig(tier_scheme=scheme),
+        )
+        manager.record_exchange("keep this rule", "noted", ids=("m1", "m2"))
+        assert manager.pin_message("m1") and not manager.pin_message("nope")
+        state = ContextManager.from_state(
+            manager.to_state(), manager.facts, manager.counter, repo_root=tmp_path
+        ).get_history()
+        assert state[0] == {"role": "user", "content": "keep this rule", "id": "m1", "pinned": True}
+        sent = manager.prepare_request("next").messages
+        assert all(set(m) <= {"role", "content"} for m in sent if m["role"] != "system"), scheme
+        assert any(m.get("content") == "keep this rule" for m in sent), scheme

@@ -11,6 +11,7 @@ from typing import Any
 from contextcore.llm import Usage
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
+from contextcore.objectview import is_active_label
 from history.models import TokenUsage
 
 SECTION_LABELS = {
@@ -77,7 +78,8 @@ def hud_data(session_id: str, facts: ModelFacts, manager: ContextManager) -> dic
         "turns": len(rows),
         "history_tokens": manager.history_token_count(),
         "compaction_trigger": manager.compaction_trigger,
-        "files": len(manager.file_context.get_files()),
+        "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
+        "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
     }
 
 

@@ -285,7 +285,9 @@ def _after_turn(session_id, prepared, turn_id, user_text, status, answer, usage,
     manager = prepared.manager
     if status == "complete" or (status == "cancelled" and (answer or toolcalls)):
         manager.record_exchange(
-            prepared.history_text or user_text, assistant_history_text(answer, toolcalls)
+            prepared.history_text or user_text,
+            assistant_history_text(answer, toolcalls),
+            ids=_turn_message_ids(session_id, turn_id),
         )
     cost = hud.cost_of(usage, prepared.facts) if usage else None
     services.token_usage_record(
@@ -382,19 +384,36 @@ def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]
     return pairs
 
 
+def _turn_message_ids(session_id: str, turn_id: str) -> tuple[str, str]:
+    """The stored ids of a turn's user message and answer, so the engine's history can
+    name them (pins, compaction records)."""
+    rows = Message.objects.filter(
+        session_id=session_id, turn_id=turn_id, system_event=False, role__in=["user", "assistant"]
+    ).values_list("role", "id")
+    ids = dict(rows)
+    return ids.get("user", ""), ids.get("assistant", "")
+
+
 def _stored_history(session: Session, exclude_turn: str = "") -> list[ChatMessage]:
     rows = (
-        session.messages.filter(system_event=False, role__in=["user", "assistant"])
+        session.messages.filter(
+            system_event=False, role__in=["user", "assistant"], rolled_back=False
+        )
         .exclude(content="")
         .exclude(turn_id=exclude_turn or None)
         .exclude(status=Message.Status.ERROR)
         .order_by("seq")
-        .values_list("id", "role", "content")
+        .values_list("id", "role", "content", "pinned")
     )
-    images = images_for_messages(pk for pk, role, _ in rows if role == "user")
+    images = images_for_messages(pk for pk, role, _, _ in rows if role == "user")
     return [
-        {"role": role, "content": history_text(content, images.get(pk, []))}
-        for pk, role, content in rows
+        {
+            "role": role,
+            "content": history_text(content, images.get(pk, [])),
+            "id": pk,
+            "pinned": pinned,
+        }
+        for pk, role, content, pinned in rows
     ]
 
 

@@ -73,6 +73,7 @@ class Message(models.Model):
     edit_results = models.JSONField(default=list, blank=True)
     system_event = models.BooleanField(default=False)
     pinned = models.BooleanField(default=False)
+    rolled_back = models.BooleanField(default=False)  # set aside by a rollback, kept
 
     class Meta:
         ordering = ["seq"]
@@ -225,3 +226,62 @@ class SessionObject(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} {self.object_id}"
+
+
+class Compaction(models.Model):
+    """One compaction of a session's working history. Non-destructive: the messages stay
+    in the store (and in search); only what the model sees changes. `history_before`
+    makes it undoable; `history_after` is what reload and restart bring back."""
+
+    class Case(models.TextChoices):
+        TRUNCATE = "truncate"
+        SUMMARIZE = "summarize"
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="compactions")
+    case = models.CharField(max_length=16, choices=Case.choices)
+    boundary_index = models.IntegerField(null=True, blank=True)
+    confidence = models.FloatField(default=0.0)
+    reason = models.TextField(blank=True)
+    summary = models.TextField(blank=True)
+    focus = models.TextField(blank=True)  # `/compact focus text`
+    replaced_ids = models.JSONField(default=list, blank=True)  # messages no longer verbatim
+    history_before = models.JSONField(default=list, blank=True)
+    history_after = models.JSONField(default=list, blank=True)
+    tokens_before = models.PositiveIntegerField(default=0)
+    tokens_after = models.PositiveIntegerField(default=0)
+    model = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["session", "created_at"], name="compaction_session_time")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} {self.case} {self.tokens_before}->{self.tokens_after}"
+
+
+class Checkpoint(models.Model):
+    """A saved context state of a session (seed 003): working history, selection, pins,
+    object sets and cache-layout state, to roll back to. Messages after `last_seq` are
+    marked rolled back by a rollback, never deleted."""
+
+    class Kind(models.TextChoices):
+        AUTO = "auto"  # every N turns
+        COMPACTION = "compaction"  # just before a compaction
+        MANUAL = "manual"
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="checkpoints")
+    label = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.MANUAL)
+    context_state = models.JSONField(default=dict, blank=True)
+    object_sets = models.JSONField(default=list, blank=True)
+    last_seq = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["session", "created_at"], name="checkpoint_session_time")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} {self.kind} {self.label or self.created_at}"

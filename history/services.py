@@ -30,6 +30,7 @@ def message_append(
     model: str = "",
     files: list[str] | None = None,
     system_event: bool = False,
+    edit_results: list | None = None,
 ) -> Message:
     last = session.messages.aggregate(n=Max("seq"))["n"]
     message = Message.objects.create(
@@ -42,6 +43,7 @@ def message_append(
         model=model,
         files=files or [],
         system_event=system_event,
+        edit_results=edit_results or [],
     )
     if not session.title and role == Message.Role.USER and not system_event:
         session.title = _title_from(content)

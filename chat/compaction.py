@@ -138,10 +138,11 @@ def _store(
     manager.set_history(after)
     save_manager(session_id, manager)
     note = describe(record, len(history), len(after))
+    # The summary is in the event's text too, so search and grounding find it.
     services.message_append(
         session=session,
         role=Message.Role.SYSTEM,
-        content=note,
+        content=f"{note}\n\n{record.summary}".strip(),
         system_event=True,
         edit_results=[{"compaction": record.id, "summary": record.summary}],
     )
@@ -158,6 +159,7 @@ def _store(
 
 
 def describe(record: Compaction, before: int, after: int) -> str:
+    """One line: starts with grounding's COMPACTION_PREFIX ("History compacted")."""
     removed = before - after
     how = (
         "summarized" if record.case == Compaction.Case.SUMMARIZE else "truncated at a topic change"

@@ -374,6 +374,18 @@ def refresh_sets(session_id: str) -> dict:
     return data
 
 
+def pin_message(session_id: str, message_id: str, pinned: bool) -> bool:
+    """Mirror a message's pin into the engine's working history (compaction keeps pinned
+    messages verbatim). False when the message is no longer in the working history."""
+    session = Session.objects.get(pk=session_id)
+    facts, _ = facts_for(chat_model(session.model))
+    manager = load_manager(session, facts)
+    found = manager.pin_message(message_id, pinned)
+    if found:
+        save_manager(session_id, manager)
+    return found
+
+
 def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]:
     """Pair each refusal with the path it is about (refusals name their path)."""
     pairs = []

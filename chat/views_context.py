@@ -1,0 +1,93 @@
+"""HTTP actions on a session's context: checkpoints, rollback, undo compaction, pins.
+
+Small htmx endpoints (POST, CSRF-protected) that answer with the fragment to swap in, or
+with `HX-Refresh` when the conversation itself changed (a rollback or an undo re-renders
+the message list). Every refusal is a message in the fragment, never a server error.
+Long work (compaction itself) goes through the websocket, not through here.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET, require_POST
+
+from chat import checkpoints, context
+from chat.compaction import CompactionRefused, undo_compaction
+from history import selectors
+from history.models import Message, Session
+
+
+def _session(session_id: str) -> Session:
+    session = selectors.session_get(session_id=session_id)
+    if session is None:
+        raise Http404("no such session")
+    return session
+
+
+def tools_context(session: Session, error: str = "", note: str = "") -> dict:
+    live = session.compactions.filter(undone_at=None).order_by("-created_at", "-id").first()
+    return {
+        "session": session,
+        "checkpoints": checkpoints.listing(session)[:20],
+        "last_compaction": live,
+        "tools_error": error,
+        "tools_note": note,
+    }
+
+
+def _tools(request: HttpRequest, session: Session, **extra: str) -> HttpResponse:
+    return render(request, "chat/_session_tools.html", tools_context(session, **extra))
+
+
+def _refresh() -> HttpResponse:
+    response = HttpResponse(status=204)
+    response["HX-Refresh"] = "true"
+    return response
+
+
+@require_GET
+def session_tools(request: HttpRequest, session_id: str) -> HttpResponse:
+    return _tools(request, _session(session_id))
+
+
+@require_POST
+def checkpoint_create(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = _session(session_id)
+    label = request.POST.get("label", "")
+    checkpoint = checkpoints.take(session, label=label)
+    note = f"Checkpoint “{checkpoint.label or 'unnamed'}” saved."
+    return _tools(request, session, note=note)
+
+
+@require_POST
+def checkpoint_rollback(request: HttpRequest, session_id: str, checkpoint_id: int) -> HttpResponse:
+    session = _session(session_id)
+    try:
+        checkpoints.rollback(session.id, checkpoint_id)
+    except checkpoints.RollbackRefused as exc:
+        return _tools(request, session, error=str(exc))
+    return _refresh()
+
+
+@require_POST
+def compaction_undo(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = _session(session_id)
+    try:
+        undo_compaction(session.id)
+    except CompactionRefused as exc:
+        return _tools(request, session, error=str(exc))
+    return _refresh()
+
+
+@require_POST
+def message_pin(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
+    """Toggle a message's pin: pinned messages stay verbatim through compaction."""
+    session = _session(session_id)
+    message = Message.objects.filter(pk=message_id, session=session).first()
+    if message is None or message.system_event or message.role not in ("user", "assistant"):
+        raise Http404("no such message")
+    message.pinned = request.POST.get("pinned", "true") == "true"
+    message.save(update_fields=["pinned"])
+    context.pin_message(session.id, message.id, message.pinned)
+    return render(request, "chat/_pin_button.html", {"message": message, "session": session})

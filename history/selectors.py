@@ -33,7 +33,7 @@ def session_messages_for_context(*, session: Session) -> list[dict[str, str]]:
     A user message whose turn failed before any answer is kept: the user's intent is
     worth preserving, and the context engine pairs what it can.
     """
-    rows = session.messages.filter(system_event=False).order_by("seq")
+    rows = session.messages.filter(system_event=False, rolled_back=False).order_by("seq")
     return [
         {"role": m.role, "content": m.content}
         for m in rows.only("role", "content")

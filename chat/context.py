@@ -72,6 +72,7 @@ class Prepared:
     metadata: dict[str, Any] = field(default_factory=dict)
     estimated_tokens: int = 0
     history_text: str = ""  # how this turn's user message reads in later prompts
+    grounding_relevance: float | None = None  # of the related context offered, 0..1
 
 
 def context_config() -> ContextConfig:
@@ -213,19 +214,71 @@ async def prepare(
     *, session: Session, user_text: str, model: str, turn_id: str, images: tuple[str, ...] = ()
 ) -> Prepared:
     facts, warning = await asyncio.to_thread(facts_for, model)
-    return await _prepare(session.id, user_text, model, turn_id, facts, warning, images)
+    managed = await _managed_view(session, facts, user_text, turn_id)
+    return await _prepare(session.id, user_text, model, turn_id, facts, warning, images, managed)
+
+
+async def _managed_view(session: Session, facts: ModelFacts, user_text: str, turn_id: str):
+    from chat import endless
+
+    if not endless.endless_state(session)["enabled"]:
+        return endless.Managed()
+    history = await database_sync_to_async(
+        lambda: load_manager(session, facts, exclude_turn=turn_id).get_history()
+    )()
+    return await endless.managed_history(session, history, user_text, turn_id)
+
+
+def grounding_enabled(session: Session) -> bool:
+    state = (session.context_state or {}).get("grounding")
+    return settings.ACDC_GROUNDING if state is None else bool(state)
+
+
+def _ground(session: Session, manager: ContextManager, user_text: str) -> float | None:
+    """Offer the most relevant earlier summaries and pinned notes as "Related context"
+    (within its token budget); returns their average relevance, None when off."""
+    from history.grounding import format_related, related_context
+
+    if not grounding_enabled(session):
+        if manager.reference:
+            manager.set_context_texts(
+                repo_map=manager.repo_map, file_tree=manager.file_tree, metadata=manager.metadata
+            )
+        return None
+    in_view = tuple(m["id"] for m in manager.get_history() if m.get("id"))
+    items = related_context(
+        repository=session.repository,
+        text=user_text,
+        limit=settings.ACDC_GROUNDING_ITEMS,
+        exclude_ids=in_view,
+    )
+    while items and manager.counter.count(format_related(items)) > settings.ACDC_GROUNDING_TOKENS:
+        items = items[:-1]
+    manager.set_context_texts(
+        repo_map=manager.repo_map,
+        file_tree=manager.file_tree,
+        reference=format_related(items),
+        metadata=manager.metadata,
+    )
+    return sum(i.relevance for i in items) / len(items) if items else None
 
 
 @database_sync_to_async
-def _prepare(session_id, user_text, model, turn_id, facts, warning, images=()) -> Prepared:
+def _prepare(
+    session_id, user_text, model, turn_id, facts, warning, images=(), managed=None
+) -> Prepared:
     session = Session.objects.get(pk=session_id)
     manager = load_manager(session, facts, exclude_turn=turn_id)
     set_notices = sync_sets(session, manager)
+    relevance = _ground(session, manager, user_text)
     attached = images_get(images)
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
-    prompt = manager.prepare_request(user_text, images=inputs, now=time.time())
+    with manager.substituted_history(managed.history if managed else None):
+        prompt = manager.prepare_request(user_text, images=inputs, now=time.time())
     _release_dropped(session, manager)
     notices = [Notice(warning, "warning")] if warning else []
+    if managed is not None and managed.notice:
+        notices.append(Notice(managed.notice, "warning"))
     notices += unique_notices(
         [
             *set_notices,
@@ -253,6 +306,7 @@ def _prepare(session_id, user_text, model, turn_id, facts, warning, images=()) -
         metadata={"acdc": {"price_model": model, "breakdown": _report_breakdown(prompt)}},
         estimated_tokens=prompt.estimated_tokens,
         history_text=history_text(user_text, attached),
+        grounding_relevance=relevance,
     )
 
 
@@ -301,7 +355,7 @@ def _after_turn(session_id, prepared, turn_id, user_text, status, answer, usage,
         cost=cost,
     )
     # The HUD shows what the context holds now: the next request, this exchange included.
-    data = hud.hud_data(session_id, prepared.facts, manager)
+    data = hud.hud_data(session_id, prepared.facts, manager, prepared.grounding_relevance)
     save_manager(session_id, manager, data)
     return data
 

@@ -12,7 +12,8 @@ from contextcore.llm import Usage
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
 from contextcore.objectview import is_active_label
-from history.models import TokenUsage
+from contextcore.quality import score_quality
+from history.models import Compaction, Message, TokenUsage
 
 SECTION_LABELS = {
     "system": "System prompt",
@@ -44,7 +45,12 @@ def cost_of(usage: Usage, facts: ModelFacts) -> float | None:
     )
 
 
-def hud_data(session_id: str, facts: ModelFacts, manager: ContextManager) -> dict[str, Any]:
+def hud_data(
+    session_id: str,
+    facts: ModelFacts,
+    manager: ContextManager,
+    grounding_relevance: float | None = None,
+) -> dict[str, Any]:
     """Sections count everything selected (before shedding, so an over-full selection shows
     red); tiers and breakpoints are those of the request that would be sent next."""
     breakdown = manager.preview_request("").breakdown
@@ -80,7 +86,29 @@ def hud_data(session_id: str, facts: ModelFacts, manager: ContextManager) -> dic
         "compaction_trigger": manager.compaction_trigger,
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
+        "quality": quality(session_id, facts, total, grounding_relevance),
     }
+
+
+def quality(
+    session_id: str, facts: ModelFacts, prompt_tokens: int, grounding_relevance: float | None
+) -> dict[str, Any]:
+    """Seed 003's heuristic score of the context for the next turn, with a suggestion when
+    it is low (compact, or roll back) that the HUD turns into a button."""
+    turns = Message.objects.filter(
+        session_id=session_id, role=Message.Role.USER, system_event=False, rolled_back=False
+    ).count()
+    compactions = Compaction.objects.filter(session_id=session_id, undone_at=None).count()
+    score = score_quality(
+        prompt_tokens=prompt_tokens,
+        window_tokens=facts.input_budget,
+        turns=turns,
+        compactions=compactions,
+        grounding_relevance=grounding_relevance,
+    )
+    data = score.as_dict()
+    data["percent"] = round(100 * score.value)
+    return data
 
 
 def _sections(used: dict[str, Any], window: int) -> list[dict[str, Any]]:

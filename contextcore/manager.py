@@ -12,7 +12,8 @@ processes as JSON-safe dicts. Non-goals: persistence, LLM calls, reading setting
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -117,6 +118,20 @@ class ContextManager:
     def set_history(self, messages: Sequence[Mapping[str, Any]]) -> None:
         self._history = [_history_entry(m) for m in messages]
         self.reregister_history_items()
+
+    @contextmanager
+    def substituted_history(self, messages: Sequence[Mapping[str, Any]] | None) -> Iterator[None]:
+        """Assemble from `messages` instead of the working history for the duration (an
+        Endless-mode managed view); the working history itself is left untouched."""
+        if messages is None:
+            yield
+            return
+        saved = self._history
+        self._history = [_history_entry(m) for m in messages]
+        try:
+            yield
+        finally:
+            self._history = saved
 
     def pin_message(self, message_id: str, pinned: bool = True) -> bool:
         """Keep a message verbatim through compaction (seed 002); False if not in history."""

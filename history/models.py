@@ -285,3 +285,30 @@ class Checkpoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} {self.kind} {self.label or self.created_at}"
+
+
+class ManagedView(models.Model):
+    """One Endless-mode view (seed 004): what the manager model was given and said, and the
+    managed prompt the chat model saw instead of the raw history. Failed views are kept
+    too (with the error): the turn failed open to the normal history."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="managed_views")
+    turn_id = models.CharField(max_length=40, blank=True, db_index=True)
+    template_name = models.CharField(max_length=64)
+    template_source = models.CharField(max_length=16, blank=True)  # repo | builtin
+    template_hash = models.CharField(max_length=64, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    input_payload = models.JSONField(default=dict, blank=True)
+    raw_output = models.TextField(blank=True)
+    managed_prompt = models.TextField(blank=True)
+    stats = models.JSONField(default=dict, blank=True)
+    failed = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["session", "created_at"], name="managedview_session_time")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} {self.template_name} {'failed' if self.failed else 'ok'}"

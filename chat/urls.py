@@ -31,6 +31,12 @@ urlpatterns = [
         views_context.message_pin,
         name="message_pin",
     ),
+    path(
+        "s/<str:session_id>/grounding/",
+        views_context.grounding_toggle,
+        name="grounding_toggle",
+    ),
+    path("s/<str:session_id>/endless/", views_context.endless_choose, name="endless_choose"),
     path("images/<str:sha>/", views.image_file, name="image"),
     path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
     path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from chat import checkpoints, context
+from chat import checkpoints, context, endless
 from chat.compaction import CompactionRefused, undo_compaction
 from history import selectors
 from history.models import Message, Session
@@ -29,6 +29,7 @@ def tools_context(session: Session, error: str = "", note: str = "") -> dict:
     live = session.compactions.filter(undone_at=None).order_by("-created_at", "-id").first()
     return {
         "session": session,
+        "grounding": context.grounding_enabled(session),
         "checkpoints": checkpoints.listing(session)[:20],
         "last_compaction": live,
         "tools_error": error,
@@ -78,6 +79,42 @@ def compaction_undo(request: HttpRequest, session_id: str) -> HttpResponse:
     except CompactionRefused as exc:
         return _tools(request, session, error=str(exc))
     return _refresh()
+
+
+@require_POST
+def grounding_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Offer earlier summaries and pinned notes as related context (per session)."""
+    session = _session(session_id)
+    state = dict(session.context_state or {})
+    state["grounding"] = request.POST.get("grounding") == "on"
+    Session.objects.filter(pk=session.pk).update(context_state=state)
+    session.refresh_from_db()
+    note = "Related context is on." if state["grounding"] else "Related context is off."
+    return _tools(request, session, note=note)
+
+
+def endless_context(session: Session, error: str = "") -> dict:
+    return {
+        "session": session,
+        "endless": endless.endless_state(session),
+        "templates": endless.templates(),
+        "endless_error": error,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def endless_choose(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The header's Endless switch and template chooser (GET: the form as it is)."""
+    session = _session(session_id)
+    if request.method == "GET":
+        return render(request, "chat/_endless.html", endless_context(session))
+    error = endless.set_endless(
+        session.id,
+        enabled=request.POST.get("enabled") == "on",
+        template=request.POST.get("template", ""),
+    )
+    session.refresh_from_db()
+    return render(request, "chat/_endless.html", endless_context(session, error))
 
 
 @require_POST

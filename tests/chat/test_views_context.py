@@ -86,3 +86,25 @@ def test_pinning_needs_a_real_message_and_a_post(client, session):
     assert client.post(f"/s/{session.id}/messages/nope/pin/").status_code == 404
     assert client.get(f"/s/{session.id}/checkpoints/").status_code == 405
     assert client.post("/s/sess_0_000000/checkpoints/").status_code == 404
+
+
+def test_the_endless_switch_and_template_chooser(client, session):
+    form = client.get(f"/s/{session.id}/endless/").content.decode()
+    assert 'name="enabled"' in form and '<option value="default"' in form
+    response = client.post(f"/s/{session.id}/endless/", {"enabled": "on", "template": "default"})
+    assert " checked" in response.content.decode()
+    assert Session.objects.get(pk=session.pk).context_state["endless"] == {
+        "enabled": True,
+        "template": "default",
+    }
+    refused = client.post(f"/s/{session.id}/endless/", {"enabled": "on", "template": "nope"})
+    assert 'role="alert"' in refused.content.decode()
+    assert Session.objects.get(pk=session.pk).context_state["endless"]["template"] == "default"
+
+
+def test_related_context_is_toggled_per_session(client, session):
+    assert 'name="grounding"' in client.get(f"/s/{session.id}/tools/").content.decode()
+    client.post(f"/s/{session.id}/grounding/", {"grounding": "on"})
+    assert Session.objects.get(pk=session.pk).context_state["grounding"] is True
+    client.post(f"/s/{session.id}/grounding/", {})
+    assert Session.objects.get(pk=session.pk).context_state["grounding"] is False

@@ -106,3 +106,18 @@ def test_the_pipeline_replay_prices_the_requests_run_turn_sent(tmp_path):
     assert first.cache_read_tokens == 0 and first.cache_write_tokens > 4 * 4000
     assert second.cache_read_tokens >= first.cache_write_tokens
     assert (tmp_path / "src" / "module_0.py").exists()
+
+
+def test_the_long_session_table_and_plot_show_compactions_and_the_goal():
+    from tests.bench.compaction_bench import LongReport, long_markdown, prompt_series_svg
+
+    none = LongReport("none", [100, 200, 50], [0, 0, 0], chat_cost=350.0, compaction_cost=50)
+    acdc = LongReport(
+        "acdc", [100, 200, 50], [0, 180, 0], chat_cost=80.0, compaction_cost=50, compactions=[1]
+    )
+    table = long_markdown({"none": none, "acdc": acdc})
+    assert "| acdc | 130 | 50 | 51.4% | 1 | 0.33x |" in table
+    assert "NOT met" in table
+    svg = prompt_series_svg({"none": none, "acdc": acdc})
+    assert svg.startswith("<svg") and svg.count("<polyline") == 2
+    assert 'stroke-dasharray="3 3"' in svg  # the compaction after turn 2

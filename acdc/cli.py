@@ -255,7 +255,27 @@ async def _stream_to_terminal(session_id: str, message: str, model: str) -> int:
     if finished.status == "error":
         print(f"acdc: error: {finished.error}", file=sys.stderr)
         return 1
+    await _after_turn(session_id)
     return 0
+
+
+async def _after_turn(session_id: str) -> None:
+    """As in the browser: the due checkpoint, then compaction past the trigger."""
+    from channels.db import database_sync_to_async
+
+    from chat import checkpoints
+    from chat.compaction import CompactionRefused, compact_session, needs_compaction
+
+    await database_sync_to_async(checkpoints.take_if_due)(session_id)
+    if not await database_sync_to_async(needs_compaction)(session_id):
+        return
+    print("acdc: compacting the history…", file=sys.stderr)
+    try:
+        outcome = await compact_session(session_id)
+    except CompactionRefused as exc:
+        print(f"acdc: {exc}", file=sys.stderr)
+        return
+    print(f"acdc: {outcome.note}", file=sys.stderr)
 
 
 if __name__ == "__main__":

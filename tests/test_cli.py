@@ -212,3 +212,25 @@ def test_import_history_of_a_missing_file_is_a_clear_error(repo, tmp_path):
     result = acdc("import-history", str(tmp_path / "nope.jsonl"), "--repo", str(repo))
     assert result.returncode == 2
     assert "is not a file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_command_line_compacts_after_a_turn_past_the_trigger(repo):
+    env = {
+        "ACDC_COMPACTION_TRIGGER_TOKENS": "300",
+        "ACDC_VERBATIM_WINDOW_TOKENS": "100",
+        "ACDC_CHECKPOINT_EVERY": "0",
+    }
+    long = "Walk me through the tokenizer cache, the lexer and the parser. " * 5
+    first = acdc("chat", "--new", "--model", "acdc/fake", f"one {long}", repo=repo, **env)
+    session_id = re.search(r"session: (\S+)", first.stderr).group(1)
+    stderr = ""
+    for n in range(2, 6):
+        result = acdc(
+            "chat", "--session", session_id, "--model", "acdc/fake", f"{n} {long}", repo=repo, **env
+        )
+        assert result.returncode == 0, result.stderr
+        stderr += result.stderr
+    # The fake answers the detector with an echo (no usable JSON: the safe boundary) and
+    # the summary with an echo too; the compaction still happens and says what it did.
+    assert "acdc: compacting the history…" in stderr
+    assert "History compacted (summarized)" in stderr and "→" in stderr

@@ -125,6 +125,34 @@
   });
   document.addEventListener("htmx:wsClose", () => setConnected(false));
 
+  // While the history is being compacted the composer waits: the next message would be
+  // answered from a history that is about to change.
+  document.addEventListener("htmx:wsAfterMessage", () => {
+    const status = document.getElementById("compaction-status");
+    const busy = status && status.dataset.state === "start";
+    const send = document.getElementById("send-button");
+    const box = input();
+    if (box) box.readOnly = busy;
+    if (send && busy) {
+      send.disabled = true;
+      send.title = "Compacting the history…";
+    } else if (send && send.title.startsWith("Compacting")) {
+      send.disabled = false;
+      send.title = "Send (Enter)";
+    }
+  });
+
+  // "/compact [focus]" in the box is the Compact now button with a focus for the summary.
+  document.addEventListener("htmx:wsConfigSend", (event) => {
+    const params = event.detail.parameters;
+    const text = typeof params.message === "string" ? params.message.trim() : "";
+    if (params.action === "send" && /^\/compact(\s|$)/.test(text)) {
+      params.action = "compact";
+      params.focus = text.slice("/compact".length).trim();
+      delete params.message;
+    }
+  });
+
   document.addEventListener("DOMContentLoaded", () => {
     const log = conversation();
     if (log) log.scrollTop = log.scrollHeight;

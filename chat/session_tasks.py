@@ -1,0 +1,84 @@
+"""What runs after a turn has been delivered: the due checkpoint, then compaction.
+
+The consumer (and the CLI) call `after_turn_tasks` once the answer is stored and shown,
+as part of the session's turn task, so the next message waits until it is done. The
+"Compacting…" state is announced only if compaction runs longer than `START_DELAY`
+(no flicker for quick ones); the end is always announced: complete (with the conversation
+re-rendered from the compacted history) or error. Any failure here is reported and
+logged, never raised: the turn is already safe in the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from channels.db import database_sync_to_async
+from django.template.loader import render_to_string
+
+from chat import checkpoints
+from chat.compaction import CompactionOutcome, CompactionRefused, compact_session, needs_compaction
+from chat.conversation import render_conversation
+from history.models import Session
+
+log = logging.getLogger(__name__)
+START_DELAY = 0.5
+Send = Callable[[str], Awaitable[None]]
+
+
+async def after_turn_tasks(session_id: str, send: Send) -> CompactionOutcome | None:
+    """The checkpoint if one is due, then compaction when the history passed its trigger."""
+    try:
+        await database_sync_to_async(checkpoints.take_if_due)(session_id)
+        due = await database_sync_to_async(needs_compaction)(session_id)
+    except Exception:
+        log.exception("after-turn checks failed in %s", session_id)
+        return None
+    if not due:
+        return None
+    return await run_compaction(session_id, send)
+
+
+async def run_compaction(
+    session_id: str, send: Send, *, focus: str = "", force: bool = False
+) -> CompactionOutcome | None:
+    """Compact with websocket events: start (after START_DELAY), complete or error."""
+
+    async def announce() -> None:
+        await asyncio.sleep(START_DELAY)
+        await send(render_to_string("chat/_frame_compaction.html", {"state": "start"}))
+
+    herald = asyncio.create_task(announce())
+    try:
+        outcome = await compact_session(session_id, focus=focus, force=force)
+    except CompactionRefused as exc:
+        await _finish(send, herald, session_id, "error", str(exc))
+        return None
+    except Exception:
+        log.exception("compaction failed in %s", session_id)
+        await _finish(
+            send, herald, session_id, "error", "Compaction failed; the history is unchanged."
+        )
+        return None
+    if not outcome.changed:
+        await _finish(send, herald, session_id, "none", outcome.note)
+        return outcome
+    session = await database_sync_to_async(Session.objects.get)(pk=session_id)
+    conversation = await database_sync_to_async(render_conversation)(session, oob=True)
+    await _finish(send, herald, session_id, "complete", outcome.note, outcome, conversation)
+    return outcome
+
+
+async def _finish(
+    send: Send,
+    herald: asyncio.Task,
+    session_id: str,
+    state: str,
+    text: str,
+    outcome: CompactionOutcome | None = None,
+    conversation: str = "",
+) -> None:
+    herald.cancel()
+    context = {"state": state, "text": text, "outcome": outcome, "session_id": session_id}
+    await send(conversation + render_to_string("chat/_frame_compaction.html", context))

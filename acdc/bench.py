@@ -149,6 +149,10 @@ def bench_cache(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             how, notes = _pipeline_replay(Path(tmp))
             tables, data = run_sessions(how, sessions)
             path = "Replayed through the real turn pipeline (`chat.turns.run_turn`, `acdc/fake`)."
+            if not args.quick:
+                long_table, long_data = _long_session(Path(tmp), args.out)
+                tables += "\n\n" + long_table
+                data.append(long_data)
             _close_database()
     info = machine()
     lines = [
@@ -165,6 +169,21 @@ def bench_cache(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     ]
     mode = "direct" if args.direct else "pipeline"
     return "\n".join(lines), {"machine": info, "mode": mode, "sessions": data, "notes": notes}
+
+
+def _long_session(tmp: Path, out: Path) -> tuple[str, dict[str, Any]]:
+    """The 120-turn session that crosses the compaction trigger, and its plot (SVG)."""
+    from tests.bench.compaction_bench import run_long
+
+    def repo_for(strategy: str) -> Path:
+        return tmp / "repo"
+
+    table, data, svg = run_long(repo_for)
+    out.mkdir(parents=True, exist_ok=True)
+    plot = out / "cache-long-session.svg"
+    plot.write_text(svg, encoding="utf-8")
+    table += f"\n\nPrompt tokens per turn: `{plot}`."
+    return table, {"session": "long session with compaction", "strategies": data}
 
 
 def _direct_replay() -> Any:

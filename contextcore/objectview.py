@@ -47,8 +47,24 @@ def metadata_line(item: PoolItem) -> str:
     return f"{head} char_count={item.char_count}"
 
 
-def metadata_lines(items: Iterable[PoolItem]) -> tuple[str, ...]:
-    return tuple(metadata_line(item) for item in items)
+MAX_UNREAD_LINES = 40
+
+
+def metadata_lines(
+    items: Iterable[PoolItem], max_unread: int = MAX_UNREAD_LINES
+) -> tuple[str, ...]:
+    """One line per object, except that only the newest `max_unread` unread stubs are
+    listed (a grep can name hundreds of paths; each line is paid for on every turn) and a
+    last line counts the rest."""
+    items = list(items)
+    unread = [i for i in items if i.type == "file" and i.stub and not i.deleted]
+    hidden = {id(i) for i in unread[: max(0, len(unread) - max_unread)]}
+    lines = [metadata_line(i) for i in items if id(i) not in hidden]
+    if hidden:
+        lines.append(
+            f"[{len(hidden)} older unread paths not listed; list_files or grep finds them again]"
+        )
+    return tuple(lines)
 
 
 def active_label(object_id: str) -> str:

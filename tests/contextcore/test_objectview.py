@@ -71,3 +71,15 @@ def test_pinned_outputs_are_never_collapsed():
 def test_the_window_sizes_are_configurable():
     outputs = _outputs([(0, 2), (1, 2)])
     assert collapsed(outputs, current_turn=1, per_turn=1, turns_back=1) == {"t0-0", "t0-1", "t1-0"}
+
+
+def test_only_the_newest_unread_stubs_are_listed():
+    from contextcore.objectview import metadata_lines
+
+    items = [PoolItem("a", "file", "a.py", char_count=3)]
+    items += [PoolItem(f"s{n}", "file", f"s{n}.py", stub=True) for n in range(5)]
+    lines = metadata_lines(items, max_unread=2)
+    assert lines[0].startswith("id=a ")
+    assert [line.split()[0] for line in lines[1:3]] == ["id=s3", "id=s4"]
+    assert lines[-1] == "[3 older unread paths not listed; list_files or grep finds them again]"
+    assert len(metadata_lines(items)) == 6  # under the default cap nothing is hidden

@@ -8,6 +8,7 @@ session sees the stream; Stop is broadcast the same way to whichever worker runs
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from channels.db import database_sync_to_async
@@ -17,6 +18,7 @@ from django.conf import settings
 from chat import context
 from chat.frames import DeltaCoalescer, render_error, render_hud
 from chat.protocol import FrameError, parse_frame
+from chat.session_tasks import after_turn_tasks, run_compaction
 from chat.turns import TurnRejected, run_turn
 from history.models import Session
 
@@ -25,6 +27,7 @@ log = logging.getLogger(__name__)
 
 class ChatConsumer(AsyncWebsocketConsumer):
     turn: asyncio.Task | None = None
+    compacting = False  # the turn task is past the reply, in its after-turn work
 
     async def connect(self) -> None:
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
@@ -51,23 +54,49 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
         elif frame.action == "select":
             await self._select(frame.paths)
-        elif self.turn is not None:
+        elif self.turn is not None and not self.compacting:
             await self.send(render_error("A reply is still streaming: press Stop first."))
+        elif self.turn is not None:
+            # Compacting after the last reply: this message waits for it, then runs.
+            self.turn = asyncio.create_task(self._after(self.turn, frame))
+        elif frame.action == "compact":
+            self.turn = asyncio.create_task(self._compact(frame.focus))
         else:
             self.turn = asyncio.create_task(
                 self._run_turn(frame.message, frame.model, frame.images)
             )
 
+    async def _after(self, previous: asyncio.Task, frame) -> None:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.shield(previous)
+        if frame.action == "compact":
+            await self._compact(frame.focus)
+        else:
+            await self._run_turn(frame.message, frame.model, frame.images)
+
+    async def _compact(self, focus: str) -> None:
+        self.compacting = True
+        try:
+            await run_compaction(self.session_id, self._broadcast, focus=focus, force=True)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._release()
+
     async def _run_turn(self, message: str, model: str, images: tuple[str, ...] = ()) -> None:
         coalescer = DeltaCoalescer(self._broadcast)
+        self.compacting = False
         try:
-            await run_turn(
+            finished = await run_turn(
                 session_id=self.session_id,
                 user_text=message,
                 model=model,
                 emit=coalescer.emit,
                 images=images,
             )
+            if finished.status == "complete":
+                self.compacting = True
+                await after_turn_tasks(self.session_id, self._broadcast)
         except TurnRejected as exc:
             await self.send(render_error(str(exc)))
         except asyncio.CancelledError:
@@ -76,7 +105,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
             log.exception("turn failed in session %s", self.session_id)
             await self.send(render_error("Something went wrong on the server; see its log."))
         finally:
+            self._release()
+
+    def _release(self) -> None:
+        """The turn task ends; a message queued behind it has its own task by now."""
+        if self.turn is asyncio.current_task():
             self.turn = None
+            self.compacting = False
 
     async def _select(self, paths: tuple[str, ...]) -> None:
         try:

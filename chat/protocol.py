@@ -11,7 +11,9 @@ import json
 import re
 from dataclasses import dataclass
 
-ACTIONS = ("send", "stop", "select")
+ACTIONS = ("send", "stop", "select", "compact")
+MAX_FOCUS_CHARS = 500
+COMPACT_COMMAND = re.compile(r"^/compact(?:\s+(?P<focus>.*))?$", re.S)
 MAX_PATHS = 10_000
 MAX_IMAGES = 5
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -28,6 +30,7 @@ class ClientFrame:
     model: str = ""
     paths: tuple[str, ...] = ()
     images: tuple[str, ...] = ()  # sha256 of stored images, in the composer's order
+    focus: str = ""  # `compact`: what the summary should keep
 
 
 def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> ClientFrame:
@@ -50,12 +53,19 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
     model = payload.get("model", "")
     if not isinstance(message, str) or not isinstance(model, str):
         raise FrameError("The message must be text.")
+    focus = payload.get("focus", "")
+    if not isinstance(focus, str):
+        raise FrameError("The compaction focus must be text.")
+    command = COMPACT_COMMAND.match(message.strip()) if action == "send" else None
+    if command:  # "/compact [focus]" typed in the message box
+        action, focus, message = "compact", command.group("focus") or "", ""
     return ClientFrame(
         action=action,
         message=message,
         model=model.strip(),
         paths=_paths(payload),
         images=_images(payload),
+        focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 
 

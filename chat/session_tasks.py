@@ -55,6 +55,10 @@ async def run_compaction(
     except CompactionRefused as exc:
         await _finish(send, herald, session_id, "error", str(exc))
         return None
+    except asyncio.CancelledError:
+        stopped = "Compaction stopped; the history is unchanged."
+        await asyncio.shield(_finish(send, herald, session_id, "none", stopped))
+        raise
     except Exception:
         log.exception("compaction failed in %s", session_id)
         await _finish(

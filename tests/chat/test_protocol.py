@@ -43,3 +43,26 @@ def test_it_rejects_malformed_frames_with_a_reason(text, data, says):
 def test_it_rejects_frames_over_the_size_limit():
     with pytest.raises(FrameError, match="too large"):
         parse(json.dumps({"message": "x" * (LIMIT + 1)}))
+
+
+@pytest.mark.parametrize(
+    ("message", "focus"),
+    [("/compact", ""), ("  /compact  keep the parser notes ", "keep the parser notes")],
+)
+def test_slash_compact_is_a_compaction_not_a_message(message, focus):
+    frame = parse_frame(json.dumps({"action": "send", "message": message}), None, max_bytes=10**6)
+    assert (frame.action, frame.focus, frame.message) == ("compact", focus, "")
+
+
+def test_a_message_that_only_starts_like_the_command_is_a_message():
+    frame = parse_frame(json.dumps({"message": "/compactness of code"}), None, max_bytes=10**6)
+    assert frame.action == "send" and frame.message == "/compactness of code"
+
+
+def test_a_compaction_focus_must_be_text_and_is_capped():
+    with pytest.raises(FrameError, match="focus must be text"):
+        parse_frame(json.dumps({"action": "compact", "focus": 3}), None, max_bytes=10**6)
+    frame = parse_frame(
+        json.dumps({"action": "compact", "focus": "x" * 900}), None, max_bytes=10**6
+    )
+    assert len(frame.focus) == 500

@@ -26,11 +26,7 @@ urlpatterns = [
         views_context.compaction_undo,
         name="compaction_undo",
     ),
-    path(
-        "s/<str:session_id>/messages/<str:message_id>/pin/",
-        views_context.message_pin,
-        name="message_pin",
-    ),
+    path("m/<str:message_id>/pin/", views_context.message_pin, name="message_pin"),
     path(
         "s/<str:session_id>/grounding/",
         views_context.grounding_toggle,

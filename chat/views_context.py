@@ -118,13 +118,14 @@ def endless_choose(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 @require_POST
-def message_pin(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
+def message_pin(request: HttpRequest, message_id: str) -> HttpResponse:
     """Toggle a message's pin: pinned messages stay verbatim through compaction."""
-    session = _session(session_id)
-    message = Message.objects.filter(pk=message_id, session=session).first()
+    message = Message.objects.filter(pk=message_id).select_related("session").first()
     if message is None or message.system_event or message.role not in ("user", "assistant"):
         raise Http404("no such message")
     message.pinned = request.POST.get("pinned", "true") == "true"
     message.save(update_fields=["pinned"])
-    context.pin_message(session.id, message.id, message.pinned)
-    return render(request, "chat/_pin_button.html", {"message": message, "session": session})
+    context.pin_message(message.session_id, message.id, message.pinned)
+    return render(
+        request, "chat/_pin_button.html", {"pin_id": message.id, "pinned": message.pinned}
+    )

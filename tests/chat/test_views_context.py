@@ -70,20 +70,20 @@ def test_undo_without_a_compaction_says_so(client, session):
 
 def test_pinning_a_message_reaches_the_engine_history(client, session):
     asked, _ = _exchange(session, "always use tabs", "ok")
-    response = client.post(f"/s/{session.id}/messages/{asked.id}/pin/", {"pinned": "true"})
+    response = client.post(f"/m/{asked.id}/pin/", {"pinned": "true"})
     assert response.status_code == 200 and 'aria-pressed="true"' in response.content.decode()
     assert Message.objects.get(pk=asked.pk).pinned
     history = Session.objects.get(pk=session.pk).context_state["engine"]["history"]
     assert history[0]["pinned"] is True
-    client.post(f"/s/{session.id}/messages/{asked.id}/pin/", {"pinned": "false"})
+    client.post(f"/m/{asked.id}/pin/", {"pinned": "false"})
     history = Session.objects.get(pk=session.pk).context_state["engine"]["history"]
     assert "pinned" not in history[0]
 
 
 def test_pinning_needs_a_real_message_and_a_post(client, session):
     note = services.message_append(session=session, role="system", content="n", system_event=True)
-    assert client.post(f"/s/{session.id}/messages/{note.id}/pin/").status_code == 404
-    assert client.post(f"/s/{session.id}/messages/nope/pin/").status_code == 404
+    assert client.post(f"/m/{note.id}/pin/").status_code == 404
+    assert client.post("/m/nope/pin/").status_code == 404
     assert client.get(f"/s/{session.id}/checkpoints/").status_code == 405
     assert client.post("/s/sess_0_000000/checkpoints/").status_code == 404
 

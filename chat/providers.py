@@ -75,7 +75,7 @@ class AcdcProvider(litellm.CustomLLM):
             FakeRequest("acdc/fake", copy.deepcopy(messages), tools, optional, metadata)
         )
         try:
-            step = script.next_step(messages)
+            step = script.next_step(messages, metadata.get("purpose"))
         except ValueError as exc:  # a broken script file must be loud, not retried
             raise litellm.BadRequestError(
                 message=f"acdc/fake script: {exc}", model="acdc/fake", llm_provider=PROVIDER

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,9 @@ class FakeStep:
     retry_after: float | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
+    # Only for requests made for this purpose ("topic_detection", "history_summary",
+    # "endless_view", ...); untagged steps answer any request no tagged step is waiting for.
+    purpose: str | None = None
 
     def __post_init__(self) -> None:
         if self.error is not None and self.error not in ERROR_KINDS:
@@ -98,7 +101,7 @@ class FakeScript:
         self._queue: deque[FakeStep] = deque()
         self._file_signature: tuple[int, int] | None = None
         self._file_steps: list[FakeStep] = []
-        self._file_position = 0
+        self._file_used: set[int] = set()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> FakeScript:
@@ -111,10 +114,15 @@ class FakeScript:
     def enqueue(self, *steps: str | Mapping[str, Any] | FakeStep) -> None:
         self._queue.extend(FakeStep.parse(step) for step in steps)
 
-    def next_step(self, messages: list[dict[str, Any]]) -> FakeStep:
-        if self._queue:
-            return self._queue.popleft()
-        file_step = self._next_file_step()
+    def next_step(self, messages: list[dict[str, Any]], purpose: str | None = None) -> FakeStep:
+        """The first waiting step tagged with this request's purpose, else the first
+        untagged one (queued steps before the file's), else an echo."""
+        index = _pick(self._queue, purpose)
+        if index is not None:
+            step = self._queue[index]
+            del self._queue[index]
+            return step
+        file_step = self._next_file_step(purpose)
         if file_step is not None:
             return file_step
         return FakeStep(text=echo_reply(messages))
@@ -122,7 +130,7 @@ class FakeScript:
     def chunk_delay(self, step: FakeStep) -> float:
         return self.default_chunk_delay if step.chunk_delay is None else step.chunk_delay
 
-    def _next_file_step(self) -> FakeStep | None:
+    def _next_file_step(self, purpose: str | None = None) -> FakeStep | None:
         if self.script_file is None:
             return None
         try:
@@ -136,12 +144,27 @@ class FakeScript:
             if not isinstance(raw, list):
                 raise ValueError(f"{self.script_file} must hold a JSON list of steps")
             self._file_steps = [FakeStep.parse(item) for item in raw]
-            self._file_position = 0
+            self._file_used = set()
             self._file_signature = signature
-        if self._file_position >= len(self._file_steps):
+        waiting = [s for i, s in enumerate(self._file_steps) if i not in self._file_used]
+        index = _pick(waiting, purpose)
+        if index is None:
             return None
-        self._file_position += 1
-        return self._file_steps[self._file_position - 1]
+        step = waiting[index]
+        self._file_used.add(next(i for i, s in enumerate(self._file_steps) if s is step))
+        return step
+
+
+def _pick(steps: Sequence[FakeStep], purpose: str | None) -> int | None:
+    """Index of the step that answers a request made for `purpose`."""
+    if purpose is not None:
+        for index, step in enumerate(steps):
+            if step.purpose == purpose:
+                return index
+    for index, step in enumerate(steps):
+        if step.purpose is None:
+            return index
+    return None
 
 
 def echo_reply(messages: list[dict[str, Any]]) -> str:

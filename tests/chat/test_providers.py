@@ -176,3 +176,20 @@ async def test_a_broken_script_file_fails_the_request_without_retrying(script_fi
     with pytest.raises(BadRequestError) as caught:
         await reply(LiteLLMClient(), ask("q"))
     assert "acdc/fake script" in caught.value.user_message
+
+
+def test_steps_tagged_with_a_purpose_answer_only_requests_made_for_it(tmp_path):
+    from chat.providers_fake import FakeScript, FakeStep
+
+    script = FakeScript()
+    script.enqueue(FakeStep(text="summary", purpose="history_summary"), "chat answer")
+    assert script.next_step([], None).text == "chat answer"
+    assert script.next_step([], "topic_detection").text.startswith("Fake reply")  # echo
+    assert script.next_step([], "history_summary").text == "summary"
+
+    file = tmp_path / "script.json"
+    file.write_text('[{"text": "detector", "purpose": "topic_detection"}, "first", "second"]')
+    from_file = FakeScript(script_file=file)
+    assert from_file.next_step([], None).text == "first"
+    assert from_file.next_step([], "topic_detection").text == "detector"
+    assert from_file.next_step([], "topic_detection").text == "second"  # untagged fallback

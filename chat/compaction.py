@@ -137,7 +137,7 @@ def _store(
     )
     manager.set_history(after)
     save_manager(session_id, manager)
-    note = describe(record, len(history), len(after))
+    note = describe(record)
     # The summary is in the event's text too, so search and grounding find it.
     services.message_append(
         session=session,
@@ -158,14 +158,14 @@ def _store(
     )
 
 
-def describe(record: Compaction, before: int, after: int) -> str:
+def describe(record: Compaction) -> str:
     """One line: starts with grounding's COMPACTION_PREFIX ("History compacted")."""
-    removed = before - after
+    replaced = len(record.replaced_ids)
     how = (
         "summarized" if record.case == Compaction.Case.SUMMARIZE else "truncated at a topic change"
     )
     return (
-        f"History compacted ({how}): {removed} message{'s' if removed != 1 else ''} "
+        f"History compacted ({how}): {replaced} message{'s' if replaced != 1 else ''} "
         f"replaced, {record.tokens_before:,} → {record.tokens_after:,} tokens."
     )
 

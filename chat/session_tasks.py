@@ -19,7 +19,9 @@ from django.template.loader import render_to_string
 
 from chat import checkpoints
 from chat.compaction import CompactionOutcome, CompactionRefused, compact_session, needs_compaction
+from chat.context import refresh_sets
 from chat.conversation import render_conversation
+from chat.frames import render_hud
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -70,6 +72,8 @@ async def run_compaction(
         return outcome
     session = await database_sync_to_async(Session.objects.get)(pk=session_id)
     conversation = await database_sync_to_async(render_conversation)(session, oob=True)
+    hud = await database_sync_to_async(refresh_sets)(session_id)  # the HUD follows
+    conversation += render_hud(hud)
     await _finish(send, herald, session_id, "complete", outcome.note, outcome, conversation)
     return outcome
 

@@ -10,11 +10,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from chat import attachments, context
+from chat.conversation import conversation_items
 from chat.files import file_rows
-from chat.render import render_markdown
 from chat.runtime import chat_model
 from history import selectors, services
-from history.images import SHA256, images_for_messages
+from history.images import SHA256
 from history.models import Image, Session
 
 
@@ -45,16 +45,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
 
 
 def _page_context(session: Session) -> dict:
-    rows = selectors.session_messages(session=session)
-    images = images_for_messages(m.id for m in rows if m.role == "user")
-    messages = [
-        {
-            "message": m,
-            "html": render_markdown(m.content) if m.role == "assistant" else "",
-            "images": [i.sha256 for i in images.get(m.id, [])],
-        }
-        for m in rows
-    ]
+    messages = conversation_items(session)
     state = session.context_state or {}
     selected = set(context.selected_files(session))
     return {

@@ -55,6 +55,7 @@ async def test_past_the_trigger_the_history_is_compacted_and_the_page_told(fake,
     assert 'id="conversation"' in frames[-1] and 'hx-swap-oob="outerHTML"' in frames[-1]
     assert 'data-state="complete"' in frames[-1] and "History compacted" in frames[-1]
     assert "earlier messages compacted" in frames[-1]
+    assert 'id="hud"' in frames[-1]  # the HUD shows the smaller history at once
     kinds = await database_sync_to_async(
         lambda: sorted(
             Checkpoint.objects.filter(session_id=session.id).values_list("kind", flat=True)

@@ -78,7 +78,13 @@ def _wait_until_serving(url: str, process: subprocess.Popen, log: Path) -> None:
 
 
 @pytest.fixture
-def server(tmp_path: Path):
+def server(tmp_path: Path, request: pytest.FixtureRequest):
+    """`@pytest.mark.server_env(NAME="value", ...)` adds settings for the server process;
+    `{tmp}` in a value stands for the test's temporary folder."""
+    marker = request.node.get_closest_marker("server_env")
+    extra = {
+        k: v.replace("{tmp}", str(tmp_path)) for k, v in (marker.kwargs if marker else {}).items()
+    }
     repo = _make_repo(tmp_path)
     port = _free_port()
     script = tmp_path / "fake-script.json"
@@ -91,6 +97,7 @@ def server(tmp_path: Path):
         "ACDC_MODEL": "acdc/fake",
         "ACDC_FAKE_SCRIPT": str(script),
         "NO_PROXY": "127.0.0.1,localhost",
+        **extra,
     }
     env.pop("ACDC_TOKEN", None)
     with log.open("w") as out:

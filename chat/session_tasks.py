@@ -15,6 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.template.loader import render_to_string
 
 from chat import checkpoints
@@ -37,15 +38,42 @@ async def after_turn_tasks(session_id: str, send: Send) -> CompactionOutcome | N
     except Exception:
         log.exception("after-turn checks failed in %s", session_id)
         return None
-    if not due:
-        return None
-    return await run_compaction(session_id, send)
+    if due:
+        return await run_compaction(session_id, send, quiet=True)
+    if settings.ACDC_AUTO_ROLLBACK:
+        await _auto_rollback(session_id, send)
+    return None
+
+
+async def _auto_rollback(session_id: str, send: Send) -> None:
+    """Opt-in (ACDC_AUTO_ROLLBACK): when the quality score asks for a rollback, go back to
+    the newest checkpoint taken before the summaries piled up, and show the result."""
+    session = await database_sync_to_async(Session.objects.get)(pk=session_id)
+    quality = ((session.context_state or {}).get("hud") or {}).get("quality") or {}
+    if quality.get("action") != "rollback":
+        return
+    target = await database_sync_to_async(
+        lambda: session.checkpoints.exclude(label="Before rollback").order_by("-id").first()
+    )()
+    if target is None:
+        return
+    try:
+        note = await database_sync_to_async(checkpoints.rollback)(session_id, target.id)
+    except checkpoints.RollbackRefused as exc:
+        log.warning("automatic rollback refused in %s: %s", session_id, exc)
+        return
+    session = await database_sync_to_async(Session.objects.get)(pk=session_id)
+    conversation = await database_sync_to_async(render_conversation)(session, oob=True)
+    context = {"state": "complete", "text": f"Automatic: {note}", "session_id": session_id}
+    await send(conversation + render_to_string("chat/_frame_compaction.html", context))
 
 
 async def run_compaction(
-    session_id: str, send: Send, *, focus: str = "", force: bool = False
+    session_id: str, send: Send, *, focus: str = "", force: bool = False, quiet: bool = False
 ) -> CompactionOutcome | None:
-    """Compact with websocket events: start (after START_DELAY), complete or error."""
+    """Compact with websocket events: start (after START_DELAY), complete or error. A
+    compaction that changes nothing clears the status silently when `quiet` (the automatic
+    one), and says why otherwise (Compact now)."""
 
     async def announce() -> None:
         await asyncio.sleep(START_DELAY)
@@ -68,7 +96,7 @@ async def run_compaction(
         )
         return None
     if not outcome.changed:
-        await _finish(send, herald, session_id, "none", outcome.note)
+        await _finish(send, herald, session_id, "none", "" if quiet else outcome.note)
         return outcome
     session = await database_sync_to_async(Session.objects.get)(pk=session_id)
     conversation = await database_sync_to_async(render_conversation)(session, oob=True)

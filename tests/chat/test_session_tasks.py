@@ -85,3 +85,41 @@ async def test_compact_now_on_an_empty_session_is_a_clear_error():
 
     assert await session_tasks.run_compaction(session.id, send, force=True) is None
     assert 'data-state="error"' in frames[-1] and "no conversation to compact" in frames[-1]
+
+
+@database_sync_to_async
+def pile_up_summaries(session, count: int) -> None:
+    from history.models import Compaction
+
+    for _ in range(count):
+        Compaction.objects.create(session_id=session.id, case="summarize")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_automatic_rollback_only_when_enabled_and_asked_for(fake, enabled):
+    from chat import checkpoints
+    from history.models import Message, Session
+
+    session = await new_session()
+    await talk(session, fake, 1)
+    stored = await database_sync_to_async(Session.objects.get)(pk=session.id)
+    await database_sync_to_async(checkpoints.take)(stored, label="good")
+    await pile_up_summaries(session, 4)  # four summaries in two turns: the score asks
+    await talk(session, fake, 1)
+    hud = (await database_sync_to_async(Session.objects.get)(pk=session.id)).context_state["hud"]
+    assert hud["quality"]["action"] == "rollback"
+    frames: list[str] = []
+
+    async def send(html: str) -> None:
+        frames.append(html)
+
+    with override_settings(ACDC_AUTO_ROLLBACK=enabled, ACDC_CHECKPOINT_EVERY=0):
+        await session_tasks.after_turn_tasks(session.id, send)
+
+    rolled = await database_sync_to_async(
+        lambda: Message.objects.filter(session_id=session.id, rolled_back=True).count()
+    )()
+    if enabled:
+        assert rolled == 2 and "Automatic: Rolled back" in frames[-1]
+    else:
+        assert rolled == 0 and frames == []

@@ -211,9 +211,17 @@ def _release_dropped(session: Session, manager: ContextManager) -> None:
 
 
 async def prepare(
-    *, session: Session, user_text: str, model: str, turn_id: str, images: tuple[str, ...] = ()
+    *,
+    session: Session,
+    user_text: str,
+    model: str,
+    turn_id: str,
+    images: tuple[str, ...] = (),
+    tool_tokens: int = 0,
 ) -> Prepared:
     facts, warning = await asyncio.to_thread(facts_for, model)
+    if tool_tokens:
+        facts = replace(facts, tool_tokens=tool_tokens)
     managed = await _managed_view(session, facts, user_text, turn_id)
     return await _prepare(session.id, user_text, model, turn_id, facts, warning, images, managed)
 

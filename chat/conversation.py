@@ -13,6 +13,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from chat.events import ToolCallFinished
+from chat.frames import card
 from chat.render import render_markdown
 from history import selectors
 from history.images import images_for_messages
@@ -32,6 +34,21 @@ def _fold_reason(message: Message, replaced: set[str]) -> str:
     return ""
 
 
+def _tool_card(message: Message) -> dict[str, Any]:
+    """A stored tool call as the card the live turn showed."""
+    details = (message.edit_results or [{}])[0]
+    event = ToolCallFinished(
+        turn_id=message.turn_id,
+        call_id=details.get("call_id") or message.id,
+        tool=details.get("tool", "tool"),
+        args_display=details.get("args", ""),
+        status=details.get("status", "ok"),
+        output=message.content,
+        object_id=details.get("object_id", ""),
+    )
+    return card(event)
+
+
 def conversation_items(session: Session) -> list[dict[str, Any]]:
     rows = selectors.session_messages(session=session)
     replaced: set[str] = set()
@@ -45,6 +62,7 @@ def conversation_items(session: Session) -> list[dict[str, Any]]:
                 "message": m,
                 "html": render_markdown(m.content) if m.role == "assistant" else "",
                 "images": [i.sha256 for i in images.get(m.id, [])],
+                "card": _tool_card(m) if m.role == Message.Role.TOOL else None,
             }
             for m in run
         ]

@@ -43,6 +43,37 @@ class TurnFinished:
     assistant_message_id: str | None
     usage: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    tool_cards: tuple[ToolCallFinished, ...] = ()  # kept when the answer is re-rendered
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    turn_id: str
+    call_id: str
+    tool: str
+    args_display: str
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    turn_id: str
+    call_id: str
+    tool: str
+    args_display: str
+    status: str  # ok | fail
+    output: str
+    object_id: str
+
+
+@dataclass(frozen=True)
+class SetsChanged:
+    """The model's tools changed the session's sets: the file picker shows `paths` again
+    (`active` says which of them are now checked)."""
+
+    turn_id: str
+    paths: tuple[str, ...]
+    active: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,4 +82,13 @@ class HudUpdate:
     hud: dict[str, Any]
 
 
-TurnEvent = TurnStarted | TurnDelta | TurnNotice | TurnFinished | HudUpdate
+TurnEvent = (
+    TurnStarted
+    | TurnDelta
+    | TurnNotice
+    | TurnFinished
+    | HudUpdate
+    | ToolCallStarted
+    | ToolCallFinished
+    | SetsChanged
+)

@@ -16,6 +16,9 @@ from django.template.loader import render_to_string
 
 from chat.events import (
     HudUpdate,
+    SetsChanged,
+    ToolCallFinished,
+    ToolCallStarted,
     TurnDelta,
     TurnEvent,
     TurnFinished,
@@ -40,10 +43,40 @@ def render_event(event: TurnEvent) -> str:
         return render_to_string("chat/_frame_notice.html", {"event": event, "rows": rows})
     if isinstance(event, TurnFinished):
         html = render_markdown(event.text)
-        return render_to_string("chat/_frame_finished.html", {"event": event, "html": html})
+        cards = [card(c) for c in event.tool_cards]
+        context = {"event": event, "html": html, "cards": cards}
+        return render_to_string("chat/_frame_finished.html", context)
     if isinstance(event, HudUpdate):
         return render_to_string("chat/_hud.html", {"hud": event.hud, "oob": True})
+    if isinstance(event, ToolCallStarted | ToolCallFinished):
+        return render_to_string("chat/_frame_tool.html", {"event": event, "card": card(event)})
+    if isinstance(event, SetsChanged):
+        active, pinned = set(event.active), set(event.pinned)
+        rows = [
+            {"path": p, "id": checkbox_id(p), "checked": p in active, "pinned": p in pinned}
+            for p in event.paths
+        ]
+        return render_to_string("chat/_frame_sets.html", {"event": event, "rows": rows})
     raise TypeError(f"not a turn event: {event!r}")
+
+
+TOOL_PREVIEW_CHARS = 4000
+
+
+def card(event: ToolCallStarted | ToolCallFinished) -> dict:
+    """What a tool card shows: name, arguments, status, and the start of the output."""
+    finished = isinstance(event, ToolCallFinished)
+    output = event.output if finished else ""
+    return {
+        "call_id": event.call_id,
+        "dom_id": "tool-" + checkbox_id(event.call_id)[5:],
+        "tool": event.tool,
+        "args": event.args_display,
+        "status": event.status if finished else "running",
+        "output": output[:TOOL_PREVIEW_CHARS],
+        "cut": max(0, len(output) - TOOL_PREVIEW_CHARS),
+        "lines": output.count("\n") + 1 if output else 0,
+    }
 
 
 def render_hud(hud: dict) -> str:

@@ -10,10 +10,11 @@ the streaming row is saved at least once a second.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -22,6 +23,9 @@ from django.db import transaction
 from chat import context
 from chat.events import (
     HudUpdate,
+    SetsChanged,
+    ToolCallFinished,
+    ToolCallStarted,
     TurnDelta,
     TurnEvent,
     TurnFinished,
@@ -29,7 +33,16 @@ from chat.events import (
     TurnStarted,
 )
 from chat.runtime import chat_model, llm_client
-from contextcore.llm import LLMClient, LLMError, LLMRequest, TextDelta, Usage, UsageReport
+from chat.tools import TOOL_SPECS, ToolCall, ToolResult, run_tool, supports_tools
+from contextcore.llm import (
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+    UsageReport,
+)
 from history import services
 from history.ids import new_turn_id
 from history.images import ImageRejected, images_get, message_attach_images
@@ -50,6 +63,20 @@ class _Stream:
     message_id: str | None = None
     usage: Usage | None = None
     saved_at: float = 0.0
+    tool_cards: list[ToolCallFinished] = field(default_factory=list)
+    tool_refs: list[context.ToolRef] = field(default_factory=list)
+
+    def add_usage(self, usage: Usage) -> None:
+        """Every round of a tool loop is billed: the turn's usage is their sum."""
+        if self.usage is None:
+            self.usage = usage
+            return
+        self.usage = Usage(
+            prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
+            completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
+            cache_read_tokens=self.usage.cache_read_tokens + usage.cache_read_tokens,
+            cache_write_tokens=self.usage.cache_write_tokens + usage.cache_write_tokens,
+        )
 
 
 async def run_turn(
@@ -70,15 +97,23 @@ async def run_turn(
     await emit(
         TurnStarted(turn_id, session.id, user_message.id, text, model, session.title, tuple(images))
     )
+    tools = TOOL_SPECS if await asyncio.to_thread(supports_tools, model) else None
     try:
         prepared = await context.prepare(
-            session=session, user_text=text, model=model, turn_id=turn_id, images=tuple(images)
+            session=session,
+            user_text=text,
+            model=model,
+            turn_id=turn_id,
+            images=tuple(images),
+            tool_tokens=tool_tokens(tools),
         )
     except LLMError as exc:
         return await _finish(emit, turn_id, session, _Stream(), "error", exc.user_message)
     for notice in prepared.notices:
         await emit(TurnNotice(turn_id, notice.text, notice.level, notice.paths))
-    request = LLMRequest(model=model, messages=prepared.messages, metadata=prepared.metadata)
+    request = LLMRequest(
+        model=model, messages=prepared.messages, tools=tools, metadata=prepared.metadata
+    )
     turn = _Turn(emit, turn_id, session, text, prepared)
     return await _stream(turn, request, client or llm_client())
 
@@ -93,15 +128,24 @@ class _Turn:
 
 
 async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFinished:
+    """Stream the answer; while the model asks for tools (and rounds are left), run them,
+    hand back their results and stream again. All text goes into one answer."""
     state = _Stream()
+    rounds = 0
     try:
-        async for event in client.stream(request):
-            if isinstance(event, TextDelta) and event.text:
-                state.text += event.text
-                await _save_partial(state, turn.session, turn.turn_id, request.model)
-                await turn.emit(TurnDelta(turn.turn_id, state.text))
-            elif isinstance(event, UsageReport):
-                state.usage = event.usage
+        while True:
+            calls = await _one_response(turn, request, client, state)
+            if not calls:
+                break
+            if rounds >= settings.ACDC_MAX_TOOL_ROUNDS:
+                request = await _tools_exhausted(turn, request, calls)
+                continue
+            rounds += 1
+            results = await _run_tools(turn, state, calls)
+            messages = [*request.messages, *_round_messages(calls, results)]
+            request = replace(request, messages=_fit_tool_outputs(turn, messages))
+            if state.text and not state.text.endswith("\n\n"):
+                state.text += "\n\n"
     except asyncio.CancelledError:
         await asyncio.shield(_end(turn, state, "cancelled", ""))
         raise
@@ -109,6 +153,144 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
         log.warning("turn %s failed: %s %s", turn.turn_id, exc.user_message, exc.detail)
         return await _end(turn, state, "error", exc.user_message)
     return await _end(turn, state, "complete", "")
+
+
+async def _one_response(
+    turn: _Turn, request: LLMRequest, client: LLMClient, state: _Stream
+) -> list[ToolCall]:
+    """One streamed response; returns the tool calls it ended with (often none)."""
+    pieces: dict[int, dict[str, str]] = {}
+    async for event in client.stream(request):
+        if isinstance(event, TextDelta) and event.text:
+            state.text += event.text
+            await _save_partial(state, turn.session, turn.turn_id, request.model)
+            await turn.emit(TurnDelta(turn.turn_id, state.text))
+        elif isinstance(event, ToolCallDelta):
+            piece = pieces.setdefault(event.index, {"id": "", "name": "", "arguments": ""})
+            piece["id"] = event.id or piece["id"]
+            piece["name"] = event.name or piece["name"]
+            piece["arguments"] += event.arguments or ""
+        elif isinstance(event, UsageReport):
+            state.add_usage(event.usage)
+    return [ToolCall(p["id"], p["name"], p["arguments"]) for _, p in sorted(pieces.items())]
+
+
+def tool_tokens(tools: list[dict] | None) -> int:
+    """What the tool definitions cost in every request (counted like message text)."""
+    if not tools:
+        return 0
+    from chat.runtime import token_counter
+
+    return token_counter("cl100k_base").count(json.dumps(tools)) + 16 * len(tools)
+
+
+TOOL_OUTPUT_DROPPED = "[output dropped: the context window is full; ask again more narrowly]"
+
+
+def _fit_tool_outputs(turn: _Turn, messages: list[dict]) -> list[dict]:
+    """Keep a tool round inside the window: the largest tool outputs of this turn give way
+    to a short note until the request fits (the prompt itself was fitted before)."""
+    counter, budget = turn.prepared.manager.counter, turn.prepared.facts.input_budget
+    total = counter.count(messages)
+    if total <= budget:
+        return messages
+    fitted = [dict(m) for m in messages]
+    tool_indexes = sorted(
+        (i for i, m in enumerate(fitted) if m.get("role") == "tool"),
+        key=lambda i: -counter.count(fitted[i]),
+    )
+    for index in tool_indexes:
+        if total <= budget:
+            break
+        before = counter.count(fitted[index])
+        fitted[index]["content"] = TOOL_OUTPUT_DROPPED
+        total -= before - counter.count(fitted[index])
+    return fitted
+
+
+async def _tools_exhausted(turn: _Turn, request: LLMRequest, calls: list[ToolCall]) -> LLMRequest:
+    """Past the round limit: no more tools; the model answers with what it has."""
+    limit = settings.ACDC_MAX_TOOL_ROUNDS
+    text = f"The model asked for more tools after {limit} rounds; it was asked to answer now."
+    await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
+    refusal = f"Tool limit reached ({limit} rounds): answer now with what you have."
+    results = [ToolResult(c.call_id, c.name, "fail", refusal) for c in calls]
+    messages = [*request.messages, *_round_messages(calls, results)]
+    return replace(request, messages=messages, tools=None)
+
+
+async def _run_tools(turn: _Turn, state: _Stream, calls: list[ToolCall]) -> list[ToolResult]:
+    results = []
+    for call in calls:
+        display = f"{call.name}(…)"
+        await turn.emit(
+            ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
+        )
+        result = await database_sync_to_async(_run_and_store)(turn.session, turn.turn_id, call)
+        finished = ToolCallFinished(
+            turn.turn_id,
+            call.call_id or call.name,
+            call.name,
+            result.args_display or display,
+            result.status,
+            result.output,
+            result.object_id,
+        )
+        state.tool_cards.append(finished)
+        state.tool_refs.append(context.ToolRef(result.object_id, call.name, result.status))
+        await turn.emit(finished)
+        if result.changed_paths:
+            active, pinned = await database_sync_to_async(_picker_state)(turn.session)
+            await turn.emit(SetsChanged(turn.turn_id, tuple(result.changed_paths), active, pinned))
+        results.append(result)
+    return results
+
+
+def _run_and_store(session: Session, turn_id: str, call: ToolCall) -> ToolResult:
+    result = run_tool(session, call)
+    services.message_append(
+        session=session,
+        role=Message.Role.TOOL,
+        content=result.output,
+        turn_id=turn_id,
+        edit_results=[
+            {
+                "tool": result.name,
+                "args": result.args_display,
+                "status": result.status,
+                "object_id": result.object_id,
+                "call_id": result.call_id,
+            }
+        ],
+    )
+    return result
+
+
+def _picker_state(session: Session) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from history import sessionsets
+
+    return tuple(sessionsets.active_paths(session)), tuple(sessionsets.pinned_paths(session))
+
+
+def _round_messages(calls: list[ToolCall], results: list[ToolResult]) -> list[dict]:
+    """The assistant's tool calls and one tool message per result, as providers expect."""
+    assistant = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": result.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments or "{}"},
+            }
+            for call, result in zip(calls, results, strict=True)
+        ],
+    }
+    answers = [
+        {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
+        for result in results
+    ]
+    return [assistant, *answers]
 
 
 async def _end(turn: _Turn, state: _Stream, status: str, error: str) -> TurnFinished:
@@ -122,6 +304,7 @@ async def _end(turn: _Turn, state: _Stream, status: str, error: str) -> TurnFini
             status=status,
             answer=state.text,
             usage=state.usage,
+            toolcalls=state.tool_refs,
         )
     except Exception:
         # The answer is stored and shown; losing the HUD figures must not fail the turn.
@@ -143,7 +326,8 @@ async def _finish(emit, turn_id, session, state: _Stream, status: str, error: st
             usage=usage,
             error=error,
         )
-    finished = TurnFinished(turn_id, status, state.text, state.message_id, usage, error)
+    cards = tuple(state.tool_cards)
+    finished = TurnFinished(turn_id, status, state.text, state.message_id, usage, error, cards)
     await emit(finished)
     return finished
 

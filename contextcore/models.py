@@ -31,6 +31,7 @@ class ModelFacts:
     supports_prompt_caching: bool = False
     tokenizer: str = "cl100k_base"
     known: bool = True
+    tool_tokens: int = 0  # tool definitions sent with every request of this turn
 
     @property
     def max_history_tokens(self) -> int:
@@ -43,8 +44,9 @@ class ModelFacts:
 
     @property
     def input_budget(self) -> int:
-        """The most an assembled request may ever hold."""
-        return self.max_input_tokens - self.output_reserve
+        """The most an assembled request may ever hold (the tool definitions sent beside
+        the messages count against it too)."""
+        return self.max_input_tokens - self.output_reserve - self.tool_tokens
 
     @classmethod
     def unknown(cls, name: str) -> ModelFacts:

@@ -50,6 +50,7 @@ class Message(models.Model):
         USER = "user"
         ASSISTANT = "assistant"
         SYSTEM = "system"
+        TOOL = "tool"  # one tool call of a turn: output in content, details in edit_results
 
     class Status(models.TextChoices):
         STREAMING = "streaming"

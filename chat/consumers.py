@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+from pathlib import Path
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from chat import context
-from chat.frames import DeltaCoalescer, render_error, render_hud
+from chat import context, picker
+from chat.frames import DeltaCoalescer, render_error, render_hud, render_picker_update
 from chat.protocol import FrameError, parse_frame
 from chat.session_tasks import after_turn_tasks, run_compaction
 from chat.turns import TurnRejected, run_turn
@@ -38,9 +40,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         await self.channel_layer.group_add(self.group, self.channel_name)
+        self.files_group = files_group(settings.ACDC_REPO)
+        await self.channel_layer.group_add(self.files_group, self.channel_name)
+        await self._count_tokens()
 
     async def disconnect(self, code: int) -> None:
         await self.channel_layer.group_discard(self.group, self.channel_name)
+        if getattr(self, "files_group", None):
+            await self.channel_layer.group_discard(self.files_group, self.channel_name)
         if self.turn is not None:
             self.turn.cancel()
 
@@ -122,7 +129,25 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         for problem in problems:
             await self.send(render_error(problem))
-        await self._broadcast(render_hud(hud))
+        active = await database_sync_to_async(_active_paths)(self.session_id)
+        await self._broadcast(render_hud(hud) + render_picker_update(active=active))
+
+    async def _count_tokens(self) -> None:
+        """Count the repository's files in the background (once per repository, whatever
+        the number of tabs); every tab on the repository sees the progress."""
+        repo = Path(settings.ACDC_REPO)
+        paths = await asyncio.to_thread(picker.list_files, repo)
+        loop = asyncio.get_running_loop()
+        layer, group = self.channel_layer, self.files_group
+
+        def progress(done: int, total: int, fresh: dict) -> None:
+            counts = {path: count.as_json() for path, count in fresh.items()}
+            html = render_picker_update(counts=counts, progress=[done, total])
+            message = {"type": "chat.frame", "html": html}
+            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+
+        if len(picker.COUNTS.known(repo, paths)) < len(paths):
+            picker.COUNTS.count_in_background(repo, paths, progress)
 
     async def _broadcast(self, html: str) -> None:
         await self.channel_layer.group_send(self.group, {"type": "chat.frame", "html": html})
@@ -133,6 +158,17 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def chat_stop(self, event: dict) -> None:
         if self.turn is not None:
             self.turn.cancel()
+
+
+def _active_paths(session_id: str) -> list[str]:
+    from history import sessionsets
+
+    return sessionsets.active_paths(Session.objects.get(pk=session_id))
+
+
+def files_group(repo) -> str:
+    """The channel group of every tab showing a session of this repository."""
+    return "files." + hashlib.sha1(str(repo).encode()).hexdigest()[:20]
 
 
 @database_sync_to_async

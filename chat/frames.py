@@ -9,6 +9,8 @@ model, and the last state always arrives.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from collections.abc import Awaitable, Callable
 
@@ -25,7 +27,6 @@ from chat.events import (
     TurnNotice,
     TurnStarted,
 )
-from chat.files import checkbox_id
 from chat.render import render_markdown
 
 Send = Callable[[str], Awaitable[None]]
@@ -39,8 +40,8 @@ def render_event(event: TurnEvent) -> str:
             "chat/_frame_delta.html", {"event": event, "html": render_markdown(event.text)}
         )
     if isinstance(event, TurnNotice):
-        rows = [{"path": p, "id": checkbox_id(p), "checked": False} for p in event.paths]
-        return render_to_string("chat/_frame_notice.html", {"event": event, "rows": rows})
+        update = picker_update(uncheck=list(event.paths)) if event.paths else ""
+        return render_to_string("chat/_frame_notice.html", {"event": event, "picker": update})
     if isinstance(event, TurnFinished):
         html = render_markdown(event.text)
         cards = [card(c) for c in event.tool_cards]
@@ -51,13 +52,21 @@ def render_event(event: TurnEvent) -> str:
     if isinstance(event, ToolCallStarted | ToolCallFinished):
         return render_to_string("chat/_frame_tool.html", {"event": event, "card": card(event)})
     if isinstance(event, SetsChanged):
-        active, pinned = set(event.active), set(event.pinned)
-        rows = [
-            {"path": p, "id": checkbox_id(p), "checked": p in active, "pinned": p in pinned}
-            for p in event.paths
-        ]
-        return render_to_string("chat/_frame_sets.html", {"event": event, "rows": rows})
+        update = picker_update(
+            active=list(event.active), pinned=list(event.pinned), flash=list(event.paths)
+        )
+        return render_to_string("chat/_frame_sets.html", {"picker": update})
     raise TypeError(f"not a turn event: {event!r}")
+
+
+def picker_update(**changes) -> str:
+    """JSON for the Files panel (picker.js applies it): any of active, pinned, uncheck,
+    flash, counts, progress, changed."""
+    return json.dumps(changes, separators=(",", ":"))
+
+
+def render_picker_update(**changes) -> str:
+    return render_to_string("chat/_picker_update.html", {"payload": picker_update(**changes)})
 
 
 TOOL_PREVIEW_CHARS = 4000
@@ -69,7 +78,7 @@ def card(event: ToolCallStarted | ToolCallFinished) -> dict:
     output = event.output if finished else ""
     return {
         "call_id": event.call_id,
-        "dom_id": "tool-" + checkbox_id(event.call_id)[5:],
+        "dom_id": "tool-" + hashlib.sha1(event.call_id.encode()).hexdigest()[:12],
         "tool": event.tool,
         "args": event.args_display,
         "status": event.status if finished else "running",

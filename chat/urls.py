@@ -27,6 +27,8 @@ urlpatterns = [
         name="compaction_undo",
     ),
     path("m/<str:message_id>/pin/", views_context.message_pin, name="message_pin"),
+    path("s/<str:session_id>/files.json", views_context.files_json, name="files_json"),
+    path("s/<str:session_id>/files/pin/", views_context.file_pin, name="file_pin"),
     path(
         "s/<str:session_id>/grounding/",
         views_context.grounding_toggle,

@@ -9,9 +9,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModif
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from chat import attachments, context
+from chat import attachments
 from chat.conversation import conversation_items
-from chat.files import file_rows
 from chat.runtime import chat_model
 from history import selectors, services
 from history.images import SHA256
@@ -47,10 +46,8 @@ def session_new(request: HttpRequest) -> HttpResponse:
 def _page_context(session: Session) -> dict:
     messages = conversation_items(session)
     state = session.context_state or {}
-    selected = set(context.selected_files(session))
     return {
         "hud": state.get("hud"),
-        "files": file_rows(Path(settings.ACDC_REPO), selected),
         "session": session,
         "messages": messages,
         "model": chat_model(session.model),

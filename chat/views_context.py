@@ -8,13 +8,14 @@ Long work (compaction itself) goes through the websocket, not through here.
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from chat import checkpoints, context, endless
+from chat import checkpoints, context, endless, picker
 from chat.compaction import CompactionRefused, undo_compaction
-from history import selectors
+from chat.runtime import chat_model, facts_for
+from history import selectors, sessionsets
 from history.models import Message, Session
 
 
@@ -115,6 +116,35 @@ def endless_choose(request: HttpRequest, session_id: str) -> HttpResponse:
     )
     session.refresh_from_db()
     return render(request, "chat/_endless.html", endless_context(session, error))
+
+
+@require_GET
+def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
+    """The Files panel's tree (see chat.picker.tree_payload)."""
+    session = _session(session_id)
+    repo = sessionsets.repository()
+    facts, _ = facts_for(chat_model(session.model))
+    payload = picker.tree_payload(
+        repo.root,
+        sessionsets.active_paths(session, repo),
+        sessionsets.pinned_paths(session, repo),
+        facts.input_budget,
+    )
+    return JsonResponse(payload)
+
+
+@require_POST
+def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Pin or unpin one file from the picker; answers with the pins now in force."""
+    session = _session(session_id)
+    path = request.POST.get("path", "")
+    change = sessionsets.pin if request.POST.get("pinned") == "true" else sessionsets.unpin
+    try:
+        change(session, path)
+    except sessionsets.SetsError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    context.refresh_sets(session.id)
+    return JsonResponse({"pinned": sessionsets.pinned_paths(session)})
 
 
 @require_POST

@@ -84,6 +84,11 @@ class TokenCounter:
         self._cache: dict[str, int] = {}
         self._cached_chars = 0
 
+    @property
+    def encoding(self) -> Any:
+        """The tiktoken encoding, or None when it could not be loaded (counts estimate)."""
+        return self._get_encoding()
+
     def _get_encoding(self) -> Any:
         if self._encoding is None and not self._failed:
             try:

@@ -75,6 +75,8 @@ def git_status(repo: Path) -> dict[str, str]:
         x, y, path = entry[0], entry[1], entry[3:]
         if x in "RC":
             next(entries, None)  # the rename's source path follows
+        if path.startswith(SKIPPED):
+            continue
         if x == "?":
             badges[path] = "U"
         elif "D" in (x, y):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.conf import settings
 
 from chat import context, picker
@@ -22,6 +23,8 @@ from chat.frames import DeltaCoalescer, render_error, render_hud, render_picker_
 from chat.protocol import FrameError, parse_frame
 from chat.session_tasks import after_turn_tasks, run_compaction
 from chat.turns import TurnRejected, run_turn
+from chat.watcher import WATCHERS
+from history import sessionsets
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -43,11 +46,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.files_group = files_group(settings.ACDC_REPO)
         await self.channel_layer.group_add(self.files_group, self.channel_name)
         await self._count_tokens()
+        self.repository = sessionsets.repository()
+        await WATCHERS.attach(self.repository, files_changed)
 
     async def disconnect(self, code: int) -> None:
         await self.channel_layer.group_discard(self.group, self.channel_name)
         if getattr(self, "files_group", None):
             await self.channel_layer.group_discard(self.files_group, self.channel_name)
+        if getattr(self, "repository", None) is not None:
+            await WATCHERS.detach(self.repository)
         if self.turn is not None:
             self.turn.cancel()
 
@@ -161,9 +168,25 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
 
 def _active_paths(session_id: str) -> list[str]:
-    from history import sessionsets
-
     return sessionsets.active_paths(Session.objects.get(pk=session_id))
+
+
+async def files_changed(changes: list) -> None:
+    """From the file watcher: mark changed files in every tab of the repository, and
+    bring the HUD of each session holding them up to date."""
+    layer = get_channel_layer()
+    known = [c for c in changes if c.outcome in ("updated", "deleted")]
+    if not known:
+        return
+    html = render_picker_update(changed=[c.path for c in known])
+    await layer.group_send(files_group(settings.ACDC_REPO), {"type": "chat.frame", "html": html})
+    for session_id in sorted({s for c in known for s in c.sessions}):
+        try:
+            hud = await database_sync_to_async(context.refresh_sets)(session_id)
+        except Session.DoesNotExist:
+            continue
+        frame = {"type": "chat.frame", "html": render_hud(hud)}
+        await layer.group_send(f"session.{session_id}", frame)
 
 
 def files_group(repo) -> str:

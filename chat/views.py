@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from chat import attachments
 from chat.conversation import conversation_items
 from chat.runtime import chat_model
-from history import selectors, services
+from history import selectors, services, sessionsets
 from history.images import SHA256
 from history.models import Image, Session
 
@@ -34,6 +34,8 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     session = selectors.session_get(session_id=session_id)
     if session is None:
         return render(request, "chat/missing_session.html", {"session_id": session_id}, status=404)
+    # Seed 001 §3.6: files the session knows are reconciled with the disk on every load.
+    sessionsets.resume(session)
     return render(request, "chat/session.html", _page_context(session))
 
 

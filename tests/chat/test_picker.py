@@ -119,3 +119,13 @@ def test_the_session_page_holds_the_picker_shell(client):
     html = client.get(f"/s/{session.id}/").content.decode()
     assert 'aria-label="Files"' in html and 'id="file-filter"' in html
     assert f"/s/{session.id}/files.json" in html
+
+
+def test_opening_a_session_reconciles_its_files_with_the_disk(client, repo):
+    with override_settings(ACDC_REPO=repo):
+        session = services.session_create(repository=str(repo), model="acdc/fake")
+        sessionsets.activate(session, "src/app.py")
+        (repo / "src" / "app.py").write_text("def greet():\n    return 'changed meanwhile'\n")
+        assert client.get(f"/s/{session.id}/").status_code == 200
+        [entry] = sessionsets.entries(session)
+        assert "changed meanwhile" in entry.content

@@ -14,6 +14,7 @@
     changed: new Set(), open: new Set([""]), budget: 0, filter: "", root: null,
   };
   const panel = () => document.getElementById("files-panel");
+  const PIN_ICON = '<svg aria-hidden="true" width="12" height="12" viewBox="0 0 24 24" fill="currentColor" stroke="currentColor" stroke-width="2" stroke-linejoin="round"><path d="M12 17v5"/><path d="M9 10.8V4h6v6.8l3 3.2v2H6v-2z"/></svg>';
   const fmt = (n) => n.toLocaleString("en-US");
 
   // -- the tree model ---------------------------------------------------------------------
@@ -103,8 +104,8 @@
       "data-pin": path, "aria-pressed": state.pinned.has(path) ? "true" : "false",
       "aria-label": (state.pinned.has(path) ? "Unpin " : "Pin ") + path,
       title: state.pinned.has(path) ? "Pinned: never dropped to make room" : "Pin: never drop this file to make room",
-      text: "📌",
     });
+    pin.innerHTML = PIN_ICON;
     const row = el("div", {
       className: "picker-row file" + (reason ? " refused" : "") + (state.changed.has(path) ? " changed" : ""),
       role: "treeitem", "data-row": path, title: reason ? `${path}: ${reason}` : path,

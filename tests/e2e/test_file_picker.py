@@ -1,0 +1,87 @@
+"""The Files panel as a person uses it, and as the model changes it."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.async_api import expect
+
+from tests.e2e.conftest import screenshot
+
+
+def tokens_in(text: str) -> int:
+    match = re.search(r"([\d,]+) of [\d,]+ tokens", text)
+    assert match, text
+    return int(match.group(1).replace(",", ""))
+
+
+async def test_folders_totals_filter_pins_and_persistence(server, page):
+    (server.repo / "src" / "util.py").write_text("def helper():\n    return 42\n" * 20)
+    await page.goto(server.url)
+    files = page.get_by_role("region", name="Files")
+    total = files.locator("#picker-total")
+    await expect(total).to_contain_text("0 selected")
+    await expect(files.get_by_role("treeitem").filter(has_text="app.py")).to_contain_text(
+        re.compile(r"\d")
+    )  # its token count has arrived
+
+    # One file of the folder: the folder shows indeterminate, the total counts it.
+    await files.get_by_role("checkbox", name="src/app.py").check()
+    folder = files.get_by_role("checkbox", name="folder src")
+    await expect(total).to_contain_text("1 selected")
+    assert await folder.evaluate("box => box.indeterminate")
+    one = tokens_in(await total.text_content())
+
+    # The whole folder: both files, a bigger total.
+    await folder.check()
+    await expect(total).to_contain_text("2 selected")
+    assert tokens_in(await total.text_content()) > one
+    assert not await folder.evaluate("box => box.indeterminate")
+    await expect(files.get_by_role("checkbox", name="src/util.py")).to_be_checked()
+    await expect(page.get_by_role("region", name="Context")).to_contain_text("Active files")
+
+    # Filter by a fuzzy subsequence; Escape clears it.
+    filter_box = files.get_by_role("searchbox", name="Filter files")
+    await filter_box.fill("utl")
+    await expect(files.get_by_role("checkbox", name="src/util.py")).to_be_visible()
+    await expect(files.get_by_role("checkbox", name="README.md")).to_have_count(0)
+    await screenshot(page, "picker-filtered")
+    await filter_box.press("Escape")
+    await expect(files.get_by_role("checkbox", name="README.md")).to_be_visible()
+
+    # Pin a file; reload: selection and pins are still there.
+    await files.get_by_role("button", name="Pin README.md").click()
+    await expect(files.get_by_role("button", name="Unpin README.md")).to_be_visible()
+    await screenshot(page, "picker-selected")
+    await page.reload()
+    await expect(files.get_by_role("checkbox", name="src/util.py")).to_be_checked()
+    await expect(files.get_by_role("checkbox", name="src/app.py")).to_be_checked()
+    await expect(files.get_by_role("checkbox", name="README.md")).not_to_be_checked()
+    await expect(files.get_by_role("button", name="Unpin README.md")).to_be_attached()
+
+
+async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server, page):
+    await page.goto(server.url)
+    files = page.get_by_role("region", name="Files")
+    await files.get_by_role("checkbox", name="src/app.py").check()
+    await expect(files.locator("#picker-total")).to_contain_text("1 selected")
+    await page.wait_for_timeout(800)  # the watcher starts with the page's websocket
+
+    (server.repo / "src" / "app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+    row = files.locator('[data-row="src/app.py"]')
+    await expect(row.get_by_text("edited")).to_be_visible(timeout=15_000)
+
+    server.script_replies(
+        {"tool_calls": [{"name": "activate", "arguments": {"id": "README.md"}, "id": "t1"}]},
+        "I activated the readme.",
+    )
+    await page.get_by_role("textbox", name="Message").fill("Look at the readme, please")
+    await page.get_by_role("button", name="Send").click()
+    log = page.get_by_role("log", name="Conversation")
+    await expect(log).to_contain_text("I activated the readme.", timeout=20_000)
+    await expect(files.get_by_role("checkbox", name="README.md")).to_be_checked()
+    card = log.locator(".tool-card").first
+    await expect(card).to_contain_text("activate")
+    await card.locator("summary").click()
+    await expect(card).to_contain_text("README.md")
+    await screenshot(page, "picker-model-activated")

@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     history = names.add_parser("history", parents=[common], help="run the history benchmark")
     history.add_argument("--messages", type=int, help="messages in the synthetic store")
     history.add_argument("--sessions", type=int, help="sessions in the synthetic store")
+    repo = names.add_parser("repo", parents=[common], help="run the repository benchmark")
+    repo.add_argument("--files", type=int, help="files in the synthetic repository")
     for name in ("cache", "assembly", "all"):
         sub = names.add_parser(name, parents=[common], help=f"run the {name} benchmark")
         if name in ("cache", "all"):
@@ -78,6 +80,8 @@ def main(argv: Sequence[str]) -> int:
         _report("cache", args.out, bench_cache(args))
     if args.name == "history":
         _report("history", args.out, bench_history(args))
+    if args.name == "repo":
+        _report("repo", args.out, bench_repo(args))
     return 0
 
 
@@ -130,6 +134,37 @@ def _report(name: str, out: Path, result: tuple[str, dict[str, Any]]) -> None:
     print(markdown, end="\n\n", flush=True)
     paths = write_results(out, name, markdown, data)
     print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+
+
+def bench_repo(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The Files panel on a synthetic repository: listing, payload, token counting."""
+    from dataclasses import replace
+
+    from tests.bench import repo_bench as rb
+    from tests.bench.report import machine, machine_line
+
+    spec = rb.QUICK if args.quick else rb.RepoSpec()
+    if args.files:
+        spec = replace(spec, files=args.files, folders=max(1, args.files // 100))
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="acdc-bench-") as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        print(f"acdc bench repo: writing {spec.files:,} files…", file=sys.stderr, flush=True)
+        size = rb.build_repo(repo, spec)
+        setup_django(repo, Path(tmp) / "data")
+        result = rb.measure(repo, size)
+        _close_database()
+    info = machine()
+    lines = [
+        "## acdc bench repo",
+        "",
+        machine_line(info) + f"; took {time.perf_counter() - started:.1f} s.",
+        "",
+        rb.repo_markdown(result),
+        *(["", QUICK_NOTE] if args.quick else []),
+    ]
+    return "\n".join(lines), {"machine": info, **result}
 
 
 def bench_cache(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:

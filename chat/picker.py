@@ -244,12 +244,17 @@ def _batches(repo: Path, paths: list[str], size_cap: int):
         yield batch
 
 
+def token_counter_encoding():
+    """The tiktoken encoding the picker counts with (None if it cannot load)."""
+    from chat.runtime import token_counter
+
+    return token_counter(ENCODING).encoding
+
+
 def _encode(texts: list[str]) -> list[int]:
     if not texts:
         return []
-    from chat.runtime import token_counter
-
-    encoding = token_counter(ENCODING).encoding
+    encoding = token_counter_encoding()
     if encoding is None:  # the tokenizer failed to load: the documented estimate
         return [max(1, len(t) // 4) for t in texts]
     return [len(tokens) for tokens in encoding.encode_ordinary_batch(texts, num_threads=2)]

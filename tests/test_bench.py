@@ -121,3 +121,14 @@ def test_the_long_session_table_and_plot_show_compactions_and_the_goal():
     svg = prompt_series_svg({"none": none, "acdc": acdc})
     assert svg.startswith("<svg") and svg.count("<polyline") == 2
     assert 'stroke-dasharray="3 3"' in svg  # the compaction after turn 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_repository_benchmark_measures_listing_and_counting(tmp_path):
+    from tests.bench.repo_bench import RepoSpec, build_repo, measure, repo_markdown
+
+    size = build_repo(tmp_path, RepoSpec(files=60, folders=3))
+    result = measure(tmp_path, size)
+    assert result["files"] == 60 and result["cold_mb_s"] > 0 and result["cold_ratio"] > 0
+    table = repo_markdown(result)
+    assert "60 files" in table and "| warm, same process (stat only) |" in table

@@ -27,8 +27,8 @@ from contextcore.files import DEFAULT_SIZE_CAP, check_text
 
 log = logging.getLogger(__name__)
 SKIPPED = (".git/", ".acdc/")
-BATCH_FILES = 256
-BATCH_BYTES = 4_000_000
+BATCH_FILES = 4096
+BATCH_BYTES = 8_000_000
 PROGRESS_SECONDS = 0.25
 ENCODING = "cl100k_base"
 

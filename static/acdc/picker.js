@@ -302,7 +302,8 @@
       const data = await response.json();
       state.files = data.files;
       state.badges = data.badges || {};
-      state.counts = data.counts || {};
+      // Counts pushed over the websocket may have arrived before this answer: keep them.
+      state.counts = Object.assign(data.counts || {}, state.counts);
       state.active = new Set(data.active);
       state.pinned = new Set(data.pinned);
       state.budget = data.budget;

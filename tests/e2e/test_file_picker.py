@@ -22,8 +22,8 @@ async def test_folders_totals_filter_pins_and_persistence(server, page):
     total = files.locator("#picker-total")
     await expect(total).to_contain_text("0 selected")
     await expect(files.get_by_role("treeitem").filter(has_text="app.py")).to_contain_text(
-        re.compile(r"\d")
-    )  # its token count has arrived
+        re.compile(r"\d"), timeout=15_000
+    )  # its token count has arrived (counted in the background)
 
     # One file of the folder: the folder shows indeterminate, the total counts it.
     await files.get_by_role("checkbox", name="src/app.py").check()

@@ -175,11 +175,20 @@ async def files_changed(changes: list) -> None:
     """From the file watcher: mark changed files in every tab of the repository, and
     bring the HUD of each session holding them up to date."""
     layer = get_channel_layer()
+    repo = Path(settings.ACDC_REPO)
     known = [c for c in changes if c.outcome in ("updated", "deleted")]
-    if not known:
-        return
-    html = render_picker_update(changed=[c.path for c in known])
-    await layer.group_send(files_group(settings.ACDC_REPO), {"type": "chat.frame", "html": html})
+    present = {c.path: (repo / c.path).is_file() for c in changes}
+    update = {
+        "changed": [c.path for c in known if present[c.path]],
+        "added": [p for p, here in present.items() if here],
+        "removed": [p for p, here in present.items() if not here],
+    }
+    fresh = [p for p, here in present.items() if here]
+    if fresh:  # new or edited contents get their token counts at once
+        counts = await database_sync_to_async(picker.COUNTS.count)(repo, fresh)
+        update["counts"] = {p: c.as_json() for p, c in counts.items()}
+    html = render_picker_update(**{k: v for k, v in update.items() if v})
+    await layer.group_send(files_group(repo), {"type": "chat.frame", "html": html})
     for session_id in sorted({s for c in known for s in c.sessions}):
         try:
             hud = await database_sync_to_async(context.refresh_sets)(session_id)

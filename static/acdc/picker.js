@@ -269,6 +269,17 @@
     if (data.pinned) state.pinned = new Set(data.pinned);
     for (const p of data.uncheck || []) state.active.delete(p);
     for (const p of data.changed || []) state.changed.add(p);
+    if ((data.added || []).length || (data.removed || []).length) {
+      // Files created or deleted on disk while the page is open.
+      const files = new Set(state.files);
+      for (const p of data.added || []) files.add(p);
+      for (const p of data.removed || []) {
+        files.delete(p);
+        state.active.delete(p);
+      }
+      state.files = [...files].sort();
+      state.root = buildTree(state.files);
+    }
     if (data.counts) Object.assign(state.counts, data.counts);
     if (data.progress) {
       const [done, total] = data.progress;

@@ -70,6 +70,10 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
     (server.repo / "src" / "app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
     row = files.locator('[data-row="src/app.py"]')
     await expect(row.get_by_text("edited")).to_be_visible(timeout=15_000)
+    (server.repo / "src" / "fresh.py").write_text("NEW = True\n")  # appears without a reload
+    await expect(files.get_by_role("checkbox", name="src/fresh.py")).to_be_visible(timeout=15_000)
+    fresh_row = files.locator('[data-row="src/fresh.py"]')
+    await expect(fresh_row.locator(".tokens")).to_have_text(re.compile(r"^\d+$"))
 
     server.script_replies(
         {"tool_calls": [{"name": "activate", "arguments": {"id": "README.md"}, "id": "t1"}]},

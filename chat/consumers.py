@@ -19,6 +19,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from chat import context, picker
+from chat.events import TurnFinished
 from chat.frames import DeltaCoalescer, render_error, render_hud, render_picker_update
 from chat.protocol import FrameError, parse_frame
 from chat.session_tasks import after_turn_tasks, run_compaction
@@ -32,7 +33,9 @@ log = logging.getLogger(__name__)
 
 class ChatConsumer(AsyncWebsocketConsumer):
     turn: asyncio.Task | None = None
-    compacting = False  # the turn task is past the reply, in its after-turn work
+    # The turn task has delivered its reply and is in its after-reply work (usage, HUD,
+    # checkpoint, compaction): a message sent now waits for it instead of being refused.
+    compacting = False
 
     async def connect(self) -> None:
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
@@ -100,16 +103,21 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def _run_turn(self, message: str, model: str, images: tuple[str, ...] = ()) -> None:
         coalescer = DeltaCoalescer(self._broadcast)
         self.compacting = False
+
+        async def emit(event) -> None:
+            await coalescer.emit(event)
+            if isinstance(event, TurnFinished):
+                self.compacting = True  # the reply is out: what follows can be waited for
+
         try:
             finished = await run_turn(
                 session_id=self.session_id,
                 user_text=message,
                 model=model,
-                emit=coalescer.emit,
+                emit=emit,
                 images=images,
             )
             if finished.status == "complete":
-                self.compacting = True
                 await after_turn_tasks(self.session_id, self._broadcast)
         except TurnRejected as exc:
             await self.send(render_error(str(exc)))

@@ -201,6 +201,11 @@ class TokenCounts:
         worker.start()
         return True
 
+    def wait(self, timeout: float = 30.0) -> None:
+        """Until every background count has finished (tests, shutdown)."""
+        for worker in list(self._workers.values()):
+            worker.join(timeout)
+
     def _work(self, repo: Path, paths: list[str], progress) -> None:
         from django.db import close_old_connections
 

@@ -194,6 +194,8 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
             raise ToolFailure(f"argument {name!r} must be text")
         if _has_surrogates(value):
             raise ToolFailure(f"argument {name!r} is not valid UTF-8 text")
+        if "\0" in value:  # refused before it is stored: PostgreSQL text cannot hold it
+            raise ToolFailure(f"argument {name!r} contains a NUL byte")
     return args
 
 

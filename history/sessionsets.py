@@ -140,6 +140,8 @@ def resolve(
     ref = (ref or "").strip()
     if not ref:
         raise SetsError("no object id or path given")
+    if "\0" in ref:  # PostgreSQL text cannot even be queried with it
+        raise SetsError(f"no object {ref!r}: path contains a NUL byte")
     found = ContentObject.objects.filter(pk=ref).first()
     if found is not None:
         return found

@@ -40,3 +40,13 @@ def fake() -> Iterator[FakeScript]:
     previous = acdc_provider().install(script)
     yield script
     acdc_provider().install(previous)
+
+
+@pytest.fixture(autouse=True)
+def background_counts_finish() -> Iterator[None]:
+    """A page's connection starts counting tokens in a thread; it must not outlive the test
+    (its writes would race the flush of the test database)."""
+    yield
+    from chat import picker
+
+    picker.COUNTS.wait()

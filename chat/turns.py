@@ -162,7 +162,7 @@ async def _one_response(
     pieces: dict[int, dict[str, str]] = {}
     async for event in client.stream(request):
         if isinstance(event, TextDelta) and event.text:
-            state.text += event.text
+            state.text += event.text.replace("\0", "\ufffd")  # storable everywhere
             await _save_partial(state, turn.session, turn.turn_id, request.model)
             await turn.emit(TurnDelta(turn.turn_id, state.text))
         elif isinstance(event, ToolCallDelta):
@@ -357,7 +357,8 @@ async def _create_assistant_message(state: _Stream, session, turn_id, model) -> 
 
 
 def _validated(user_text: str) -> str:
-    text = (user_text or "").strip()
+    # NUL cannot be stored (PostgreSQL text refuses it) and means nothing in a chat.
+    text = (user_text or "").replace("\0", "").strip()
     if not text:
         raise TurnRejected("The message is empty.")
     limit = settings.ACDC_MAX_MESSAGE_CHARS

@@ -131,3 +131,15 @@ async def test_tool_cards_and_the_picker_update_reach_the_browser(fake):
     await ws.disconnect()
     page = await database_sync_to_async(lambda: Client().get(f"/s/{session.id}/"))()
     assert "tool-card status-ok" in page.content.decode()  # and after a reload
+
+
+async def test_nul_bytes_from_the_user_or_the_model_are_never_stored(fake):
+    session = await new_session()
+    fake.enqueue(FakeStep(text="odd\0reply"))
+    events = await turn(session, "hello\0 there")
+    finished = next(e for e in events if isinstance(e, TurnFinished))
+    assert finished.status == "complete" and finished.text == "odd\ufffdreply"
+    contents = await database_sync_to_async(
+        lambda: list(Message.objects.filter(session=session).values_list("content", flat=True))
+    )()
+    assert contents == ["hello there", "odd\ufffdreply"]

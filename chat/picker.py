@@ -143,7 +143,9 @@ class TokenCounts:
         done, total, last = len(result), len(paths), 0.0
         fresh: dict[str, Count] = {}
         for batch in _batches(repo, todo, self.size_cap):
-            hashes = {path: hashlib.sha256(raw).hexdigest() for path, raw, _ in batch if raw}
+            hashes = {
+                path: hashlib.sha256(raw).hexdigest() for path, raw, _ in batch if raw is not None
+            }
             stored = dict(
                 TokenCount.objects.filter(
                     sha256__in=set(hashes.values()), encoding=ENCODING

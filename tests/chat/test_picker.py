@@ -129,3 +129,9 @@ def test_opening_a_session_reconciles_its_files_with_the_disk(client, repo):
         assert client.get(f"/s/{session.id}/").status_code == 200
         [entry] = sessionsets.entries(session)
         assert "changed meanwhile" in entry.content
+
+
+def test_an_empty_file_counts_as_zero_tokens(repo):
+    (repo / "src" / "__init__.py").write_text("")
+    counts = picker.TokenCounts().count(repo, ["src/__init__.py", "src/app.py"])
+    assert counts["src/__init__.py"].tokens == 0 and counts["src/app.py"].tokens > 0

@@ -33,7 +33,7 @@ from contextcore.llm import Message as ChatMessage
 from contextcore.llm import Usage
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
-from history import services, sessionsets
+from history import memory, services, sessionsets
 from history.images import data_url, history_text, images_for_messages, images_get
 from history.models import Message, Session
 
@@ -89,7 +89,10 @@ def load_manager(session: Session, facts: ModelFacts, exclude_turn: str = "") ->
 
 
 def save_manager(session_id: str, manager: ContextManager, hud_data: dict | None = None) -> None:
-    state = dict(Session.objects.get(pk=session_id).context_state or {})
+    session = Session.objects.get(pk=session_id)
+    # Kept in memory too: search falls back to it when the store cannot answer.
+    memory.remember(session_id, session.repository, session.display_title, manager.get_history())
+    state = dict(session.context_state or {})
     state["engine"] = manager.to_state()
     if hud_data is not None:
         state["hud"] = hud_data

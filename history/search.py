@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import DatabaseError, connection, transaction
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from history import memory
 from history.models import Message
 
 MAX_QUERY_CHARS = 200
@@ -89,11 +90,47 @@ def search_messages(
     if not text:
         return SearchResults(query=text, truncated=truncated)
     limit = max(1, min(int(limit), MAX_LIMIT))
-    ranked = _ranked(text, repository, role, limit)
-    if ranked is not None:
-        return SearchResults(query=text, truncated=truncated, mode="ranked", hits=ranked)
-    hits = _substring(text, repository, role, limit)
-    return SearchResults(query=text, truncated=truncated, mode="substring", hits=hits)
+    mode = "ranked"
+    try:
+        hits = _ranked(text, repository, role, limit)
+        if hits is None:
+            mode, hits = "substring", _substring(text, repository, role, limit)
+    except DatabaseError:
+        hits = []  # the store failed: the in-memory histories below still answer
+    if not hits:
+        remembered = _in_memory(text, repository, role, limit)
+        if remembered:
+            return SearchResults(query=text, truncated=truncated, mode="memory", hits=remembered)
+    return SearchResults(query=text, truncated=truncated, mode=mode, hits=hits)
+
+
+def _in_memory(text: str, repository: str, role: str | None, limit: int) -> list[SearchHit]:
+    """Seed 000's fallback: a case-insensitive match in the working histories this
+    process holds (see history.memory), newest session first."""
+    needle = text.casefold()
+    now = datetime.now(UTC)
+    hits: list[SearchHit] = []
+    for session in memory.sessions(repository):
+        for message in reversed(session.history):
+            content = message.get("content")
+            if not isinstance(content, str) or needle not in content.casefold():
+                continue
+            if role and message.get("role") != role:
+                continue
+            parts = python_snippet(content, text)
+            hits.append(
+                SearchHit(
+                    message_id=str(message.get("id") or ""),
+                    session_id=session.session_id,
+                    session_title=session.title,
+                    role=str(message.get("role", "")),
+                    timestamp=now,
+                    parts=parts,
+                )
+            )
+            if len(hits) >= limit:
+                return hits
+    return hits
 
 
 def _ranked(text: str, repository: str, role: str | None, limit: int) -> list[SearchHit] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import DatabaseError
 
 from history import services
 from history.models import Image, Message, MessageImage
@@ -187,3 +188,42 @@ def test_sqlite_ranks_only_the_newest_matches_and_postgresql_ranks_all(monkeypat
         assert len(texts) == 2 and not any("oldest" in t for t in texts)
     else:  # the GIN index ranks every hit cheaply
         assert len(texts) == 3 and "oldest" in texts[0]
+
+
+def test_when_the_store_fails_search_falls_back_to_the_histories_in_memory():
+    from django.db import connection
+
+    from history import memory
+
+    memory.forget_all()
+    memory.remember(
+        "sess_1_abcdef",
+        "/repo",
+        "Parser work",
+        [
+            {"role": "user", "content": "How does the Tokenizer cache work?", "id": "m1"},
+            {"role": "assistant", "content": "It is keyed by content hash.", "id": "m2"},
+        ],
+    )
+    memory.remember("sess_2_abcdef", "/other", "Elsewhere", [{"role": "user", "content": "cache"}])
+
+    def broken(execute, sql, params, many, context):
+        raise DatabaseError("the store is unavailable")
+
+    with connection.execute_wrapper(broken):
+        results = search_messages(repository="/repo", query="tokenizer CACHE")
+    assert results.mode == "memory"
+    [hit] = results.hits
+    assert (hit.session_id, hit.message_id, hit.role) == ("sess_1_abcdef", "m1", "user")
+    assert [p.text for p in hit.parts if p.marked] == ["Tokenizer cache"]
+    memory.forget_all()
+
+
+def test_a_search_the_store_cannot_answer_finds_the_working_history():
+    from history import memory
+
+    memory.forget_all()
+    memory.remember("sess_3_abcdef", "/repo", "t", [{"role": "user", "content": "quokka notes"}])
+    assert search_messages(repository="/repo", query="quokka").mode == "memory"
+    assert search_messages(repository="/repo", query="nothing like it").hits == []
+    memory.forget_all()

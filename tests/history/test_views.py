@@ -191,3 +191,24 @@ def test_thumbnails_show_in_the_session_and_in_search_hits(client):
     thumb = f'<img src="/images/{"d" * 64}/thumb/"'
     assert thumb in client.get(f"/history/{session.id}/").content.decode()
     assert thumb in client.get("/history/", {"q": "pipeline"}).content.decode()
+
+
+def test_the_search_fragment_answers_from_memory_when_the_store_fails(client):
+    from django.db import DatabaseError, connection
+
+    from history import memory
+
+    memory.forget_all()
+    memory.remember("sess_9_abcdef", str(settings.ACDC_REPO), "Kept in memory", [
+        {"role": "assistant", "content": "The wombat module parses tokens.", "id": "m9"},
+    ])  # fmt: skip
+
+    def broken(execute, sql, params, many, context):
+        raise DatabaseError("the store is unavailable")
+
+    with connection.execute_wrapper(broken):
+        response = client.get("/history/search/", {"q": "wombat"}, HTTP_HX_REQUEST="true")
+    memory.forget_all()
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<mark>wombat</mark>" in html and "Kept in memory" in html

@@ -117,6 +117,10 @@ else:
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
             },
+            # The test database is a file too: an in-memory one shares its cache between
+            # threads, where a second writer fails at once instead of waiting its turn
+            # (the background token count and a turn both write).
+            "TEST": {"NAME": str(ACDC_DATA_DIR / "test-acdc.sqlite3")},
         }
     }
 

@@ -15,7 +15,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from acdc.access import WebsocketTokenMiddleware  # noqa: E402
-from chat.routing import websocket_urlpatterns  # noqa: E402
+from chat.web.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

@@ -183,7 +183,9 @@ def bench_cache(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         else:
             how, notes = _pipeline_replay(Path(tmp))
             tables, data = run_sessions(how, sessions)
-            path = "Replayed through the real turn pipeline (`chat.turns.run_turn`, `acdc/fake`)."
+            path = (
+                "Replayed through the real turn pipeline (`chat.turn.turns.run_turn`, `acdc/fake`)."
+            )
             if not args.quick:
                 long_table, long_data = _long_session(Path(tmp), args.out)
                 tables += "\n\n" + long_table

@@ -136,8 +136,8 @@ def _serve(args: argparse.Namespace) -> int:
         )
     host = f"[{bind}]" if ":" in bind else bind
     url = f"http://{host}:{args.port}/" + (f"?token={token}" if token else "")
-    from chat.context import restore_latest_session
-    from chat.llm import warm_up_in_background
+    from chat.llm.sdk import warm_up_in_background
+    from chat.turn.context import restore_latest_session
 
     warm_up_in_background()
     session, notices = restore_latest_session(str(settings.ACDC_REPO))
@@ -202,7 +202,7 @@ class ProgressBar:
 def _chat(args: argparse.Namespace) -> int:
     from django.conf import settings
 
-    from chat.runtime import chat_model
+    from chat.llm.runtime import chat_model
     from history import selectors, services
 
     repository = str(settings.ACDC_REPO)
@@ -216,7 +216,7 @@ def _chat(args: argparse.Namespace) -> int:
             session = services.session_create(repository=repository, model=chat_model(args.model))
     print(f"session: {session.id}", file=sys.stderr)
     if args.add or args.drop or args.pin or args.unpin:
-        from chat.context import select_files
+        from chat.turn.context import select_files
 
         problems = select_files(
             session.id,
@@ -232,8 +232,8 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 async def _stream_to_terminal(session_id: str, message: str, model: str) -> int:
-    from chat.events import TurnDelta, TurnFinished, TurnNotice
-    from chat.turns import TurnRejected, run_turn
+    from chat.turn.events import TurnDelta, TurnFinished, TurnNotice
+    from chat.turn.turns import TurnRejected, run_turn
 
     printed = 0
 
@@ -263,8 +263,8 @@ async def _after_turn(session_id: str) -> None:
     """As in the browser: the due checkpoint, then compaction past the trigger."""
     from channels.db import database_sync_to_async
 
-    from chat import checkpoints
-    from chat.compaction import CompactionRefused, compact_session, needs_compaction
+    from chat.turn import checkpoints
+    from chat.turn.compaction import CompactionRefused, compact_session, needs_compaction
 
     await database_sync_to_async(checkpoints.take_if_due)(session_id)
     if not await database_sync_to_async(needs_compaction)(session_id):

@@ -31,7 +31,7 @@ ACDC_REPO = env_directory("ACDC_REPO", Path.cwd())
 ACDC_DATA_DIR = prepare_data_dir(
     ACDC_REPO, Path(env_str("ACDC_DATA_DIR") or ACDC_REPO / ".acdc").expanduser()
 )
-ACDC_MODEL = env_str("ACDC_MODEL")  # empty: chosen by chat.llm.default_model()
+ACDC_MODEL = env_str("ACDC_MODEL")  # empty: chosen by chat.llm.facts.default_model()
 ACDC_SMALLER_MODEL = env_str("ACDC_SMALLER_MODEL")
 ACDC_API_BASE = env_url("ACDC_API_BASE", ("http", "https"))
 ACDC_BIND = env_bind_address("ACDC_BIND")

@@ -6,5 +6,5 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("history/", include("history.urls")),
-    path("", include("chat.urls")),
+    path("", include("chat.web.urls")),
 ]

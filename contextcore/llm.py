@@ -1,7 +1,7 @@
 """The LLM seam: the protocol every model client implements, and its value types.
 
 contextcore defines what a request, a stream event and a provider error look like; the one
-adapter in `chat.llm` implements `LLMClient` with litellm. Nothing outside that adapter
+adapter in `chat.llm.client` implements `LLMClient` with litellm. Nothing outside that adapter
 knows which provider answers. Messages are plain dicts in the OpenAI chat shape (what
 litellm accepts), because that is also what prompt caches key on: byte-for-byte.
 """

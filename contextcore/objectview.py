@@ -5,7 +5,7 @@ and an unread one differ); an active object becomes a content block labelled
 `ACTIVE_CONTENT id=…`; tool calls in the chat history are `toolcall_ref` lines (written by
 the turn); and the auto-collapse window says which tool outputs fall out of the active
 set. Where these go in the prompt, and how they are cached, is the assembler's business.
-Non-goals: storage (history.sessionsets) and the tools themselves (chat.tools).
+Non-goals: storage (chat.repo.sessionsets) and the tools themselves (chat.repo.tools).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Every hash is lowercase hex SHA-256. Structured inputs are serialized by `stable
 give the same digest on any machine. Keys whose value is None are kept as JSON null; callers
 building type-specific fields leave optional fields out instead (as JSON.stringify drops
 `undefined`). No Django imports: the engine and the tests use this without a database.
-Non-goals: storage (history.models) and the indexing protocol (history.indexing).
+Non-goals: storage (history.models) and the indexing protocol (chat.repo.indexing).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each turn goes through the real pipeline (`tests.bench.turn_replay`); after a turn, as in
 the chat, the session is compacted when its history passed the trigger
-(`chat.compaction.compact_session`, detector and summarizer played by `acdc/fake`). The
+(`chat.turn.compaction.compact_session`, detector and summarizer played by `acdc/fake`). The
 chat requests are priced by the provider-cache simulator; the two compaction requests are
 priced in full (they go to the smaller model, with no shared prefix), and both go into the
 session's cost. Each strategy's cost is compared with "none" (no caching) over the same
@@ -94,9 +94,9 @@ def replay_long(session: Session, strategy: str, repo: Path) -> LongReport:
 async def _replay(session: Session, strategy: str, repo: Path, clock, script) -> LongReport:
     from channels.db import database_sync_to_async
 
-    from chat.compaction import compact_session, needs_compaction
-    from chat.providers_fake import FakeStep
-    from chat.runtime import facts_for
+    from chat.llm.fake import FakeStep
+    from chat.llm.runtime import facts_for
+    from chat.turn.compaction import compact_session, needs_compaction
     from history import services
     from tests.bench.turn_replay import MODEL, _run, _select
 

@@ -113,7 +113,7 @@ def _timed(action: Callable[[], Any], runs: int) -> list[float]:
 
 
 def measure(spec: HistorySpec, repository: str) -> dict[str, list[float]]:
-    from chat.context import restore_latest_session
+    from chat.turn.context import restore_latest_session
     from history import selectors
     from history.search import search_messages
 

@@ -60,7 +60,7 @@ def _timed(fn, *args):
 
 
 def measure(root: Path, size: int) -> dict[str, Any]:
-    from chat import picker
+    from chat.repo import picker
 
     paths, listing_s = _timed(picker.list_files, root)
     payload, payload_s = _timed(picker.tree_payload, root, [], [], 200_000)

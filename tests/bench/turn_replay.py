@@ -1,12 +1,12 @@
 """Replaying a scripted session through the real turn pipeline, for the cache benchmark.
 
-Each turn goes through `chat.turns.run_turn` with the offline `acdc/fake` model: the user
-message is stored, `chat.context` restores the session's `ContextManager` from the
+Each turn goes through `chat.turn.turns.run_turn` with the offline `acdc/fake` model: the user
+message is stored, `chat.turn.context` restores the session's `ContextManager` from the
 database and builds the prompt, litellm streams the scripted answer, and the exchange is
 stored. The simulator prices the messages exactly as the fake provider received them.
 Edits are written to the repository on disk between turns and selection changes go
-through `chat.context.select_files`, as the Files panel does. The clock is faked only
-where the pipeline reads it (`chat.context.time`), so the 400 s pause is seen by the
+through `chat.turn.context.select_files`, as the Files panel does. The clock is faked only
+where the pipeline reads it (`chat.turn.context.time`), so the 400 s pause is seen by the
 layout and by the simulated cache alike. Needs Django set up (see `acdc.bench`).
 Non-goals: images (`run_turn` carries text only), tools, compaction.
 """
@@ -32,7 +32,7 @@ LIMITATIONS = "The image turn is sent as text only: `run_turn` carries no images
 
 @dataclass
 class FakeClock:
-    """Stands in for the `time` module inside `chat.context`."""
+    """Stands in for the `time` module inside `chat.turn.context`."""
 
     now: float = START_TIME
 
@@ -45,16 +45,16 @@ def _pipeline(repo: Path, strategy: str, clock: FakeClock) -> Iterator[Any]:
     """The fake provider scripted for this replay, the settings and the clock in place."""
     from django.test import override_settings
 
-    import chat.context
-    from chat.llm import acdc_provider
-    from chat.providers_fake import FakeScript
+    import chat.turn.context
+    from chat.llm.fake import FakeScript
+    from chat.llm.sdk import acdc_provider
 
     script = FakeScript()
     previous = acdc_provider().install(script)
     try:
         with (
             override_settings(ACDC_REPO=repo, ACDC_TIER_SCHEME=strategy),
-            mock.patch.object(chat.context, "time", clock),
+            mock.patch.object(chat.turn.context, "time", clock),
         ):
             yield script
     finally:
@@ -73,7 +73,7 @@ def replay_through_turns(session: Session, strategy: str, repo: Path) -> Simulat
 async def _replay(session: Session, repo: Path, clock: FakeClock, script: Any) -> SimulationReport:
     from channels.db import database_sync_to_async
 
-    from chat.runtime import facts_for
+    from chat.llm.runtime import facts_for
     from history import services
 
     facts, _ = facts_for(MODEL)
@@ -98,7 +98,7 @@ async def _replay(session: Session, repo: Path, clock: FakeClock, script: Any) -
 async def _select(session_id: str, *, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()):
     from channels.db import database_sync_to_async
 
-    from chat.context import select_files
+    from chat.turn.context import select_files
 
     problems = await database_sync_to_async(select_files)(
         session_id, add=list(add), drop=list(drop), model=MODEL
@@ -109,8 +109,8 @@ async def _select(session_id: str, *, add: tuple[str, ...] = (), drop: tuple[str
 
 async def _run(session_id: str, turn: Turn, script: Any) -> list[dict[str, Any]]:
     """One real turn; returns the messages the provider received."""
-    from chat.providers_fake import FakeStep
-    from chat.turns import run_turn
+    from chat.llm.fake import FakeStep
+    from chat.turn.turns import run_turn
 
     async def ignore(event: object) -> None:
         return None

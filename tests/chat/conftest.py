@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from chat.llm import acdc_provider
-from chat.providers_fake import FakeScript
+from chat.llm.fake import FakeScript
+from chat.llm.sdk import acdc_provider
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -47,6 +47,6 @@ def background_counts_finish() -> Iterator[None]:
     """A page's connection starts counting tokens in a thread; it must not outlive the test
     (its writes would race the flush of the test database)."""
     yield
-    from chat import picker
+    from chat.repo import picker
 
     picker.COUNTS.wait()

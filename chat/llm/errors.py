@@ -1,0 +1,202 @@
+"""Provider exceptions, as litellm raises them, mapped to contextcore's `LLMError` classes.
+
+Every mapped error carries a `user_message` written for the chat page (what happened and
+what to do) and keeps the provider's text, shortened, in `detail` for logs. Rate limits
+carry the provider's Retry-After. Classes are matched by name along the exception's class
+hierarchy, so this module never imports litellm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from contextcore.llm import (
+    AuthenticationError,
+    BadRequestError,
+    ContextWindowExceededError,
+    LLMError,
+    ProviderUnavailableError,
+    RateLimitError,
+    UnknownModelError,
+)
+
+DETAIL_LIMIT = 500
+_MISSING_KEY_HINTS = ("missing credentials", "api_key client option must be set")
+_UNKNOWN_PROVIDER_HINTS = ("llm provider not provided", "unmapped llm provider")
+
+Builder = Callable[[Exception, str, str], LLMError]
+
+
+def map_error(exc: Exception, model: str) -> LLMError:
+    """The contextcore error for any exception raised while calling `model`."""
+    exc = _unwrap(exc)
+    detail = str(exc)[:DETAIL_LIMIT]
+    for class_names, builder in _TABLE:
+        if _is_any(exc, class_names):
+            return builder(exc, model, detail)
+    return LLMError(
+        f"The call to {model} failed unexpectedly ({type(exc).__name__}).", detail=detail
+    )
+
+
+def _unwrap(exc: Exception) -> Exception:
+    # litellm wraps errors raised while streaming in MidStreamFallbackError (a 503) even
+    # when they happened before the first chunk; the original says what really went wrong.
+    while type(exc).__name__ == "MidStreamFallbackError":
+        original = getattr(exc, "original_exception", None)
+        if not isinstance(original, Exception):
+            break
+        exc = original
+    return exc
+
+
+def _is_any(exc: Exception, class_names: tuple[str, ...]) -> bool:
+    # By name along the class hierarchy: litellm's exception classes subclass each other and
+    # the openai ones, and matching names keeps this module free of the litellm import.
+    return any(cls.__name__ in class_names for cls in type(exc).__mro__)
+
+
+def _context_window(exc: Exception, model: str, detail: str) -> LLMError:
+    return ContextWindowExceededError(
+        f"The request is larger than {model}'s context window. "
+        "Deselect some files or start a new session.",
+        detail=detail,
+    )
+
+
+def _content_policy(exc: Exception, model: str, detail: str) -> LLMError:
+    return BadRequestError(f"{model} refused the request under its content policy.", detail=detail)
+
+
+def _bad_request(exc: Exception, model: str, detail: str) -> LLMError:
+    lowered = detail.lower()
+    if any(hint in lowered for hint in _UNKNOWN_PROVIDER_HINTS):
+        return _unknown_model(exc, model, detail)
+    if any(hint in lowered for hint in _MISSING_KEY_HINTS):
+        return _authentication(exc, model, detail)
+    return BadRequestError(f"{model} rejected the request: {_first_line(detail)}", detail=detail)
+
+
+def _unknown_model(exc: Exception, model: str, detail: str) -> LLMError:
+    if model.startswith("acdc/"):
+        return UnknownModelError(
+            f"Unknown model {model!r}: the offline models are acdc/dry-run and acdc/fake.",
+            detail=detail,
+        )
+    return UnknownModelError(
+        f"Unknown model {model!r}. Use a litellm model name such as "
+        "'anthropic/claude-sonnet-4-5' or 'openai/gpt-4.1', or the offline 'acdc/dry-run'.",
+        detail=detail,
+    )
+
+
+def _authentication(exc: Exception, model: str, detail: str) -> LLMError:
+    return AuthenticationError(
+        f"{model} did not accept the API key (or none is set). Set the provider's key, "
+        "for example ANTHROPIC_API_KEY or OPENAI_API_KEY, and restart acdc.",
+        detail=detail,
+    )
+
+
+def _rate_limit(exc: Exception, model: str, detail: str) -> LLMError:
+    retry_after = retry_after_seconds(exc)
+    wait = f" Try again in {retry_after:g} seconds." if retry_after is not None else ""
+    return RateLimitError(
+        f"{model} is rate-limiting requests.{wait}", retry_after=retry_after, detail=detail
+    )
+
+
+def _timeout(exc: Exception, model: str, detail: str) -> LLMError:
+    return ProviderUnavailableError(f"{model} did not answer in time.", detail=detail)
+
+
+def _unavailable(exc: Exception, model: str, detail: str) -> LLMError:
+    if any(hint in detail.lower() for hint in _MISSING_KEY_HINTS):
+        return _authentication(exc, model, detail)
+    return ProviderUnavailableError(
+        f"{model} is unavailable right now (provider or network error). Try again shortly.",
+        detail=detail,
+    )
+
+
+def _api_error(exc: Exception, model: str, detail: str) -> LLMError:
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status >= 500:
+        return _unavailable(exc, model, detail)
+    return _bad_request(exc, model, detail)
+
+
+# Most specific first: litellm's classes subclass each other (ContextWindowExceededError is a
+# BadRequestError, Timeout an openai APIConnectionError).
+_TABLE: tuple[tuple[tuple[str, ...], Builder], ...] = (
+    (("ContextWindowExceededError",), _context_window),
+    (("ContentPolicyViolationError",), _content_policy),
+    (("LiteLLMUnknownProvider", "NotFoundError"), _unknown_model),
+    (("AuthenticationError", "PermissionDeniedError"), _authentication),
+    (("RateLimitError",), _rate_limit),
+    (("Timeout",), _timeout),
+    (("BadRequestError", "UnprocessableEntityError", "InvalidRequestError"), _bad_request),
+    (
+        (
+            "ServiceUnavailableError",
+            "BadGatewayError",
+            "InternalServerError",
+            "APIConnectionError",
+        ),
+        _unavailable,
+    ),
+    (("APIError", "APIResponseValidationError"), _api_error),
+)
+
+
+def retry_after_seconds(exc: Exception) -> float | None:
+    """Retry-After from the exception's attribute or its response headers, in seconds."""
+    value = getattr(exc, "retry_after", None)
+    if isinstance(value, int | float):
+        return float(value)
+    for headers in _header_sources(exc):
+        milliseconds = _header(headers, "retry-after-ms")
+        if milliseconds is not None:
+            parsed = _parse_seconds(milliseconds)
+            if parsed is not None:
+                return parsed / 1000
+        seconds = _header(headers, "retry-after")
+        if seconds is not None:
+            return _parse_seconds(seconds)
+    return None
+
+
+def _header_sources(exc: Exception) -> list[Any]:
+    response = getattr(exc, "response", None)
+    sources = [getattr(response, "headers", None), getattr(exc, "litellm_response_headers", None)]
+    return [headers for headers in sources if headers]
+
+
+def _header(headers: Any, name: str) -> str | None:
+    try:
+        value = headers.get(name)
+        if value is None:
+            value = headers.get(name.title())
+    except AttributeError:
+        return None
+    return None if value is None else str(value)
+
+
+def _parse_seconds(value: str) -> float | None:
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:  # Retry-After may also be an HTTP date
+        from datetime import UTC, datetime
+
+        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "no reason given"
+    return line[:200]

@@ -1,0 +1,232 @@
+"""The script that drives `acdc/fake`, and the prompt-cache simulation both offline models share.
+
+`FakeScript` hands out one `FakeStep` per request: steps enqueued in-process first, then the
+steps of the JSON file named by ACDC_FAKE_SCRIPT (re-read whenever the file changes, so a
+browser test can script a server running in another process), then a deterministic echo.
+It records every request it receives. `PrefixCache` imitates a provider prompt cache just
+well enough for the HUD: no minimum size, no expiry (the benchmark simulates those exactly).
+Plain Python: no litellm, no Django.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextcore.tokens import TokenCounter
+
+DEFAULT_CHUNK_SIZE = 12
+ECHO_PREFIX = "Fake reply to: "
+ECHO_LIMIT = 200
+
+# The error kinds a step may raise; chat.llm.offline turns each into the litellm exception a
+# real provider would produce.
+ERROR_KINDS = (
+    "rate_limit",
+    "auth",
+    "server",
+    "unavailable",
+    "connection",
+    "timeout",
+    "bad_request",
+    "context_window",
+    "not_found",
+)
+
+
+@dataclass(frozen=True)
+class FakeStep:
+    """One scripted reply.
+
+    `chunk_delay` is slept before every chunk, the first included. `error` is raised after
+    `error_after` chunks (0: before any text). `tool_calls` items are dicts with `name`,
+    `arguments` (a string or a JSON-able value) and optionally `id`. `usage` overrides
+    any of the reported usage fields.
+    """
+
+    text: str = ""
+    chunk_size: int | None = None
+    chunk_delay: float | None = None
+    error: str | None = None
+    error_after: int = 0
+    retry_after: float | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    # Only for requests made for this purpose ("topic_detection", "history_summary",
+    # "endless_view", ...); untagged steps answer any request no tagged step is waiting for.
+    purpose: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.error is not None and self.error not in ERROR_KINDS:
+            raise ValueError(f"unknown fake error kind {self.error!r}; use one of {ERROR_KINDS}")
+
+    @classmethod
+    def parse(cls, raw: str | Mapping[str, Any] | FakeStep) -> FakeStep:
+        if isinstance(raw, FakeStep):
+            return raw
+        if isinstance(raw, str):
+            return cls(text=raw)
+        known = set(cls.__dataclass_fields__)
+        unknown = set(raw) - known
+        if unknown:
+            raise ValueError(f"unknown fake step fields {sorted(unknown)}")
+        return cls(**dict(raw))
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    """What the fake received: the messages exactly as litellm handed them over."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    kwargs: dict[str, Any]
+    metadata: dict[str, Any]
+
+
+class FakeScript:
+    def __init__(
+        self, *, script_file: Path | None = None, default_chunk_delay: float = 0.0
+    ) -> None:
+        self.script_file = script_file
+        self.default_chunk_delay = default_chunk_delay
+        self.requests: list[FakeRequest] = []
+        self.cache = PrefixCache()
+        self._queue: deque[FakeStep] = deque()
+        self._file_signature: tuple[int, int] | None = None
+        self._file_steps: list[FakeStep] = []
+        self._file_used: set[int] = set()
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> FakeScript:
+        """ACDC_FAKE_SCRIPT=FILE (a JSON list of steps), ACDC_FAKE_CHUNK_DELAY=SECONDS."""
+        environ = os.environ if environ is None else environ
+        path = environ.get("ACDC_FAKE_SCRIPT")
+        delay = float(environ.get("ACDC_FAKE_CHUNK_DELAY") or 0.0)
+        return cls(script_file=Path(path) if path else None, default_chunk_delay=delay)
+
+    def enqueue(self, *steps: str | Mapping[str, Any] | FakeStep) -> None:
+        self._queue.extend(FakeStep.parse(step) for step in steps)
+
+    def next_step(self, messages: list[dict[str, Any]], purpose: str | None = None) -> FakeStep:
+        """The first waiting step tagged with this request's purpose, else the first
+        untagged one (queued steps before the file's), else an echo."""
+        index = _pick(self._queue, purpose)
+        if index is not None:
+            step = self._queue[index]
+            del self._queue[index]
+            return step
+        file_step = self._next_file_step(purpose)
+        if file_step is not None:
+            return file_step
+        return FakeStep(text=echo_reply(messages))
+
+    def chunk_delay(self, step: FakeStep) -> float:
+        return self.default_chunk_delay if step.chunk_delay is None else step.chunk_delay
+
+    def _next_file_step(self, purpose: str | None = None) -> FakeStep | None:
+        if self.script_file is None:
+            return None
+        try:
+            stat = self.script_file.stat()
+        except OSError:
+            return None
+        signature = (stat.st_mtime_ns, stat.st_size)
+        if signature != self._file_signature:
+            # A rewritten file is a new script: start again from its first step.
+            raw = json.loads(self.script_file.read_text(encoding="utf-8"))
+            if not isinstance(raw, list):
+                raise ValueError(f"{self.script_file} must hold a JSON list of steps")
+            self._file_steps = [FakeStep.parse(item) for item in raw]
+            self._file_used = set()
+            self._file_signature = signature
+        waiting = [s for i, s in enumerate(self._file_steps) if i not in self._file_used]
+        index = _pick(waiting, purpose)
+        if index is None:
+            return None
+        step = waiting[index]
+        self._file_used.add(next(i for i, s in enumerate(self._file_steps) if s is step))
+        return step
+
+
+def _pick(steps: Sequence[FakeStep], purpose: str | None) -> int | None:
+    """Index of the step that answers a request made for `purpose`."""
+    if purpose is not None:
+        for index, step in enumerate(steps):
+            if step.purpose == purpose:
+                return index
+    for index, step in enumerate(steps):
+        if step.purpose is None:
+            return index
+    return None
+
+
+def echo_reply(messages: list[dict[str, Any]]) -> str:
+    return ECHO_PREFIX + last_user_text(messages)[:ECHO_LIMIT]
+
+
+def last_user_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return content_text(message.get("content"))
+    return ""
+
+
+def content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        return "\n".join(parts)
+    return ""
+
+
+def has_cache_control(message: Mapping[str, Any]) -> bool:
+    if "cache_control" in message:
+        return True
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and "cache_control" in block for block in content
+    )
+
+
+def breakpoint_indexes(messages: list[dict[str, Any]]) -> list[int]:
+    return [i for i, message in enumerate(messages) if has_cache_control(message)]
+
+
+class PrefixCache:
+    """Remembers the prefixes ending at each cache breakpoint of earlier requests.
+
+    A request reads the longest of its own breakpoint prefixes that an earlier request
+    wrote, and writes the tokens from there up to its last breakpoint. Prefixes are keyed
+    by a hash of the exact JSON, as provider caches key on exact bytes.
+    """
+
+    def __init__(self) -> None:
+        self._written: set[str] = set()
+
+    def lookup(self, messages: list[dict[str, Any]], counter: TokenCounter) -> tuple[int, int]:
+        """Return (cache_read_tokens, cache_write_tokens) and remember this request's prefixes."""
+        read = written_up_to = 0
+        for index in breakpoint_indexes(messages):
+            prefix = messages[: index + 1]
+            key = _prefix_key(prefix)
+            tokens = counter.count(prefix)
+            if key in self._written:
+                read = max(read, tokens)
+            self._written.add(key)
+            written_up_to = max(written_up_to, tokens)
+        return read, max(0, written_up_to - read)
+
+
+def _prefix_key(prefix: list[dict[str, Any]]) -> str:
+    data = json.dumps(prefix, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -1,0 +1,121 @@
+"""The markdown report `acdc/dry-run` streams back instead of an answer.
+
+It describes the request exactly as litellm delivered it: messages with their tokens and
+cache markers, the prefix size at each cache breakpoint, the total, and the input cost at
+the prices of the model the session would really use, with no cache, with the cache being
+written, and with every cached prefix read. A breakdown passed in the request metadata
+(tokens by section and tier) is rendered as a table. Pure function of its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from chat.llm.fake import breakpoint_indexes, has_cache_control
+from contextcore.models import ModelFacts
+from contextcore.tokens import TokenCounter
+
+
+def render_report(
+    *,
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    facts: ModelFacts,
+    breakdown: Mapping[str, Any] | None,
+    counter: TokenCounter,
+) -> str:
+    prompt_tokens = counter.count(messages) + _tools_tokens(tools, counter)
+    lines = [
+        "## Dry run: nothing was sent to a model",
+        "",
+        f"- Model requested: `{model}`",
+        f"- Prices from: `{facts.name}`" + ("" if facts.known else " (unknown: no prices)"),
+        f"- Messages: {len(messages)}",
+        f"- Tools: {len(tools or [])}",
+        f"- Total prompt tokens: {prompt_tokens:,}",
+        "",
+        *_message_table(messages, counter),
+        *_breakpoint_table(messages, counter),
+        *_breakdown_table(breakdown),
+        *_cost_table(messages, prompt_tokens, facts, counter),
+    ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _tools_tokens(tools: list[dict[str, Any]] | None, counter: TokenCounter) -> int:
+    return sum(counter.count_text(repr(tool)) for tool in tools or [])
+
+
+def _message_table(messages: list[dict[str, Any]], counter: TokenCounter) -> list[str]:
+    rows = ["### Messages", "", "| # | role | tokens | cache_control |", "|---:|---|---:|---|"]
+    for index, message in enumerate(messages):
+        marker = "yes" if has_cache_control(message) else ""
+        role = message.get("role", "?")
+        rows.append(f"| {index} | {role} | {counter.count(message):,} | {marker} |")
+    return [*rows, ""]
+
+
+def _breakpoint_table(messages: list[dict[str, Any]], counter: TokenCounter) -> list[str]:
+    indexes = breakpoint_indexes(messages)
+    if not indexes:
+        return ["### Cache breakpoints", "", "None: nothing in this request can be cached.", ""]
+    rows = [
+        "### Cache breakpoints",
+        "",
+        "| breakpoint | after message | prefix tokens |",
+        "|---:|---:|---:|",
+    ]
+    for number, index in enumerate(indexes, start=1):
+        rows.append(f"| {number} | {index} | {counter.count(messages[: index + 1]):,} |")
+    return [*rows, ""]
+
+
+def _breakdown_table(breakdown: Mapping[str, Any] | None) -> list[str]:
+    if not breakdown:
+        return []
+    rows = ["### Breakdown", "", "| part | tokens |", "|---|---:|"]
+    for name, value in _flatten(breakdown):
+        shown = f"{value:,}" if isinstance(value, int | float) else str(value)
+        rows.append(f"| {name} | {shown} |")
+    return [*rows, ""]
+
+
+def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    # The breakdown's shape belongs to the context engine; render any nesting of mappings.
+    for key, value in mapping.items():
+        name = f"{prefix} / {key}" if prefix else str(key)
+        if isinstance(value, Mapping):
+            yield from _flatten(value, name)
+        else:
+            yield name, value
+
+
+def _cost_table(
+    messages: list[dict[str, Any]], prompt_tokens: int, facts: ModelFacts, counter: TokenCounter
+) -> list[str]:
+    indexes = breakpoint_indexes(messages)
+    cached = counter.count(messages[: indexes[-1] + 1]) if indexes else 0
+    fresh = prompt_tokens - cached
+    write_price = facts.cache_write_cost_per_token or facts.input_cost_per_token
+    read_price = facts.cache_read_cost_per_token or facts.input_cost_per_token
+    no_cache = prompt_tokens * facts.input_cost_per_token
+    cold = cached * write_price + fresh * facts.input_cost_per_token
+    warm = cached * read_price + fresh * facts.input_cost_per_token
+    output = facts.output_cost_per_token * 1000
+    return [
+        "### Estimated input cost",
+        "",
+        "| scenario | cost |",
+        "|---|---:|",
+        f"| no cache hits | {_dollars(no_cache)} |",
+        f"| cache written ({cached:,} tokens at the write price) | {_dollars(cold)} |",
+        f"| all cached prefixes read ({cached:,} tokens) | {_dollars(warm)} |",
+        "",
+        f"Output is extra: {_dollars(output)} per 1,000 tokens of answer.",
+    ]
+
+
+def _dollars(amount: float) -> str:
+    return f"${amount:.4f}"

@@ -1,0 +1,66 @@
+"""litellm itself: imported here, lazily and once, with the offline environment in place.
+
+This is the only module that imports litellm (besides `chat.llm.offline`, which subclasses
+its `CustomLLM` and is loaded from here). The import costs ~3 s and ~175 MB, so nothing
+happens at start-up; `warm_up_in_background` starts it in a thread. The offline models
+(`acdc/fake`, `acdc/dry-run`) are registered as the custom provider "acdc" at the same
+moment, so every caller sees a litellm that knows them. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from acdc.offline import configure_offline_environment
+
+_SETUP_LOCK = threading.Lock()
+
+
+def litellm() -> Any:
+    """The litellm module with the acdc provider registered."""
+    with _SETUP_LOCK:
+        return _setup()
+
+
+@functools.cache
+def _setup() -> Any:
+    configure_offline_environment()
+    # Lazy on purpose: importing litellm takes seconds and ~175 MB.
+    import litellm as module
+
+    module.suppress_debug_info = True
+    # A parameter one provider lacks (stream_options, temperature on reasoning models) is
+    # dropped rather than failing the turn.
+    module.drop_params = True
+    # Lazy for the same reason: the provider subclasses litellm's CustomLLM.
+    from chat.llm.offline import AcdcProvider, FakeScript
+
+    provider = AcdcProvider(FakeScript.from_env())
+    others = [p for p in module.custom_provider_map if p.get("provider") != "acdc"]
+    module.custom_provider_map = [*others, {"provider": "acdc", "custom_handler": provider}]
+    # litellm runs this on every call too; doing it now lets get_llm_provider know "acdc".
+    module.utils.custom_llm_setup()
+    return module
+
+
+def warm_up_in_background() -> threading.Thread:
+    """Import litellm in a thread at start-up, so the first turn does not wait for it."""
+    thread = threading.Thread(target=litellm, name="acdc-litellm-import", daemon=True)
+    thread.start()
+    return thread
+
+
+def acdc_provider() -> Any:
+    """The registered `chat.llm.offline.AcdcProvider` (tests install a FakeScript into it)."""
+    for entry in litellm().custom_provider_map:
+        if entry.get("provider") == "acdc":
+            return entry["custom_handler"]
+    raise RuntimeError("the acdc provider is not registered")
+
+
+def model_info(model: str) -> Mapping[str, Any]:
+    """litellm's bundled facts for `model`; raises when its map has no entry."""
+    return litellm().get_model_info(model)

@@ -1,0 +1,288 @@
+"""The Files panel's data: the repository tree, git badges, and token counts by content.
+
+The tree is `git ls-files -co --exclude-standard` (tracked plus untracked-not-ignored,
+never `.git/` or `.acdc/`), sent as one compact JSON payload that `static/acdc/picker.js`
+renders folder by folder, so a repository of 100,000 files is on screen at once. Token
+counts come from `TokenCounts`: per process, files whose (size, mtime) did not change are
+not even re-read; otherwise the bytes are hashed and looked up in the `TokenCount` table;
+only new contents are encoded, in batches over two threads (tiktoken's
+`encode_ordinary_batch`). Cold counting runs in a background thread per repository and
+reports progress; binary and oversized files come back with the reason instead of a
+count. Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from contextcore.files import DEFAULT_SIZE_CAP, check_text
+
+log = logging.getLogger(__name__)
+SKIPPED = (".git/", ".acdc/")
+BATCH_FILES = 4096
+BATCH_BYTES = 8_000_000
+PROGRESS_SECONDS = 0.25
+ENCODING = "cl100k_base"
+
+
+def list_files(repo: Path) -> list[str]:
+    """Every file of the picker, sorted; names that are not valid UTF-8 are left out."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "ls-files", "-co", "--exclude-standard", "-z"],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
+        names = out.split(b"\0")
+    except (OSError, subprocess.SubprocessError):
+        names = [str(p.relative_to(repo)).encode() for p in repo.rglob("*") if p.is_file()]
+    paths = set()
+    for name in names:
+        try:
+            path = name.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if path and not path.startswith(SKIPPED):
+            paths.add(path)
+    return sorted(paths)
+
+
+def git_status(repo: Path) -> dict[str, str]:
+    """Badges from `git status --porcelain`: M modified, S staged, U untracked, D deleted."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout.decode("utf-8", "replace")
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    badges: dict[str, str] = {}
+    entries = iter(out.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        x, y, path = entry[0], entry[1], entry[3:]
+        if x in "RC":
+            next(entries, None)  # the rename's source path follows
+        if path.startswith(SKIPPED):
+            continue
+        if x == "?":
+            badges[path] = "U"
+        elif "D" in (x, y):
+            badges[path] = "D"
+        elif y == "M":
+            badges[path] = "M"
+        elif x in "MARC":
+            badges[path] = "S"
+    return badges
+
+
+@dataclass(frozen=True)
+class Count:
+    tokens: int | None
+    reason: str = ""  # why there is no count: binary, too large, unreadable
+
+    def as_json(self) -> int | list:
+        return self.tokens if self.tokens is not None else [None, self.reason]
+
+
+@dataclass(frozen=True)
+class _Seen:
+    stamp: tuple[int, int]
+    count: Count
+
+
+class TokenCounts:
+    """Process-wide token counts of a repository's files (see the module docstring)."""
+
+    def __init__(self, size_cap: int = DEFAULT_SIZE_CAP) -> None:
+        self.size_cap = size_cap
+        self._seen: dict[tuple[str, str], _Seen] = {}
+        self._lock = threading.Lock()
+        self._workers: dict[str, threading.Thread] = {}
+
+    def known(self, repo: Path, paths: Iterable[str]) -> dict[str, Count]:
+        """Counts available without reading any file (stat only)."""
+        found = {}
+        root = str(repo)
+        for path in paths:
+            seen = self._seen.get((root, path))
+            if seen is None:
+                continue
+            try:
+                info = os.stat(repo / path)
+            except OSError:
+                continue
+            if (info.st_size, info.st_mtime_ns) == seen.stamp:
+                found[path] = seen.count
+        return found
+
+    def count(
+        self,
+        repo: Path,
+        paths: list[str],
+        progress: Callable[[int, int, dict[str, Count]], None] | None = None,
+    ) -> dict[str, Count]:
+        """Counts for every path, reading and encoding only what is new. `progress` gets
+        (done, total, counts found since the last call) now and then."""
+        from chat.models import TokenCount
+
+        result = self.known(repo, paths)
+        todo = [p for p in paths if p not in result]
+        done, total, last = len(result), len(paths), 0.0
+        fresh: dict[str, Count] = {}
+        for batch in _batches(repo, todo, self.size_cap):
+            hashes = {
+                path: hashlib.sha256(raw).hexdigest() for path, raw, _ in batch if raw is not None
+            }
+            stored = dict(
+                TokenCount.objects.filter(
+                    sha256__in=set(hashes.values()), encoding=ENCODING
+                ).values_list("sha256", "tokens")
+            )
+            to_encode = []
+            for path, raw, stamp in batch:
+                if raw is None:
+                    self._remember(repo, path, stamp, Count(None, stamp[2]))
+                    continue
+                text, reason = check_text(raw, self.size_cap)
+                if text is None:
+                    self._remember(repo, path, stamp, Count(None, reason))
+                elif hashes[path] in stored:
+                    self._remember(repo, path, stamp, Count(stored[hashes[path]]))
+                else:
+                    to_encode.append((path, text, stamp))
+            counted = _encode([text for _, text, _ in to_encode])
+            new_rows = {}
+            for (path, _, stamp), tokens in zip(to_encode, counted, strict=True):
+                self._remember(repo, path, stamp, Count(tokens))
+                new_rows[hashes[path]] = tokens
+            TokenCount.objects.bulk_create(
+                [TokenCount(sha256=h, encoding=ENCODING, tokens=t) for h, t in new_rows.items()],
+                ignore_conflicts=True,
+            )
+            for path, _, _ in batch:
+                seen = self._seen[(str(repo), path)].count
+                result[path] = fresh[path] = seen
+            done += len(batch)
+            if progress and (time.monotonic() - last >= PROGRESS_SECONDS or done == total):
+                progress(done, total, fresh)
+                fresh, last = {}, time.monotonic()
+        if progress and fresh:
+            progress(done, total, fresh)
+        return result
+
+    def _remember(self, repo: Path, path: str, stamp: tuple, count: Count) -> None:
+        with self._lock:
+            self._seen[(str(repo), path)] = _Seen((stamp[0], stamp[1]), count)
+
+    def count_in_background(
+        self, repo: Path, paths: list[str], progress: Callable[[int, int, dict], None]
+    ) -> bool:
+        """Start counting `paths` in a thread unless one already runs for `repo`;
+        returns whether a new one started."""
+        with self._lock:
+            worker = self._workers.get(str(repo))
+            if worker is not None and worker.is_alive():
+                return False
+            worker = threading.Thread(
+                target=self._work, args=(repo, paths, progress), daemon=True, name="acdc-count"
+            )
+            self._workers[str(repo)] = worker
+        worker.start()
+        return True
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Until every background count has finished (tests, shutdown)."""
+        for worker in list(self._workers.values()):
+            worker.join(timeout)
+
+    def _work(self, repo: Path, paths: list[str], progress) -> None:
+        from django.db import close_old_connections
+
+        try:
+            self.count(repo, paths, progress)
+        except Exception:
+            log.exception("token counting failed for %s", repo)
+        finally:
+            close_old_connections()
+
+
+def _batches(repo: Path, paths: list[str], size_cap: int):
+    """(path, bytes or None, (size, mtime_ns, reason)) in batches of a few MB."""
+    batch: list = []
+    size = 0
+    for path in paths:
+        full = repo / path
+        try:
+            info = os.stat(full)
+        except OSError:
+            batch.append((path, None, (0, 0, "cannot be read")))
+            continue
+        stamp = (info.st_size, info.st_mtime_ns)
+        if not os.path.isfile(full):
+            batch.append((path, None, (*stamp, "not a regular file")))
+        elif info.st_size > size_cap:
+            reason = f"too large ({info.st_size:,} bytes; the limit is {size_cap:,})"
+            batch.append((path, None, (*stamp, reason)))
+        else:
+            try:
+                raw = full.read_bytes()
+            except OSError as exc:
+                batch.append((path, None, (*stamp, f"cannot be read ({exc.strerror})")))
+            else:
+                batch.append((path, raw, (*stamp, "")))
+                size += len(raw)
+        if len(batch) >= BATCH_FILES or size >= BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def token_counter_encoding():
+    """The tiktoken encoding the picker counts with (None if it cannot load)."""
+    from chat.llm.runtime import token_counter
+
+    return token_counter(ENCODING).encoding
+
+
+def _encode(texts: list[str]) -> list[int]:
+    if not texts:
+        return []
+    encoding = token_counter_encoding()
+    if encoding is None:  # the tokenizer failed to load: the documented estimate
+        return [max(1, len(t) // 4) for t in texts]
+    return [len(tokens) for tokens in encoding.encode_ordinary_batch(texts, num_threads=2)]
+
+
+COUNTS = TokenCounts()
+
+
+def tree_payload(repo: Path, active: Iterable[str], pinned: Iterable[str], budget: int) -> dict:
+    """What picker.js renders: files with badges, selection, pins, known counts."""
+    paths = list_files(repo)
+    badges = git_status(repo)
+    deleted = sorted(p for p, b in badges.items() if b == "D" and not (repo / p).exists())
+    known = COUNTS.known(repo, paths)
+    return {
+        "files": paths,
+        "badges": {p: b for p, b in badges.items() if b},
+        "deleted": deleted,
+        "active": sorted(set(active)),
+        "pinned": sorted(set(pinned)),
+        "counts": {p: c.as_json() for p, c in known.items()},
+        "complete": len(known) == len(paths),
+        "budget": budget,
+    }

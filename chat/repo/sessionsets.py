@@ -1,0 +1,283 @@
+"""A session's object sets (seed 001 §3.1–3.6): index, metadata pool, active set, pinned set.
+
+One state, two hands: the person's file picker and the model's tools both call these
+functions, so a file checked in the browser and a file the model activates are the same
+row. The index only grows (a SessionObject row is never deleted); the pool only grows
+(§3.2: nothing demotes from it yet); the active set is a subset of the pool; pins are
+independent of activity. Activating a stub or an unknown path reads it first (full
+indexing), so the active set never holds content that was not read. Resume (§3.6)
+reconciles every sourced object of the session against the disk.
+
+Non-goals: rendering (contextcore), watching the disk (chat.repo.watcher), the Files panel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from chat.repo import indexing
+from history import objects
+from history.models import ContentObject, ObjectVersion, Session, SessionObject
+
+
+class SetsError(ValueError):
+    """A reference or change the sets refuse; the message is fit for the user or the model."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    object_id: str
+    type: str
+    path: str
+    in_pool: bool
+    active: bool
+    pinned: bool
+    stub: bool
+    deleted: bool
+    char_count: int | None
+    tool: str
+    status: str
+    content: str | None
+    file_hash: str | None
+    indexed_at: datetime | None = None
+
+
+@cache
+def _filesystem_id() -> str:
+    return objects.host_filesystem_id()
+
+
+def repository() -> indexing.Repository:
+    """The served repository, with this host's filesystem id and the configured mounts."""
+    mounts = tuple(
+        objects.MountMapping(agent, canonical, _filesystem_id())
+        for agent, canonical in getattr(settings, "ACDC_MOUNTS", ())
+    )
+    return indexing.Repository(Path(settings.ACDC_REPO), _filesystem_id(), mounts)
+
+
+def display_path(obj: ContentObject, repo: indexing.Repository) -> str:
+    """§4.1 displayPath: repository-relative for files inside the repository, else the
+    agent-visible path the mount mappings give (the canonical path when none applies)."""
+    if not obj.source:
+        return ""
+    try:
+        return Path(obj.source["path"]).relative_to(repo.root).as_posix()
+    except ValueError:
+        return objects.to_display(obj.source, repo.mappings)
+
+
+def _latest_versions(object_ids: Iterable[str]) -> dict[str, ObjectVersion]:
+    latest: dict[str, ObjectVersion] = {}
+    rows = ObjectVersion.objects.filter(object_id__in=list(object_ids)).order_by(
+        "object_id", "created_at", "id"
+    )
+    for version in rows:
+        latest[version.object_id] = version  # the last one per object wins
+    return latest
+
+
+def entries(session: Session, repo: indexing.Repository | None = None) -> list[Entry]:
+    """Every object of the session's index, in index order, with its latest version."""
+    repo = repo or repository()
+    links = list(SessionObject.objects.filter(session=session).select_related("object"))
+    versions = _latest_versions(link.object_id for link in links)
+    ids = [link.object_id for link in links]
+    was_read = set(
+        ObjectVersion.objects.filter(object_id__in=ids)
+        .exclude(file_hash=None)
+        .values_list("object_id", flat=True)
+    )
+    return [_entry(link, versions.get(link.object_id), repo, was_read) for link in links]
+
+
+def _entry(
+    link: SessionObject, version: ObjectVersion | None, repo, was_read: set[str] | None = None
+) -> Entry:
+    obj = link.object
+    fields = version.fields if version else {}
+    content = version.content if version else None
+    stub = version is None or version.file_hash is None
+    is_file = obj.type == ContentObject.Type.FILE
+    return Entry(
+        object_id=obj.id,
+        type=obj.type,
+        path=display_path(obj, repo) if is_file else "",
+        in_pool=link.in_pool,
+        active=link.active,
+        pinned=link.pinned,
+        stub=is_file and stub,
+        deleted=is_file
+        and stub
+        and version is not None
+        and (obj.id in was_read if was_read is not None else _was_read(obj)),
+        char_count=None if is_file and stub else fields.get("char_count"),
+        tool=fields.get("tool", ""),
+        status=fields.get("status", ""),
+        content=content,
+        file_hash=version.file_hash if version else None,
+        indexed_at=link.indexed_at,
+    )
+
+
+def _was_read(obj: ContentObject) -> bool:
+    return obj.versions.exclude(file_hash=None).exists()
+
+
+def resolve(
+    session: Session, ref: str, repo: indexing.Repository | None = None, *, discover: bool = True
+) -> ContentObject:
+    """The content object `ref` names: an object id, or a path inside the repository.
+
+    A path not yet known becomes a discovery stub in the session (when `discover`)."""
+    repo = repo or repository()
+    ref = (ref or "").strip()
+    if not ref:
+        raise SetsError("no object id or path given")
+    if "\0" in ref:  # PostgreSQL text cannot even be queried with it
+        raise SetsError(f"no object {ref!r}: path contains a NUL byte")
+    found = ContentObject.objects.filter(pk=ref).first()
+    if found is not None:
+        return found
+    try:
+        _, source = indexing.locate(repo, ref)
+    except indexing.IndexingError as exc:
+        raise SetsError(f"no object {ref!r}: {exc}") from None
+    object_id = objects.identity_hash(objects.FILE, source=source)
+    found = ContentObject.objects.filter(pk=object_id).first()
+    if found is not None:
+        return found
+    if not discover:
+        raise SetsError(f"{ref} is not in this session")
+    if not (repo.root / ref).exists():
+        raise SetsError(f"{ref}: no such file")
+    return indexing.discover_file(repo, ref, session=session).object
+
+
+def _link(session: Session, obj: ContentObject) -> SessionObject:
+    link, _ = SessionObject.objects.get_or_create(session=session, object=obj)
+    return link
+
+
+def _entry_of(session: Session, obj: ContentObject, repo) -> Entry:
+    link = SessionObject.objects.select_related("object").get(session=session, object=obj)
+    return _entry(link, obj.latest_version(), repo)
+
+
+@transaction.atomic
+def activate(session: Session, ref: str, *, repo: indexing.Repository | None = None) -> Entry:
+    """§3.3 activate: into the pool and the active set; a file is (re)read first, so the
+    active content is current and a stub becomes a full version."""
+    repo = repo or repository()
+    obj = resolve(session, ref, repo)
+    if obj.type == ContentObject.Type.FILE:
+        path = display_path(obj, repo)
+        try:
+            result = indexing.index_file(repo, path, session=session)
+        except indexing.IndexingError as exc:
+            raise SetsError(str(exc)) from None
+        if result.deleted:
+            raise SetsError(f"{path}: the file no longer exists")
+    link = _link(session, obj)
+    link.in_pool = link.active = True
+    link.save(update_fields=["in_pool", "active"])
+    return _entry_of(session, obj, repo)
+
+
+def _change(session: Session, ref: str, repo, **values: bool) -> Entry:
+    repo = repo or repository()
+    obj = resolve(session, ref, repo, discover=False)
+    link = SessionObject.objects.filter(session=session, object=obj).first()
+    if link is None:
+        raise SetsError(f"{ref} is not in this session")
+    for name, value in values.items():
+        setattr(link, name, value)
+    link.save(update_fields=list(values))
+    return _entry_of(session, obj, repo)
+
+
+def deactivate(session: Session, ref: str, *, repo: indexing.Repository | None = None) -> Entry:
+    """§3.3 deactivate: out of the active set, still in the pool (shown as metadata)."""
+    return _change(session, ref, repo, active=False)
+
+
+def pin(session: Session, ref: str, *, repo: indexing.Repository | None = None) -> Entry:
+    """Exempt from auto-collapse and from shedding. A path not yet known is discovered."""
+    repo = repo or repository()
+    obj = resolve(session, ref, repo)
+    _link(session, obj)
+    return _change(session, obj.id, repo, pinned=True)
+
+
+def unpin(session: Session, ref: str, *, repo: indexing.Repository | None = None) -> Entry:
+    return _change(session, ref, repo, pinned=False)
+
+
+def set_active_files(
+    session: Session, paths: Iterable[str], *, repo: indexing.Repository | None = None
+) -> list[str]:
+    """Make the active file set exactly `paths` (the picker's checkboxes); returns a
+    message for every path that could not be activated. Toolcalls are left alone."""
+    repo = repo or repository()
+    wanted = list(dict.fromkeys(p for p in paths if p))
+    problems = []
+    keep: set[str] = set()
+    for path in wanted:
+        try:
+            keep.add(activate(session, path, repo=repo).object_id)
+        except SetsError as exc:
+            problems.append(str(exc))
+    stale = SessionObject.objects.filter(
+        session=session, active=True, object__type=ContentObject.Type.FILE
+    ).exclude(object_id__in=keep)
+    stale.update(active=False)
+    return problems
+
+
+def active_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:
+    return [e.path for e in entries(session, repo) if e.type == "file" and e.active]
+
+
+def pinned_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:
+    return [e.path for e in entries(session, repo) if e.type == "file" and e.pinned]
+
+
+def resume(session: Session, repo: indexing.Repository | None = None) -> list[tuple[str, str]]:
+    """§3.6 on session load: reconcile every sourced object of the session with the disk.
+
+    Returns (path, outcome) per file: updated (new version), deleted (null version
+    written), unreachable (cannot be read now: the latest version stays), unchanged."""
+    repo = repo or repository()
+    report = []
+    links = SessionObject.objects.filter(
+        session=session, object__type=ContentObject.Type.FILE
+    ).select_related("object")
+    for link in links:
+        path = display_path(link.object, repo)
+        latest = link.object.latest_version()
+        if latest is not None and latest.file_hash is None and latest.content is None:
+            if not (repo.root / path).exists():
+                report.append((path, "unchanged"))  # a stub or an already-recorded deletion
+                continue
+            if not _was_read(link.object):
+                report.append((path, "unchanged"))  # discovery stubs stay unread
+                continue
+        try:
+            result = indexing.index_file(repo, path, trigger=indexing.Trigger.RESUME)
+        except indexing.IndexingError:
+            report.append((path, "unreachable"))
+            continue
+        if result.deleted and result.outcome == indexing.Outcome.UPDATED:
+            report.append((path, "deleted"))
+        elif result.outcome == indexing.Outcome.UPDATED:
+            report.append((path, "updated"))
+        else:
+            report.append((path, "unchanged"))
+    return report

@@ -1,0 +1,367 @@
+"""The model's context tools (issue 5, seed 001 §3.3): read, list, grep, and the set changes.
+
+`read_file`, `list_files` and `grep` look at the repository only: every path goes through
+`chat.repo.indexing.locate` (no NUL, no `..`, nothing outside the repository, also not via
+symlinks), outputs are capped with a note saying what was cut, and a grep pattern must be
+a valid regular expression that finishes within `GREP_SECONDS`. `read_file` runs full
+indexing and activates the file; paths that `list_files` and `grep` mention become
+discovery stubs (`[unread]` in the metadata pool). `activate`, `deactivate`, `pin` and
+`unpin` change the session's sets through `chat.repo.sessionsets`, the same functions the
+file picker uses. Every call ends as a `ToolResult`; a bad call is a "fail" result whose
+text tells the model what was wrong, and the turn goes on. Each call is recorded as a
+`toolcall` object (§5.7). Synchronous ORM code: the turn calls it from a thread.
+
+Non-goals: the loop that calls the model again (chat.turn.turns), rendering (templates).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chat.repo import indexing, sessionsets
+from history.models import Session
+
+MAX_OUTPUT_CHARS = 20_000
+MAX_LIST_LINES = 500
+MAX_GREP_LINES = 200
+MAX_STUBS = 200
+MAX_PATTERN_CHARS = 500
+GREP_SECONDS = 5.0
+SKIPPED_DIRS = (".git/", ".acdc/")
+SET_TOOLS = ("activate", "deactivate", "pin", "unpin")
+
+
+def _function(name: str, description: str, properties: dict, required: list[str]) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+_PATH = {"type": "string", "description": "path relative to the repository root"}
+_ID = {"type": "string", "description": "an object id from the context list, or a file path"}
+TOOL_SPECS: list[dict[str, Any]] = [
+    _function(
+        "read_file",
+        "Read a text file of the repository. It also becomes active: its current content "
+        "stays in your context on later turns until you deactivate it.",
+        {"path": _PATH},
+        ["path"],
+    ),
+    _function(
+        "list_files",
+        "List the repository's files below a folder (tracked and untracked, not ignored), "
+        "optionally only those matching a glob pattern such as *.py.",
+        {
+            "path": {**_PATH, "description": "folder relative to the repository root; . for all"},
+            "pattern": {"type": "string", "description": "glob on the file name or path"},
+        },
+        [],
+    ),
+    _function(
+        "grep",
+        "Search the repository's text files for a regular expression (POSIX extended "
+        "syntax); answers with path:line:text lines.",
+        {
+            "pattern": {"type": "string", "description": "regular expression"},
+            "path": {**_PATH, "description": "file or folder to search; . for all"},
+        },
+        ["pattern"],
+    ),
+    _function(
+        "activate",
+        "Put an object's full content into your context (a file is read fresh).",
+        {"id": _ID},
+        ["id"],
+    ),
+    _function(
+        "deactivate",
+        "Take an object's content out of your context; it stays listed as metadata.",
+        {"id": _ID},
+        ["id"],
+    ),
+    _function(
+        "pin",
+        "Pin an object: it is never dropped to save room and tool outputs never collapse.",
+        {"id": _ID},
+        ["id"],
+    ),
+    _function("unpin", "Remove a pin.", {"id": _ID}, ["id"]),
+]
+TOOL_NAMES = tuple(spec["function"]["name"] for spec in TOOL_SPECS)
+_SCHEMAS = {spec["function"]["name"]: spec["function"]["parameters"] for spec in TOOL_SPECS}
+
+
+class ToolFailure(Exception):
+    """A call that cannot be carried out; the message goes back to the model."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    call_id: str
+    name: str
+    arguments: str  # raw JSON text as the model produced it
+
+
+@dataclass
+class ToolResult:
+    call_id: str
+    name: str
+    status: str  # "ok" | "fail"
+    output: str
+    args: dict[str, Any] = field(default_factory=dict)
+    args_display: str = ""
+    object_id: str = ""  # the toolcall object recording this call
+    file_refs: list[str] = field(default_factory=list)
+    changed_paths: list[str] = field(default_factory=list)  # files whose sets changed
+
+
+def run_tool(session: Session, call: ToolCall, repo: indexing.Repository | None = None):
+    """Carry out one call and record it as a toolcall object; never raises for bad input."""
+    repo = repo or sessionsets.repository()
+    result = ToolResult(call.call_id or f"call_{uuid.uuid4().hex[:12]}", call.name, "ok", "")
+    try:
+        result.args = _arguments(call)
+        result.args_display = _display(call.name, result.args)
+        _TOOLS[call.name](session, repo, result)
+    except ToolFailure as exc:
+        result.status, result.output = "fail", f"Error: {exc}"
+    fields = {
+        "tool": call.name if call.name in _TOOLS else "unknown",
+        "args": result.args,
+        "status": result.status,
+        "output": result.output,
+        "args_display": result.args_display or None,
+        "file_refs": result.file_refs or None,
+    }
+    try:
+        record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
+    except indexing.IndexingError:  # a model that repeats a call id: keep both calls
+        result.call_id = f"{result.call_id}-{uuid.uuid4().hex[:6]}"
+        record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
+    result.object_id = record.object.id
+    return result
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    if call.name not in _TOOLS:
+        raise ToolFailure(
+            f"there is no tool {call.name[:60]!r}; use one of {', '.join(TOOL_NAMES)}"
+        )
+    try:
+        args = json.loads(call.arguments or "{}")
+    except (json.JSONDecodeError, RecursionError):
+        raise ToolFailure("the arguments are not valid JSON") from None
+    if not isinstance(args, dict):
+        raise ToolFailure("the arguments must be a JSON object")
+    schema = _SCHEMAS[call.name]
+    unknown = sorted(set(args) - set(schema["properties"]))
+    if unknown:
+        raise ToolFailure(f"unexpected argument {unknown[0]!r}")
+    for name in schema["required"]:
+        if name not in args:
+            raise ToolFailure(f"missing argument {name!r}")
+    for name, value in args.items():
+        if not isinstance(value, str):
+            raise ToolFailure(f"argument {name!r} must be text")
+        if _has_surrogates(value):
+            raise ToolFailure(f"argument {name!r} is not valid UTF-8 text")
+        if "\0" in value:  # refused before it is stored: PostgreSQL text cannot hold it
+            raise ToolFailure(f"argument {name!r} contains a NUL byte")
+    return args
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _display(name: str, args: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return f"{name}({shown})"[:200]
+
+
+def _cap(text: str, limit: int = MAX_OUTPUT_CHARS, what: str = "characters") -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[cut: {len(text) - limit:,} more {what}]"
+
+
+def _folder(repo: indexing.Repository, path: str) -> str:
+    """A repo-relative folder or file for list/grep ("" is the whole repository)."""
+    cleaned = (path or ".").strip()
+    if cleaned in (".", "./", "/", ""):
+        return ""
+    if cleaned.startswith("/") and Path(cleaned).resolve() == repo.root:
+        return ""
+    try:
+        key, _ = indexing.locate(repo, cleaned)
+    except indexing.IndexingError as exc:
+        raise ToolFailure(str(exc)) from None
+    if not (repo.root / key).exists():
+        raise ToolFailure(f"{key}: no such file or folder")
+    return key
+
+
+def _repository_files(repo: indexing.Repository, below: str) -> tuple[list[str], int]:
+    """Tracked and untracked-not-ignored files below `below`; and how many names were not
+    valid UTF-8 (left out: a model cannot name them back)."""
+    command = ["git", "-C", str(repo.root), "ls-files", "-co", "--exclude-standard", "-z"]
+    if below:
+        command += ["--", below]
+    try:
+        raw = subprocess.run(command, capture_output=True, check=True, timeout=30).stdout
+        names = [n for n in raw.split(b"\0") if n]
+    except (OSError, subprocess.SubprocessError):
+        start = repo.root / below
+        names = [str(p.relative_to(repo.root)).encode() for p in start.rglob("*") if p.is_file()]
+    paths, undecodable = [], 0
+    for name in names:
+        try:
+            path = name.decode("utf-8")
+        except UnicodeDecodeError:
+            undecodable += 1
+            continue
+        if not path.startswith(SKIPPED_DIRS):
+            paths.append(path)
+    return sorted(paths), undecodable
+
+
+def _stubs(session: Session, repo: indexing.Repository, paths: list[str]) -> None:
+    for path in paths[:MAX_STUBS]:
+        try:
+            indexing.discover_file(repo, path, session=session)
+        except indexing.IndexingError:
+            continue
+
+
+def _read_file(session: Session, repo: indexing.Repository, result: ToolResult) -> None:
+    path = result.args["path"]
+    try:
+        indexed = indexing.index_file(repo, path, session=session)
+    except indexing.IndexingError as exc:
+        raise ToolFailure(str(exc)) from None
+    if indexed.deleted:
+        raise ToolFailure(f"{path}: no such file")
+    content = indexed.version.content or ""
+    shown = sessionsets.display_path(indexed.object, repo)
+    result.file_refs = [indexed.object.id]
+    result.changed_paths = [shown]
+    note = "" if content else "(the file is empty)"
+    result.output = f"{shown} (id={indexed.object.id}, now active)\n" + (
+        _cap(content) if content else note
+    )
+
+
+def _list_files(session: Session, repo: indexing.Repository, result: ToolResult) -> None:
+    below = _folder(repo, result.args.get("path", "."))
+    pattern = result.args.get("pattern", "")
+    paths, undecodable = _repository_files(repo, below)
+    if pattern:
+        paths = [
+            p
+            for p in paths
+            if fnmatch.fnmatch(p, pattern) or fnmatch.fnmatch(Path(p).name, pattern)
+        ]
+    _stubs(session, repo, paths)
+    lines = paths[:MAX_LIST_LINES]
+    notes = []
+    if len(paths) > len(lines):
+        notes.append(f"[cut: {len(paths) - len(lines):,} more files; narrow the path or pattern]")
+    if undecodable:
+        notes.append(f"[{undecodable} names that are not valid UTF-8 were left out]")
+    if not paths:
+        notes.append("(no files match)")
+    result.output = "\n".join([*lines, *notes])
+
+
+def _grep(session: Session, repo: indexing.Repository, result: ToolResult) -> None:
+    pattern = result.args["pattern"]
+    if not pattern:
+        raise ToolFailure("the pattern is empty")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ToolFailure(f"the pattern is too long (at most {MAX_PATTERN_CHARS} characters)")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ToolFailure(f"not a valid regular expression: {exc}") from None
+    below = _folder(repo, result.args.get("path", "."))
+    tracked = (repo.root / ".git").exists()
+    command = ["git", "-C", str(repo.root), "grep", "-n", "-I", "-E", "--no-color"]
+    command += ["--untracked"] if tracked else ["--no-index", "--exclude-standard"]
+    command += ["-e", pattern, "--", below or "."]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=GREP_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise ToolFailure(
+            f"the search took longer than {GREP_SECONDS:.0f} s; use a simpler pattern"
+        ) from None
+    except OSError as exc:
+        raise ToolFailure(f"the search could not run ({exc.strerror})") from None
+    if done.returncode not in (0, 1):
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ToolFailure(f"the search failed: {message[-1] if message else 'unknown error'}")
+    lines = [
+        line
+        for line in done.stdout.decode("utf-8", "replace").splitlines()
+        if not line.startswith(SKIPPED_DIRS)
+    ]
+    _stubs(session, repo, list(dict.fromkeys(line.split(":", 1)[0] for line in lines)))
+    shown = lines[:MAX_GREP_LINES]
+    notes = (
+        [f"[cut: {len(lines) - len(shown):,} more matching lines]"]
+        if len(lines) > len(shown)
+        else []
+    )
+    result.output = _cap("\n".join(shown + notes)) if lines else "(no matches)"
+
+
+def _set_tool(change):
+    def run(session: Session, repo: indexing.Repository, result: ToolResult) -> None:
+        ref = result.args["id"]
+        try:
+            entry = change(session, ref, repo=repo)
+        except sessionsets.SetsError as exc:
+            raise ToolFailure(str(exc)) from None
+        result.file_refs = [entry.object_id]
+        if entry.path:
+            result.changed_paths = [entry.path]
+        label = entry.path or entry.object_id
+        state = ", ".join(
+            word for word, on in (("active", entry.active), ("pinned", entry.pinned)) if on
+        )
+        result.output = f"{label} (id={entry.object_id}): {state or 'metadata only'}"
+        if change is sessionsets.activate and entry.content:
+            result.output += "\n" + _cap(entry.content)
+
+    return run
+
+
+_TOOLS = {
+    "read_file": _read_file,
+    "list_files": _list_files,
+    "grep": _grep,
+    "activate": _set_tool(sessionsets.activate),
+    "deactivate": _set_tool(sessionsets.deactivate),
+    "pin": _set_tool(sessionsets.pin),
+    "unpin": _set_tool(sessionsets.unpin),
+}

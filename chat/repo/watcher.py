@@ -1,0 +1,197 @@
+"""The file tracker (seed 001 §5.8–5.9): a watcher on the repository while a page is open.
+
+One `RepositoryWatcher` per repository, however many tabs watch it (`WATCHERS` counts
+them and stops the watcher with the last one). Changes come from `watchfiles.awatch`
+(debounced), minus `.git/`, `.acdc/` and whatever the repository's `.gitignore` files
+and `.git/info/exclude` ignore (matched with pathspec). A changed file that some session
+has met goes through the indexing protocol (a new version only when its bytes changed; a
+deleted file gets a null version; the sets do not change), and `on_change` hears about
+every relevant path, so the picker can mark it and the HUD can follow. A crash is logged
+and the watcher restarts once; it never takes the server down. The event source can be
+injected, so tests feed file events without waiting on the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+from channels.db import database_sync_to_async
+
+from chat.repo import indexing
+from history import objects
+from history.models import ContentObject, SessionObject
+
+log = logging.getLogger(__name__)
+SKIPPED_DIRS = (".git", ".acdc")
+DEBOUNCE_MS = 300
+RESTART_DELAY = 2.0
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    outcome: str  # updated | deleted | unchanged | seen (not in any session index)
+    object_id: str = ""
+    sessions: tuple[str, ...] = ()
+
+
+OnChange = Callable[[list[Change]], Awaitable[None]]
+
+
+class IgnoreRules:
+    """The repository's .gitignore files (root and nested) and .git/info/exclude."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._specs: dict[str, tuple[float, pathspec.PathSpec]] = {}
+
+    def _spec(self, source: Path) -> pathspec.PathSpec | None:
+        try:
+            mtime = source.stat().st_mtime
+        except OSError:
+            return None
+        key = str(source)
+        cached = self._specs.get(key)
+        if cached is None or cached[0] != mtime:
+            lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
+            cached = (mtime, pathspec.GitIgnoreSpec.from_lines(lines))
+            self._specs[key] = cached
+        return cached[1]
+
+    def ignored(self, path: str) -> bool:
+        parts = path.split("/")
+        if parts[0] in SKIPPED_DIRS:
+            return True
+        exclude = self._spec(self.root / ".git" / "info" / "exclude")
+        if exclude is not None and exclude.match_file(path):
+            return True
+        for depth in range(len(parts)):
+            folder = "/".join(parts[:depth])
+            spec = self._spec(self.root / folder / ".gitignore")
+            rest = "/".join(parts[depth:])
+            if spec is not None and spec.match_file(rest):
+                return True
+        return False
+
+
+class RepositoryWatcher:
+    def __init__(
+        self,
+        repo: indexing.Repository,
+        on_change: OnChange,
+        *,
+        changes_source: Callable[[], AsyncIterator[set]] | None = None,
+    ) -> None:
+        self.repo = repo
+        self.on_change = on_change
+        self.rules = IgnoreRules(repo.root)
+        self._source = changes_source or self._awatch
+
+    def _awatch(self) -> AsyncIterator[set]:
+        import watchfiles
+
+        def keep(change: object, path: str) -> bool:
+            relative = os.path.relpath(path, self.repo.root)
+            return relative.split(os.sep, 1)[0] not in SKIPPED_DIRS
+
+        return watchfiles.awatch(
+            self.repo.root, watch_filter=keep, debounce=DEBOUNCE_MS, step=50, recursive=True
+        )
+
+    async def run(self) -> None:
+        async for batch in self._source():
+            paths = self.relevant(path for _, path in batch)
+            if not paths:
+                continue
+            changes = await database_sync_to_async(self.index)(paths)
+            if changes:
+                await self.on_change(changes)
+
+    def relevant(self, paths: Iterable[str]) -> list[str]:
+        found = set()
+        for path in paths:
+            try:
+                relative = Path(path).resolve().relative_to(self.repo.root).as_posix()
+            except (ValueError, OSError):
+                continue
+            if relative != "." and not self.rules.ignored(relative):
+                found.add(relative)
+        return sorted(found)
+
+    def index(self, paths: list[str]) -> list[Change]:
+        """The indexing protocol for files some session has met; the rest are "seen"."""
+        changes = []
+        for path in paths:
+            if (self.repo.root / path).is_dir():
+                continue
+            try:
+                _, source = indexing.locate(self.repo, path)
+            except indexing.IndexingError:
+                continue
+            object_id = objects.identity_hash(objects.FILE, source=source)
+            sessions = tuple(
+                SessionObject.objects.filter(object_id=object_id)
+                .values_list("session_id", flat=True)
+                .distinct()
+            )
+            if not sessions or not ContentObject.objects.filter(pk=object_id).exists():
+                changes.append(Change(path, "seen"))
+                continue
+            try:
+                result = indexing.index_file(self.repo, path, trigger=indexing.Trigger.WATCHER)
+            except indexing.IndexingError as exc:
+                log.info("watcher: %s", exc)
+                continue
+            outcome = "deleted" if result.deleted else result.outcome.value
+            outcome = "updated" if outcome == "created" else outcome
+            changes.append(Change(path, outcome, object_id, sessions))
+        return changes
+
+
+class WatcherRegistry:
+    """One watcher task per repository while at least one page watches it."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._users: dict[str, int] = {}
+
+    async def attach(self, repo: indexing.Repository, on_change: OnChange, **options) -> None:
+        key = str(repo.root)
+        self._users[key] = self._users.get(key, 0) + 1
+        task = self._tasks.get(key)
+        if task is None or task.done():
+            watcher = RepositoryWatcher(repo, on_change, **options)
+            self._tasks[key] = asyncio.create_task(_supervised(watcher), name=f"watch {key}")
+
+    async def detach(self, repo: indexing.Repository) -> None:
+        key = str(repo.root)
+        self._users[key] = max(0, self._users.get(key, 0) - 1)
+        if self._users[key] == 0:
+            task = self._tasks.pop(key, None)
+            if task is not None:
+                task.cancel()
+
+    def watching(self, repo: indexing.Repository) -> bool:
+        task = self._tasks.get(str(repo.root))
+        return task is not None and not task.done()
+
+
+async def _supervised(watcher: RepositoryWatcher) -> None:
+    for attempt in range(2):
+        try:
+            await watcher.run()
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("file watcher failed on %s (attempt %d)", watcher.repo.root, attempt + 1)
+            await asyncio.sleep(RESTART_DELAY)
+
+
+WATCHERS = WatcherRegistry()

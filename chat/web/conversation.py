@@ -1,0 +1,81 @@
+"""The conversation as the chat page shows it: the working history, with the rest folded.
+
+Messages a live compaction replaced, and messages a rollback set aside, are not gone (the
+store keeps them, search finds them); on the page each run of them folds into one
+collapsed block ("12 earlier messages compacted"), so what is in view is what the model
+sees next. Used for the first render and to re-render the list after a compaction.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+
+from django.template.loader import render_to_string
+
+from chat.turn.events import ToolCallFinished
+from chat.web.frames import card
+from chat.web.render import render_markdown
+from history import selectors
+from history.images import images_for_messages
+from history.models import Message, Session
+
+FOLD_LABELS = {
+    "compacted": "compacted: replaced by a summary in what the model sees",
+    "rolled_back": "set aside by a rollback",
+}
+
+
+def _fold_reason(message: Message, replaced: set[str]) -> str:
+    if message.rolled_back:
+        return "rolled_back"
+    if message.id in replaced:
+        return "compacted"
+    return ""
+
+
+def _tool_card(message: Message) -> dict[str, Any]:
+    """A stored tool call as the card the live turn showed."""
+    details = (message.edit_results or [{}])[0]
+    event = ToolCallFinished(
+        turn_id=message.turn_id,
+        call_id=details.get("call_id") or message.id,
+        tool=details.get("tool", "tool"),
+        args_display=details.get("args", ""),
+        status=details.get("status", "ok"),
+        output=message.content,
+        object_id=details.get("object_id", ""),
+    )
+    return card(event)
+
+
+def conversation_items(session: Session) -> list[dict[str, Any]]:
+    rows = selectors.session_messages(session=session)
+    replaced: set[str] = set()
+    for ids in session.compactions.filter(undone_at=None).values_list("replaced_ids", flat=True):
+        replaced.update(ids)
+    images = images_for_messages(m.id for m in rows if m.role == "user")
+    items: list[dict[str, Any]] = []
+    for reason, run in groupby(rows, key=lambda m: _fold_reason(m, replaced)):
+        entries = [
+            {
+                "message": m,
+                "html": render_markdown(m.content) if m.role == "assistant" else "",
+                "images": [i.sha256 for i in images.get(m.id, [])],
+                "card": _tool_card(m) if m.role == Message.Role.TOOL else None,
+            }
+            for m in run
+        ]
+        if reason:
+            items.append({"fold": reason, "label": FOLD_LABELS[reason], "entries": entries})
+        else:
+            items += entries
+    return items
+
+
+def render_conversation(session: Session, *, oob: bool = False) -> str:
+    """The whole message list, as an out-of-band frame when `oob`."""
+    return render_to_string(
+        "chat/_conversation.html",
+        {"messages": conversation_items(session), "session": session, "oob": oob},
+    )

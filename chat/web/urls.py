@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from chat.web import views, views_context
+
+app_name = "chat"
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("s/new/", views.session_new, name="session_new"),
+    path("s/<str:session_id>/", views.session_page, name="session"),
+    path("s/<str:session_id>/images/", views.image_upload, name="image_upload"),
+    path("s/<str:session_id>/tools/", views_context.session_tools, name="session_tools"),
+    path(
+        "s/<str:session_id>/checkpoints/",
+        views_context.checkpoint_create,
+        name="checkpoint_create",
+    ),
+    path(
+        "s/<str:session_id>/checkpoints/<int:checkpoint_id>/rollback/",
+        views_context.checkpoint_rollback,
+        name="checkpoint_rollback",
+    ),
+    path(
+        "s/<str:session_id>/compaction/undo/",
+        views_context.compaction_undo,
+        name="compaction_undo",
+    ),
+    path("m/<str:message_id>/pin/", views_context.message_pin, name="message_pin"),
+    path("s/<str:session_id>/files.json", views_context.files_json, name="files_json"),
+    path("s/<str:session_id>/files/pin/", views_context.file_pin, name="file_pin"),
+    path(
+        "s/<str:session_id>/grounding/",
+        views_context.grounding_toggle,
+        name="grounding_toggle",
+    ),
+    path("s/<str:session_id>/endless/", views_context.endless_choose, name="endless_choose"),
+    path("images/<str:sha>/", views.image_file, name="image"),
+    path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
+    path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),
+]

@@ -1,0 +1,118 @@
+"""The chat pages: the newest session of the repository, one session, a new session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from chat.llm.runtime import chat_model
+from chat.repo import sessionsets
+from chat.web import attachments
+from chat.web.conversation import conversation_items
+from history import selectors, services
+from history.images import SHA256
+from history.models import Image, Session
+
+
+def _repository() -> str:
+    return str(settings.ACDC_REPO)
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    session = selectors.session_latest(repository=_repository())
+    if session is None:
+        session = services.session_create(repository=_repository(), model=chat_model())
+    return redirect("chat:session", session_id=session.id)
+
+
+@require_GET
+def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = selectors.session_get(session_id=session_id)
+    if session is None:
+        return render(request, "chat/missing_session.html", {"session_id": session_id}, status=404)
+    # Seed 001 §3.6: files the session knows are reconciled with the disk on every load.
+    sessionsets.resume(session)
+    return render(request, "chat/session.html", _page_context(session))
+
+
+@require_POST
+def session_new(request: HttpRequest) -> HttpResponse:
+    session = services.session_create(repository=_repository(), model=chat_model())
+    return redirect("chat:session", session_id=session.id)
+
+
+def _page_context(session: Session) -> dict:
+    messages = conversation_items(session)
+    state = session.context_state or {}
+    return {
+        "hud": state.get("hud"),
+        "session": session,
+        "messages": messages,
+        "model": chat_model(session.model),
+        "repository_name": Path(settings.ACDC_REPO).name,
+        "repository_path": settings.ACDC_REPO,
+    }
+
+
+# -- images: upload to the composer's tray, serve, re-attach ---------------------------
+
+IMAGE_CACHE_CONTROL = "public, max-age=31536000, immutable"
+
+
+@require_POST
+def image_upload(request: HttpRequest, session_id: str) -> HttpResponse:
+    if int(request.META.get("CONTENT_LENGTH") or 0) > attachments.MAX_REQUEST_BYTES:
+        return _attachment_fragment(request, attachments.Accepted(errors=[_too_much()]))
+    if selectors.session_get(session_id=session_id) is None:
+        problem = f"There is no session {session_id!r}."
+        return _attachment_fragment(request, attachments.Accepted(errors=[problem]), 404)
+    pending = attachments.pending_shas(request.POST.getlist("image"))
+    accepted = attachments.accept_uploads(request.FILES.getlist("file"), pending)
+    return _attachment_fragment(request, accepted)
+
+
+@require_GET
+def image_chip(request: HttpRequest, sha: str) -> HttpResponse:
+    pending = attachments.pending_shas(request.GET.getlist("image"))
+    return _attachment_fragment(request, attachments.accept_existing(sha, pending))
+
+
+@require_GET
+def image_file(request: HttpRequest, sha: str) -> HttpResponse:
+    return _image_response(request, sha, thumbnail=False)
+
+
+@require_GET
+def image_thumb(request: HttpRequest, sha: str) -> HttpResponse:
+    return _image_response(request, sha, thumbnail=True)
+
+
+def _attachment_fragment(request, accepted, status: int | None = None) -> HttpResponse:
+    status = status or (400 if accepted.errors else 200)
+    context = {"images": accepted.images, "errors": accepted.errors}
+    return render(request, "chat/_attachments.html", context, status=status)
+
+
+def _too_much() -> str:
+    return f"The upload is too large (at most {attachments.MAX_IMAGES_PER_MESSAGE} images of 5 MB)."
+
+
+def _image_response(request: HttpRequest, sha: str, *, thumbnail: bool) -> HttpResponse:
+    etag = f'"{sha}-thumb"' if thumbnail else f'"{sha}"'
+    field = "thumbnail" if thumbnail else "data"
+    image = Image.objects.only("mime", field).filter(pk=sha).first() if SHA256.match(sha) else None
+    if image is None:
+        raise Http404("No such image.")
+    if etag in request.headers.get("If-None-Match", ""):
+        response = HttpResponseNotModified()
+    else:
+        body = bytes(image.thumbnail if thumbnail else image.data)
+        response = HttpResponse(body, content_type="image/webp" if thumbnail else image.mime)
+    response["ETag"] = etag
+    response["Cache-Control"] = IMAGE_CACHE_CONTROL
+    return response

@@ -1,0 +1,162 @@
+"""HTTP actions on a session's context: checkpoints, rollback, undo compaction, pins.
+
+Small htmx endpoints (POST, CSRF-protected) that answer with the fragment to swap in, or
+with `HX-Refresh` when the conversation itself changed (a rollback or an undo re-renders
+the message list). Every refusal is a message in the fragment, never a server error.
+Long work (compaction itself) goes through the websocket, not through here.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from chat.llm.runtime import chat_model, facts_for
+from chat.repo import picker, sessionsets
+from chat.turn import checkpoints, context, endless
+from chat.turn.compaction import CompactionRefused, undo_compaction
+from history import selectors
+from history.models import Message, Session
+
+
+def _session(session_id: str) -> Session:
+    session = selectors.session_get(session_id=session_id)
+    if session is None:
+        raise Http404("no such session")
+    return session
+
+
+def tools_context(session: Session, error: str = "", note: str = "") -> dict:
+    live = session.compactions.filter(undone_at=None).order_by("-created_at", "-id").first()
+    return {
+        "session": session,
+        "grounding": context.grounding_enabled(session),
+        "checkpoints": checkpoints.listing(session)[:20],
+        "last_compaction": live,
+        "tools_error": error,
+        "tools_note": note,
+    }
+
+
+def _tools(request: HttpRequest, session: Session, **extra: str) -> HttpResponse:
+    return render(request, "chat/_session_tools.html", tools_context(session, **extra))
+
+
+def _refresh() -> HttpResponse:
+    response = HttpResponse(status=204)
+    response["HX-Refresh"] = "true"
+    return response
+
+
+@require_GET
+def session_tools(request: HttpRequest, session_id: str) -> HttpResponse:
+    return _tools(request, _session(session_id))
+
+
+@require_POST
+def checkpoint_create(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = _session(session_id)
+    label = request.POST.get("label", "")
+    checkpoint = checkpoints.take(session, label=label)
+    note = f"Checkpoint “{checkpoint.label or 'unnamed'}” saved."
+    return _tools(request, session, note=note)
+
+
+@require_POST
+def checkpoint_rollback(request: HttpRequest, session_id: str, checkpoint_id: int) -> HttpResponse:
+    session = _session(session_id)
+    try:
+        checkpoints.rollback(session.id, checkpoint_id)
+    except checkpoints.RollbackRefused as exc:
+        return _tools(request, session, error=str(exc))
+    return _refresh()
+
+
+@require_POST
+def compaction_undo(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = _session(session_id)
+    try:
+        undo_compaction(session.id)
+    except CompactionRefused as exc:
+        return _tools(request, session, error=str(exc))
+    return _refresh()
+
+
+@require_POST
+def grounding_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Offer earlier summaries and pinned notes as related context (per session)."""
+    session = _session(session_id)
+    state = dict(session.context_state or {})
+    state["grounding"] = request.POST.get("grounding") == "on"
+    Session.objects.filter(pk=session.pk).update(context_state=state)
+    session.refresh_from_db()
+    note = "Related context is on." if state["grounding"] else "Related context is off."
+    return _tools(request, session, note=note)
+
+
+def endless_context(session: Session, error: str = "") -> dict:
+    return {
+        "session": session,
+        "endless": endless.endless_state(session),
+        "templates": endless.templates(),
+        "endless_error": error,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def endless_choose(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The header's Endless switch and template chooser (GET: the form as it is)."""
+    session = _session(session_id)
+    if request.method == "GET":
+        return render(request, "chat/_endless.html", endless_context(session))
+    error = endless.set_endless(
+        session.id,
+        enabled=request.POST.get("enabled") == "on",
+        template=request.POST.get("template", ""),
+    )
+    session.refresh_from_db()
+    return render(request, "chat/_endless.html", endless_context(session, error))
+
+
+@require_GET
+def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
+    """The Files panel's tree (see chat.repo.picker.tree_payload)."""
+    session = _session(session_id)
+    repo = sessionsets.repository()
+    facts, _ = facts_for(chat_model(session.model))
+    payload = picker.tree_payload(
+        repo.root,
+        sessionsets.active_paths(session, repo),
+        sessionsets.pinned_paths(session, repo),
+        facts.input_budget,
+    )
+    return JsonResponse(payload)
+
+
+@require_POST
+def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Pin or unpin one file from the picker; answers with the pins now in force."""
+    session = _session(session_id)
+    path = request.POST.get("path", "")
+    change = sessionsets.pin if request.POST.get("pinned") == "true" else sessionsets.unpin
+    try:
+        change(session, path)
+    except sessionsets.SetsError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    context.refresh_sets(session.id)
+    return JsonResponse({"pinned": sessionsets.pinned_paths(session)})
+
+
+@require_POST
+def message_pin(request: HttpRequest, message_id: str) -> HttpResponse:
+    """Toggle a message's pin: pinned messages stay verbatim through compaction."""
+    message = Message.objects.filter(pk=message_id).select_related("session").first()
+    if message is None or message.system_event or message.role not in ("user", "assistant"):
+        raise Http404("no such message")
+    message.pinned = request.POST.get("pinned", "true") == "true"
+    message.save(update_fields=["pinned"])
+    context.pin_message(message.session_id, message.id, message.pinned)
+    return render(
+        request, "chat/_pin_button.html", {"pin_id": message.id, "pinned": message.pinned}
+    )

@@ -1,0 +1,137 @@
+"""The Files panel's data on a real git repository: tree, badges, counts by content hash."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from django.conf import settings
+from django.test import override_settings
+
+from chat.models import TokenCount
+from chat.repo import picker, sessionsets
+from history import services
+
+pytestmark = pytest.mark.django_db
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def greet(name):\n    return name\n")
+    (root / "src" / "old.py").write_text("OLD = 1\n")
+    (root / "README.md").write_text("# Readme\n")
+    (root / ".gitignore").write_text("build/\n")
+    git(root, "init", "-q")
+    git(root, "-c", "user.email=a@b", "-c", "user.name=t", "add", ".")
+    git(root, "-c", "user.email=a@b", "-c", "user.name=t", "commit", "-qm", "start")
+    (root / "build").mkdir()
+    (root / "build" / "out.js").write_text("ignored\n")
+    (root / ".acdc").mkdir()
+    (root / ".acdc" / "acdc.sqlite3").write_text("db")
+    return root
+
+
+def test_the_tree_lists_tracked_and_untracked_files_but_nothing_ignored(repo):
+    (repo / "notes.txt").write_text("new\n")
+    assert picker.list_files(repo) == [
+        ".gitignore", "README.md", "notes.txt", "src/app.py", "src/old.py",
+    ]  # fmt: skip
+
+
+def test_git_badges_say_modified_staged_untracked_and_deleted(repo):
+    (repo / "src" / "app.py").write_text("changed\n")
+    (repo / "README.md").write_text("# Staged\n")
+    git(repo, "add", "README.md")
+    (repo / "src" / "old.py").unlink()
+    (repo / "notes.txt").write_text("new\n")
+    assert picker.git_status(repo) == {
+        "src/app.py": "M",
+        "README.md": "S",
+        "src/old.py": "D",
+        "notes.txt": "U",
+    }
+
+
+def test_counts_are_cached_by_content_hash(repo, monkeypatch):
+    counts = picker.TokenCounts()
+    first = counts.count(repo, ["src/app.py", "README.md"])
+    assert first["src/app.py"].tokens > 0 and first["README.md"].tokens > 0
+    assert TokenCount.objects.count() == 2
+
+    encoded: list[list[str]] = []
+    real = picker._encode
+    monkeypatch.setattr(picker, "_encode", lambda texts: encoded.append(texts) or real(texts))
+    # A new process (fresh stat cache) finds the counts by hash: nothing is encoded.
+    again = picker.TokenCounts().count(repo, ["src/app.py", "README.md"])
+    assert again == first and encoded == [[]]
+    # A copy under another name is the same content: still nothing to encode.
+    (repo / "copy.py").write_bytes((repo / "src" / "app.py").read_bytes())
+    assert picker.TokenCounts().count(repo, ["copy.py"])["copy.py"] == first["src/app.py"]
+    # An edit is new content: exactly that file is encoded.
+    (repo / "README.md").write_text("# Readme, now longer than before\n")
+    counts.count(repo, ["src/app.py", "README.md"])
+    assert encoded[-1] == ["# Readme, now longer than before\n"]
+
+
+def test_binary_and_oversized_files_come_back_with_the_reason(repo):
+    (repo / "logo.png").write_bytes(b"\x89PNG\x00\x00data")
+    (repo / "huge.txt").write_text("x" * 2000)
+    counts = picker.TokenCounts(size_cap=1000).count(repo, ["logo.png", "huge.txt"])
+    assert counts["logo.png"].tokens is None and "binary" in counts["logo.png"].reason
+    assert counts["huge.txt"].as_json() == [None, "too large (2,000 bytes; the limit is 1,000)"]
+
+
+def test_progress_is_reported_until_every_file_is_counted(repo):
+    seen = []
+    picker.TokenCounts().count(
+        repo, picker.list_files(repo), lambda done, total, fresh: seen.append((done, total))
+    )
+    assert seen[-1] == (4, 4)
+
+
+def test_the_payload_and_the_pin_endpoint(client, repo):
+    with override_settings(ACDC_REPO=repo):
+        session = services.session_create(repository=str(repo), model="acdc/fake")
+        sessionsets.activate(session, "src/app.py")
+        picker.COUNTS.count(repo, ["src/app.py"])
+        data = client.get(f"/s/{session.id}/files.json").json()
+        assert data["active"] == ["src/app.py"] and data["pinned"] == []
+        assert data["counts"]["src/app.py"] > 0 and not data["complete"]
+        assert data["budget"] > 100_000 and "src/old.py" in data["files"]
+
+        pinned = client.post(f"/s/{session.id}/files/pin/", {"path": "README.md", "pinned": "true"})
+        assert pinned.json() == {"pinned": ["README.md"]}
+        unpinned = client.post(f"/s/{session.id}/files/pin/", {"path": "README.md"})
+        assert unpinned.json() == {"pinned": []}
+        refused = client.post(f"/s/{session.id}/files/pin/", {"path": "../x", "pinned": "true"})
+        assert refused.status_code == 400 and "traversal" in json.loads(refused.content)["error"]
+
+
+def test_the_session_page_holds_the_picker_shell(client):
+    session = services.session_create(repository=str(settings.ACDC_REPO))
+    html = client.get(f"/s/{session.id}/").content.decode()
+    assert 'aria-label="Files"' in html and 'id="file-filter"' in html
+    assert f"/s/{session.id}/files.json" in html
+
+
+def test_opening_a_session_reconciles_its_files_with_the_disk(client, repo):
+    with override_settings(ACDC_REPO=repo):
+        session = services.session_create(repository=str(repo), model="acdc/fake")
+        sessionsets.activate(session, "src/app.py")
+        (repo / "src" / "app.py").write_text("def greet():\n    return 'changed meanwhile'\n")
+        assert client.get(f"/s/{session.id}/").status_code == 200
+        [entry] = sessionsets.entries(session)
+        assert "changed meanwhile" in entry.content
+
+
+def test_an_empty_file_counts_as_zero_tokens(repo):
+    (repo / "src" / "__init__.py").write_text("")
+    counts = picker.TokenCounts().count(repo, ["src/__init__.py", "src/app.py"])
+    assert counts["src/__init__.py"].tokens == 0 and counts["src/app.py"].tokens > 0

@@ -1,0 +1,185 @@
+"""The model's tools on a real repository: what they do, and every bad input they refuse."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from chat.llm.runtime import supports_tools
+from chat.repo import sessionsets
+from chat.repo.indexing import Repository
+from chat.repo.tools import MAX_STUBS, TOOL_NAMES, TOOL_SPECS, ToolCall, run_tool
+from history import services
+from history.models import ContentObject, SessionObject
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def root(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "src" / "deep").mkdir(parents=True)
+    (repo / "src" / "app.py").write_text("def greet(name):\n    return f'hello {name}'\n")
+    (repo / "src" / "deep" / "util.py").write_text("GREETING = 'hello'\n")
+    (repo / "README.md").write_text("# Demo\nSay hello.\n")
+    (repo / ".gitignore").write_text("secret.txt\n")
+    (repo / "secret.txt").write_text("hello secret\n")
+    (repo / "blob.bin").write_bytes(b"\x00\x01hello")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (tmp_path / "outside.txt").write_text("hello from outside\n")
+    return repo
+
+
+@pytest.fixture
+def repo(root):
+    return Repository(root=root, filesystem_id="fs-test")
+
+
+@pytest.fixture
+def session():
+    return services.session_create(repository="/repo")
+
+
+def call(session, repo, name, **args):
+    return run_tool(session, ToolCall("c-" + name, name, json.dumps(args)), repo)
+
+
+def test_every_tool_has_a_schema_the_provider_can_read():
+    assert TOOL_NAMES == (
+        "read_file", "list_files", "grep", "activate", "deactivate", "pin", "unpin",
+    )  # fmt: skip
+    for spec in TOOL_SPECS:
+        assert spec["type"] == "function"
+        assert spec["function"]["parameters"]["additionalProperties"] is False
+    assert supports_tools("acdc/fake") and supports_tools("gpt-4o")
+    assert not supports_tools("no-such-provider/no-such-model")
+
+
+def test_read_file_returns_the_content_indexes_and_activates(session, repo):
+    result = call(session, repo, "read_file", path="src/app.py")
+    assert result.status == "ok" and "def greet(name):" in result.output
+    assert result.changed_paths == ["src/app.py"]
+    assert sessionsets.active_paths(session, repo) == ["src/app.py"]
+    toolcall = ContentObject.objects.get(pk=result.object_id)
+    assert toolcall.type == "toolcall" and toolcall.latest_version().fields["tool"] == "read_file"
+    link = SessionObject.objects.get(session=session, object=toolcall)
+    assert link.active and link.in_pool
+
+
+def test_list_files_lists_below_a_folder_and_leaves_unread_stubs(session, repo):
+    result = call(session, repo, "list_files", path="src", pattern="*.py")
+    assert result.output.splitlines() == ["src/app.py", "src/deep/util.py"]
+    stubs = {e.path: e for e in sessionsets.entries(session, repo) if e.type == "file"}
+    assert set(stubs) == {"src/app.py", "src/deep/util.py"}
+    assert all(e.stub and not e.active for e in stubs.values())
+    everything = call(session, repo, "list_files").output.splitlines()
+    assert "README.md" in everything and "secret.txt" not in everything
+    assert not any(p.startswith(".git/") for p in everything)
+
+
+def test_grep_finds_lines_in_text_files_only_and_respects_gitignore(session, repo):
+    result = call(session, repo, "grep", pattern="hel+o")
+    lines = result.output.splitlines()
+    assert "src/app.py:2:    return f'hello {name}'" in lines
+    assert any(line.startswith("README.md:2:") for line in lines)
+    assert not any(line.startswith(("secret.txt", "blob.bin")) for line in lines)
+    assert call(session, repo, "grep", pattern="zzz_nowhere").output == "(no matches)"
+    only = call(session, repo, "grep", pattern="GREETING", path="src/deep").output
+    assert only == "src/deep/util.py:1:GREETING = 'hello'"
+
+
+def test_set_tools_change_the_same_sets_as_the_picker(session, repo):
+    listed = call(session, repo, "list_files", path="src")
+    assert listed.status == "ok"
+    stub_id = next(
+        e.object_id for e in sessionsets.entries(session, repo) if e.path == "src/app.py"
+    )
+    activated = call(session, repo, "activate", id=stub_id)
+    assert activated.status == "ok" and "def greet" in activated.output
+    assert "src/app.py" in sessionsets.active_paths(session, repo)
+    assert call(session, repo, "pin", id="src/app.py").status == "ok"
+    assert call(session, repo, "deactivate", id="src/app.py").status == "ok"
+    assert sessionsets.active_paths(session, repo) == []
+    assert sessionsets.pinned_paths(session, repo) == ["src/app.py"]
+    assert call(session, repo, "unpin", id=stub_id).status == "ok"
+
+
+def test_a_long_output_is_cut_with_a_note(session, repo, root):
+    (root / "long.txt").write_text("x" * 50_000)
+    result = call(session, repo, "read_file", path="long.txt")
+    assert result.output.endswith("more characters]") and len(result.output) < 21_000
+
+
+def test_listing_many_files_caps_the_stubs(session, repo, root):
+    (root / "many").mkdir()
+    for n in range(MAX_STUBS + 30):
+        (root / "many" / f"f{n:03}.txt").write_text("x")
+    call(session, repo, "list_files", path="many")
+    assert SessionObject.objects.filter(session=session).count() == MAX_STUBS + 1  # + toolcall
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("read_file", '{"path": "../outside.txt"}', "traversal"),
+        ("read_file", '{"path": "/etc/passwd"}', "outside the repository"),
+        ("read_file", '{"path": "src/../../outside.txt"}', "traversal"),
+        ("read_file", '{"path": "a\\u0000b"}', "NUL"),
+        ("read_file", '{"path": "bad\\udcffname"}', "not valid UTF-8"),
+        ("read_file", '{"path": "blob.bin"}', "binary"),
+        ("read_file", '{"path": "missing.py"}', "no such file"),
+        ("read_file", '{"path": "src"}', "not a regular file"),
+        ("read_file", '{"path": "/dev/zero"}', "outside the repository"),
+        ("read_file", "{not json", "not valid JSON"),
+        ("read_file", '["src/app.py"]', "must be a JSON object"),
+        ("read_file", "{}", "missing argument 'path'"),
+        ("read_file", '{"path": 3}', "must be text"),
+        ("read_file", '{"path": "a", "mode": "w"}', "unexpected argument 'mode'"),
+        ("list_files", '{"path": "../"}', "traversal"),
+        ("list_files", '{"path": "nowhere"}', "no such file or folder"),
+        ("grep", '{"pattern": "("}', "not a valid regular expression"),
+        ("grep", '{"pattern": ""}', "the pattern is empty"),
+        ("grep", '{"pattern": "' + "a" * 600 + '"}', "too long"),
+        ("grep", '{"pattern": "x", "path": "/etc"}', "outside the repository"),
+        ("activate", '{"id": "../outside.txt"}', "traversal"),
+        ("activate", '{"id": "no/such.py"}', "no such file"),
+        ("deactivate", '{"id": "README.md"}', "not in this session"),
+        ("write_file", '{"path": "x"}', "there is no tool 'write_file'"),
+    ],
+)
+def test_bad_calls_fail_with_a_clear_message_and_read_nothing_outside(
+    session, repo, name, arguments, message
+):
+    result = run_tool(session, ToolCall("bad", name, arguments), repo)
+    assert result.status == "fail" and message in result.output, result.output
+    assert "hello from outside" not in result.output
+    recorded = ContentObject.objects.get(pk=result.object_id).latest_version()
+    assert recorded.fields["status"] == "fail"
+
+
+def test_symlinks_out_of_the_repository_and_device_files_are_refused(session, repo, root):
+    os.symlink(root.parent / "outside.txt", root / "link.txt")
+    os.symlink("/dev/zero", root / "zero")
+    assert "outside the repository" in call(session, repo, "read_file", path="link.txt").output
+    refused = call(session, repo, "read_file", path="zero").output
+    assert "outside the repository" in refused or "not a regular file" in refused
+    listed = call(session, repo, "grep", pattern="outside").output
+    assert "hello from outside" not in listed
+
+
+def test_a_catastrophic_pattern_is_stopped(session, repo, root, monkeypatch):
+    import chat.repo.tools
+
+    (root / "evil.txt").write_text("a" * 5000 + "!\n")
+    monkeypatch.setattr(chat.repo.tools, "GREP_SECONDS", 0.001)  # any search now counts as slow
+    result = call(session, repo, "grep", pattern="(a+)+$")
+    assert result.status == "fail" and "took longer than" in result.output
+
+
+def test_a_repeated_call_id_keeps_both_calls(session, repo):
+    first = run_tool(session, ToolCall("same", "list_files", "{}"), repo)
+    second = run_tool(session, ToolCall("same", "list_files", "{}"), repo)
+    assert first.object_id != second.object_id

@@ -1,0 +1,125 @@
+"""After a turn: the due checkpoint, then compaction announced over the websocket."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.test import override_settings
+
+from chat.llm.fake import FakeStep
+from chat.turn import after_turn
+from chat.turn.turns import run_turn
+from history import services
+from history.models import Checkpoint
+
+pytestmark = pytest.mark.django_db(transaction=True)
+LONG = "Explain the lexer, the parser and how errors are recovered in detail. " * 6
+
+
+async def ignore(event) -> None:
+    return None
+
+
+@database_sync_to_async
+def new_session():
+    return services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
+
+
+async def talk(session, fake, turns: int) -> None:
+    for n in range(turns):
+        fake.enqueue(FakeStep(text=f"answer {n}"))
+        await run_turn(session_id=session.id, user_text=f"{n} {LONG}", emit=ignore)
+
+
+@override_settings(
+    ACDC_COMPACTION_TRIGGER_TOKENS=400,
+    ACDC_VERBATIM_WINDOW_TOKENS=150,
+    ACDC_SMALLER_MODEL="acdc/fake",
+    ACDC_CHECKPOINT_EVERY=3,
+)
+async def test_past_the_trigger_the_history_is_compacted_and_the_page_told(fake, monkeypatch):
+    monkeypatch.setattr(after_turn, "START_DELAY", 0)  # announce at once
+    session = await new_session()
+    await talk(session, fake, 6)
+    fake.enqueue(FakeStep(text='{"boundary_index": null, "confidence": 0}'), "Short summary.")
+    frames: list[str] = []
+
+    async def send(html: str) -> None:
+        frames.append(html)
+
+    outcome = await after_turn.after_turn_tasks(session.id, send)
+
+    assert outcome is not None and outcome.case == "summarize"
+    assert 'data-state="start"' in frames[0] and "Compacting the history" in frames[0]
+    assert 'id="conversation"' in frames[-1] and 'hx-swap-oob="outerHTML"' in frames[-1]
+    assert 'data-state="complete"' in frames[-1] and "History compacted" in frames[-1]
+    assert "earlier messages compacted" in frames[-1]
+    assert 'id="hud"' in frames[-1]  # the HUD shows the smaller history at once
+    kinds = await database_sync_to_async(
+        lambda: sorted(
+            Checkpoint.objects.filter(session_id=session.id).values_list("kind", flat=True)
+        )
+    )()
+    assert kinds == ["auto", "compaction"]  # after 6 turns (every 3), and before compacting
+
+
+async def test_below_the_trigger_nothing_is_announced(fake):
+    session = await new_session()
+    await talk(session, fake, 1)
+    frames: list[str] = []
+
+    async def send(html: str) -> None:
+        frames.append(html)
+
+    assert await after_turn.after_turn_tasks(session.id, send) is None
+    assert frames == []
+
+
+async def test_compact_now_on_an_empty_session_is_a_clear_error():
+    session = await new_session()
+    frames: list[str] = []
+
+    async def send(html: str) -> None:
+        frames.append(html)
+
+    assert await after_turn.run_compaction(session.id, send, force=True) is None
+    assert 'data-state="error"' in frames[-1] and "no conversation to compact" in frames[-1]
+
+
+@database_sync_to_async
+def pile_up_summaries(session, count: int) -> None:
+    from history.models import Compaction
+
+    for _ in range(count):
+        Compaction.objects.create(session_id=session.id, case="summarize")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_automatic_rollback_only_when_enabled_and_asked_for(fake, enabled):
+    from chat.turn import checkpoints
+    from history.models import Message, Session
+
+    session = await new_session()
+    await talk(session, fake, 1)
+    stored = await database_sync_to_async(Session.objects.get)(pk=session.id)
+    await database_sync_to_async(checkpoints.take)(stored, label="good")
+    await pile_up_summaries(session, 4)  # four summaries in two turns: the score asks
+    await talk(session, fake, 1)
+    hud = (await database_sync_to_async(Session.objects.get)(pk=session.id)).context_state["hud"]
+    assert hud["quality"]["action"] == "rollback"
+    frames: list[str] = []
+
+    async def send(html: str) -> None:
+        frames.append(html)
+
+    with override_settings(ACDC_AUTO_ROLLBACK=enabled, ACDC_CHECKPOINT_EVERY=0):
+        await after_turn.after_turn_tasks(session.id, send)
+
+    rolled = await database_sync_to_async(
+        lambda: Message.objects.filter(session_id=session.id, rolled_back=True).count()
+    )()
+    if enabled:
+        assert rolled == 2 and "Automatic: Rolled back" in frames[-1]
+    else:
+        assert rolled == 0 and frames == []

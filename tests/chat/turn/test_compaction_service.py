@@ -1,0 +1,187 @@
+"""Compaction in the chat: stored, visible, undoable, and never run twice; checkpoints."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.test import override_settings
+
+from chat.llm.fake import FakeStep
+from chat.llm.runtime import facts_for
+from chat.turn import checkpoints
+from chat.turn.compaction import CompactionRefused, compact_session, undo_compaction
+from chat.turn.context import load_manager, restore_latest_session
+from chat.turn.turns import run_turn
+from history import services
+from history.models import Compaction, Message, Session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+FILLER = "Tell me more about the parser and the lexer and their error recovery. " * 6
+
+
+@pytest.fixture(autouse=True)
+def small_windows():
+    with override_settings(
+        ACDC_COMPACTION_TRIGGER_TOKENS=400,
+        ACDC_VERBATIM_WINDOW_TOKENS=150,
+        ACDC_SMALLER_MODEL="acdc/fake",
+        ACDC_CHECKPOINT_EVERY=0,
+    ):
+        yield
+
+
+async def ignore(event) -> None:
+    return None
+
+
+@database_sync_to_async
+def new_session():
+    return services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
+
+
+async def turns(session, fake, count: int, prefix: str = "question") -> None:
+    for number in range(count):
+        fake.enqueue(FakeStep(text=f"answer {prefix} {number}"))
+        await run_turn(
+            session_id=session.id,
+            user_text=f"{prefix} {number}: {FILLER}",
+            emit=ignore,
+            model="acdc/fake",
+        )
+
+
+@database_sync_to_async
+def working_history(session_id):
+    session = Session.objects.get(pk=session_id)
+    facts, _ = facts_for("acdc/fake")
+    return load_manager(session, facts).get_history()
+
+
+def detector(index=None, confidence=0.0) -> FakeStep:
+    answer = {"boundary_index": index, "boundary_reason": "r", "confidence": confidence}
+    return FakeStep(text=json.dumps({**answer, "summary": "s"}))
+
+
+def texts(history) -> list[str]:
+    return [m["content"][:12] for m in history]
+
+
+async def test_summarize_replaces_old_exchanges_and_keeps_the_first(fake):
+    session = await new_session()
+    await turns(session, fake, 6)
+    before = await working_history(session.id)
+    fake.enqueue(detector(), FakeStep(text="They discussed the parser at length."))
+
+    outcome = await compact_session(session.id)
+
+    assert outcome.case == "summarize" and outcome.tokens_after < outcome.tokens_before
+    after = await working_history(session.id)
+    assert after[0] == before[0]  # the first user message stays verbatim
+    assert any("They discussed the parser at length." in m["content"] for m in after)
+    assert after[-1] == before[-1] and len(after) < len(before)
+    record = await database_sync_to_async(Compaction.objects.get)(session=session)
+    assert record.replaced_ids and record.history_before == before
+    note = await database_sync_to_async(
+        lambda: Message.objects.filter(session=session, system_event=True).last()
+    )()
+    assert "→" in note.content and note.edit_results[0]["summary"] == record.summary
+
+    # The next request carries the summary; a reload brings back the compacted history
+    # without asking the detector again.
+    await turns(session, fake, 1, prefix="later")
+    sent = json.dumps(fake.requests[-1].messages)
+    assert "They discussed the parser at length." in sent and "question 2:" not in sent
+    asked = len(fake.requests)
+    restored, _ = await database_sync_to_async(restore_latest_session)(str(settings.ACDC_REPO))
+    assert restored.id == session.id and len(fake.requests) == asked
+    assert "They discussed" in json.dumps(await working_history(session.id))
+
+
+async def test_undo_puts_the_previous_history_back_and_keeps_later_turns(fake):
+    session = await new_session()
+    await turns(session, fake, 6)
+    before = await working_history(session.id)
+    fake.enqueue(detector(), FakeStep(text="A summary."))
+    await compact_session(session.id)
+    await turns(session, fake, 1, prefix="after")
+
+    await database_sync_to_async(undo_compaction)(session.id)
+
+    restored = await working_history(session.id)
+    assert restored[: len(before)] == before
+    assert restored[-2]["content"].startswith("after 0")
+    with pytest.raises(CompactionRefused, match="no compaction to undo"):
+        await database_sync_to_async(undo_compaction)(session.id)
+
+
+async def test_pinned_messages_survive_compaction(fake):
+    session = await new_session()
+    await turns(session, fake, 6)
+    pinned = (await working_history(session.id))[4]  # "question 2 …", an old exchange
+    await database_sync_to_async(
+        lambda: Message.objects.filter(pk=pinned["id"]).update(pinned=True)
+    )()
+    await database_sync_to_async(Session.objects.filter(pk=session.id).update)(context_state={})
+    fake.enqueue(detector(), FakeStep(text="Summary."))
+
+    await compact_session(session.id)
+
+    after = await working_history(session.id)
+    assert pinned["content"] in [m["content"] for m in after]
+
+
+async def test_garbage_from_the_detector_still_summarizes_safely(fake):
+    session = await new_session()
+    await turns(session, fake, 6)
+    fake.enqueue(FakeStep(text='{"boundary_index": 99, "confidence": "high"'), "Summary.")
+    outcome = await compact_session(session.id)
+    assert outcome.case == "summarize"
+
+
+async def test_a_failing_summarizer_leaves_the_history_alone(fake):
+    session = await new_session()
+    await turns(session, fake, 6)
+    before = await working_history(session.id)
+    fake.enqueue(detector(), FakeStep(error="bad_request"))  # not retried
+    outcome = await compact_session(session.id)
+    assert outcome.case == "none" and "could not be made" in outcome.note
+    assert await working_history(session.id) == before
+
+
+async def test_below_the_trigger_nothing_happens_unless_forced(fake):
+    session = await new_session()
+    await turns(session, fake, 1)
+    assert (await compact_session(session.id)).case == "none"
+    with pytest.raises(CompactionRefused):
+        await compact_session((await new_session()).id, force=True)
+
+
+async def test_a_checkpoint_rolls_back_history_and_sets_aside_later_messages(fake):
+    session = await new_session()
+    await turns(session, fake, 2)
+    before = await working_history(session.id)
+    mark = await database_sync_to_async(checkpoints.take)(
+        await database_sync_to_async(Session.objects.get)(pk=session.id), label="good state"
+    )
+    await turns(session, fake, 2, prefix="detour")
+
+    note = await database_sync_to_async(checkpoints.rollback)(session.id, mark.id)
+
+    assert "good state" in note and "4 later messages" in note
+    assert await working_history(session.id) == before
+    rolled = await database_sync_to_async(
+        lambda: list(Message.objects.filter(session=session, rolled_back=True))
+    )()
+    assert {m.content[:8] for m in rolled if m.role == "user"} == {"detour 0", "detour 1"}
+    await turns(session, fake, 1, prefix="fresh")
+    assert "detour" not in json.dumps(fake.requests[-1].messages)
+
+
+async def test_rollback_to_another_sessions_checkpoint_is_refused(fake):
+    first, second = await new_session(), await new_session()
+    mark = await database_sync_to_async(checkpoints.take)(first, label="x")
+    with pytest.raises(checkpoints.RollbackRefused, match="another session"):
+        await database_sync_to_async(checkpoints.rollback)(second.id, mark.id)

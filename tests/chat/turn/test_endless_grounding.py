@@ -1,0 +1,121 @@
+"""Endless mode and grounding through real turns with the scripted fake model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.test import override_settings
+
+from chat.llm.fake import FakeStep
+from chat.turn.endless import set_endless
+from chat.turn.turns import run_turn
+from history import services
+from history.models import ManagedView, Message, Session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def ignore(event) -> None:
+    return None
+
+
+@database_sync_to_async
+def new_session(**state):
+    session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
+    if state:
+        Session.objects.filter(pk=session.pk).update(context_state=state)
+    return Session.objects.get(pk=session.pk)
+
+
+async def turn(session, text: str) -> None:
+    await run_turn(session_id=session.id, user_text=text, emit=ignore, model="acdc/fake")
+
+
+@database_sync_to_async
+def views(session):
+    return list(ManagedView.objects.filter(session=session).order_by("id"))
+
+
+@override_settings(ACDC_SMALLER_MODEL="acdc/fake", ACDC_ENDLESS_PASSTHROUGH_RUNS=1)
+async def test_endless_mode_sends_a_managed_summary_before_the_recent_run(fake):
+    session = await new_session()
+    for n in range(3):
+        await turn(session, f"plain turn {n}")
+    assert (
+        await database_sync_to_async(set_endless)(session.id, enabled=True, template="default")
+        == ""
+    )
+    fake.enqueue(FakeStep(text="- Instructions: keep it short"), FakeStep(text="Managed answer."))
+
+    await turn(session, "what now?")
+
+    manager_request, chat_request = fake.requests[-2], fake.requests[-1]
+    assert "plain turn 2" in json.dumps(manager_request.messages)
+    sent = json.dumps(chat_request.messages)
+    assert "Context summary (managed)" in sent and "keep it short" in sent
+    assert "plain turn 0" not in sent and "plain turn 2" in sent  # one run passes through
+    [view] = await views(session)
+    assert not view.failed and view.template_source == "builtin" and view.template_hash
+    assert view.managed_prompt and view.model == "acdc/fake"
+
+
+@override_settings(ACDC_SMALLER_MODEL="acdc/fake")
+async def test_a_broken_repo_template_fails_open_with_a_notice(fake):
+    templates = settings.ACDC_REPO / ".acdc" / "templates"
+    templates.mkdir(parents=True, exist_ok=True)
+    (templates / "mine.md").write_text("Summarize.\n")
+    session = await new_session()
+    for n in range(3):
+        await turn(session, f"turn {n}")
+    assert (
+        await database_sync_to_async(set_endless)(session.id, enabled=True, template="mine") == ""
+    )
+    (templates / "mine.md").write_text("")  # emptied after it was chosen
+
+    await turn(session, "and now?")
+
+    sent = json.dumps(fake.requests[-1].messages)
+    assert "turn 0" in sent and "Context summary (managed)" not in sent
+    [view] = await views(session)
+    assert view.failed and "empty" in view.error
+    notice = await database_sync_to_async(
+        lambda: Message.objects.filter(session=session, system_event=True).last()
+    )()
+    assert "Endless mode used the full history" in notice.content
+
+
+async def test_choosing_a_template_that_does_not_exist_is_refused():
+    session = await new_session()
+    refusal = await database_sync_to_async(set_endless)(session.id, enabled=True, template="../etc")
+    assert refusal
+    assert (await database_sync_to_async(Session.objects.get)(pk=session.pk)).context_state == {}
+
+
+async def test_grounding_offers_an_earlier_summary_from_another_session(fake):
+    earlier = await new_session()
+    await database_sync_to_async(services.message_append)(
+        session=earlier,
+        role="system",
+        system_event=True,
+        content="History compacted (summarized): 8 messages replaced, 9,000 → 900 tokens.\n\n"
+        "The tokenizer cache is keyed by content hash; never key it by path.",
+    )
+    session = await new_session(grounding=True)
+
+    await turn(session, "How is the tokenizer cache keyed?")
+
+    sent = json.dumps(fake.requests[-1].messages)
+    assert "Earlier summary" in sent and "never key it by path" in sent
+    hud = (await database_sync_to_async(Session.objects.get)(pk=session.pk)).context_state["hud"]
+    assert hud["quality"]["parts"]["grounding"] > 0
+
+
+async def test_without_grounding_the_hud_still_scores_the_context(fake):
+    session = await new_session()
+    await turn(session, "hello")
+    hud = (await database_sync_to_async(Session.objects.get)(pk=session.pk)).context_state["hud"]
+    assert 0 < hud["quality"]["percent"] <= 100 and "grounding" not in hud["quality"]["parts"]
+    assert "Earlier summary" not in json.dumps(fake.requests[-1].messages)

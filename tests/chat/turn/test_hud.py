@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import pytest
+
+from chat.turn.hud import cost_of, level_for, sparkline_points
+from contextcore.llm import Usage
+from contextcore.models import ModelFacts
+
+
+@pytest.mark.parametrize(
+    ("percent", "level"),
+    [(0, "green"), (75, "green"), (75.1, "amber"), (90, "amber"), (90.1, "red"), (150, "red")],
+)
+def test_the_budget_colour_follows_the_thresholds(percent, level):
+    assert level_for(percent) == level
+
+
+def test_cost_prices_cache_reads_and_writes_separately():
+    facts = ModelFacts(
+        name="m",
+        input_cost_per_token=3e-6,
+        output_cost_per_token=15e-6,
+        cache_read_cost_per_token=0.3e-6,
+        cache_write_cost_per_token=3.75e-6,
+    )
+    usage = Usage(
+        prompt_tokens=1000, completion_tokens=100, cache_read_tokens=600, cache_write_tokens=300
+    )
+    expected = 100 * 3e-6 + 600 * 0.3e-6 + 300 * 3.75e-6 + 100 * 15e-6
+    assert cost_of(usage, facts) == pytest.approx(expected)
+
+
+def test_cost_is_unknown_without_prices():
+    assert cost_of(Usage(prompt_tokens=10), ModelFacts(name="x")) is None
+
+
+def test_the_sparkline_spans_the_box_and_needs_two_points():
+    assert sparkline_points([0.5]) == ""
+    assert sparkline_points([0.0, 1.0], width=100, height=20) == "0.0,20.0 100.0,0.0"

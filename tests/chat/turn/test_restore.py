@@ -1,0 +1,49 @@
+"""Auto-restore at start: the newest session's messages and selection come back."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.test import override_settings
+
+from chat.turn.context import restore_latest_session, select_files, selected_files
+from history import services
+from history.models import Message, Session
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "keep.py").write_text("KEEP = 1\n")
+    (tmp_path / "gone.py").write_text("GONE = 1\n")
+    with override_settings(ACDC_REPO=tmp_path):
+        yield tmp_path
+
+
+def test_the_newest_session_comes_back_with_its_selection(repo):
+    older = services.session_create(repository=str(repo), model="acdc/fake")
+    newest = services.session_create(repository=str(repo), model="acdc/fake")
+    services.message_append(session=newest, role="user", content="hello")
+    assert select_files(newest.id, add=["keep.py", "gone.py"]) == []
+    (repo / "gone.py").unlink()
+
+    session, notices = restore_latest_session(str(settings.ACDC_REPO))
+
+    assert session.id == newest.id != older.id
+    assert selected_files(Session.objects.get(pk=newest.id)) == ["keep.py"]
+    assert len(notices) == 1 and "gone.py" in notices[0]
+    note = Message.objects.get(session=newest, system_event=True)
+    assert "gone.py" in note.content
+    assert Session.objects.get(pk=newest.id).context_state["hud"]["files"] == 1
+
+
+def test_restoring_with_no_sessions_is_quiet(repo):
+    assert restore_latest_session(str(repo)) == (None, [])
+
+
+def test_a_selection_refusal_says_why(repo):
+    session = services.session_create(repository=str(repo), model="acdc/fake")
+    problems = select_files(session.id, add=["../outside.py", "missing.py"])
+    assert len(problems) == 2
+    assert all(":" in p for p in problems)

@@ -1,0 +1,177 @@
+"""The chat websocket, end to end through the ASGI app with the scripted fake model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from acdc.asgi import application
+from chat.llm.fake import FakeStep
+from history.models import Session
+from tests.chat.sockets import (
+    ORIGIN,
+    connect,
+    frames_until,
+    new_session,
+    next_frame,
+    send,
+    stored,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_a_turn_streams_in_order_and_is_stored(fake):
+    fake.enqueue(FakeStep(text="Hello **there**, friend.", chunk_size=4))
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, message="Say hello")
+    frames = await frames_until(ws, 'data-status="complete"')
+    assert "Say hello" in frames[0] and 'hx-swap-oob="beforeend:#conversation"' in frames[0]
+    assert "<strong>there</strong>" in frames[-1]
+    turn = frames[0].split('data-turn="')[1].split('"')[0]
+    assert all(f'data-turn="{turn}"' in frame for frame in frames)
+    user, answer = await stored(session)
+    assert (user.role, user.content, user.status) == ("user", "Say hello", "complete")
+    assert (answer.content, answer.status) == ("Hello **there**, friend.", "complete")
+    assert answer.usage["completion_tokens"] > 0
+    await ws.disconnect()
+
+
+async def test_stop_cancels_the_turn_and_keeps_the_partial_answer(fake):
+    fake.enqueue(FakeStep(text="word " * 200, chunk_size=5, chunk_delay=0.02))
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, message="Talk a lot")
+    await frames_until(ws, "word")
+    await send(ws, action="stop")
+    frames = await frames_until(ws, 'data-status="cancelled"')
+    assert "Stopped" in frames[-1]
+    _, answer = await stored(session)
+    assert answer.status == "cancelled"
+    assert answer.content.startswith("word")
+    assert len(answer.content) < len("word " * 200)
+    await ws.disconnect()
+
+
+async def test_an_error_mid_stream_is_shown_and_the_partial_text_kept(fake):
+    fake.enqueue(FakeStep(text="partial answer here", chunk_size=4, error="server", error_after=2))
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, message="Fail please")
+    frames = await frames_until(ws, 'data-status="error"')
+    assert 'role="alert"' in frames[-1]
+    _, answer = await stored(session)
+    assert (answer.status, answer.content) == ("error", "partial ")
+    assert answer.error
+    await send(ws, message="Now work")
+    await frames_until(ws, 'data-status="complete"')
+    await ws.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ("{broken", "not valid JSON"),
+        ("[]", "JSON object"),
+        (json.dumps({"action": "dance"}), "Unknown action"),
+        (json.dumps({"message": "x" * 1_000_001}), "too large"),
+        (json.dumps({"message": "   "}), "empty"),
+    ],
+)
+async def test_bad_frames_get_a_clear_message_and_the_socket_keeps_working(fake, raw, says):
+    session = await new_session()
+    ws = await connect(session.id)
+    await ws.send_to(text_data=raw)
+    error = await next_frame(ws, timeout=5)
+    assert says in error and 'role="alert"' in error
+    await send(ws, message="still there?")
+    await frames_until(ws, 'data-status="complete"')
+    assert [m.content for m in await stored(session)][0] == "still there?"
+    await ws.disconnect()
+
+
+async def test_an_unknown_session_is_refused_with_a_message():
+    ws = WebsocketCommunicator(application, "/ws/session/sess_0_000000/", ORIGIN)
+    connected, _ = await ws.connect()
+    assert connected
+    assert "no session" in await next_frame(ws, timeout=5)
+    assert (await ws.receive_output(timeout=5))["type"] == "websocket.close"
+
+
+async def test_an_unknown_model_fails_the_turn_with_a_clear_message(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, message="hi", model="nonexistent-provider/xyz")
+    frames = await frames_until(ws, 'data-status="error"')
+    assert "nonexistent-provider/xyz" in frames[-1]
+    user, *_ = await stored(session)
+    assert user.content == "hi"
+    await ws.disconnect()
+
+
+async def test_a_disconnect_mid_stream_stores_the_partial_answer_as_cancelled(fake):
+    fake.enqueue(FakeStep(text="tick " * 100, chunk_size=5, chunk_delay=0.02))
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, message="Go slowly")
+    await frames_until(ws, "tick")
+    await ws.disconnect()
+    for _ in range(50):
+        messages = await stored(session)
+        if len(messages) == 2 and messages[1].status == "cancelled":
+            break
+        await asyncio.sleep(0.05)
+    assert messages[1].status == "cancelled" and messages[1].content.startswith("tick")
+    # The turn's last write is the HUD saved with the session; let it land before the
+    # test database is flushed (PostgreSQL would deadlock the flush against it).
+    for _ in range(100):
+        state = (await database_sync_to_async(Session.objects.get)(pk=session.pk)).context_state
+        if (state.get("hud") or {}).get("turns"):
+            break
+        await asyncio.sleep(0.05)
+    assert state["hud"]["turns"] == 1
+
+
+async def test_a_second_tab_on_the_same_session_sees_the_stream(fake):
+    fake.enqueue(FakeStep(text="shared reply", chunk_size=3))
+    session = await new_session()
+    first, second = await connect(session.id), await connect(session.id)
+    await send(first, message="for both")
+    frames = await frames_until(second, 'data-status="complete"')
+    assert "for both" in frames[0] and "shared reply" in frames[-1]
+    await first.disconnect()
+    await second.disconnect()
+
+
+async def test_ticking_files_updates_the_hud_and_persists_the_selection(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, action="select", path="src/app.py")
+    frame = await next_frame(ws, timeout=10)
+    assert 'id="hud"' in frame and "Active files" in frame
+    await send(ws, action="select", path=["src/app.py", "README.md"])
+    await next_frame(ws, timeout=10)
+    await send(ws, message="what is selected?")
+    await frames_until(ws, 'data-status="complete"')
+    await frames_until(ws, 'id="hud"')  # the turn's own HUD update follows its last frame
+    request = fake.requests[-1]
+    sent = json.dumps(request.messages)
+    assert "def greet(name)" in sent and "A sample repository" in sent
+    await send(ws, action="select")  # nothing ticked: everything deselected
+    frame = await next_frame(ws, timeout=10)
+    assert "Active files" not in frame
+    await ws.disconnect()
+
+
+async def test_a_refused_file_says_why(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, action="select", path=["../../etc/passwd"])
+    error = await next_frame(ws, timeout=10)
+    assert "../../etc/passwd was not added" in error and 'role="alert"' in error
+    await ws.disconnect()

@@ -1,6 +1,6 @@
 """History compaction (layer 1): truncate at a topic boundary or summarize old messages.
 
-`HistoryCompactor` implements `contextcore.manager.Compactor`. Past the trigger it asks the
+`HistoryCompactor.compact` returns the compacted history. Past the trigger it asks the
 `TopicDetector` for a boundary and picks seed 000's case: "truncate" (a confident boundary
 inside the verbatim window: drop what came before it), "summarize" (otherwise: replace the
 messages before the verbatim window with one "History Summary" user/assistant pair) or
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from contextcore.history import group_exchanges
 from contextcore.llm import LLMClient, LLMError, LLMRequest, Message
-from contextcore.manager import Compaction
 from contextcore.tokens import TokenCounter
 from contextcore.topics import (
     SAFE_BOUNDARY,
@@ -61,9 +60,12 @@ class CompactionPlan:
 
 
 @dataclass(frozen=True)
-class HistoryCompaction(Compaction):
-    """A `Compaction` with what a record of it needs (boundary, sizes)."""
+class HistoryCompaction:
+    """The compacted working history, with what a record of it needs (boundary, sizes)."""
 
+    messages: tuple[Message, ...]
+    case: str = "summarize"
+    summary: str = ""
     boundary: TopicBoundary = SAFE_BOUNDARY
     messages_before: int = 0
     tokens_before: int = 0

@@ -5,7 +5,8 @@ texts and the `StabilityTracker`, and turns them into a request with `prepare_re
 layer 2 (emergency truncation of whole old exchanges past twice the compaction trigger),
 layer 3 (shed the largest unpinned files past `shed_ratio` of the window, with a notice),
 then assembly under the hard cap `facts.input_budget` (see `contextcore.request`).
-Layer 1, compaction, runs after a response through the `Compactor` seam.
+Layer 1, compaction, runs after a response outside the manager (`should_compact` says
+when; `contextcore.compaction` does it and the caller hands back the new history).
 Everything comes in as arguments; `to_state()`/`from_state()` carry a session across
 processes as JSON-safe dicts. Non-goals: persistence, LLM calls, reading settings.
 """
@@ -16,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from contextcore.appendonly import LayoutPolicy, digest
 from contextcore.assembly import ImageInput, PromptAssembler, PromptChunks, PromptInputs
@@ -55,21 +56,6 @@ class ContextConfig:
 
 
 @dataclass(frozen=True)
-class Compaction:
-    messages: tuple[Message, ...]
-    case: str = "summarize"
-    summary: str = ""
-
-
-class Compactor(Protocol):
-    """Layer 1. Returns the compacted history, or None when nothing should change."""
-
-    async def compact(
-        self, messages: Sequence[Message], *, trigger_tokens: int
-    ) -> Compaction | None: ...
-
-
-@dataclass(frozen=True)
 class PreparedPrompt:
     messages: list[Message]
     breakdown: dict[str, Any]
@@ -86,13 +72,11 @@ class ContextManager:
         *,
         repo_root: Path | None = None,
         config: ContextConfig | None = None,
-        compactor: Compactor | None = None,
     ) -> None:
         self.facts, self.counter = facts, counter
         self.config = config or ContextConfig()
         if self.config.tier_scheme not in TIER_SCHEMES:
             raise ValueError(f"tier_scheme must be one of {TIER_SCHEMES}")
-        self.compactor = compactor
         self.file_context = FileContext(repo_root, size_cap=self.config.file_size_cap)
         tracker_scheme = "seed" if self.config.tier_scheme == "seed" else "acdc"
         self.stability = StabilityTracker(tracker_scheme)
@@ -163,9 +147,6 @@ class ContextManager:
         self.file_context.pinned.add(path.replace("\\", "/").strip("/"))
         return True
 
-    def unpin_file(self, path: str) -> None:
-        self.file_context.pinned.discard(path.replace("\\", "/").strip("/"))
-
     def set_context_texts(
         self,
         *,
@@ -189,31 +170,6 @@ class ContextManager:
         return (
             self.config.compaction_enabled and self.history_token_count() > self.compaction_trigger
         )
-
-    def get_compaction_status(self) -> dict[str, Any]:
-        tokens = self.history_token_count()
-        return {
-            "enabled": self.config.compaction_enabled,
-            "trigger_tokens": self.compaction_trigger,
-            "history_tokens": tokens,
-            "percent": round(100 * tokens / self.compaction_trigger, 1),
-        }
-
-    async def compact_history_if_needed(self) -> Compaction | None:
-        """Layer 1, after a response. None without a compactor, below the trigger, or when
-        the compactor fails (the turn must still work)."""
-        if self.compactor is None or not self.should_compact():
-            return None
-        try:
-            result = await self.compactor.compact(
-                self.get_history(), trigger_tokens=self.compaction_trigger
-            )
-        except Exception:
-            return None
-        if result is None or result.case == "none":
-            return None
-        self.set_history(result.messages)
-        return result
 
     def emergency_truncate(self) -> int:
         """Layer 2: past twice the trigger, drop the oldest whole exchanges down to the
@@ -443,11 +399,10 @@ class ContextManager:
         *,
         repo_root: Path | None = None,
         config: ContextConfig | None = None,
-        compactor: Compactor | None = None,
     ) -> ContextManager:
         """Restore a session; files that can no longer be read are left out and listed
         in `restore_notices`."""
-        manager = cls(facts, counter, repo_root=repo_root, config=config, compactor=compactor)
+        manager = cls(facts, counter, repo_root=repo_root, config=config)
         manager._history = [_history_entry(m) for m in state["history"]]
         for item in state.get("files", []):
             result = manager.file_context.add_file(item["path"], item.get("content"))

@@ -13,7 +13,6 @@ Non-goals: LLM-judged coherence, acting on the suggestion.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,8 +72,9 @@ def score_quality(
     pass `ModelFacts.input_budget` (the window minus the output reserve) so that a prompt at
     the hard cap scores 0; 0 or less means unknown and leaves headroom out. `turns`: user
     turns of the session so far; `compactions`: summaries in the current working state
-    (undone or rolled-back ones excluded). `grounding_relevance`: see `average_relevance`;
-    None when grounding is off or offered nothing.
+    (undone or rolled-back ones excluded). `grounding_relevance`: the mean relevance, 0..1,
+    of the related context offered this turn (clamped); None when grounding is off or
+    offered nothing, so that a turn with nothing to ground on is not counted as bad.
     """
     config = config or QualityConfig()
     parts: dict[str, float] = {}
@@ -109,14 +109,6 @@ def summaries_part(turns: float, compactions: float, max_per_turn: float = 0.5) 
     if limit <= 0:
         return 1.0 if ratio == 0 else 0.0
     return _unit(1.0 - ratio / limit)
-
-
-def average_relevance(scores: Iterable[Any]) -> float | None:
-    """Mean of the relevance scores (each clamped to 0..1, non-numbers skipped); None when
-    there are none, so that a turn with nothing to ground on is not counted as bad.
-    Full-text ranks (bm25) must be normalized to 0..1 by the caller first."""
-    values = [_unit(s) for s in scores if _is_number(s)]
-    return sum(values) / len(values) if values else None
 
 
 def _weights(parts: dict[str, float], config: QualityConfig) -> dict[str, float]:

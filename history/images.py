@@ -133,10 +133,6 @@ def message_attach_images(message: Message, images: Sequence[Image]) -> None:
     )
 
 
-def message_images(message: Message) -> list[Image]:
-    return images_for_messages([message.pk]).get(message.pk, [])
-
-
 def images_for_messages(message_ids: Iterable[str]) -> dict[str, list[Image]]:
     """Each message's images in position order, in one query (blobs deferred)."""
     links = (

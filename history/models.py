@@ -85,11 +85,6 @@ class Message(models.Model):
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
 
-    @property
-    def was_interrupted(self) -> bool:
-        """A row still marked streaming belongs to a turn that died with its process."""
-        return self.status == self.Status.STREAMING
-
 
 class TokenUsage(models.Model):
     """One request's tokens: what acdc estimated per section, and what the provider billed."""

@@ -5,7 +5,7 @@ SQLite uses the FTS5 table and PostgreSQL the tsvector column that migration 000
 User text is never query syntax: each term is quoted for FTS5, and PostgreSQL parses it
 with plainto_tsquery. A query without indexable words, or a backend without an index,
 falls back to a case-insensitive substring match. Snippets come back as parts (text,
-marked) so templates escape everything; `snippet_html` is the same with <mark> tags.
+marked) so templates escape everything and add the <mark> tags themselves.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from django.db import DatabaseError, connection, transaction
-from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
 
 from history import memory
 from history.models import Message
@@ -47,14 +45,6 @@ class SearchHit:
     timestamp: datetime
     parts: tuple[SnippetPart, ...]
     image_shas: tuple[str, ...] = ()
-
-    @property
-    def snippet_html(self) -> SafeString:
-        return format_html_join(
-            "",
-            "{}",
-            ((format_html("<mark>{}</mark>", p.text) if p.marked else p.text,) for p in self.parts),
-        )
 
 
 @dataclass(frozen=True)

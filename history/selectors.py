@@ -27,20 +27,6 @@ def session_messages(*, session: Session) -> list[Message]:
     return list(session.messages.order_by("seq"))
 
 
-def session_messages_for_context(*, session: Session) -> list[dict[str, str]]:
-    """Role/content pairs for the context manager: chat turns only, never system events.
-
-    A user message whose turn failed before any answer is kept: the user's intent is
-    worth preserving, and the context engine pairs what it can.
-    """
-    rows = session.messages.filter(system_event=False, rolled_back=False).order_by("seq")
-    return [
-        {"role": m.role, "content": m.content}
-        for m in rows.only("role", "content")
-        if m.role in (Message.Role.USER, Message.Role.ASSISTANT) and m.content
-    ]
-
-
 PREVIEW_CHARS = 100
 
 

@@ -239,9 +239,9 @@ async def test_the_result_reports_the_boundary_and_sizes_before_and_after(counte
 # -- with ContextManager ----------------------------------------------------------------
 
 
-def make_manager(facts, counter, compactor):
+def make_manager(facts, counter):
     config = ContextConfig(tier_scheme="seed", compaction_trigger_tokens=1000)
-    return ContextManager(facts, counter, config=config, compactor=compactor)
+    return ContextManager(facts, counter, config=config)
 
 
 def test_create_compactor_builds_a_detector_and_summarizer_on_the_smaller_model(counter):
@@ -252,35 +252,25 @@ def test_create_compactor_builds_a_detector_and_summarizer_on_the_smaller_model(
     assert compactor.detector.client is compactor.client is client
 
 
-async def test_compact_history_if_needed_returns_none_below_the_trigger(facts, counter):
-    compactor, client = make_compactor(counter)
-    manager = make_manager(facts, counter, compactor)
+def test_the_manager_says_when_its_history_passes_the_trigger(facts, counter):
+    manager = make_manager(facts, counter)
     manager.set_history(conversation(3))
-    assert manager.compactor is compactor
-    assert await manager.compact_history_if_needed() is None
-    assert client.requests == [] and len(manager.get_history()) == 6
+    assert not manager.should_compact()
+    manager.set_history(conversation())
+    assert manager.should_compact()
 
 
-async def test_compaction_through_the_manager_replaces_history_and_purges_stability_items(
-    facts, counter
-):
+async def test_a_compacted_history_handed_to_the_manager_purges_stability_items(facts, counter):
     compactor, _ = make_compactor(counter, answer(None), SUMMARY)
-    manager = make_manager(facts, counter, compactor)
+    manager = make_manager(facts, counter)
     manager.set_history(conversation(9))
     manager.prepare_request("question 9: " + "alpha " * 55)
     manager.record_exchange("question 9: " + "alpha " * 55, "answer 9: " + "beta " * 55)
     assert any(key.startswith("history:") for key in manager.stability.items())
-    result = await manager.compact_history_if_needed()
+    history = manager.get_history()
+    result = await compactor.compact(history, trigger_tokens=manager.compaction_trigger)
+    manager.set_history(result.messages)
     assert result.case == "summarize"
     assert manager.get_history() == list(result.messages)
     assert manager.history_token_count() < manager.compaction_trigger
     assert not any(key.startswith("history:") for key in manager.stability.items())
-
-
-async def test_should_compact_works_with_and_without_a_compactor(facts, counter):
-    compactor, _ = make_compactor(counter)
-    for manager in (make_manager(facts, counter, compactor), make_manager(facts, counter, None)):
-        manager.set_history(conversation(3))
-        assert not manager.should_compact()
-        manager.set_history(conversation())
-        assert manager.should_compact()

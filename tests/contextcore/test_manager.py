@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from contextcore.manager import Compaction, ContextConfig, ContextManager
+from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
 
 
@@ -79,14 +79,6 @@ def test_should_compact_is_false_when_disabled_or_below_the_trigger(make_manager
     assert not disabled.should_compact()
 
 
-def test_compaction_status_returns_enabled_trigger_and_percent(make_manager):
-    manager = make_manager(compaction_trigger_tokens=1000)
-    manager.add_exchange("word " * 100, "word " * 100)
-    status = manager.get_compaction_status()
-    assert status["enabled"] is True and status["trigger_tokens"] == 1000
-    assert 0 < status["percent"] < 100
-
-
 def test_the_default_compaction_trigger_scales_with_the_model_window(make_manager, facts):
     big = make_manager()
     small = make_manager(facts_=ModelFacts(name="small", max_input_tokens=16_000))
@@ -94,66 +86,11 @@ def test_the_default_compaction_trigger_scales_with_the_model_window(make_manage
     assert small.compaction_trigger < big.compaction_trigger
 
 
-async def test_compact_history_if_needed_returns_none_without_a_compactor(make_manager):
-    manager = make_manager(compaction_trigger_tokens=10)
-    manager.add_exchange("word " * 100, "word " * 100)
-    assert await manager.compact_history_if_needed() is None
-
-
-class FakeCompactor:
-    def __init__(self, result=None, error=None):
-        self.result, self.error, self.calls = result, error, 0
-
-    async def compact(self, messages, *, trigger_tokens):
-        self.calls += 1
-        if self.error:
-            raise self.error
-        return self.result
-
-
-async def test_compaction_replaces_history_and_purges_stability_history_items(facts, counter):
-    summary = Compaction(({"role": "user", "content": "summary"},), case="summarize")
-    compactor = FakeCompactor(summary)
-    manager = ContextManager(
-        facts,
-        counter,
-        config=ContextConfig(tier_scheme="seed", compaction_trigger_tokens=10),
-        compactor=compactor,
-    )
-    manager.add_exchange("word " * 100, "word " * 100)
-    manager.prepare_request("next")
-    manager.record_exchange("next", "reply")
-    assert any(k.startswith("history:") for k in manager.stability.items())
-    assert await manager.compact_history_if_needed() is summary
-    assert manager.get_history() == [{"role": "user", "content": "summary"}]
-    assert not any(k.startswith("history:") for k in manager.stability.items())
-
-
-async def test_compaction_below_the_trigger_is_not_attempted(facts, counter):
-    compactor = FakeCompactor(Compaction(()))
-    manager = ContextManager(facts, counter, compactor=compactor)
-    manager.add_exchange("q", "a")
-    assert await manager.compact_history_if_needed() is None and compactor.calls == 0
-
-
-async def test_a_failing_compactor_leaves_history_alone(facts, counter):
-    manager = ContextManager(
-        facts,
-        counter,
-        config=ContextConfig(compaction_trigger_tokens=10),
-        compactor=FakeCompactor(error=RuntimeError("model down")),
-    )
-    manager.add_exchange("word " * 100, "word " * 100)
-    assert await manager.compact_history_if_needed() is None
-    assert len(manager.get_history()) == 2
-
-
 def test_pins_are_kept_only_for_files_in_context(make_manager):
     manager = make_manager()
     manager.file_context.add_file("a.py", "a")
     assert manager.pin_file("a.py") and not manager.pin_file("b.py")
-    manager.unpin_file("a.py")
-    assert manager.file_context.pinned == set()
+    assert manager.file_context.pinned == {"a.py"}
 
 
 def test_state_survives_a_json_round_trip_with_the_same_prompt_layout(make_manager, facts, counter):

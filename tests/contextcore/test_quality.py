@@ -7,7 +7,6 @@ import pytest
 from contextcore.quality import (
     QualityConfig,
     QualityScore,
-    average_relevance,
     headroom_part,
     score_quality,
     summaries_part,
@@ -164,13 +163,6 @@ def test_odd_values_are_clamped_to_what_they_must_mean():
     assert score(prompt_tokens=math.inf).parts["headroom"] == 0.0
     assert score(grounding_relevance=7).parts["grounding"] == 1.0
     assert score(grounding_relevance=-2).parts["grounding"] == 0.0
-
-
-def test_average_relevance_clamps_skips_non_numbers_and_is_none_when_empty():
-    assert average_relevance([]) is None
-    assert average_relevance(["x", None, True]) is None
-    assert average_relevance([0.2, 0.4]) == pytest.approx(0.3)
-    assert average_relevance([3.0, -1.0, "x", math.nan]) == pytest.approx(0.5)
 
 
 def test_as_dict_is_what_the_hud_renders():

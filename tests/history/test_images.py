@@ -13,9 +13,9 @@ from history.images import (
     ImageRejected,
     history_text,
     image_store,
+    images_for_messages,
     images_get,
     message_attach_images,
-    message_images,
 )
 from history.models import Image, Message
 
@@ -87,7 +87,8 @@ def test_a_message_keeps_its_images_in_order():
     message = services.message_append(session=session, role=Message.Role.USER, content="look")
     a, b = image_store(picture("PNG")), image_store(picture("GIF"))
     message_attach_images(message, [b, a])
-    assert [i.sha256 for i in message_images(message)] == [b.sha256, a.sha256]
+    images = images_for_messages([message.pk])[message.pk]
+    assert [i.sha256 for i in images] == [b.sha256, a.sha256]
 
 
 def test_a_message_takes_at_most_five_images():
@@ -96,7 +97,7 @@ def test_a_message_takes_at_most_five_images():
     images = [image_store(picture("PNG", (10 + n, 10))) for n in range(6)]
     with pytest.raises(ImageRejected, match="At most 5"):
         message_attach_images(message, images)
-    assert message_images(message) == []
+    assert images_for_messages([message.pk]) == {}
 
 
 def test_unknown_hashes_are_rejected_with_a_message():

@@ -33,17 +33,6 @@ def test_the_latest_session_is_per_repository():
     assert selectors.session_latest(repository="/nowhere") is None
 
 
-def test_context_messages_are_role_and_content_only_without_system_events():
-    session = services.session_create(repository="/repo")
-    services.message_append(session=session, role="user", content="q")
-    services.message_append(session=session, role="system", content="note", system_event=True)
-    services.message_append(session=session, role="assistant", content="a")
-    assert selectors.session_messages_for_context(session=session) == [
-        {"role": "user", "content": "q"},
-        {"role": "assistant", "content": "a"},
-    ]
-
-
 def test_finishing_a_message_records_status_usage_and_error():
     session = services.session_create(repository="/repo")
     message = services.message_append(
@@ -63,11 +52,3 @@ def test_finishing_a_message_records_status_usage_and_error():
         {"prompt_tokens": 3},
         "boom",
     )
-
-
-def test_a_row_left_streaming_reads_as_interrupted():
-    session = services.session_create(repository="/repo")
-    message = services.message_append(
-        session=session, role="assistant", content="half", status=Message.Status.STREAMING
-    )
-    assert message.was_interrupted

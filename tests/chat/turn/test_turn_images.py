@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from PIL import Image as PILImage
 
 from chat.llm.fake import FakeStep
-from history.images import image_store, message_images
+from history.images import image_store, images_for_messages
 from history.models import Message, Session
 from tests.chat.sockets import connect, frames_until, new_session, send
 
@@ -28,7 +28,7 @@ def stored_image(size: tuple[int, int] = (300, 200)):
 @database_sync_to_async
 def user_images(session):
     message = Message.objects.get(session=session, role="user", content=QUESTION)
-    return [i.sha256 for i in message_images(message)]
+    return [i.sha256 for i in images_for_messages([message.pk]).get(message.pk, [])]
 
 
 @database_sync_to_async

@@ -26,6 +26,7 @@ from typing import Any
 from contextcore.compaction import fit_to_budget
 from contextcore.history import group_exchanges
 from contextcore.llm import LLMClient, LLMError, LLMRequest, Message, TextDelta, UsageReport
+from contextcore.modeljson import parse_json_output
 from contextcore.tokens import TokenCounter
 from contextcore.topics import format_messages, message_text
 
@@ -55,7 +56,6 @@ _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CONTRACT = re.compile(r"^```json[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL | re.I)
 _CONTRACT_OPEN = re.compile(r"^```json[ \t]*$", re.MULTILINE | re.I)
-_FENCED = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL | re.I)
 
 
 class TemplateError(Exception):
@@ -325,21 +325,6 @@ def managed_messages(summary: str) -> list[Message]:
         {"role": "user", "content": f"{MANAGED_HEADER}\n{summary.strip()}"},
         {"role": "assistant", "content": MANAGED_ACK},
     ]
-
-
-def parse_json_output(text: str) -> dict[str, Any] | None:
-    """A JSON object from the manager's answer: the whole text, a fenced block, or the
-    outermost braces; None when there is none."""
-    fenced = _FENCED.search(text)
-    brace = text[text.find("{") : text.rfind("}") + 1] if "{" in text else ""
-    for candidate in (text.strip(), fenced.group(1) if fenced else "", brace):
-        try:
-            data = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(data, dict):
-            return data
-    return None
 
 
 def _manager_prompt(template: Template, values: dict[str, Any]) -> str:

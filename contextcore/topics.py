@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextcore.llm import LLMClient, LLMError, LLMRequest, Message, TextDelta
+from contextcore.modeljson import parse_json_output
 from contextcore.tokens import TokenCounter
 
 MAX_CHARS = 1000
@@ -37,7 +38,6 @@ Answer with one JSON object and nothing else:
 {"boundary_index": <N or null>, "boundary_reason": "<short reason>",
  "confidence": <0.0 to 1.0>, "summary": "<two sentences on what came before the boundary>"}"""
 
-_FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
 _INDEX = re.compile(r'"boundary_index"\s*:\s*(null|-?\d+)')
 _CONFIDENCE = re.compile(r'"confidence"\s*:\s*(-?\d+(?:\.\d+)?)')
 _STRING_FIELD = r'"{}"\s*:\s*"((?:[^"\\]|\\.)*)"'
@@ -84,7 +84,7 @@ def parse_boundary(text: str, *, first_index: int = 0, count: int | None = None)
     """A `TopicBoundary` from a model's answer: clean JSON, JSON in a markdown fence or
     amid prose, else the fields a regex can find (truncated JSON). A boundary index outside
     `first_index`..`count`-1 becomes None; see `_confidence` for the confidence rules."""
-    data = _json_object(text)
+    data = parse_json_output(text)
     if data is None:
         data = _regex_fields(text)
     if data is None:
@@ -100,19 +100,6 @@ def parse_boundary(text: str, *, first_index: int = 0, count: int | None = None)
         confidence=_confidence(data.get("confidence")),
         summary=summary if isinstance(summary, str) else "",
     )
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    fenced = _FENCED.search(text)
-    brace = text[text.find("{") : text.rfind("}") + 1] if "{" in text else ""
-    for candidate in (text.strip(), fenced.group(1) if fenced else "", brace):
-        try:
-            data = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(data, dict):
-            return data
-    return None
 
 
 def _regex_fields(text: str) -> dict[str, Any] | None:

@@ -19,7 +19,6 @@ from contextcore.endless import (
     apply_managed_view,
     build_managed_view,
     list_templates,
-    parse_json_output,
     render_template,
     resolve_template,
     skip_reason,
@@ -365,14 +364,6 @@ async def test_a_contract_template_keeps_the_parsed_json_and_garbage_is_not_a_fa
     assert view.managed_prompt == answer.strip()
     garbage = await manage(counter, runs(5), template="coding", client=FakeManagerModel("{no"))
     assert not garbage.failed and garbage.parsed is None and garbage.managed_prompt == "{no"
-
-
-def test_parse_json_output_finds_clean_fenced_and_embedded_objects():
-    assert parse_json_output('{"a": 1}') == {"a": 1}
-    assert parse_json_output('```json\n{"a": 1}\n```') == {"a": 1}
-    assert parse_json_output('Notes {"a": {"b": 2}} end') == {"a": {"b": 2}}
-    assert parse_json_output("[1, 2]") is None
-    assert parse_json_output("no json") is None
 
 
 async def test_a_summary_longer_than_max_tokens_is_cut_to_it(counter):

@@ -21,18 +21,9 @@ MESSAGE_OVERHEAD = 4
 # What `count` charges for an image block it cannot see the size of; callers that know the
 # pixel size replace it with `count_image`.
 IMAGE_FLAT_TOKENS = 85
-# Model families whose OpenAI tokenizer is o200k_base (gpt-4o and everything after it).
-_O200K_PREFIXES = (
-    "gpt-4o",
-    "gpt-4.1",
-    "gpt-4.5",
-    "gpt-5",
-    "chatgpt-4o",
-    "gpt-oss",
-    "o1",
-    "o3",
-    "o4",
-)
+# What `encoding_for_model` answers for any model tiktoken does not know (Claude, Llama,
+# Gemini, ...): a close-enough proxy whose file litellm ships.
+FALLBACK_ENCODING = "cl100k_base"
 
 
 def estimate_tokens(text: str) -> int:
@@ -40,9 +31,19 @@ def estimate_tokens(text: str) -> int:
 
 
 def encoding_for_model(model_name: str) -> str:
-    """The tiktoken encoding that best approximates `model_name` ("openai/gpt-4o" -> o200k)."""
+    """The tiktoken encoding that best approximates `model_name` ("openai/gpt-4o" -> o200k):
+    o200k_base for the models tiktoken's own table gives an o200k encoding (gpt-oss's
+    o200k_harmony has the same ordinary tokens), cl100k_base for everything else."""
+    # Lazy, like the encoding below: importing tiktoken costs tens of milliseconds that
+    # importers of contextcore's types alone should not pay. The name table needs no file.
+    import tiktoken
+
     name = model_name.lower().rsplit("/", 1)[-1]
-    return "o200k_base" if name.startswith(_O200K_PREFIXES) else "cl100k_base"
+    try:
+        encoding = tiktoken.encoding_name_for_model(name)
+    except KeyError:
+        return FALLBACK_ENCODING
+    return "o200k_base" if encoding.startswith("o200k") else FALLBACK_ENCODING
 
 
 def provider_for_model(model_name: str) -> str:
@@ -92,6 +93,8 @@ class TokenCounter:
     def _get_encoding(self) -> Any:
         if self._encoding is None and not self._failed:
             try:
+                # Lazy: importing tiktoken costs tens of milliseconds, and loading the
+                # encoding reads its file; a process that never counts pays for neither.
                 import tiktoken
 
                 self._encoding = tiktoken.get_encoding(self.encoding_name)
@@ -125,22 +128,27 @@ class TokenCounter:
         self._cache[text] = n
         self._cached_chars += len(text)
 
-    def count_many(self, texts: Sequence[str]) -> list[int]:
+    def count_many(self, texts: Sequence[str], *, remember: bool = True) -> list[int]:
         """Count many texts at once (e.g. every file of a repository), tokenizing misses in
-        one multi-threaded batch. Same results as `count_text` on each."""
+        one multi-threaded batch. Same results as `count_text` on each. With
+        `remember=False` the texts are not kept in the cache (a caller with a cache of its
+        own, by content hash, counting more text than is worth holding in memory)."""
         missing = {t: t for t in texts if t and t not in self._cache}
-        if missing:
-            encoding = self._get_encoding()
-            batch = list(missing)
-            try:
-                if encoding is None:
-                    raise LookupError(self.encoding_name)
-                counts = [len(e) for e in encoding.encode_ordinary_batch(batch, num_threads=2)]
-            except Exception:
-                counts = [estimate_tokens(t) for t in batch]
-            for text, n in zip(batch, counts, strict=True):
+        if not missing:
+            return [self.count_text(t) for t in texts]
+        encoding = self._get_encoding()
+        batch = list(missing)
+        try:
+            if encoding is None:
+                raise LookupError(self.encoding_name)
+            counts = [len(e) for e in encoding.encode_ordinary_batch(batch, num_threads=2)]
+        except Exception:
+            counts = [estimate_tokens(t) for t in batch]
+        fresh = dict(zip(batch, counts, strict=True))
+        if remember:
+            for text, n in fresh.items():
                 self._remember(text, n)
-        return [self.count_text(t) for t in texts]
+        return [fresh[t] if t in fresh else self.count_text(t) for t in texts]
 
     def count(self, value: str | dict[str, Any] | list[Any] | None) -> int:
         """Count a string, one chat message dict, or a list of either."""

@@ -1,11 +1,11 @@
 """What acdc knows about each model: `ModelFacts` from litellm's bundled map, per model.
 
 Window, output limit, prices and capabilities come from `litellm.get_model_info` (the
-offline copy). Two things the map lacks are filled from small documented tables: the
-minimum prompt a provider caches and the tiktoken encoding. The offline `acdc/*` models
-have facts of their own. An unknown model gets `ModelFacts.unknown()` (with the tables'
-cache minimum and tokenizer) and a warning, never an exception. Also: which model to
-use by default, given the environment.
+offline copy). Two things the map lacks are filled in: the minimum prompt a provider
+caches (a small documented table) and the tiktoken encoding (contextcore's one table,
+`encoding_for_model`). The offline `acdc/*` models have facts of their own. An unknown
+model gets `ModelFacts.unknown()` (with that cache minimum and tokenizer) and a warning,
+never an exception. Also: which model to use by default, given the environment.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from chat.llm import sdk
 from contextcore.models import DEFAULT_MAX_INPUT_TOKENS, ModelFacts
+from contextcore.tokens import encoding_for_model
 
 # Sonnet-like prices, so the dry-run's cost estimate means something even when the caller
 # names no model to price with; window and limits of a current Claude model.
@@ -56,10 +57,6 @@ _MIN_CACHEABLE: tuple[tuple[str, int], ...] = (
     (r"claude", 1_024),
     (r"gpt|^o\d|chatgpt", 1_024),
 )
-
-# tiktoken encodings: o200k_base for the GPT-4o generation and later, cl100k_base otherwise
-# (for non-OpenAI models it is an approximation; contextcore keeps a safety margin).
-_O200K = re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o\d)")
 
 # Environment variables that name a provider key, and the model acdc then uses by default.
 PROVIDER_KEYS: tuple[tuple[str, str], ...] = (
@@ -146,4 +143,5 @@ def min_cacheable_tokens(base_name: str) -> int:
 
 
 def tokenizer_for(base_name: str) -> str:
-    return "o200k_base" if _O200K.match(base_name) else "cl100k_base"
+    """The tiktoken encoding, from contextcore's one table (tiktoken's own model names)."""
+    return encoding_for_model(base_name)

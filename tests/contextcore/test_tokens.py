@@ -18,9 +18,15 @@ from contextcore.tokens import (
         ("openai/gpt-4o-mini", "o200k_base"),
         ("gpt-4.1", "o200k_base"),
         ("openai/o3", "o200k_base"),
+        ("openai/GPT-5-mini", "o200k_base"),
+        ("chatgpt-4o-latest", "o200k_base"),
+        ("openrouter/openai/gpt-oss-120b", "o200k_base"),
         ("gpt-4-turbo", "cl100k_base"),
+        ("gpt-3.5-turbo", "cl100k_base"),
+        ("text-davinci-003", "cl100k_base"),
         ("anthropic/claude-sonnet-4-5", "cl100k_base"),
         ("ollama/llama3", "cl100k_base"),
+        ("", "cl100k_base"),
     ],
 )
 def test_it_picks_the_encoding_of_the_model_family(model, encoding):

@@ -7,16 +7,17 @@ session or model) ends as one line on stderr and a non-zero exit, never a traceb
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
 
+import django
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+
+from acdc.errors import CommandError
+
 EXIT_USAGE = 2
-
-
-class CommandError(Exception):
-    pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,13 +97,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return bench_main(args.bench_args)
     try:
         _setup_django()
-        if args.command == "serve":
-            return _serve(args)
-        if args.command == "import-history":
-            return _import_history(args)
-        if args.command == "export":
-            return _export(args)
-        return _chat(args)
+        # Only now: the commands import Django models, which need django.setup() first.
+        from acdc import commands
+
+        return commands.run(args)
     except CommandError as exc:
         print(f"acdc: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -110,172 +108,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _setup_django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "acdc.settings")
-    import django
-    from django.core.exceptions import ImproperlyConfigured
-
     try:
         django.setup()
     except ImproperlyConfigured as exc:
         raise CommandError(str(exc)) from None
-    from django.core.management import call_command
-
     call_command("migrate", verbosity=0, interactive=False)
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from daphne.cli import CommandLineInterface
-    from django.conf import settings
-
-    from acdc.env import is_loopback
-
-    bind, token = settings.ACDC_BIND, settings.ACDC_TOKEN
-    if not is_loopback(bind) and not token:
-        raise CommandError(
-            f"refusing to listen on {bind} without ACDC_TOKEN: anyone who can reach it could "
-            "read the repository. Set ACDC_TOKEN to a long random string."
-        )
-    host = f"[{bind}]" if ":" in bind else bind
-    url = f"http://{host}:{args.port}/" + (f"?token={token}" if token else "")
-    from chat.llm.sdk import warm_up_in_background
-    from chat.turn.context import restore_latest_session
-
-    warm_up_in_background()
-    session, notices = restore_latest_session(str(settings.ACDC_REPO))
-    if session is not None:
-        print(f"acdc: restored session {session.id} ({session.display_title})", flush=True)
-    for notice in notices:
-        print(f"acdc: {notice}", flush=True)
-    print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
-    CommandLineInterface().run(["-b", bind, "-p", str(args.port), "acdc.asgi:application"])
-    return 0
-
-
-def _import_history(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from django.conf import settings
-
-    from history.importer import import_history
-
-    path = Path(args.path)
-    if not path.is_file():
-        raise CommandError(f"{path} is not a file")
-    bar = ProgressBar("importing") if path.stat().st_size > 1_000_000 else None
-    report = import_history(path, repository=str(settings.ACDC_REPO), progress=bar)
-    if bar:
-        bar.close()
-    print(f"acdc: {report.summary()}", file=sys.stderr)
-    return 0
-
-
-def _export(args: argparse.Namespace) -> int:
-    from history import selectors
-    from history.export import session_to_jsonl, session_to_markdown
-
-    session = selectors.session_get(session_id=args.session)
-    if session is None:
-        raise CommandError(f"there is no session {args.session!r}")
-    messages = selectors.session_messages(session=session)
-    writer = session_to_markdown if args.format == "md" else session_to_jsonl
-    sys.stdout.write(writer(session, messages))
-    return 0
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr, redrawn at most every 1% of the work."""
-
-    def __init__(self, label: str, width: int = 30) -> None:
-        self.label, self.width, self.shown = label, width, -1
-
-    def __call__(self, done: int, total: int) -> None:
-        percent = 100 * done // total if total else 100
-        if percent != self.shown:
-            self.shown = percent
-            filled = self.width * percent // 100
-            bar = "#" * filled + "-" * (self.width - filled)
-            print(f"\r{self.label} [{bar}] {percent:3d}%", end="", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        print(file=sys.stderr)
-
-
-def _chat(args: argparse.Namespace) -> int:
-    from django.conf import settings
-
-    from chat.llm.runtime import chat_model
-    from history import selectors, services
-
-    repository = str(settings.ACDC_REPO)
-    if args.session:
-        session = selectors.session_get(session_id=args.session)
-        if session is None or session.repository != repository:
-            raise CommandError(f"there is no session {args.session!r} for {repository}")
-    else:
-        session = None if args.new else selectors.session_latest(repository=repository)
-        if session is None:
-            session = services.session_create(repository=repository, model=chat_model(args.model))
-    print(f"session: {session.id}", file=sys.stderr)
-    if args.add or args.drop or args.pin or args.unpin:
-        from chat.turn.context import select_files
-
-        problems = select_files(
-            session.id,
-            add=args.add,
-            drop=args.drop,
-            pin=args.pin,
-            unpin=args.unpin,
-            model=args.model,
-        )
-        for problem in problems:
-            print(f"acdc: {problem}", file=sys.stderr)
-    return asyncio.run(_stream_to_terminal(session.id, args.message, args.model))
-
-
-async def _stream_to_terminal(session_id: str, message: str, model: str) -> int:
-    from chat.turn.events import TurnDelta, TurnFinished, TurnNotice
-    from chat.turn.turns import TurnRejected, run_turn
-
-    printed = 0
-
-    async def emit(event) -> None:
-        nonlocal printed
-        if isinstance(event, TurnDelta | TurnFinished):
-            sys.stdout.write(event.text[printed:])
-            sys.stdout.flush()
-            printed = len(event.text)
-        elif isinstance(event, TurnNotice):
-            print(f"acdc: {event.text}", file=sys.stderr)
-
-    try:
-        finished = await run_turn(session_id=session_id, user_text=message, model=model, emit=emit)
-    except TurnRejected as exc:
-        raise CommandError(str(exc)) from None
-    if printed:
-        sys.stdout.write("\n")
-    if finished.status == "error":
-        print(f"acdc: error: {finished.error}", file=sys.stderr)
-        return 1
-    await _after_turn(session_id)
-    return 0
-
-
-async def _after_turn(session_id: str) -> None:
-    """As in the browser: the due checkpoint, then compaction past the trigger."""
-    from channels.db import database_sync_to_async
-
-    from chat.turn import checkpoints
-    from chat.turn.compaction import CompactionRefused, compact_session, needs_compaction
-
-    await database_sync_to_async(checkpoints.take_if_due)(session_id)
-    if not await database_sync_to_async(needs_compaction)(session_id):
-        return
-    print("acdc: compacting the history…", file=sys.stderr)
-    try:
-        outcome = await compact_session(session_id)
-    except CompactionRefused as exc:
-        print(f"acdc: {exc}", file=sys.stderr)
-        return
-    print(f"acdc: {outcome.note}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
+from history.images import ImageRejected, image_store, message_attach_images
 from history.models import Message, Session
 
 BATCH = 500
@@ -164,8 +165,6 @@ def _message(mid: str, record: dict[str, Any], session: Session, seq: int) -> Me
 
 
 def _attach_images(messages, records, images_dir: Path, report: ImportReport) -> None:
-    from history.images import ImageRejected, image_store, message_attach_images
-
     for message, record in zip(messages, records, strict=True):
         images = []
         for name in _string_list(record.get("image_refs"))[:5]:

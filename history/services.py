@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from history.models import Message, Session
+from history.models import Message, Session, TokenUsage
 
 
 def session_create(*, repository: str, model: str = "", title: str = "") -> Session:
@@ -94,8 +94,6 @@ def token_usage_record(
     usage: dict[str, int],
     cost: float | None,
 ) -> None:
-    from history.models import TokenUsage
-
     TokenUsage.objects.create(
         session_id=session_id,
         turn_id=turn_id,

@@ -3,7 +3,7 @@
 Every htmx request has a plain-HTTP equivalent (the search form submits to the index,
 delete asks on its own page), and every write is a POST behind CSRF. An unknown session
 is a 404 page, never an error. History does not import chat: "Load into chat" redirects
-to the chat page's URL, and image URLs are the chat app's /images/<sha>/ paths.
+to the chat page, and images link to the chat app's image URLs (by name).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def session_load(request: HttpRequest, session_id: str) -> HttpResponse:
     if _session_or_none(session_id) is None:
         return _missing(request, session_id)
     services.session_touch(session_id=session_id)
-    return redirect(f"/s/{session_id}/")
+    return redirect("chat:session", session_id=session_id)
 
 
 @require_POST

@@ -9,6 +9,7 @@ hierarchy, so this module never imports litellm.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -190,8 +191,6 @@ def _parse_seconds(value: str) -> float | None:
     except ValueError:
         pass
     try:  # Retry-After may also be an HTTP date
-        from datetime import UTC, datetime
-
         return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None

@@ -147,7 +147,7 @@ def price_facts(options: Mapping[str, Any]) -> ModelFacts:
     price_model = str(options.get("price_model") or "")
     if not price_model or price_model.startswith("acdc/"):
         return REFERENCE_PRICES
-    facts, _warning = model_facts(price_model)
+    facts, _warning = model_facts(price_model, litellm.get_model_info)
     return facts
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from chat.llm import sdk
 from chat.llm.client import LiteLLMClient
 from chat.llm.facts import default_model, model_facts
 from contextcore.models import ModelFacts
@@ -33,7 +34,7 @@ def chat_model(requested: str = "") -> str:
 
 @cache
 def facts_for(model: str) -> tuple[ModelFacts, str | None]:
-    return model_facts(model)
+    return model_facts(model, sdk.model_info)
 
 
 def supports_tools(model: str) -> bool:

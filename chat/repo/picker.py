@@ -16,76 +16,24 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.db import close_old_connections
+
+from chat.models import TokenCount
+from chat.repo import git
 from contextcore.files import DEFAULT_SIZE_CAP, check_text
+from contextcore.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
-SKIPPED = (".git/", ".acdc/")
 BATCH_FILES = 4096
 BATCH_BYTES = 8_000_000
 PROGRESS_SECONDS = 0.25
 ENCODING = "cl100k_base"
-
-
-def list_files(repo: Path) -> list[str]:
-    """Every file of the picker, sorted; names that are not valid UTF-8 are left out."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), "ls-files", "-co", "--exclude-standard", "-z"],
-            capture_output=True,
-            check=True,
-            timeout=60,
-        ).stdout
-        names = out.split(b"\0")
-    except (OSError, subprocess.SubprocessError):
-        names = [str(p.relative_to(repo)).encode() for p in repo.rglob("*") if p.is_file()]
-    paths = set()
-    for name in names:
-        try:
-            path = name.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        if path and not path.startswith(SKIPPED):
-            paths.add(path)
-    return sorted(paths)
-
-
-def git_status(repo: Path) -> dict[str, str]:
-    """Badges from `git status --porcelain`: M modified, S staged, U untracked, D deleted."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), "status", "--porcelain=v1", "-z", "--untracked-files=all"],
-            capture_output=True,
-            check=True,
-            timeout=60,
-        ).stdout.decode("utf-8", "replace")
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    badges: dict[str, str] = {}
-    entries = iter(out.split("\0"))
-    for entry in entries:
-        if len(entry) < 4:
-            continue
-        x, y, path = entry[0], entry[1], entry[3:]
-        if x in "RC":
-            next(entries, None)  # the rename's source path follows
-        if path.startswith(SKIPPED):
-            continue
-        if x == "?":
-            badges[path] = "U"
-        elif "D" in (x, y):
-            badges[path] = "D"
-        elif y == "M":
-            badges[path] = "M"
-        elif x in "MARC":
-            badges[path] = "S"
-    return badges
 
 
 @dataclass(frozen=True)
@@ -136,8 +84,6 @@ class TokenCounts:
     ) -> dict[str, Count]:
         """Counts for every path, reading and encoding only what is new. `progress` gets
         (done, total, counts found since the last call) now and then."""
-        from chat.models import TokenCount
-
         result = self.known(repo, paths)
         todo = [p for p in paths if p not in result]
         done, total, last = len(result), len(paths), 0.0
@@ -209,8 +155,6 @@ class TokenCounts:
             worker.join(timeout)
 
     def _work(self, repo: Path, paths: list[str], progress) -> None:
-        from django.db import close_old_connections
-
         try:
             self.count(repo, paths, progress)
         except Exception:
@@ -251,20 +195,13 @@ def _batches(repo: Path, paths: list[str], size_cap: int):
         yield batch
 
 
-def token_counter_encoding():
-    """The tiktoken encoding the picker counts with (None if it cannot load)."""
-    from chat.llm.runtime import token_counter
-
-    return token_counter(ENCODING).encoding
+# Its cache is not used: the counts live in the TokenCount table, by content hash, and
+# holding every file's text in memory for a second cache would cost more than it saves.
+COUNTER = TokenCounter(ENCODING)
 
 
 def _encode(texts: list[str]) -> list[int]:
-    if not texts:
-        return []
-    encoding = token_counter_encoding()
-    if encoding is None:  # the tokenizer failed to load: the documented estimate
-        return [max(1, len(t) // 4) for t in texts]
-    return [len(tokens) for tokens in encoding.encode_ordinary_batch(texts, num_threads=2)]
+    return COUNTER.count_many(texts, remember=False)
 
 
 COUNTS = TokenCounts()
@@ -272,8 +209,8 @@ COUNTS = TokenCounts()
 
 def tree_payload(repo: Path, active: Iterable[str], pinned: Iterable[str], budget: int) -> dict:
     """What picker.js renders: files with badges, selection, pins, known counts."""
-    paths = list_files(repo)
-    badges = git_status(repo)
+    paths = git.list_files(repo).paths
+    badges = git.status(repo)
     deleted = sorted(p for p, b in badges.items() if b == "D" and not (repo / p).exists())
     known = COUNTS.known(repo, paths)
     return {

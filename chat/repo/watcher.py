@@ -20,15 +20,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
+import watchfiles
 from channels.db import database_sync_to_async
 
-from chat.repo import indexing
+from chat.repo import git, indexing
 from history import objects
 from history.models import ContentObject, SessionObject
 
 log = logging.getLogger(__name__)
-SKIPPED_DIRS = (".git", ".acdc")
 DEBOUNCE_MS = 300
 RESTART_DELAY = 2.0
 
@@ -44,42 +43,6 @@ class Change:
 OnChange = Callable[[list[Change]], Awaitable[None]]
 
 
-class IgnoreRules:
-    """The repository's .gitignore files (root and nested) and .git/info/exclude."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._specs: dict[str, tuple[float, pathspec.PathSpec]] = {}
-
-    def _spec(self, source: Path) -> pathspec.PathSpec | None:
-        try:
-            mtime = source.stat().st_mtime
-        except OSError:
-            return None
-        key = str(source)
-        cached = self._specs.get(key)
-        if cached is None or cached[0] != mtime:
-            lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
-            cached = (mtime, pathspec.GitIgnoreSpec.from_lines(lines))
-            self._specs[key] = cached
-        return cached[1]
-
-    def ignored(self, path: str) -> bool:
-        parts = path.split("/")
-        if parts[0] in SKIPPED_DIRS:
-            return True
-        exclude = self._spec(self.root / ".git" / "info" / "exclude")
-        if exclude is not None and exclude.match_file(path):
-            return True
-        for depth in range(len(parts)):
-            folder = "/".join(parts[:depth])
-            spec = self._spec(self.root / folder / ".gitignore")
-            rest = "/".join(parts[depth:])
-            if spec is not None and spec.match_file(rest):
-                return True
-        return False
-
-
 class RepositoryWatcher:
     def __init__(
         self,
@@ -90,15 +53,13 @@ class RepositoryWatcher:
     ) -> None:
         self.repo = repo
         self.on_change = on_change
-        self.rules = IgnoreRules(repo.root)
+        self.rules = git.IgnoreRules(repo.root)
         self._source = changes_source or self._awatch
 
     def _awatch(self) -> AsyncIterator[set]:
-        import watchfiles
-
         def keep(change: object, path: str) -> bool:
             relative = os.path.relpath(path, self.repo.root)
-            return relative.split(os.sep, 1)[0] not in SKIPPED_DIRS
+            return not git.hidden(relative.replace(os.sep, "/"))
 
         return watchfiles.awatch(
             self.repo.root, watch_filter=keep, debounce=DEBOUNCE_MS, step=50, recursive=True

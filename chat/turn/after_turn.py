@@ -1,10 +1,10 @@
 """What runs after a turn has been delivered: the due checkpoint, then compaction.
 
-The consumer (and the CLI) call `after_turn_tasks` once the answer is stored and shown,
-as part of the session's turn task, so the next message waits until it is done. The
-"Compacting…" state is announced only if compaction runs longer than `START_DELAY`
-(no flicker for quick ones); the end is always announced: complete (with the conversation
-re-rendered from the compacted history) or error. Any failure here is reported and
+The consumer and the CLI both call `after_turn_tasks` once the answer is stored and shown,
+as part of the session's turn task, so the next message waits until it is done. Progress
+is reported as events (`CompactionStarted`, `CompactionEnded`) that each surface shows its
+own way. "Compacting…" is reported only if compaction runs longer than `START_DELAY` (no
+flicker for quick ones); the end is always reported. Any failure here is reported and
 logged, never raised: the turn is already safe in the store.
 """
 
@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.template.loader import render_to_string
 
 from chat.turn import checkpoints
 from chat.turn.compaction import (
@@ -26,17 +25,20 @@ from chat.turn.compaction import (
     needs_compaction,
 )
 from chat.turn.context import refresh_sets
-from chat.web.conversation import render_conversation
-from chat.web.frames import render_hud
+from chat.turn.events import CompactionEnded, CompactionStarted, SessionEvent
 from history.models import Session
 
 log = logging.getLogger(__name__)
 START_DELAY = 0.5
-Send = Callable[[str], Awaitable[None]]
+Report = Callable[[SessionEvent], Awaitable[None]]
 
 
-async def after_turn_tasks(session_id: str, send: Send) -> CompactionOutcome | None:
-    """The checkpoint if one is due, then compaction when the history passed its trigger."""
+async def after_turn_tasks(
+    session_id: str, report: Report, *, start_delay: float | None = None
+) -> CompactionOutcome | None:
+    """The checkpoint if one is due, then compaction when the history passed its trigger;
+    otherwise the opt-in automatic rollback when the quality score asks for one. A terminal
+    has no flicker to avoid: the CLI passes `start_delay=0`."""
     try:
         await database_sync_to_async(checkpoints.take_if_due)(session_id)
         due = await database_sync_to_async(needs_compaction)(session_id)
@@ -44,82 +46,72 @@ async def after_turn_tasks(session_id: str, send: Send) -> CompactionOutcome | N
         log.exception("after-turn checks failed in %s", session_id)
         return None
     if due:
-        return await run_compaction(session_id, send, quiet=True)
+        return await run_compaction(session_id, report, quiet=True, start_delay=start_delay)
     if settings.ACDC_AUTO_ROLLBACK:
-        await _auto_rollback(session_id, send)
+        await _auto_rollback(session_id, report)
     return None
 
 
-async def _auto_rollback(session_id: str, send: Send) -> None:
-    """Opt-in (ACDC_AUTO_ROLLBACK): when the quality score asks for a rollback, go back to
-    the newest checkpoint taken before the summaries piled up, and show the result."""
-    session = await database_sync_to_async(Session.objects.get)(pk=session_id)
+async def _auto_rollback(session_id: str, report: Report) -> None:
+    """Go back to the newest checkpoint taken before the summaries piled up."""
+    note = await database_sync_to_async(_rollback_if_asked)(session_id)
+    if note:
+        await report(CompactionEnded(session_id, "complete", f"Automatic: {note}", rerender=True))
+
+
+def _rollback_if_asked(session_id: str) -> str:
+    session = Session.objects.get(pk=session_id)
     quality = ((session.context_state or {}).get("hud") or {}).get("quality") or {}
     if quality.get("action") != "rollback":
-        return
-    target = await database_sync_to_async(
-        lambda: session.checkpoints.exclude(label="Before rollback").order_by("-id").first()
-    )()
+        return ""
+    target = session.checkpoints.exclude(label="Before rollback").order_by("-id").first()
     if target is None:
-        return
+        return ""
     try:
-        note = await database_sync_to_async(checkpoints.rollback)(session_id, target.id)
+        return checkpoints.rollback(session_id, target.id)
     except checkpoints.RollbackRefused as exc:
         log.warning("automatic rollback refused in %s: %s", session_id, exc)
-        return
-    session = await database_sync_to_async(Session.objects.get)(pk=session_id)
-    conversation = await database_sync_to_async(render_conversation)(session, oob=True)
-    context = {"state": "complete", "text": f"Automatic: {note}", "session_id": session_id}
-    await send(conversation + render_to_string("chat/_frame_compaction.html", context))
+        return ""
 
 
 async def run_compaction(
-    session_id: str, send: Send, *, focus: str = "", force: bool = False, quiet: bool = False
+    session_id: str,
+    report: Report,
+    *,
+    focus: str = "",
+    force: bool = False,
+    quiet: bool = False,
+    start_delay: float | None = None,
 ) -> CompactionOutcome | None:
-    """Compact with websocket events: start (after START_DELAY), complete or error. A
-    compaction that changes nothing clears the status silently when `quiet` (the automatic
-    one), and says why otherwise (Compact now)."""
+    """Compact, reporting start (after START_DELAY) and end: complete, error or none. A
+    compaction that changes nothing ends silently when `quiet` (the automatic one), and
+    says why otherwise (Compact now)."""
 
     async def announce() -> None:
-        await asyncio.sleep(START_DELAY)
-        await send(render_to_string("chat/_frame_compaction.html", {"state": "start"}))
+        await asyncio.sleep(START_DELAY if start_delay is None else start_delay)
+        await report(CompactionStarted(session_id))
 
     herald = asyncio.create_task(announce())
+
+    async def finish(state: str, text: str, **more) -> None:
+        herald.cancel()
+        await report(CompactionEnded(session_id, state, text, **more))
+
     try:
         outcome = await compact_session(session_id, focus=focus, force=force)
     except CompactionRefused as exc:
-        await _finish(send, herald, session_id, "error", str(exc))
+        await finish("error", str(exc))
         return None
     except asyncio.CancelledError:
-        stopped = "Compaction stopped; the history is unchanged."
-        await asyncio.shield(_finish(send, herald, session_id, "none", stopped))
+        await asyncio.shield(finish("none", "Compaction stopped; the history is unchanged."))
         raise
     except Exception:
         log.exception("compaction failed in %s", session_id)
-        await _finish(
-            send, herald, session_id, "error", "Compaction failed; the history is unchanged."
-        )
+        await finish("error", "Compaction failed; the history is unchanged.")
         return None
     if not outcome.changed:
-        await _finish(send, herald, session_id, "none", "" if quiet else outcome.note)
+        await finish("none", "" if quiet else outcome.note, outcome=outcome)
         return outcome
-    session = await database_sync_to_async(Session.objects.get)(pk=session_id)
-    conversation = await database_sync_to_async(render_conversation)(session, oob=True)
     hud = await database_sync_to_async(refresh_sets)(session_id)  # the HUD follows
-    conversation += render_hud(hud)
-    await _finish(send, herald, session_id, "complete", outcome.note, outcome, conversation)
+    await finish("complete", outcome.note, outcome=outcome, rerender=True, hud=hud)
     return outcome
-
-
-async def _finish(
-    send: Send,
-    herald: asyncio.Task,
-    session_id: str,
-    state: str,
-    text: str,
-    outcome: CompactionOutcome | None = None,
-    conversation: str = "",
-) -> None:
-    herald.cancel()
-    context = {"state": state, "text": text, "outcome": outcome, "session_id": session_id}
-    await send(conversation + render_to_string("chat/_frame_compaction.html", context))

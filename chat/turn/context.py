@@ -27,16 +27,18 @@ from django.conf import settings
 
 from chat.llm.runtime import chat_model, facts_for, token_counter
 from chat.repo import sessionsets
-from chat.turn import hud
+from chat.turn import endless, hud
 from chat.turn.sets import Notice, release_dropped, sync_sets
-from contextcore.assembly import ImageInput
 from contextcore.llm import Message as ChatMessage
 from contextcore.llm import Usage
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
+from contextcore.prompt.assembly import ImageInput
 from history import memory, services
+from history.grounding import format_related, related_context
 from history.images import data_url, history_text, images_for_messages, images_get
 from history.models import Message, Session
+from history.selectors import session_latest
 
 log = logging.getLogger(__name__)
 WARNING_KINDS = {"files_shed", "history_truncated", "history_trimmed", "message_truncated"}
@@ -122,8 +124,6 @@ async def prepare(
 
 
 async def _managed_view(session: Session, facts: ModelFacts, user_text: str, turn_id: str):
-    from chat.turn import endless
-
     if not endless.endless_state(session)["enabled"]:
         return endless.Managed()
     history = await database_sync_to_async(
@@ -140,8 +140,6 @@ def grounding_enabled(session: Session) -> bool:
 def _ground(session: Session, manager: ContextManager, user_text: str) -> float | None:
     """Offer the most relevant earlier summaries and pinned notes as "Related context"
     (within its token budget); returns their average relevance, None when off."""
-    from history.grounding import format_related, related_context
-
     if not grounding_enabled(session):
         if manager.reference:
             manager.set_context_texts(
@@ -399,8 +397,6 @@ def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
     its files with the disk (seed 001 §3.6), drop active files that no longer exist with a
     notice stored in the session, and warm the token counts, so the first page and the
     first turn find everything ready."""
-    from history.selectors import session_latest
-
     session = session_latest(repository=repository)
     if session is None:
         return None, []

@@ -82,6 +82,29 @@ class HudUpdate:
     hud: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class CompactionStarted:
+    """Compaction has run longer than a moment: the page says "Compacting…"."""
+
+    session_id: str
+
+
+@dataclass(frozen=True)
+class CompactionEnded:
+    """How the after-turn work (compaction, automatic rollback) ended. `state` is complete,
+    error or none (nothing changed); when `rerender`, the conversation the page shows is
+    no longer the working history and must be drawn again (with `hud` when known)."""
+
+    session_id: str
+    state: str
+    text: str
+    outcome: Any = None  # chat.turn.compaction.CompactionOutcome, when one ran
+    rerender: bool = False
+    hud: dict[str, Any] | None = None
+
+
+SessionEvent = CompactionStarted | CompactionEnded
+
 TurnEvent = (
     TurnStarted
     | TurnDelta

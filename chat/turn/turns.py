@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 
 from chat.llm.runtime import chat_model, llm_client, supports_tools, token_counter
+from chat.repo import sessionsets
 from chat.repo.tools import TOOL_SPECS, ToolCall, ToolResult, run_tool
 from chat.turn import context
 from chat.turn.events import (
@@ -266,8 +267,6 @@ def _run_and_store(session: Session, turn_id: str, call: ToolCall) -> ToolResult
 
 
 def _picker_state(session: Session) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from chat.repo import sessionsets
-
     return tuple(sessionsets.active_paths(session)), tuple(sessionsets.pinned_paths(session))
 
 

@@ -18,13 +18,14 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from chat.repo import picker, sessionsets
+from chat.repo import git, picker, sessionsets
 from chat.repo.watcher import WATCHERS
 from chat.turn import context
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.events import TurnFinished
 from chat.turn.turns import TurnRejected, run_turn
-from chat.web.frames import DeltaCoalescer, render_error, render_hud, render_picker_update
+from chat.web.conversation import render_session_event
+from chat.web.frames import DeltaCoalescer, picker_message, render_error, render_hud
 from chat.web.protocol import FrameError, parse_frame
 from history.models import Session
 
@@ -94,7 +95,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def _compact(self, focus: str) -> None:
         self.compacting = True
         try:
-            await run_compaction(self.session_id, self._broadcast, focus=focus, force=True)
+            await run_compaction(self.session_id, self._report, focus=focus, force=True)
         except asyncio.CancelledError:
             pass
         finally:
@@ -118,7 +119,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 images=images,
             )
             if finished.status == "complete":
-                await after_turn_tasks(self.session_id, self._broadcast)
+                await after_turn_tasks(self.session_id, self._report)
         except TurnRejected as exc:
             await self.send(render_error(str(exc)))
         except asyncio.CancelledError:
@@ -145,24 +146,29 @@ class ChatConsumer(AsyncWebsocketConsumer):
         for problem in problems:
             await self.send(render_error(problem))
         active = await database_sync_to_async(_active_paths)(self.session_id)
-        await self._broadcast(render_hud(hud) + render_picker_update(active=active))
+        await self._broadcast(render_hud(hud))
+        await self._broadcast(picker_message(active=active))
 
     async def _count_tokens(self) -> None:
         """Count the repository's files in the background (once per repository, whatever
         the number of tabs); every tab on the repository sees the progress."""
         repo = Path(settings.ACDC_REPO)
-        paths = await asyncio.to_thread(picker.list_files, repo)
+        listing = await asyncio.to_thread(git.list_files, repo)
+        paths = listing.paths
         loop = asyncio.get_running_loop()
         layer, group = self.channel_layer, self.files_group
 
         def progress(done: int, total: int, fresh: dict) -> None:
             counts = {path: count.as_json() for path, count in fresh.items()}
-            html = render_picker_update(counts=counts, progress=[done, total])
-            message = {"type": "chat.frame", "html": html}
+            text = picker_message(counts=counts, progress=[done, total])
+            message = {"type": "chat.frame", "html": text}
             asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
 
         if len(picker.COUNTS.known(repo, paths)) < len(paths):
             picker.COUNTS.count_in_background(repo, paths, progress)
+
+    async def _report(self, event) -> None:
+        await self._broadcast(await database_sync_to_async(render_session_event)(event))
 
     async def _broadcast(self, html: str) -> None:
         await self.channel_layer.group_send(self.group, {"type": "chat.frame", "html": html})
@@ -195,8 +201,8 @@ async def files_changed(changes: list) -> None:
     if fresh:  # new or edited contents get their token counts at once
         counts = await database_sync_to_async(picker.COUNTS.count)(repo, fresh)
         update["counts"] = {p: c.as_json() for p, c in counts.items()}
-    html = render_picker_update(**{k: v for k, v in update.items() if v})
-    await layer.group_send(files_group(repo), {"type": "chat.frame", "html": html})
+    text = picker_message(**{k: v for k, v in update.items() if v})
+    await layer.group_send(files_group(repo), {"type": "chat.frame", "html": text})
     for session_id in sorted({s for c in known for s in c.sessions}):
         try:
             hud = await database_sync_to_async(context.refresh_sets)(session_id)

@@ -3,7 +3,8 @@
 Messages a live compaction replaced, and messages a rollback set aside, are not gone (the
 store keeps them, search finds them); on the page each run of them folds into one
 collapsed block ("12 earlier messages compacted"), so what is in view is what the model
-sees next. Used for the first render and to re-render the list after a compaction.
+sees next. Used for the first render and to re-render the list after a compaction
+(`render_session_event`, which also draws the compaction status).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from chat.turn.events import ToolCallFinished
-from chat.web.frames import card
+from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
+from chat.web.frames import card, render_hud
 from chat.web.render import render_markdown
 from history import selectors
 from history.images import images_for_messages
@@ -79,3 +80,22 @@ def render_conversation(session: Session, *, oob: bool = False) -> str:
         "chat/_conversation.html",
         {"messages": conversation_items(session), "session": session, "oob": oob},
     )
+
+
+def render_session_event(event: SessionEvent) -> str:
+    """The frame for an after-turn event: the compaction status, after the conversation
+    drawn again when it changed. Reads the database: call it from a thread."""
+    if isinstance(event, CompactionStarted):
+        return render_to_string("chat/_frame_compaction.html", {"state": "start"})
+    html = ""
+    if event.rerender:
+        html = render_conversation(Session.objects.get(pk=event.session_id), oob=True)
+        if event.hud is not None:
+            html += render_hud(event.hud)
+    context = {
+        "state": event.state,
+        "text": event.text,
+        "outcome": event.outcome,
+        "session_id": event.session_id,
+    }
+    return html + render_to_string("chat/_frame_compaction.html", context)

@@ -1,6 +1,7 @@
 """Turn events rendered as htmx out-of-band HTML frames, coalesced for the wire.
 
-Every frame is rendered from a template under `templates/chat/` and carries the turn id.
+Every HTML frame is rendered from a template under `templates/chat/` and carries the turn
+id; changes to the Files panel travel as JSON messages of their own (`picker_message`).
 Answer updates are coalesced: at most one frame per `interval` (~20 a second), each
 carrying the whole rendered answer so far, so a slow browser never falls behind a fast
 model, and the last state always arrives.
@@ -32,7 +33,18 @@ from chat.web.render import render_markdown
 Send = Callable[[str], Awaitable[None]]
 
 
-def render_event(event: TurnEvent) -> str:
+def render_event(event: TurnEvent) -> list[str]:
+    """The websocket messages for one turn event, in order: HTML fragments for htmx, and
+    for changes to the Files panel a JSON message of its own (`picker_message`)."""
+    if isinstance(event, TurnNotice) and event.paths:
+        return [_render_html(event), picker_message(event.turn_id, uncheck=list(event.paths))]
+    if isinstance(event, SetsChanged):
+        changes = {"active": list(event.active), "pinned": list(event.pinned)}
+        return [picker_message(event.turn_id, **changes, flash=list(event.paths))]
+    return [_render_html(event)]
+
+
+def _render_html(event: TurnEvent) -> str:
     if isinstance(event, TurnStarted):
         return render_to_string("chat/_frame_started.html", {"event": event})
     if isinstance(event, TurnDelta):
@@ -40,8 +52,7 @@ def render_event(event: TurnEvent) -> str:
             "chat/_frame_delta.html", {"event": event, "html": render_markdown(event.text)}
         )
     if isinstance(event, TurnNotice):
-        update = picker_update(uncheck=list(event.paths)) if event.paths else ""
-        return render_to_string("chat/_frame_notice.html", {"event": event, "picker": update})
+        return render_to_string("chat/_frame_notice.html", {"event": event})
     if isinstance(event, TurnFinished):
         html = render_markdown(event.text)
         cards = [card(c) for c in event.tool_cards]
@@ -51,22 +62,15 @@ def render_event(event: TurnEvent) -> str:
         return render_to_string("chat/_hud.html", {"hud": event.hud, "oob": True})
     if isinstance(event, ToolCallStarted | ToolCallFinished):
         return render_to_string("chat/_frame_tool.html", {"event": event, "card": card(event)})
-    if isinstance(event, SetsChanged):
-        update = picker_update(
-            active=list(event.active), pinned=list(event.pinned), flash=list(event.paths)
-        )
-        return render_to_string("chat/_frame_sets.html", {"picker": update})
     raise TypeError(f"not a turn event: {event!r}")
 
 
-def picker_update(**changes) -> str:
-    """JSON for the Files panel (picker.js applies it): any of active, pinned, uncheck,
-    flash, counts, progress, changed."""
-    return json.dumps(changes, separators=(",", ":"))
-
-
-def render_picker_update(**changes) -> str:
-    return render_to_string("chat/_picker_update.html", {"payload": picker_update(**changes)})
+def picker_message(turn_id: str = "", **changes) -> str:
+    """A websocket message of its own type for the Files panel (not HTML: picker.js takes
+    it before htmx would swap it): any of active, pinned, uncheck, flash, counts,
+    progress, changed, added, removed."""
+    message = {"type": "picker", "turn": turn_id, "update": changes}
+    return json.dumps(message, separators=(",", ":"))
 
 
 TOOL_PREVIEW_CHARS = 4000
@@ -117,7 +121,8 @@ class DeltaCoalescer:
             return
         await self._flush()
         async with self._lock:
-            await self._send(render_event(event))
+            for message in render_event(event):
+                await self._send(message)
 
     async def _flush_after(self, delay: float) -> None:
         if delay:
@@ -133,4 +138,5 @@ class DeltaCoalescer:
             pending, self._pending = self._pending, None
             if pending is not None:
                 self._last_sent = self._clock()
-                await self._send(render_event(pending))
+                for message in render_event(pending):
+                    await self._send(message)

@@ -13,6 +13,7 @@ from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
 from chat.web import attachments
 from chat.web.conversation import conversation_items
+from chat.web.routing import session_socket_url
 from history import selectors, services
 from history.images import SHA256
 from history.models import Image, Session
@@ -50,6 +51,7 @@ def _page_context(session: Session) -> dict:
     messages = conversation_items(session)
     state = session.context_state or {}
     return {
+        "socket_url": session_socket_url(session.id),
         "hud": state.get("hud"),
         "session": session,
         "messages": messages,

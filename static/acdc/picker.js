@@ -4,8 +4,9 @@
 // The tree arrives as JSON (files.json) and is drawn folder by folder as folders open, so
 // a huge repository is on screen at once. Checking sends the whole selection over the
 // session's websocket (the hidden #file-tree form); the server answers with HUD frames and
-// with #picker-update frames (JSON: active, pinned, uncheck, flash, counts, progress,
-// changed) that this script applies — from this tab, other tabs, or the model's tools.
+// with JSON messages of type "picker" (active, pinned, uncheck, flash, counts, progress,
+// changed, added, removed) that this script applies — from this tab, other tabs, or the
+// model's tools.
 (function () {
   "use strict";
 
@@ -297,11 +298,16 @@
       if (row) row.classList.add("flash");
     }
   }
-  document.addEventListener("htmx:oobAfterSwap", (event) => {
-    const target = event.target; // the new element (detail.target is the one replaced)
-    if (target && target.id === "picker-update" && target.dataset.json) {
-      try { applyUpdate(JSON.parse(target.dataset.json)); } catch (error) { console.error(error); }
-    }
+  // Files-panel changes are JSON messages of their own on the session's websocket; they
+  // are taken here, before the ws extension would try to swap them in as HTML.
+  document.addEventListener("htmx:wsBeforeMessage", (event) => {
+    const text = event.detail.message;
+    if (typeof text !== "string" || !text.startsWith("{")) return;
+    event.preventDefault();
+    try {
+      const message = JSON.parse(text);
+      if (message.type === "picker") applyUpdate(message.update);
+    } catch (error) { console.error(error); }
   });
 
   async function load() {

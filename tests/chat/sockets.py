@@ -38,7 +38,7 @@ async def connect(session_id: str) -> WebsocketCommunicator:
 def counting_progress(frame: str) -> bool:
     """A token-counting progress frame of the Files panel: it arrives whenever the
     background count of the repository gets on, unrelated to any turn."""
-    return frame.startswith('<div id="picker-update"') and "&quot;progress&quot;" in frame
+    return frame.startswith('{"type":"picker"') and '"progress":' in frame
 
 
 async def next_frame(communicator, timeout: float = 10) -> str:

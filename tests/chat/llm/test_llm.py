@@ -12,6 +12,7 @@ from chat.llm.facts import default_model, has_provider_key, model_facts
 from chat.llm.fake import ERROR_KINDS, FakeStep
 from chat.llm.offline import provider_error
 from chat.llm.sdk import litellm as litellm_module
+from chat.llm.sdk import model_info
 from contextcore import llm as core
 from contextcore.llm import LLMRequest, StreamEnd, TextDelta, ToolCallDelta, Usage, UsageReport
 
@@ -273,7 +274,7 @@ def test_metadata_and_api_base_go_only_where_they_belong():
 
 
 def test_model_facts_come_from_litellms_bundled_map():
-    facts, warning = model_facts("anthropic/claude-sonnet-4-5")
+    facts, warning = model_facts("anthropic/claude-sonnet-4-5", model_info)
     assert warning is None and facts.known
     assert (facts.max_input_tokens, facts.input_cost_per_token) == (200_000, 3e-06)
     assert facts.cache_read_cost_per_token == 3e-07
@@ -294,28 +295,28 @@ def test_model_facts_come_from_litellms_bundled_map():
     ],
 )
 def test_model_facts_pick_cache_minimum_and_tokenizer_per_model(model, min_cacheable, tokenizer):
-    facts, _ = model_facts(model)
+    facts, _ = model_facts(model, model_info)
     assert (facts.min_cacheable_tokens, facts.tokenizer) == (min_cacheable, tokenizer)
 
 
 def test_an_unknown_model_gets_safe_facts_and_a_warning():
-    facts, warning = model_facts("nonexistent-provider/xyz")
+    facts, warning = model_facts("nonexistent-provider/xyz", model_info)
     assert not facts.known and facts.name == "nonexistent-provider/xyz"
     assert warning and "nonexistent-provider/xyz" in warning
 
 
 def test_the_offline_models_have_facts_of_their_own():
-    facts, warning = model_facts("acdc/dry-run")
+    facts, warning = model_facts("acdc/dry-run", model_info)
     assert warning is None and facts.supports_tools
     assert (facts.max_input_tokens, facts.max_output_tokens) == (200_000, 8_192)
-    fake, _ = model_facts("acdc/fake")
+    fake, _ = model_facts("acdc/fake", model_info)
     assert fake.input_cost_per_token > 0
 
 
 def test_a_dry_run_bills_nothing_but_prices_its_report_with_reference_prices():
     from chat.llm.offline import price_facts
 
-    facts, _ = model_facts("acdc/dry-run")
+    facts, _ = model_facts("acdc/dry-run", model_info)
     assert facts.input_cost_per_token == facts.output_cost_per_token == 0
     assert price_facts({"price_model": "acdc/dry-run"}).input_cost_per_token > 0
     assert price_facts({}).name.startswith("reference prices")

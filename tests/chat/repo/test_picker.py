@@ -10,6 +10,7 @@ from django.conf import settings
 from django.test import override_settings
 
 from chat.models import TokenCount
+from chat.repo import git as repo_git
 from chat.repo import picker, sessionsets
 from history import services
 
@@ -40,7 +41,7 @@ def repo(tmp_path):
 
 def test_the_tree_lists_tracked_and_untracked_files_but_nothing_ignored(repo):
     (repo / "notes.txt").write_text("new\n")
-    assert picker.list_files(repo) == [
+    assert repo_git.list_files(repo).paths == [
         ".gitignore", "README.md", "notes.txt", "src/app.py", "src/old.py",
     ]  # fmt: skip
 
@@ -51,7 +52,7 @@ def test_git_badges_say_modified_staged_untracked_and_deleted(repo):
     git(repo, "add", "README.md")
     (repo / "src" / "old.py").unlink()
     (repo / "notes.txt").write_text("new\n")
-    assert picker.git_status(repo) == {
+    assert repo_git.status(repo) == {
         "src/app.py": "M",
         "README.md": "S",
         "src/old.py": "D",
@@ -91,7 +92,7 @@ def test_binary_and_oversized_files_come_back_with_the_reason(repo):
 def test_progress_is_reported_until_every_file_is_counted(repo):
     seen = []
     picker.TokenCounts().count(
-        repo, picker.list_files(repo), lambda done, total, fresh: seen.append((done, total))
+        repo, repo_git.list_files(repo).paths, lambda done, total, fresh: seen.append((done, total))
     )
     assert seen[-1] == (4, 4)
 

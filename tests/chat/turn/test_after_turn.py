@@ -1,4 +1,4 @@
-"""After a turn: the due checkpoint, then compaction announced over the websocket."""
+"""After a turn: the due checkpoint, then compaction, reported as events the page renders."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.test import override_settings
 from chat.llm.fake import FakeStep
 from chat.turn import after_turn
 from chat.turn.turns import run_turn
+from chat.web.conversation import render_session_event
 from history import services
 from history.models import Checkpoint
 
@@ -45,8 +46,8 @@ async def test_past_the_trigger_the_history_is_compacted_and_the_page_told(fake,
     fake.enqueue(FakeStep(text='{"boundary_index": null, "confidence": 0}'), "Short summary.")
     frames: list[str] = []
 
-    async def send(html: str) -> None:
-        frames.append(html)
+    async def send(event) -> None:
+        frames.append(await database_sync_to_async(render_session_event)(event))
 
     outcome = await after_turn.after_turn_tasks(session.id, send)
 
@@ -69,8 +70,8 @@ async def test_below_the_trigger_nothing_is_announced(fake):
     await talk(session, fake, 1)
     frames: list[str] = []
 
-    async def send(html: str) -> None:
-        frames.append(html)
+    async def send(event) -> None:
+        frames.append(await database_sync_to_async(render_session_event)(event))
 
     assert await after_turn.after_turn_tasks(session.id, send) is None
     assert frames == []
@@ -80,8 +81,8 @@ async def test_compact_now_on_an_empty_session_is_a_clear_error():
     session = await new_session()
     frames: list[str] = []
 
-    async def send(html: str) -> None:
-        frames.append(html)
+    async def send(event) -> None:
+        frames.append(await database_sync_to_async(render_session_event)(event))
 
     assert await after_turn.run_compaction(session.id, send, force=True) is None
     assert 'data-state="error"' in frames[-1] and "no conversation to compact" in frames[-1]
@@ -110,8 +111,8 @@ async def test_automatic_rollback_only_when_enabled_and_asked_for(fake, enabled)
     assert hud["quality"]["action"] == "rollback"
     frames: list[str] = []
 
-    async def send(html: str) -> None:
-        frames.append(html)
+    async def send(event) -> None:
+        frames.append(await database_sync_to_async(render_session_event)(event))
 
     with override_settings(ACDC_AUTO_ROLLBACK=enabled, ACDC_CHECKPOINT_EVERY=0):
         await after_turn.after_turn_tasks(session.id, send)

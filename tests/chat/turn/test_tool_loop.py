@@ -133,7 +133,7 @@ async def test_tool_cards_and_the_picker_update_reach_the_browser(fake):
     assert "tool-card status-running" in text and "tool-card status-ok" in text
     assert "activate(id=&#x27;README.md&#x27;)" in text
     # The picker follows: an update naming README.md as active (and flashing its row).
-    assert 'id="picker-update"' in text and "&quot;active&quot;:[&quot;README.md&quot;]" in text
+    assert '{"type":"picker"' in text and '"active":["README.md"]' in text
     assert 'class="tool-cards"' in frames[-1] and "status-ok" in frames[-1]  # kept at the end
     await ws.disconnect()
     page = await database_sync_to_async(lambda: Client().get(f"/s/{session.id}/"))()

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
-from chat.turn.events import TurnDelta, TurnFinished, TurnStarted
+from chat.turn.events import SetsChanged, TurnDelta, TurnFinished, TurnNotice, TurnStarted
 from chat.web.frames import DeltaCoalescer, render_event
 
 
@@ -54,13 +55,28 @@ def test_every_frame_carries_the_turn_id():
         TurnStarted("t9", "s", "m", "hi", "acdc/fake"),
         TurnDelta("t9", "x"),
         TurnFinished("t9", "error", "x", "m", error="provider down"),
+        TurnNotice("t9", "Removed big.txt", paths=("big.txt",)),
+        SetsChanged("t9", ("README.md",), active=("README.md",)),
     ]
     for event in events:
-        assert 'data-turn="t9"' in render_event(event)
+        for message in render_event(event):
+            assert 'data-turn="t9"' in message or '"turn":"t9"' in message
+
+
+def test_files_panel_changes_are_json_messages_of_their_own():
+    notice, update = render_event(TurnNotice("t3", "Removed big.txt", paths=("big.txt",)))
+    assert notice.startswith("<div") and "Removed big.txt" in notice
+    assert json.loads(update) == {
+        "type": "picker",
+        "turn": "t3",
+        "update": {"uncheck": ["big.txt"]},
+    }
 
 
 def test_a_failed_turn_shows_its_error_and_keeps_the_partial_text():
-    html = render_event(TurnFinished("t1", "error", "half an answer", "m", error="Rate limited."))
+    (html,) = render_event(
+        TurnFinished("t1", "error", "half an answer", "m", error="Rate limited.")
+    )
     assert "half an answer" in html
     assert "Rate limited." in html
     assert 'role="alert"' in html

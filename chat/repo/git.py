@@ -1,0 +1,127 @@
+"""The repository as git describes it: which files exist, their status, what is ignored.
+
+Written once for every surface: the picker, the model's `list_files` and `grep`, and the
+watcher. Listing is `git ls-files -co --exclude-standard` (tracked plus untracked and not
+ignored); without git (not a repository, git missing) it falls back to walking the folder.
+Never listed: `.git/` and acdc's own data folder `.acdc/`, whatever the ignore files say.
+Names that are not valid UTF-8 are left out and counted (a model cannot name them back).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+HIDDEN_DIRS = frozenset({".git", ".acdc"})
+GIT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Listing:
+    paths: list[str]  # sorted, relative, "/"-separated
+    undecodable: int = 0
+
+
+def hidden(path: str) -> bool:
+    """True for paths inside `.git/` or acdc's data folder."""
+    return path.split("/", 1)[0] in HIDDEN_DIRS
+
+
+def list_files(root: Path, below: str = "") -> Listing:
+    """Every file of the repository (below the folder `below`, when given)."""
+    command = ["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z"]
+    if below:
+        command += ["--", below]
+    try:
+        raw = _git(command)
+        names = [n for n in raw.split(b"\0") if n]
+    except (OSError, subprocess.SubprocessError):
+        start = root / below
+        names = [str(p.relative_to(root)).encode() for p in start.rglob("*") if p.is_file()]
+    paths, undecodable = set(), 0
+    for name in names:
+        try:
+            path = name.decode("utf-8").replace("\\", "/")
+        except UnicodeDecodeError:
+            undecodable += 1
+            continue
+        if not hidden(path):
+            paths.add(path)
+    return Listing(sorted(paths), undecodable)
+
+
+def status(root: Path) -> dict[str, str]:
+    """Badges from `git status --porcelain`: M modified, S staged, U untracked, D deleted."""
+    command = ["git", "-C", str(root), "status", "--porcelain=v1", "-z", "--untracked-files=all"]
+    try:
+        out = _git(command).decode("utf-8", "replace")
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    badges: dict[str, str] = {}
+    entries = iter(out.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        x, y, path = entry[0], entry[1], entry[3:]
+        if x in "RC":
+            next(entries, None)  # the rename's source path follows
+        if hidden(path):
+            continue
+        badge = _badge(x, y)
+        if badge:
+            badges[path] = badge
+    return badges
+
+
+def _badge(x: str, y: str) -> str:
+    if x == "?":
+        return "U"
+    if "D" in (x, y):
+        return "D"
+    if y == "M":
+        return "M"
+    return "S" if x in "MARC" else ""
+
+
+def _git(command: list[str]) -> bytes:
+    return subprocess.run(command, capture_output=True, check=True, timeout=GIT_SECONDS).stdout
+
+
+class IgnoreRules:
+    """The repository's .gitignore files (root and nested) and .git/info/exclude, read
+    again whenever one of them changes; for paths git has not been asked about yet."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._specs: dict[str, tuple[float, pathspec.PathSpec]] = {}
+
+    def _spec(self, source: Path) -> pathspec.PathSpec | None:
+        try:
+            mtime = source.stat().st_mtime
+        except OSError:
+            return None
+        key = str(source)
+        cached = self._specs.get(key)
+        if cached is None or cached[0] != mtime:
+            lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
+            cached = (mtime, pathspec.GitIgnoreSpec.from_lines(lines))
+            self._specs[key] = cached
+        return cached[1]
+
+    def ignored(self, path: str) -> bool:
+        if hidden(path):
+            return True
+        exclude = self._spec(self.root / ".git" / "info" / "exclude")
+        if exclude is not None and exclude.match_file(path):
+            return True
+        parts = path.split("/")
+        for depth in range(len(parts)):
+            folder = "/".join(parts[:depth])
+            spec = self._spec(self.root / folder / ".gitignore")
+            rest = "/".join(parts[depth:])
+            if spec is not None and spec.match_file(rest):
+                return True
+        return False

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from acdc.bench import main
-from contextcore.cachesim import CacheSimulator, RequestCost, SimulationReport
+from contextcore.prompt.cachesim import CacheSimulator, RequestCost, SimulationReport
 from contextcore.tokens import TokenCounter
 from tests.bench.cache_bench import STRATEGIES, cache_markdown, compare
+from tests.bench.compaction_bench import LongReport, long_markdown, prompt_series_svg
+from tests.bench.repo_bench import RepoSpec, build_repo, repo_markdown
+from tests.bench.repo_timings import measure
 from tests.bench.report import percentile
 from tests.bench.sessions import file_edit_session
+from tests.bench.turn_replay import replay_through_turns
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _report(*costs: tuple[int, int, int, float]) -> SimulationReport:
@@ -85,6 +93,19 @@ def test_bench_assembly_quick_writes_a_table_and_json(tmp_path, capsys):
     assert data["machine"]["nproc"] >= 1
 
 
+def test_the_assembly_benchmark_loads_neither_django_nor_litellm():
+    script = (
+        "import importlib, sys\n"
+        "from tests.bench.runner import BENCHMARKS\n"
+        "importlib.import_module(BENCHMARKS['assembly'])\n"
+        "print(sorted({'django', 'litellm'} & sys.modules.keys()))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert loaded.stdout.strip() == "[]"
+
+
 def test_bench_cache_direct_writes_both_sessions(tmp_path, capsys):
     assert main(["cache", "--direct", "--turns", "2", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "cache.md").read_text()
@@ -98,8 +119,6 @@ def test_bench_cache_direct_writes_both_sessions(tmp_path, capsys):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_pipeline_replay_prices_the_requests_run_turn_sent(tmp_path):
-    from tests.bench.turn_replay import replay_through_turns
-
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     report = replay_through_turns(file_edit_session(turns=2), "acdc", tmp_path)
     first, second = report.requests
@@ -109,8 +128,6 @@ def test_the_pipeline_replay_prices_the_requests_run_turn_sent(tmp_path):
 
 
 def test_the_long_session_table_and_plot_show_compactions_and_the_goal():
-    from tests.bench.compaction_bench import LongReport, long_markdown, prompt_series_svg
-
     none = LongReport("none", [100, 200, 50], [0, 0, 0], chat_cost=350.0, compaction_cost=50)
     acdc = LongReport(
         "acdc", [100, 200, 50], [0, 180, 0], chat_cost=80.0, compaction_cost=50, compactions=[1]
@@ -125,8 +142,6 @@ def test_the_long_session_table_and_plot_show_compactions_and_the_goal():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_repository_benchmark_measures_listing_and_counting(tmp_path):
-    from tests.bench.repo_bench import RepoSpec, build_repo, measure, repo_markdown
-
     size = build_repo(tmp_path, RepoSpec(files=60, folders=3))
     result = measure(tmp_path, size)
     assert result["files"] == 60 and result["cold_mb_s"] > 0 and result["cold_ratio"] > 0

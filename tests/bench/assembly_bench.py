@@ -11,8 +11,10 @@ max RSS. Excludes the LLM and the database. Not a test: nothing asserts timings.
 
 from __future__ import annotations
 
+import argparse
 import random
 import resource
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -23,7 +25,7 @@ from typing import Any
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
 from contextcore.tokens import TokenCounter
-from tests.bench.report import markdown_table, percentile
+from tests.bench.report import QUICK_NOTE, machine, machine_line, markdown_table, percentile
 from tests.bench.sessions import make_file, prose
 
 WARM_GOAL_MS, COLD_GOAL_MS = 15.0, 1500.0
@@ -169,7 +171,35 @@ def peak_memory(work: Workload, spec: AssemblySpec) -> dict[str, float]:
     return {"traced_peak_mb": peak / 2**20, "max_rss_mb": maxrss_kb / 1024}
 
 
-def run(root: Path, spec: AssemblySpec) -> dict[str, Any]:
+def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """`acdc bench assembly`: the markdown report and its data."""
+    runs = args.runs
+    spec = with_sizes(
+        QUICK if args.quick else AssemblySpec(),
+        scheme=args.scheme,
+        files=args.files,
+        selected=args.selected,
+        history=args.history,
+        warm_runs=runs,
+        cold_runs=max(1, runs // 10) if runs else None,
+    )
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="acdc-bench-") as tmp:
+        results = run_spec(Path(tmp), spec)
+    info = machine()
+    lines = [
+        "## acdc bench assembly",
+        "",
+        machine_line(info) + f"; took {time.perf_counter() - started:.1f} s.",
+        "",
+        assembly_markdown(results),
+        *(["", QUICK_NOTE] if args.quick else []),
+    ]
+    return "\n".join(lines), {"machine": info, **results}
+
+
+def run_spec(root: Path, spec: AssemblySpec) -> dict[str, Any]:
+    """Build the workload under `root`, then time it and take its peak memory."""
     work = build_workload(root, spec)
     results = measure(work, spec)
     results["memory"] = peak_memory(work, spec)

@@ -2,30 +2,35 @@
 
 Strategies: (a) "none": plain layout, no caching; (b) "last": plain layout, one breakpoint
 on the last message; (c) "seed": seed 000 tiers; (d) "acdc": the default append-only
-layout. `acdc bench cache` replays each session through the real turn pipeline
-(`tests.bench.turn_replay`); `replay_direct` here drives `ContextManager` alone, the
-fallback (`--direct`) and the quick path for tests. Files live in a temporary repository
-and edits are written to disk, so the engine's own refresh picks them up as in a chat.
-`compare` and `cache_markdown` turn simulation reports into the table: pure functions.
-Not a test: nothing here asserts timings.
+layout. `run` (`acdc bench cache`) replays each session through the real turn pipeline
+(`tests.bench.turn_replay`, Django on a throwaway repository and database) and, for a full
+run, the long session with compaction; `replay_direct` here drives `ContextManager`
+alone, the fallback (`--direct`) and the quick path for tests. Files live in a temporary
+repository and edits are written to disk, so the engine's own refresh picks them up as in
+a chat. `compare` and `cache_markdown` turn simulation reports into the table: pure
+functions. Not a test: nothing here asserts timings.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from contextcore.assembly import ImageInput
-from contextcore.cachesim import CacheSimulator, SimulationReport
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
+from contextcore.prompt.assembly import ImageInput
+from contextcore.prompt.cachesim import CacheSimulator, SimulationReport
 from contextcore.tokens import TokenCounter
-from tests.bench.report import markdown_table
-from tests.bench.sessions import TURN_SECONDS, Session
+from tests.bench.django_env import close_database, setup_django
+from tests.bench.report import QUICK_NOTE, machine, machine_line, markdown_table
+from tests.bench.sessions import TURN_SECONDS, Session, file_edit_session, selection_session
 
 STRATEGIES = ("none", "last", "seed", "acdc")
 LABELS = {
@@ -36,6 +41,11 @@ LABELS = {
 }
 GOAL_VS_NONE, GOAL_VS_LAST = 0.2, 0.5
 GOAL_SESSION = "file edits"
+QUICK_TURNS = 6
+THROUGH_PIPELINE = (
+    "Replayed through the real turn pipeline (`chat.turn.turns.run_turn`, `acdc/fake`)."
+)
+THROUGH_MANAGER = "FALLBACK: replayed through `ContextManager` directly, not the turn pipeline."
 START_TIME = 1_000_000.0
 SONNET = ModelFacts(
     name="anthropic/claude-sonnet-4-5",
@@ -200,3 +210,58 @@ def run_sessions(replay: Replay, sessions: Sequence[Session]) -> tuple[str, list
             }
         )
     return "\n\n".join(parts), data
+
+
+def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """`acdc bench cache`: the markdown report and its data."""
+    turns = QUICK_TURNS if args.quick else args.turns
+    sessions = [file_edit_session(turns), selection_session(turns)]
+    started = time.perf_counter()
+    if args.direct:
+        counter = TokenCounter("cl100k_base")
+        tables, data = run_sessions(
+            lambda session, strategy: replay_direct(session, strategy, counter=counter), sessions
+        )
+        path, notes = THROUGH_MANAGER, []
+    else:
+        with tempfile.TemporaryDirectory(prefix="acdc-bench-") as tmp:
+            tables, data, notes = _through_pipeline(Path(tmp), sessions, args)
+        path = THROUGH_PIPELINE
+    info = machine()
+    lines = [
+        "## acdc bench cache",
+        "",
+        path,
+        "Cost in input-token units: uncached 1x, cache writes 1.25x, reads 0.1x; "
+        f"5-minute cache lifetime on a fake clock, {TURN_SECONDS:.0f} s per turn.",
+        machine_line(info) + f"; took {time.perf_counter() - started:.1f} s.",
+        "",
+        tables,
+        *(["", *notes] if notes else []),
+        *(["", QUICK_NOTE] if args.quick else []),
+    ]
+    mode = "direct" if args.direct else "pipeline"
+    return "\n".join(lines), {"machine": info, "mode": mode, "sessions": data, "notes": notes}
+
+
+def _through_pipeline(
+    tmp: Path, sessions: Sequence[Session], args: argparse.Namespace
+) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """The sessions through `run_turn` on Django in `tmp`; a full run adds the long one."""
+    repo = tmp / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=False, capture_output=True)
+    setup_django(repo, tmp / "data")
+    # Lazy: both import chat's models, which load only once Django is set up on `repo`.
+    from tests.bench import compaction_bench, turn_replay
+
+    tables, data = run_sessions(
+        lambda session, strategy: turn_replay.replay_through_turns(session, strategy, repo),
+        sessions,
+    )
+    if not args.quick:
+        long_table, long_data = compaction_bench.run_long(repo, args.out)
+        tables += "\n\n" + long_table
+        data.append(long_data)
+    close_database()
+    return tables, data, [turn_replay.LIMITATIONS]

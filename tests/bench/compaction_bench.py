@@ -7,7 +7,9 @@ chat requests are priced by the provider-cache simulator; the two compaction req
 priced in full (they go to the smaller model, with no shared prefix), and both go into the
 session's cost. Each strategy's cost is compared with "none" (no caching) over the same
 turns and compactions. `prompt_series_svg` draws prompt tokens per turn with the
-compactions marked: a pure function writing SVG text. Not a test: nothing asserts timings.
+compactions marked: a pure function writing SVG text. Imports chat's models, so it loads
+only after Django is set up (`cache_bench` imports it then). Not a test: nothing asserts
+timings.
 """
 
 from __future__ import annotations
@@ -18,10 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextcore.cachesim import CacheSimulator
+from channels.db import database_sync_to_async
+from django.test import override_settings
+
+from chat.llm.fake import FakeStep
+from chat.llm.runtime import facts_for
+from chat.turn.compaction import compact_session, needs_compaction
+from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.tokens import TokenCounter
+from history import services
 from tests.bench.cache_bench import write_file
 from tests.bench.sessions import TURN_SECONDS, Session, Turn, make_file, prose
+from tests.bench.turn_replay import MODEL, FakeClock, scripted_pipeline, scripted_turn, select_paths
 
 LONG_TURNS = 120
 TRIGGER_TOKENS = 12_000
@@ -73,15 +83,11 @@ class LongReport:
 
 
 def replay_long(session: Session, strategy: str, repo: Path) -> LongReport:
-    from django.test import override_settings
-
-    from tests.bench.turn_replay import FakeClock, _pipeline
-
     clock = FakeClock()
     for path, text in session.files.items():
         write_file(repo, path, text, clock.now)
     with (
-        _pipeline(repo, strategy, clock) as script,
+        scripted_pipeline(repo, strategy, clock) as script,
         override_settings(
             ACDC_COMPACTION_TRIGGER_TOKENS=TRIGGER_TOKENS,
             ACDC_SMALLER_MODEL="acdc/fake",
@@ -92,26 +98,18 @@ def replay_long(session: Session, strategy: str, repo: Path) -> LongReport:
 
 
 async def _replay(session: Session, strategy: str, repo: Path, clock, script) -> LongReport:
-    from channels.db import database_sync_to_async
-
-    from chat.llm.fake import FakeStep
-    from chat.llm.runtime import facts_for
-    from chat.turn.compaction import compact_session, needs_compaction
-    from history import services
-    from tests.bench.turn_replay import MODEL, _run, _select
-
     facts, _ = facts_for(MODEL)
     counter = TokenCounter(facts.tokenizer)
     simulator = CacheSimulator(counter, min_cacheable_tokens=facts.min_cacheable_tokens)
     stored = await database_sync_to_async(services.session_create)(
         repository=str(repo), model=MODEL, title=f"bench: {session.name} ({strategy})"
     )
-    await _select(stored.id, add=session.selected)
+    await select_paths(stored.id, add=session.selected)
     report = LongReport(strategy)
     rng = random.Random(99)
     for index, turn in enumerate(session.turns):
         clock.now += TURN_SECONDS
-        cost = simulator.request(await _run(stored.id, turn, script), clock.now)
+        cost = simulator.request(await scripted_turn(stored.id, turn, script), clock.now)
         report.prompt_tokens.append(cost.prompt_tokens)
         report.read_tokens.append(cost.cache_read_tokens)
         report.chat_cost += cost.cost
@@ -206,9 +204,14 @@ def prompt_series_svg(reports: dict[str, LongReport], width: int = 720, height: 
     return "\n".join(parts)
 
 
-def run_long(repo_for: Any) -> tuple[str, dict[str, Any], str]:
-    """Both strategies on the long session: markdown, data and the SVG plot."""
+def run_long(repo: Path, out: Path) -> tuple[str, dict[str, Any]]:
+    """Both strategies on the long session in `repo`: the table and its data; the plot of
+    prompt tokens per turn goes to `<out>/cache-long-session.svg`."""
     session = long_session()
-    reports = {s: replay_long(session, s, repo_for(s)) for s in STRATEGIES}
+    reports = {s: replay_long(session, s, repo) for s in STRATEGIES}
+    out.mkdir(parents=True, exist_ok=True)
+    plot = out / "cache-long-session.svg"
+    plot.write_text(prompt_series_svg(reports), encoding="utf-8")
+    table = long_markdown(reports) + f"\n\nPrompt tokens per turn: `{plot}`."
     data = {name: report.as_data() for name, report in reports.items()}
-    return long_markdown(reports), data, prompt_series_svg(reports)
+    return table, {"session": "long session with compaction", "strategies": data}

@@ -5,19 +5,24 @@ committed to git) is listed and turned into the picker's payload (what the page 
 draw the tree), then counted: cold (empty cache: read, hash, encode, store), compared with
 tiktoken's raw throughput on the same texts with two threads; warm in the same process
 (stat only); and warm in a fresh process (read and hash every file, counts from the
-table). Figures, never assertions.
+table). The timings are taken in `tests.bench.repo_timings`, on Django set up in a
+throwaway folder. Figures, never assertions.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import subprocess
+import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tests.bench.report import markdown_table
+from tests.bench.django_env import close_database, setup_django
+from tests.bench.report import QUICK_NOTE, machine, machine_line, markdown_table
 from tests.bench.sessions import _function
 
 GOAL_FIRST_FRAME_S = 1.0
@@ -53,46 +58,6 @@ def build_repo(root: Path, spec: RepoSpec) -> int:
     return written
 
 
-def _timed(fn, *args):
-    started = time.perf_counter()
-    value = fn(*args)
-    return value, time.perf_counter() - started
-
-
-def measure(root: Path, size: int) -> dict[str, Any]:
-    from chat.repo import picker
-
-    paths, listing_s = _timed(picker.list_files, root)
-    payload, payload_s = _timed(picker.tree_payload, root, [], [], 200_000)
-    texts = [(root / p).read_text() for p in paths]
-    encoding = picker.token_counter_encoding()
-    started = time.perf_counter()
-    encoding.encode_ordinary_batch(texts, num_threads=2)
-    raw_s = time.perf_counter() - started
-    texts.clear()
-    from chat.models import TokenCount
-
-    TokenCount.objects.all().delete()
-    counts = picker.TokenCounts()
-    _, cold_s = _timed(counts.count, root, paths)
-    _, warm_same_s = _timed(counts.count, root, paths)
-    _, warm_fresh_s = _timed(picker.TokenCounts().count, root, paths)
-    mb = size / 1e6
-    return {
-        "files": len(paths),
-        "megabytes": round(mb, 1),
-        "list_s": round(listing_s, 3),
-        "payload_s": round(payload_s, 3),
-        "payload_bytes": len(str(payload)),
-        "raw_tiktoken_mb_s": round(mb / raw_s, 1),
-        "cold_s": round(cold_s, 2),
-        "cold_mb_s": round(mb / cold_s, 1),
-        "cold_ratio": round(raw_s / cold_s, 2),
-        "warm_same_process_s": round(warm_same_s, 3),
-        "warm_fresh_process_s": round(warm_fresh_s, 3),
-    }
-
-
 def repo_markdown(result: dict[str, Any]) -> str:
     first = result["list_s"] + result["payload_s"]
     rows = [
@@ -125,3 +90,32 @@ def repo_markdown(result: dict[str, Any]) -> str:
     table = markdown_table(["step", "time", "goal"], rows, "lrl")
     head = f"{result['files']:,} files, {result['megabytes']} MB of text, committed to git."
     return head + "\n\n" + table
+
+
+def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """`acdc bench repo`: the markdown report and its data."""
+    spec = QUICK if args.quick else RepoSpec()
+    if args.files:
+        spec = replace(spec, files=args.files, folders=max(1, args.files // 100))
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="acdc-bench-") as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        print(f"acdc bench repo: writing {spec.files:,} files…", file=sys.stderr, flush=True)
+        size = build_repo(repo, spec)
+        setup_django(repo, Path(tmp) / "data")
+        # Lazy: the timings import chat's models, which load only once Django is set up here.
+        from tests.bench import repo_timings
+
+        result = repo_timings.measure(repo, size)
+        close_database()
+    info = machine()
+    lines = [
+        "## acdc bench repo",
+        "",
+        machine_line(info) + f"; took {time.perf_counter() - started:.1f} s.",
+        "",
+        repo_markdown(result),
+        *(["", QUICK_NOTE] if args.quick else []),
+    ]
+    return "\n".join(lines), {"machine": info, **result}

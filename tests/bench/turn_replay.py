@@ -7,7 +7,8 @@ stored. The simulator prices the messages exactly as the fake provider received 
 Edits are written to the repository on disk between turns and selection changes go
 through `chat.turn.context.select_files`, as the Files panel does. The clock is faked only
 where the pipeline reads it (`chat.turn.context.time`), so the 400 s pause is seen by the
-layout and by the simulated cache alike. Needs Django set up (see `acdc.bench`).
+layout and by the simulated cache alike. Imports chat's models, so it loads only after
+Django is set up (`tests.bench.django_env`).
 Non-goals: images (`run_turn` carries text only), tools, compaction.
 """
 
@@ -21,8 +22,18 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from contextcore.cachesim import CacheSimulator, SimulationReport
+from channels.db import database_sync_to_async
+from django.test import override_settings
+
+import chat.turn.context
+from chat.llm.fake import FakeScript, FakeStep
+from chat.llm.runtime import facts_for
+from chat.llm.sdk import acdc_provider
+from chat.turn.context import select_files
+from chat.turn.turns import run_turn
+from contextcore.prompt.cachesim import CacheSimulator, SimulationReport
 from contextcore.tokens import TokenCounter
+from history import services
 from tests.bench.cache_bench import START_TIME, write_file
 from tests.bench.sessions import TURN_SECONDS, Session, Turn
 
@@ -41,14 +52,8 @@ class FakeClock:
 
 
 @contextmanager
-def _pipeline(repo: Path, strategy: str, clock: FakeClock) -> Iterator[Any]:
+def scripted_pipeline(repo: Path, strategy: str, clock: FakeClock) -> Iterator[Any]:
     """The fake provider scripted for this replay, the settings and the clock in place."""
-    from django.test import override_settings
-
-    import chat.turn.context
-    from chat.llm.fake import FakeScript
-    from chat.llm.sdk import acdc_provider
-
     script = FakeScript()
     previous = acdc_provider().install(script)
     try:
@@ -66,16 +71,11 @@ def replay_through_turns(session: Session, strategy: str, repo: Path) -> Simulat
     clock = FakeClock()
     for path, text in session.files.items():
         write_file(repo, path, text, clock.now)
-    with _pipeline(repo, strategy, clock) as script:
+    with scripted_pipeline(repo, strategy, clock) as script:
         return asyncio.run(_replay(session, repo, clock, script))
 
 
 async def _replay(session: Session, repo: Path, clock: FakeClock, script: Any) -> SimulationReport:
-    from channels.db import database_sync_to_async
-
-    from chat.llm.runtime import facts_for
-    from history import services
-
     facts, _ = facts_for(MODEL)
     simulator = CacheSimulator(
         TokenCounter(facts.tokenizer), min_cacheable_tokens=facts.min_cacheable_tokens
@@ -83,23 +83,22 @@ async def _replay(session: Session, repo: Path, clock: FakeClock, script: Any) -
     stored = await database_sync_to_async(services.session_create)(
         repository=str(repo), model=MODEL, title=f"bench: {session.name}"
     )
-    await _select(stored.id, add=session.selected)
+    await select_paths(stored.id, add=session.selected)
     for turn in session.turns:
         clock.now += TURN_SECONDS + turn.pause
         for path, text in turn.edits.items():
             write_file(repo, path, text, clock.now)
         if turn.add or turn.drop:
-            await _select(stored.id, add=turn.add, drop=turn.drop)
-        messages = await _run(stored.id, turn, script)
+            await select_paths(stored.id, add=turn.add, drop=turn.drop)
+        messages = await scripted_turn(stored.id, turn, script)
         simulator.request(messages, clock.now)
     return simulator.report
 
 
-async def _select(session_id: str, *, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()):
-    from channels.db import database_sync_to_async
-
-    from chat.turn.context import select_files
-
+async def select_paths(
+    session_id: str, *, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()
+) -> None:
+    """Change the session's selection as the Files panel does."""
     problems = await database_sync_to_async(select_files)(
         session_id, add=list(add), drop=list(drop), model=MODEL
     )
@@ -107,10 +106,8 @@ async def _select(session_id: str, *, add: tuple[str, ...] = (), drop: tuple[str
         raise RuntimeError("selection refused: " + "; ".join(problems))
 
 
-async def _run(session_id: str, turn: Turn, script: Any) -> list[dict[str, Any]]:
+async def scripted_turn(session_id: str, turn: Turn, script: Any) -> list[dict[str, Any]]:
     """One real turn; returns the messages the provider received."""
-    from chat.llm.fake import FakeStep
-    from chat.turn.turns import run_turn
 
     async def ignore(event: object) -> None:
         return None

@@ -1,0 +1,55 @@
+"""The timings of `acdc bench repo`: what the Files panel does on the synthetic repository.
+
+Listing (`chat.repo.git`) and the picker's payload, tiktoken's raw throughput on the
+same texts (two threads, the picker's own encoding), then counting through
+`chat.repo.picker.TokenCounts`: cold (empty table), warm in the same process and warm as
+a fresh process would. Imports chat's models, so it loads only after Django is set up on
+the repository (`repo_bench.run` imports it then).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from chat.models import TokenCount
+from chat.repo import git, picker
+
+
+def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    started = time.perf_counter()
+    value = fn(*args)
+    return value, time.perf_counter() - started
+
+
+def measure(root: Path, size: int) -> dict[str, Any]:
+    listing, listing_s = _timed(git.list_files, root)
+    paths = listing.paths
+    payload, payload_s = _timed(picker.tree_payload, root, [], [], 200_000)
+    texts = [(root / p).read_text() for p in paths]
+    encoding = picker.COUNTER.encoding
+    started = time.perf_counter()
+    encoding.encode_ordinary_batch(texts, num_threads=2)
+    raw_s = time.perf_counter() - started
+    texts.clear()
+    TokenCount.objects.all().delete()
+    counts = picker.TokenCounts()
+    _, cold_s = _timed(counts.count, root, paths)
+    _, warm_same_s = _timed(counts.count, root, paths)
+    _, warm_fresh_s = _timed(picker.TokenCounts().count, root, paths)
+    mb = size / 1e6
+    return {
+        "files": len(paths),
+        "megabytes": round(mb, 1),
+        "list_s": round(listing_s, 3),
+        "payload_s": round(payload_s, 3),
+        "payload_bytes": len(str(payload)),
+        "raw_tiktoken_mb_s": round(mb / raw_s, 1),
+        "cold_s": round(cold_s, 2),
+        "cold_mb_s": round(mb / cold_s, 1),
+        "cold_ratio": round(raw_s / cold_s, 2),
+        "warm_same_process_s": round(warm_same_s, 3),
+        "warm_fresh_process_s": round(warm_fresh_s, 3),
+    }

@@ -1,0 +1,93 @@
+"""The `acdc bench` runner: the command line, the benchmarks by name, the result files.
+
+`acdc.bench` hands over here once it has found the source checkout. A benchmark's module
+is imported only when that benchmark is chosen, so a run loads only what it measures: the
+assembly benchmark's max RSS must not include Django and litellm, which is also why `all`
+runs it before the cache benchmark. Each module's `run(args)` returns the markdown and
+the data; both are printed or written here as `<out>/<name>.md` and `<out>/<name>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from acdc.offline import configure_offline_environment
+from tests.bench.report import write_results
+
+DESCRIPTION = (
+    "`acdc bench`: the prompt-cache and context-assembly benchmarks (code in `tests/bench/`)."
+)
+BENCHMARKS = {
+    "assembly": "tests.bench.assembly_bench",
+    "cache": "tests.bench.cache_bench",
+    "history": "tests.bench.history_bench",
+    "repo": "tests.bench.repo_bench",
+}
+ALL = ("assembly", "cache")  # assembly first: its max RSS is taken before Django loads
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench-results"),
+        help="folder for the .md and .json results (default bench-results/)",
+    )
+    common.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small, fast run to check the plumbing (figures not meaningful)",
+    )
+    parser = argparse.ArgumentParser(prog="acdc bench", description=DESCRIPTION)
+    names = parser.add_subparsers(dest="name", required=True)
+    history = names.add_parser("history", parents=[common], help="run the history benchmark")
+    history.add_argument("--messages", type=int, help="messages in the synthetic store")
+    history.add_argument("--sessions", type=int, help="sessions in the synthetic store")
+    repo = names.add_parser("repo", parents=[common], help="run the repository benchmark")
+    repo.add_argument("--files", type=int, help="files in the synthetic repository")
+    for name in ("cache", "assembly", "all"):
+        sub = names.add_parser(name, parents=[common], help=f"run the {name} benchmark")
+        if name in ("cache", "all"):
+            _add_cache_options(sub)
+        if name in ("assembly", "all"):
+            _add_assembly_options(sub)
+    return parser
+
+
+def _add_cache_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--turns", type=int, default=40, help="turns per scripted session")
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="replay through ContextManager only, without the pipeline",
+    )
+
+
+def _add_assembly_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--files", type=int, help="files in the synthetic repository")
+    parser.add_argument("--selected", type=int, help="files selected into the context")
+    parser.add_argument("--history", type=int, help="history messages")
+    parser.add_argument("--runs", type=int, help="warm iterations (cold: a tenth)")
+    parser.add_argument("--scheme", default="acdc", help="tier scheme (default acdc)")
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(list(argv))
+    configure_offline_environment()
+    for name in ALL if args.name == "all" else (args.name,):
+        benchmark = importlib.import_module(BENCHMARKS[name])
+        _report(name, args.out, benchmark.run(args))
+    return 0
+
+
+def _report(name: str, out: Path, result: tuple[str, dict[str, Any]]) -> None:
+    markdown, data = result
+    print(markdown, end="\n\n", flush=True)
+    paths = write_results(out, name, markdown, data)
+    print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)

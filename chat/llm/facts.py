@@ -11,11 +11,10 @@ never an exception. Also: which model to use by default, given the environment.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from chat.llm import sdk
 from contextcore.models import DEFAULT_MAX_INPUT_TOKENS, ModelFacts
 from contextcore.tokens import encoding_for_model
 
@@ -84,15 +83,20 @@ def default_model(env: Mapping[str, str]) -> str:
     return DRY_RUN_MODEL
 
 
-def model_facts(model: str) -> tuple[ModelFacts, str | None]:
-    """Facts for `model` and, when the bundled map does not know it, a warning to show."""
+def model_facts(
+    model: str, lookup: Callable[[str], Mapping[str, Any]]
+) -> tuple[ModelFacts, str | None]:
+    """Facts for `model` and, when the bundled map does not know it, a warning to show.
+
+    `lookup` is litellm's `get_model_info` (passed in, so this table never imports litellm);
+    it raises for a model the map lacks."""
     if model == DRY_RUN_MODEL:
         # Nothing is sent, so nothing is billed; the report prices with REFERENCE_PRICES.
         return ModelFacts(**{**_OFFLINE, **_FREE, "name": model}), None
     if model in OFFLINE_MODELS:
         return ModelFacts(**{**_OFFLINE, "name": model}), None
     try:
-        info = sdk.model_info(model)
+        info = lookup(model)
     except Exception:
         warning = (
             f"litellm's model map has no entry for {model!r}: assuming a "

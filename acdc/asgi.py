@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django (static files included), websockets through Channels."""
+"""ASGI entry point: HTTP through Django (static files by WhiteNoise's middleware), websockets
+through Channels."""
 
 from __future__ import annotations
 
@@ -12,14 +13,13 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from acdc.access import WebsocketTokenMiddleware  # noqa: E402
 from chat.web.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": ASGIStaticFilesHandler(django_asgi_app),
+        "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(
             WebsocketTokenMiddleware(URLRouter(websocket_urlpatterns))
         ),

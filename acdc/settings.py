@@ -6,6 +6,7 @@ Scale-out: DATABASE_URL (PostgreSQL) and REDIS_URL (channels-redis).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -76,6 +77,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files, before the access token: they are the app's own public CSS and JS.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "acdc.access.AccessTokenMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -142,7 +145,21 @@ USE_I18N = False
 USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = ACDC_DATA_DIR / "static"
+# WhiteNoise serves the files straight from the staticfiles finders (static/ and the apps'),
+# indexed once at start-up, so `make run` needs no collectstatic step and there is no
+# STATIC_ROOT (WhiteNoise would warn about its missing folder on every start). Only files
+# in that index are served; any other /static/ path, `..` included, falls through to a 404.
+# With ACDC_DEBUG it looks files up per request instead, so edits show without a restart.
+WHITENOISE_USE_FINDERS = True
+# Under ASGI, Django reads WhiteNoise's (synchronous) file response whole in a thread and says
+# so once per process (Django's own ASGI static handler does the same, silently). The
+# files are small.
+warnings.filterwarnings(
+    "ignore",
+    message="StreamingHttpResponse must consume synchronous iterators",
+    category=Warning,
+    module=r"django\.core\.handlers\.asgi",
+)
 SESSION_COOKIE_SAMESITE = "Strict"
 CSRF_COOKIE_SAMESITE = "Strict"
 X_FRAME_OPTIONS = "DENY"

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from contextcore.revisions import format_file_block
+from contextcore.prompt.revisions import format_file_block
 from contextcore.tokens import TokenCounter
 
 DEFAULT_SIZE_CAP = 1_000_000

@@ -1,14 +1,13 @@
 """ContextManager: one chat session's context state and the three budget layers.
 
-Holds the working history, the `FileContext`, pins, the repository map/tree/reference
-texts and the `StabilityTracker`, and turns them into a request with `prepare_request`:
-layer 2 (emergency truncation of whole old exchanges past twice the compaction trigger),
-layer 3 (shed the largest unpinned files past `shed_ratio` of the window, with a notice),
-then assembly under the hard cap `facts.input_budget` (see `contextcore.request`).
-Layer 1, compaction, runs after a response outside the manager (`should_compact` says
-when; `contextcore.compaction` does it and the caller hands back the new history).
-Everything comes in as arguments; `to_state()`/`from_state()` carry a session across
-processes as JSON-safe dicts. Non-goals: persistence, LLM calls, reading settings.
+Holds the working history, the `FileContext`, pins, the repository map/tree/reference texts
+and the `StabilityTracker`, and turns them into a request with `prepare_request`: layer 2
+(drop whole old exchanges past twice the compaction trigger), layer 3 (shed the largest
+unpinned files past `shed_ratio` of the window, with a notice), then assembly under the hard
+cap `facts.input_budget` (`contextcore.prompt.request`). Layer 1, compaction, runs after a
+response outside it; `should_compact` says when. Configured by `ContextConfig`; `to_state()`
+and `from_state()` carry a session across processes as JSON-safe dicts.
+Non-goals: persistence, LLM calls, reading settings.
 """
 
 from __future__ import annotations
@@ -19,40 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextcore.appendonly import LayoutPolicy, digest
-from contextcore.assembly import ImageInput, PromptAssembler, PromptChunks, PromptInputs
-from contextcore.budget import default_compaction_trigger, section_breakdown
+from contextcore.budget import section_breakdown
+from contextcore.config import TIER_SCHEMES, ContextConfig
 from contextcore.files import FileContext
-from contextcore.history import drop_oldest_exchanges
+from contextcore.history.exchanges import drop_oldest_exchanges, history_entry
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
-from contextcore.request import Draft, Notice, RequestBuilder
-from contextcore.stability import StabilityTracker
+from contextcore.prompt.assembly import ImageInput, PromptAssembler, PromptChunks, PromptInputs
+from contextcore.prompt.request import Draft, Notice, RequestBuilder
+from contextcore.prompt.stability import StabilityTracker, stability_items
 from contextcore.tokens import TokenCounter, count_image, provider_for_model
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are an expert software engineer helping with the code in this repository. "
-    "Answer precisely and refer to files by their paths."
-)
-TIER_SCHEMES = ("none", "last", "seed", "acdc")
-
-
-@dataclass(frozen=True)
-class ContextConfig:
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    compaction_enabled: bool = True
-    # None: a sixth of the model's input budget (`budget.default_compaction_trigger`).
-    compaction_trigger_tokens: int | None = None
-    shed_ratio: float = 0.9
-    file_size_cap: int = 1_000_000
-    # "none": plain layout, no caching; "last": one breakpoint on the last message;
-    # "seed": seed 000 tiers; "acdc": append-only layout (contextcore.appendonly).
-    tier_scheme: str = "acdc"
-    # None: an eighth of the input budget may be stale copies before a rebuild.
-    stale_budget_tokens: int | None = None
-    cache_ttl_seconds: float = 300.0
-    diff_ratio: float = 0.5
-    update_style: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -89,7 +64,7 @@ class ContextManager:
     # -- history (seed 000 names) --------------------------------------------------------
 
     def add_message(self, role: str, content: str, *, message_id: str = "") -> None:
-        self._history.append(_history_entry({"role": role, "content": content, "id": message_id}))
+        self._history.append(history_entry({"role": role, "content": content, "id": message_id}))
 
     def add_exchange(self, user: str, assistant: str, *, ids: tuple[str, str] = ("", "")) -> None:
         self.add_message("user", user, message_id=ids[0])
@@ -100,7 +75,7 @@ class ContextManager:
         return [dict(m) for m in self._history]
 
     def set_history(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        self._history = [_history_entry(m) for m in messages]
+        self._history = [history_entry(m) for m in messages]
         self.reregister_history_items()
 
     @contextmanager
@@ -111,7 +86,7 @@ class ContextManager:
             yield
             return
         saved = self._history
-        self._history = [_history_entry(m) for m in messages]
+        self._history = [history_entry(m) for m in messages]
         try:
             yield
         finally:
@@ -163,8 +138,7 @@ class ContextManager:
 
     @property
     def compaction_trigger(self) -> int:
-        configured = self.config.compaction_trigger_tokens
-        return configured if configured else default_compaction_trigger(self.facts.input_budget)
+        return self.config.compaction_trigger(self.facts.input_budget)
 
     def should_compact(self) -> bool:
         return (
@@ -262,20 +236,13 @@ class ContextManager:
         )
 
     def _builder(self) -> RequestBuilder:
-        stale = self.config.stale_budget_tokens
-        policy = LayoutPolicy(
-            stale_budget_tokens=stale if stale is not None else self.facts.input_budget // 8,
-            cache_ttl_seconds=self.config.cache_ttl_seconds,
-            diff_ratio=self.config.diff_ratio,
-            update_style=self.config.update_style,
-        )
         return RequestBuilder(
             self.facts,
             self.counter,
             self._assembler(),
             self.stability,
             scheme=self.config.tier_scheme,
-            policy=policy,
+            policy=self.config.layout_policy(self.facts.input_budget),
         )
 
     def _inputs(self, user_content: str, images: Sequence[ImageInput]) -> PromptInputs:
@@ -332,7 +299,7 @@ class ContextManager:
         if built.layout is not None:
             self.stability.layout = built.layout
             self.stability.versions = built.versions
-        self._last_items = self._items(draft.inputs)
+        self._last_items = stability_items(draft.inputs)
         breakdown = self._assembler().breakdown(built.chunks)
         breakdown["rebuild_reason"] = built.rebuild_reason
         return PreparedPrompt(
@@ -351,15 +318,6 @@ class ContextManager:
                     )
                 )
         return notices
-
-    def _items(self, inputs: PromptInputs) -> dict[str, str]:
-        items = {"system": digest(inputs.system_prompt + "\0" + inputs.repo_map)}
-        items.update({f"file:{p}": digest(t) for p, t in inputs.files})
-        keys = inputs.history_keys or [f"history:{i}" for i in range(len(inputs.history))]
-        for key, message in zip(keys, inputs.history, strict=True):
-            if key:
-                items[key] = digest(f"{message.get('role')}\0{message.get('content')}")
-        return items
 
     def record_exchange(
         self, user_content: str, assistant_content: str, *, ids: tuple[str, str] = ("", "")
@@ -403,7 +361,7 @@ class ContextManager:
         """Restore a session; files that can no longer be read are left out and listed
         in `restore_notices`."""
         manager = cls(facts, counter, repo_root=repo_root, config=config)
-        manager._history = [_history_entry(m) for m in state["history"]]
+        manager._history = [history_entry(m) for m in state["history"]]
         for item in state.get("files", []):
             result = manager.file_context.add_file(item["path"], item.get("content"))
             if not result.ok:
@@ -419,14 +377,3 @@ class ContextManager:
         if stability.scheme == manager.stability.scheme:
             manager.stability = stability
         return manager
-
-
-def _history_entry(message: Mapping[str, Any]) -> Message:
-    """Role and content, plus the annotations the engine keeps: the stored message id and
-    the pin. Anything else a caller hands in is dropped."""
-    entry: Message = {"role": message["role"], "content": message["content"]}
-    if message.get("id"):
-        entry["id"] = str(message["id"])
-    if message.get("pinned"):
-        entry["pinned"] = True
-    return entry

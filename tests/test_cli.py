@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from contextcore.revisions import read_current_files
+from contextcore.prompt.revisions import read_current_files
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from django.utils import timezone
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
 from chat.turn import checkpoints
 from chat.turn.context import load_manager, save_manager
-from contextcore.compaction import CompactionConfig, HistoryCompaction, create_compactor
+from contextcore.history.compaction import CompactionConfig, HistoryCompaction, create_compactor
 from contextcore.manager import ContextManager
 from history import services
 from history.models import Checkpoint, Compaction, Message, Session

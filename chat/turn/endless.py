@@ -21,7 +21,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
-from contextcore import endless
+from contextcore.history import endless
 from contextcore.llm import Message as ChatMessage
 from history.models import ManagedView, Session
 

@@ -4,6 +4,7 @@ import json
 
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
+from contextcore.tokens import TokenCounter
 
 
 def test_add_message_appends_one_message(make_manager):
@@ -121,8 +122,6 @@ def test_record_exchange_appends_and_ages_stability_items(make_manager):
 
 
 def test_message_ids_and_pins_stay_in_the_engine_but_never_reach_the_wire(tmp_path):
-    from contextcore.tokens import TokenCounter
-
     for scheme in ("acdc", "seed", "last", "none"):
         manager = ContextManager(
             ModelFacts(name="gpt-4o"),

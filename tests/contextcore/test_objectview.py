@@ -11,6 +11,7 @@ from contextcore.objectview import (
     collapsed,
     is_active_label,
     metadata_line,
+    metadata_lines,
 )
 
 
@@ -74,8 +75,6 @@ def test_the_window_sizes_are_configurable():
 
 
 def test_only_the_newest_unread_stubs_are_listed():
-    from contextcore.objectview import metadata_lines
-
     items = [PoolItem("a", "file", "a.py", char_count=3)]
     items += [PoolItem(f"s{n}", "file", f"s{n}.py", stub=True) for n in range(5)]
     lines = metadata_lines(items, max_unread=2)

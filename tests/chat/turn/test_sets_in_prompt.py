@@ -11,7 +11,7 @@ from django.conf import settings
 from chat.repo import sessionsets
 from chat.repo.indexing import discover_file, record_toolcall
 from chat.turn.turns import run_turn
-from contextcore.revisions import read_current_files
+from contextcore.prompt.revisions import read_current_files
 from history import services
 from history.models import SessionObject
 

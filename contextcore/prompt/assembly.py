@@ -6,7 +6,7 @@ small function that places `cache_control` breakpoints: at most four, one at the
 each non-empty cached block whose prefix reaches the model's minimum cacheable size.
 Three layouts: `flat` (system, files, history, message), `tiered` (seed 000: L0..L3 by
 stability, then tree, reference, metadata, active files, active history, message) and
-`appendonly` (acdc, see `contextcore.appendonly`). Invariant: pure and deterministic -
+`appendonly` (acdc, see `contextcore.prompt.appendonly`). Invariant: pure and deterministic -
 the same inputs give byte-identical messages, which is what makes provider caches hit.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextcore.appendonly import Entry, LayoutState
 from contextcore.llm import Message
-from contextcore.revisions import format_diff_block, format_file_block, format_manifest
+from contextcore.prompt.appendonly import Entry, LayoutState
+from contextcore.prompt.revisions import format_diff_block, format_file_block, format_manifest
 from contextcore.tokens import IMAGE_FLAT_TOKENS, TokenCounter, count_image
 
 MAX_BREAKPOINTS = 4

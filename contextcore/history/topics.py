@@ -6,7 +6,7 @@ message's index in the full list, so a boundary can be applied to it directly) a
 for JSON `{boundary_index, boundary_reason, confidence, summary}`. Invariant: it never
 raises for a model's answer or failure -- anything it cannot trust becomes
 `SAFE_BOUNDARY` (no boundary, confidence 0.0), which makes the compactor summarize
-rather than drop. Non-goal: deciding what to do with the boundary (`contextcore.compaction`).
+rather than drop. Non-goal: deciding what to do with the boundary (`compaction`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from contextcore.stability import StabilityTracker
+from contextcore.prompt.stability import StabilityTracker
 
 
 @pytest.mark.parametrize(

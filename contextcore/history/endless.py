@@ -8,31 +8,53 @@ user/assistant pair, not seed 004's system message: providers hoist system messa
 top (Anthropic, Gemini) or reject them mid-conversation (some local servers), which would put
 a text that changes every turn into the cached system prompt. Invariant: nothing here raises
 for a model or template failure -- the view comes back `failed` and the caller fails open.
+Templates live in `contextcore.history.templates`; the names the chat uses are re-exported.
 Non-goals: persistence (history stores views), choosing the model, reading settings.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from contextcore.compaction import fit_to_budget
-from contextcore.history import group_exchanges
+from contextcore.history.compaction import fit_to_budget
+from contextcore.history.exchanges import group_exchanges
+from contextcore.history.templates import (
+    Template,
+    TemplateError,
+    TemplateInfo,
+    list_templates,
+    placeholders_in,
+    render_template,
+    resolve_template,
+)
+from contextcore.history.topics import format_messages, message_text
 from contextcore.llm import LLMClient, LLMError, LLMRequest, Message, TextDelta, UsageReport
 from contextcore.modeljson import parse_json_output
 from contextcore.tokens import TokenCounter
-from contextcore.topics import format_messages, message_text
 
-BUILTIN_DIR = Path(__file__).parent / "templates"
-REPO_DIR = Path(".acdc") / "templates"
-MAX_TEMPLATE_BYTES = 64 * 1024
+__all__ = [
+    "MANAGED_ACK",
+    "MANAGED_HEADER",
+    "MANAGER_INSTRUCTION",
+    "PLACEHOLDERS",
+    "EndlessConfig",
+    "ManagedView",
+    "Template",
+    "TemplateError",
+    "TemplateInfo",
+    "apply_managed_view",
+    "build_managed_view",
+    "list_templates",
+    "managed_messages",
+    "resolve_template",
+    "skip_reason",
+]
+
 MAX_MESSAGE_CHARS = 4000
 MANAGER_MAX_TOKENS = 1000
 MANAGED_HEADER = "Context summary (managed):"
@@ -51,35 +73,6 @@ PLACEHOLDERS = (
     "run_count",
     "passthrough_runs",
 )
-
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_CONTRACT = re.compile(r"^```json[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL | re.I)
-_CONTRACT_OPEN = re.compile(r"^```json[ \t]*$", re.MULTILINE | re.I)
-
-
-class TemplateError(Exception):
-    """A template that cannot be used; the message is safe to show to the user."""
-
-
-@dataclass(frozen=True)
-class Template:
-    name: str
-    source: str  # "repo" or "builtin"
-    path: Path
-    text: str
-    sha256: str
-    contract: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class TemplateInfo:
-    """One entry of the template chooser; `error` says why a template cannot be used."""
-
-    name: str
-    source: str
-    path: Path
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,101 +113,6 @@ class ManagedView:
     @property
     def applies(self) -> bool:
         return not (self.failed or self.skipped) and bool(self.managed_prompt)
-
-
-# -- templates ------------------------------------------------------------------------
-
-
-def resolve_template(name: str, repo_root: Path | None) -> Template:
-    """`<repo>/.acdc/templates/NAME.md` if it exists, else the built-in one."""
-    _check_name(name)
-    if repo_root is not None:
-        path = Path(repo_root) / REPO_DIR / f"{name}.md"
-        if path.exists() or path.is_symlink():
-            return _load(name, "repo", path, Path(repo_root))
-    path = BUILTIN_DIR / f"{name}.md"
-    if path.is_file():
-        return _load(name, "builtin", path, BUILTIN_DIR)
-    where = f"{REPO_DIR}/ or the built-in templates" if repo_root else "the built-in templates"
-    raise TemplateError(f"Unknown template {name!r}: no {name}.md in {where}.")
-
-
-def list_templates(repo_root: Path | None) -> list[TemplateInfo]:
-    """Every usable name, sorted; a repo template shadows the built-in of the same name."""
-    found: dict[str, TemplateInfo] = {}
-    folders = [("builtin", BUILTIN_DIR)]
-    if repo_root is not None:
-        folders.append(("repo", Path(repo_root) / REPO_DIR))
-    for source, folder in folders:
-        paths = sorted(folder.glob("*.md")) if folder.is_dir() else []
-        for path in paths:
-            if _NAME.fullmatch(path.stem):
-                found[path.stem] = TemplateInfo(path.stem, source, path)
-    for name, info in found.items():
-        try:
-            resolve_template(name, repo_root)
-        except TemplateError as error:
-            found[name] = TemplateInfo(name, info.source, info.path, str(error))
-    return [found[name] for name in sorted(found)]
-
-
-def render_template(template: Template | str, values: dict[str, Any]) -> str:
-    """Replace `{name}` placeholders; unknown names render empty. Any other brace (JSON,
-    code, a lone `{`) is left as it is, and inserted values are never scanned again."""
-    text = template.text if isinstance(template, Template) else template
-
-    def value(match: re.Match[str]) -> str:
-        found = values.get(match.group(1))
-        return "" if found is None else str(found)
-
-    return _PLACEHOLDER.sub(value, text)
-
-
-def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        shown = repr(name)[:80]
-        raise TemplateError(
-            f"Invalid template name {shown}: use 1-64 letters, digits, '-' or '_' "
-            "(no path, no extension)."
-        )
-
-
-def _load(name: str, source: str, path: Path, root: Path) -> Template:
-    try:
-        resolved = path.resolve(strict=True)
-        if not resolved.is_relative_to(root.resolve()):
-            raise TemplateError(f"Template {name!r} links outside its folder ({path}).")
-        if not resolved.is_file():
-            raise TemplateError(f"Template {name!r} is not a file ({path}).")
-        data = resolved.read_bytes()
-    except OSError as error:
-        raise TemplateError(f"Template {name!r} cannot be read: {error.strerror}.") from None
-    if len(data) > MAX_TEMPLATE_BYTES:
-        raise TemplateError(f"Template {name!r} is larger than {MAX_TEMPLATE_BYTES} bytes.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise TemplateError(f"Template {name!r} is not UTF-8 text ({path}).") from None
-    if not text.strip():
-        raise TemplateError(f"Template {name!r} is empty ({path}).")
-    digest = hashlib.sha256(data).hexdigest()
-    return Template(name, source, path, text, digest, _contract(name, text))
-
-
-def _contract(name: str, text: str) -> dict[str, Any] | None:
-    """The first fenced ```json block, which must hold a JSON object."""
-    block = _CONTRACT.search(text)
-    if block is None:
-        if _CONTRACT_OPEN.search(text):
-            raise TemplateError(f"Template {name!r}: the ```json block is never closed.")
-        return None
-    try:
-        contract = json.loads(block.group(1))
-    except ValueError as error:
-        raise TemplateError(f"Template {name!r}: invalid JSON block ({error}).") from None
-    if not isinstance(contract, dict):
-        raise TemplateError(f"Template {name!r}: the JSON block must be an object.")
-    return contract
 
 
 # -- runs and the managed view ----------------------------------------------------------
@@ -331,7 +229,7 @@ def _manager_prompt(template: Template, values: dict[str, Any]) -> str:
     """The rendered template; content placeholders it does not use are appended, so a
     template without them still shows the manager the conversation."""
     text = render_template(template, values).strip()
-    used = set(_PLACEHOLDER.findall(template.text))
+    used = placeholders_in(template)
     sections = [
         ("Earlier summary", "previous_summary"),
         ("Recent conversation", "recent_turns"),

@@ -5,7 +5,7 @@ content hash and a count `n` of consecutive requests it appeared unchanged. Two 
 - "seed" (seed 000, kept as a baseline): active while n < 3, then L3 (3), L2 (6), L1 (9),
   L0 (12+); the system prompt is always L0; a changed hash sends an item back to active
   and an item that leaves the selection is forgotten.
-- "acdc" (default): the append-only layout of `contextcore.appendonly`, which beats the
+- "acdc" (default): the append-only layout of `contextcore.prompt.appendonly`, which beats the
   seed on the cache benchmark because promotions never reshuffle the cached prefix.
 Deterministic (no clock of its own) and serializable: `to_state()` is JSON-safe and
 `from_state()` restores it, so a new process keeps the same prompt layout.
@@ -16,12 +16,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contextcore.appendonly import LayoutState
+from contextcore.prompt.appendonly import LayoutState, digest
+from contextcore.prompt.assembly import PromptInputs
 
 SCHEMES = ("seed", "acdc")
 TIERS = ("L0", "L1", "L2", "L3", "active")
 # (minimum n, tier), checked from the most stable down.
 SEED_THRESHOLDS = ((12, "L0"), (9, "L1"), (6, "L2"), (3, "L3"))
+
+
+def stability_items(inputs: PromptInputs) -> dict[str, str]:
+    """One request's items as `StabilityTracker.update` takes them: {key: content hash}."""
+    items = {"system": digest(inputs.system_prompt + "\0" + inputs.repo_map)}
+    items.update({f"file:{p}": digest(t) for p, t in inputs.files})
+    keys = inputs.history_keys or [f"history:{i}" for i in range(len(inputs.history))]
+    for key, message in zip(keys, inputs.history, strict=True):
+        if key:
+            items[key] = digest(f"{message.get('role')}\0{message.get('content')}")
+    return items
 
 
 class StabilityTracker:

@@ -3,14 +3,14 @@ from __future__ import annotations
 import asyncio
 import json
 
-from contextcore.llm import LLMError, StreamEnd, TextDelta
-from contextcore.topics import (
+from contextcore.history.topics import (
     SAFE_BOUNDARY,
     TopicBoundary,
     TopicDetector,
     format_messages,
     parse_boundary,
 )
+from contextcore.llm import LLMError, StreamEnd, TextDelta
 
 HANG = object()
 

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from contextcore.llm import Message
-from contextcore.revisions import make_diff
+from contextcore.prompt.revisions import make_diff
 from contextcore.tokens import TokenCounter
 
 

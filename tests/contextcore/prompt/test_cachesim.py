@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextcore.cachesim import CacheSimulator
+from contextcore.prompt.cachesim import CacheSimulator
 
 BIG = "word " * 2000
 

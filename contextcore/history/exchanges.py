@@ -1,4 +1,4 @@
-"""Conversation history helpers: exchanges, the sliding window, emergency truncation.
+"""Conversation history helpers: entries, exchanges, the sliding window, truncation.
 
 An exchange is a user message with the assistant messages that follow it (a leading
 assistant message forms an exchange of its own). Invariant: every function here keeps or
@@ -9,10 +9,22 @@ omitted]" pair. Non-goal: summarising what was dropped (that is the compactor's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from contextcore.llm import Message
 from contextcore.tokens import TokenCounter
+
+
+def history_entry(message: Mapping[str, Any]) -> Message:
+    """Role and content, plus the annotations the engine keeps: the stored message id and
+    the pin. Anything else a caller hands in is dropped."""
+    entry: Message = {"role": message["role"], "content": message["content"]}
+    if message.get("id"):
+        entry["id"] = str(message["id"])
+    if message.get("pinned"):
+        entry["pinned"] = True
+    return entry
 
 
 def omission_marker(count: int) -> list[Message]:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from contextcore.assembly import ImageInput, PromptAssembler, PromptInputs
-from contextcore.revisions import read_current_files
+from contextcore.prompt.assembly import ImageInput, PromptAssembler, PromptInputs
+from contextcore.prompt.revisions import read_current_files
 
 BIG = "word " * 1500  # over the 1024-token minimum cacheable prefix on its own
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from contextcore.appendonly import Doc, LayoutPolicy, LayoutState, bump_versions, plan_layout
-from contextcore.assembly import PromptAssembler, PromptChunks, PromptInputs
-from contextcore.history import window_history
+from contextcore.history.exchanges import window_history
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
-from contextcore.stability import StabilityTracker
+from contextcore.prompt.appendonly import Doc, LayoutPolicy, LayoutState, bump_versions, plan_layout
+from contextcore.prompt.assembly import PromptAssembler, PromptChunks, PromptInputs
+from contextcore.prompt.stability import StabilityTracker
 from contextcore.tokens import IMAGE_FLAT_TOKENS, TokenCounter
 
 TRUNCATION_MARKER = "\n[truncated: {n} characters omitted to fit the model's context window]"

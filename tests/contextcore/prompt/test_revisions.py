@@ -1,6 +1,11 @@
 from __future__ import annotations
 
-from contextcore.revisions import apply_diff, format_file_block, make_diff, read_current_files
+from contextcore.prompt.revisions import (
+    apply_diff,
+    format_file_block,
+    make_diff,
+    read_current_files,
+)
 
 
 def test_a_diff_applies_back_to_the_new_text():

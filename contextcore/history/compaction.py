@@ -16,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextcore.history import group_exchanges
-from contextcore.llm import LLMClient, LLMError, LLMRequest, Message
-from contextcore.tokens import TokenCounter
-from contextcore.topics import (
+from contextcore.history.exchanges import group_exchanges
+from contextcore.history.topics import (
     SAFE_BOUNDARY,
     TopicBoundary,
     TopicDetector,
     complete_text,
     format_messages,
 )
+from contextcore.llm import LLMClient, LLMError, LLMRequest, Message
+from contextcore.tokens import TokenCounter
 
 SUMMARY_HEADER = "History Summary"
 SUMMARY_ACK = "Understood. I will continue from this summary of the earlier conversation."

@@ -1,7 +1,7 @@
 """Compaction in the chat (issue 6): after the response, visible, persistent, undoable.
 
 `compact_session` runs layer 1 for one session with the smaller model: it takes a
-checkpoint, asks `contextcore.compaction.HistoryCompactor` for the compacted working
+checkpoint, asks `contextcore.history.compaction.HistoryCompactor` for the compacted working
 history, stores a `Compaction` record (case, boundary, confidence, summary, the message
 ids no longer verbatim, tokens before and after, and both histories) and a system event
 in the chat, and saves the engine state. Nothing is deleted: the store keeps every

@@ -7,7 +7,7 @@ few runs; the working history itself is unchanged (and is what the turn appends 
 view is stored as a `ManagedView`, failed ones too. Any failure fails open: the turn uses
 the normal history and the chat says why.
 
-Non-goals: the manager itself and the templates (`contextcore.endless`).
+Non-goals: the manager itself and the templates (`contextcore.history.endless`).
 """
 
 from __future__ import annotations

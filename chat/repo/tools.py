@@ -8,8 +8,10 @@ indexing and activates the file; paths that `list_files` and `grep` mention beco
 discovery stubs (`[unread]` in the metadata pool). `activate`, `deactivate`, `pin` and
 `unpin` change the session's sets through `chat.repo.sessionsets`, the same functions the
 file picker uses. Every call ends as a `ToolResult`; a bad call is a "fail" result whose
-text tells the model what was wrong, and the turn goes on. Each call is recorded as a
-`toolcall` object (§5.7). Synchronous ORM code: the turn calls it from a thread.
+text tells the model what was wrong, and the turn goes on. A tool's arguments are a pydantic
+model, and the JSON schema the model is given is generated from it, so the two cannot
+disagree. Each call is recorded as a `toolcall` object (§5.7). Synchronous ORM code: the
+turn calls it from a thread.
 
 Non-goals: the loop that calls the model again (chat.turn.turns), rendering (templates).
 """
@@ -23,7 +25,11 @@ import subprocess
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError
 
 from chat.repo import indexing, sessionsets
 from history.models import Session
@@ -38,74 +44,103 @@ SKIPPED_DIRS = (".git/", ".acdc/")
 SET_TOOLS = ("activate", "deactivate", "pin", "unpin")
 
 
-def _function(name: str, description: str, properties: dict, required: list[str]) -> dict:
+def _tool_text(text: str) -> str:
+    """Text that can be stored and sent back: no NUL, no lone surrogates."""
+    if "\0" in text:  # refused before it is stored: PostgreSQL text cannot hold it
+        raise PydanticCustomError("nul", "contains a NUL byte")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PydanticCustomError("utf8", "is not valid UTF-8 text") from None
+    return text
+
+
+_PATH = "path relative to the repository root"
+_ID = "an object id from the context list, or a file path"
+_Text = Annotated[str, AfterValidator(_tool_text)]
+
+
+class _Arguments(BaseModel):
+    """A tool's arguments: text only, exactly the declared names (the schema says the same)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class ReadFileArguments(_Arguments):
+    path: _Text = Field(description=_PATH)
+
+
+class ListFilesArguments(_Arguments):
+    path: _Text = Field(".", description="folder relative to the repository root; . for all")
+    pattern: _Text = Field("", description="glob on the file name or path")
+
+
+class GrepArguments(_Arguments):
+    pattern: _Text = Field(description="regular expression")
+    path: _Text = Field(".", description="file or folder to search; . for all")
+
+
+class ObjectArguments(_Arguments):
+    id: _Text = Field(description=_ID)
+
+
+class _ToolSchema(GenerateJsonSchema):
+    """JSON schema as a provider wants it: no titles, the description lives on the function."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
+        generated = super().generate(schema, mode)
+        generated.pop("title", None)
+        generated.pop("description", None)
+        generated.setdefault("required", [])
+        return generated
+
+
+def _function(name: str, description: str, arguments: type[_Arguments]) -> dict:
+    parameters = arguments.model_json_schema(schema_generator=_ToolSchema)
     return {
         "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            },
-        },
+        "function": {"name": name, "description": description, "parameters": parameters},
     }
 
 
-_PATH = {"type": "string", "description": "path relative to the repository root"}
-_ID = {"type": "string", "description": "an object id from the context list, or a file path"}
-TOOL_SPECS: list[dict[str, Any]] = [
-    _function(
-        "read_file",
+_TOOLS_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
+    "read_file": (
         "Read a text file of the repository. It also becomes active: its current content "
         "stays in your context on later turns until you deactivate it.",
-        {"path": _PATH},
-        ["path"],
+        ReadFileArguments,
     ),
-    _function(
-        "list_files",
+    "list_files": (
         "List the repository's files below a folder (tracked and untracked, not ignored), "
         "optionally only those matching a glob pattern such as *.py.",
-        {
-            "path": {**_PATH, "description": "folder relative to the repository root; . for all"},
-            "pattern": {"type": "string", "description": "glob on the file name or path"},
-        },
-        [],
+        ListFilesArguments,
     ),
-    _function(
-        "grep",
+    "grep": (
         "Search the repository's text files for a regular expression (POSIX extended "
         "syntax); answers with path:line:text lines.",
-        {
-            "pattern": {"type": "string", "description": "regular expression"},
-            "path": {**_PATH, "description": "file or folder to search; . for all"},
-        },
-        ["pattern"],
+        GrepArguments,
     ),
-    _function(
-        "activate",
+    "activate": (
         "Put an object's full content into your context (a file is read fresh).",
-        {"id": _ID},
-        ["id"],
+        ObjectArguments,
     ),
-    _function(
-        "deactivate",
+    "deactivate": (
         "Take an object's content out of your context; it stays listed as metadata.",
-        {"id": _ID},
-        ["id"],
+        ObjectArguments,
     ),
-    _function(
-        "pin",
+    "pin": (
         "Pin an object: it is never dropped to save room and tool outputs never collapse.",
-        {"id": _ID},
-        ["id"],
+        ObjectArguments,
     ),
-    _function("unpin", "Remove a pin.", {"id": _ID}, ["id"]),
+    "unpin": ("Remove a pin.", ObjectArguments),
+}
+TOOL_SPECS: list[dict[str, Any]] = [
+    _function(name, description, arguments)
+    for name, (description, arguments) in _TOOLS_ARGUMENTS.items()
 ]
 TOOL_NAMES = tuple(spec["function"]["name"] for spec in TOOL_SPECS)
-_SCHEMAS = {spec["function"]["name"]: spec["function"]["parameters"] for spec in TOOL_SPECS}
 
 
 class ToolFailure(Exception):
@@ -160,6 +195,7 @@ def run_tool(session: Session, call: ToolCall, repo: indexing.Repository | None 
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:
+    """The call's arguments as the model wrote them, once its tool's model accepts them."""
     if call.name not in _TOOLS:
         raise ToolFailure(
             f"there is no tool {call.name[:60]!r}; use one of {', '.join(TOOL_NAMES)}"
@@ -170,29 +206,23 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
         raise ToolFailure("the arguments are not valid JSON") from None
     if not isinstance(args, dict):
         raise ToolFailure("the arguments must be a JSON object")
-    schema = _SCHEMAS[call.name]
-    unknown = sorted(set(args) - set(schema["properties"]))
-    if unknown:
-        raise ToolFailure(f"unexpected argument {unknown[0]!r}")
-    for name in schema["required"]:
-        if name not in args:
-            raise ToolFailure(f"missing argument {name!r}")
-    for name, value in args.items():
-        if not isinstance(value, str):
-            raise ToolFailure(f"argument {name!r} must be text")
-        if _has_surrogates(value):
-            raise ToolFailure(f"argument {name!r} is not valid UTF-8 text")
-        if "\0" in value:  # refused before it is stored: PostgreSQL text cannot hold it
-            raise ToolFailure(f"argument {name!r} contains a NUL byte")
-    return args
-
-
-def _has_surrogates(text: str) -> bool:
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+        checked = _TOOLS_ARGUMENTS[call.name][1].model_validate(args)
+    except ValidationError as exc:
+        raise ToolFailure("; ".join(_reason(e) for e in exc.errors(include_url=False))) from None
+    return checked.model_dump(exclude_unset=True)
+
+
+def _reason(error: ErrorDetails) -> str:
+    """One validation error in words a model can act on."""
+    name = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] == "missing":
+        return f"missing argument {name!r}"
+    if error["type"] == "extra_forbidden":
+        return f"unexpected argument {name[:60]!r}"
+    if error["type"] == "string_type":
+        return f"argument {name!r} must be text"
+    return f"argument {name!r} {error['msg']}"
 
 
 def _display(name: str, args: dict[str, Any]) -> str:

@@ -1,8 +1,11 @@
 """Frames the browser sends over the websocket, parsed and validated.
 
-htmx's ws extension sends a form's fields as a JSON object (plus a HEADERS object). Every
-way a frame can be wrong -- too large, not JSON, not an object, an unknown action, a
-message of the wrong type -- becomes a `FrameError` with a message for the user.
+htmx's ws extension sends a form's fields as a JSON object (plus a HEADERS object, and any
+other field, which is ignored). `_WireFrame` declares what a frame may hold; every way a
+frame can be wrong -- too large, not JSON, not an object, an unknown action, a field of the
+wrong type, text that is not valid UTF-8 -- becomes a `FrameError` whose short message for
+the user is derived from the validation error. "/compact [focus]" typed in the message box
+is recognised here, and only here.
 """
 
 from __future__ import annotations
@@ -10,13 +13,25 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
 
 ACTIONS = ("send", "stop", "select", "compact")
 MAX_FOCUS_CHARS = 500
 COMPACT_COMMAND = re.compile(r"^/compact(?:\s+(?P<focus>.*))?$", re.S)
 MAX_PATHS = 10_000
 MAX_IMAGES = 5
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SHA256 = r"^[0-9a-f]{64}$"
 
 
 class FrameError(ValueError):
@@ -33,6 +48,56 @@ class ClientFrame:
     focus: str = ""  # `compact`: what the summary should keep
 
 
+def _encodable(text: str) -> str:
+    """Lone surrogates ("\\ud800" in the JSON) cannot be stored, rendered or sent back."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PydanticCustomError("utf8", "not valid UTF-8 text") from None
+    return text
+
+
+def _listed(value: Any) -> Any:
+    """htmx sends one field of a name as a string, several as a list, none as nothing."""
+    return [value] if isinstance(value, str) else value
+
+
+def _unique(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+_Text = Annotated[str, AfterValidator(_encodable)]
+_Sha256 = Annotated[str, StringConstraints(pattern=SHA256)]
+
+
+class _WireFrame(BaseModel):
+    """One frame as htmx sends it (field names are the forms' input names)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, protected_namespaces=())
+
+    action: Literal["send", "stop", "select", "compact"] = "send"
+    message: _Text = ""
+    model: _Text = ""
+    focus: _Text = ""  # `compact`: what the summary should keep
+    path: Annotated[
+        list[_Text], BeforeValidator(_listed), Field(max_length=MAX_PATHS), AfterValidator(_unique)
+    ] = []
+    image: Annotated[
+        list[_Sha256],
+        BeforeValidator(_listed),
+        AfterValidator(_unique),
+        Field(max_length=MAX_IMAGES),
+    ] = []
+
+
+_NOUNS = {
+    "message": "The message",
+    "model": "The model name",
+    "focus": "The compaction focus",
+    "path": "File paths",
+}
+
+
 def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> ClientFrame:
     if data is not None:
         raise FrameError("Binary frames are not supported.")
@@ -46,47 +111,40 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         raise FrameError("The frame is not valid JSON.") from None
     if not isinstance(payload, dict):
         raise FrameError("The frame must be a JSON object.")
-    action = payload.get("action") or "send"
-    if action not in ACTIONS:
-        raise FrameError(f"Unknown action {str(action)[:40]!r}.")
-    message = payload.get("message", "")
-    model = payload.get("model", "")
-    if not isinstance(message, str) or not isinstance(model, str):
-        raise FrameError("The message must be text.")
-    focus = payload.get("focus", "")
-    if not isinstance(focus, str):
-        raise FrameError("The compaction focus must be text.")
+    try:
+        wire = _WireFrame.model_validate(payload)
+    except ValidationError as exc:
+        raise FrameError(_refusal(exc)) from None
+    action, message, focus = wire.action, wire.message, wire.focus
     command = COMPACT_COMMAND.match(message.strip()) if action == "send" else None
     if command:  # "/compact [focus]" typed in the message box
         action, focus, message = "compact", command.group("focus") or "", ""
     return ClientFrame(
         action=action,
         message=message,
-        model=model.strip(),
-        paths=_paths(payload),
-        images=_images(payload),
+        model=wire.model.strip(),
+        paths=tuple(wire.path),
+        images=tuple(wire.image),
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 
 
-def _paths(payload: dict) -> tuple[str, ...]:
-    """htmx sends one checked box as a string, several as a list, none as nothing."""
-    raw = payload.get("path", [])
-    paths = [raw] if isinstance(raw, str) else raw
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise FrameError("File paths must be text.")
-    if len(paths) > MAX_PATHS:
-        raise FrameError(f"Too many files selected at once (at most {MAX_PATHS:,}).")
-    return tuple(dict.fromkeys(paths))
-
-
-def _images(payload: dict) -> tuple[str, ...]:
-    """The composer's pending images: one hidden input is a string, several a list."""
-    raw = payload.get("image", [])
-    shas = [raw] if isinstance(raw, str) else raw
-    if not isinstance(shas, list) or not all(isinstance(s, str) and SHA256.match(s) for s in shas):
-        raise FrameError("Attached images must be referenced by their sha256.")
-    shas = list(dict.fromkeys(shas))
-    if len(shas) > MAX_IMAGES:
-        raise FrameError(f"At most {MAX_IMAGES} images per message.")
-    return tuple(shas)
+def _refusal(exc: ValidationError) -> str:
+    """The user's sentence for the first thing wrong with a frame."""
+    error = exc.errors(include_url=False)[0]
+    field, kind = error["loc"][0], error["type"]
+    if field == "action":
+        action = error["input"]
+        if isinstance(action, str):
+            return f"Unknown action {action[:40]!r}." if action.strip() else "The action is empty."
+        return "The action must be text."
+    if kind == "too_long":
+        most = error["ctx"]["max_length"]
+        if field == "image":
+            return f"At most {most} images per message."
+        return f"Too many files selected at once (at most {most:,})."
+    if field == "image":
+        return "Attached images must be referenced by their sha256."
+    if kind == "utf8":
+        return f"{_NOUNS[field]} must be valid UTF-8 text."
+    return f"{_NOUNS[field]} must be text."

@@ -142,17 +142,6 @@
     }
   });
 
-  // "/compact [focus]" in the box is the Compact now button with a focus for the summary.
-  document.addEventListener("htmx:wsConfigSend", (event) => {
-    const params = event.detail.parameters;
-    const text = typeof params.message === "string" ? params.message.trim() : "";
-    if (params.action === "send" && /^\/compact(\s|$)/.test(text)) {
-      params.action = "compact";
-      params.focus = text.slice("/compact".length).trim();
-      delete params.message;
-    }
-  });
-
   document.addEventListener("DOMContentLoaded", () => {
     const log = conversation();
     if (log) log.scrollTop = log.scrollHeight;

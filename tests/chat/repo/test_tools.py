@@ -148,6 +148,11 @@ def test_listing_many_files_caps_the_stubs(session, repo, root):
         ("activate", '{"id": "no/such.py"}', "no such file"),
         ("deactivate", '{"id": "README.md"}', "not in this session"),
         ("write_file", '{"path": "x"}', "there is no tool 'write_file'"),
+        ("grep", '{"pattern": ["a"]}', "argument 'pattern' must be text"),
+        ("list_files", '{"pattern": null}', "argument 'pattern' must be text"),
+        ("activate", "{}", "missing argument 'id'"),
+        ("pin", '{"id": "README.md", "force": true}', "unexpected argument 'force'"),
+        ("list_files", '{"pattern": "a\\u0000"}', "argument 'pattern' contains a NUL byte"),
     ],
 )
 def test_bad_calls_fail_with_a_clear_message_and_read_nothing_outside(
@@ -183,3 +188,37 @@ def test_a_repeated_call_id_keeps_both_calls(session, repo):
     first = run_tool(session, ToolCall("same", "list_files", "{}"), repo)
     second = run_tool(session, ToolCall("same", "list_files", "{}"), repo)
     assert first.object_id != second.object_id
+
+
+def test_a_tool_call_with_a_wrong_type_fails_with_the_reason(session, repo):
+    result = run_tool(session, ToolCall("typed", "read_file", '{"path": 42}'), repo)
+    assert result.status == "fail"
+    assert result.output == "Error: argument 'path' must be text"
+
+
+def test_every_problem_with_a_call_is_named_at_once(session, repo):
+    result = run_tool(session, ToolCall("many", "grep", '{"path": 1, "flags": "i"}'), repo)
+    assert result.status == "fail"
+    for reason in ("missing argument 'pattern'", "'path' must be text", "argument 'flags'"):
+        assert reason in result.output, result.output
+
+
+def test_the_schema_the_model_sees_says_what_the_tools_accept():
+    parameters = {spec["function"]["name"]: spec["function"]["parameters"] for spec in TOOL_SPECS}
+    assert parameters["read_file"]["required"] == ["path"]
+    assert parameters["list_files"]["required"] == []
+    assert set(parameters["list_files"]["properties"]) == {"path", "pattern"}
+    assert parameters["grep"]["required"] == ["pattern"]
+    for name in ("activate", "deactivate", "pin", "unpin"):
+        assert parameters[name]["required"] == ["id"]
+    for schema in parameters.values():
+        assert schema["type"] == "object" and "title" not in schema
+        assert all(
+            p["type"] == "string" and p["description"] for p in schema["properties"].values()
+        )
+
+
+def test_the_arguments_are_recorded_as_the_model_sent_them(session, repo):
+    result = run_tool(session, ToolCall("plain", "list_files", '{"pattern": "*.md"}'), repo)
+    assert result.status == "ok" and result.args == {"pattern": "*.md"}
+    assert result.args_display == "list_files(pattern='*.md')"

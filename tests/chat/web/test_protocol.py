@@ -3,8 +3,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from chat.web.protocol import FrameError, parse_frame
+from chat.web.protocol import MAX_IMAGES, MAX_PATHS, ClientFrame, FrameError, parse_frame
 
 LIMIT = 1_000_000
 
@@ -66,3 +68,111 @@ def test_a_compaction_focus_must_be_text_and_is_capped():
         json.dumps({"action": "compact", "focus": "x" * 900}), None, max_bytes=10**6
     )
     assert len(frame.focus) == 500
+
+
+@pytest.mark.parametrize(
+    ("action", "says"),
+    [
+        ("", "The action is empty."),
+        ([], "The action must be text."),
+        (False, "The action must be text."),
+        (None, "The action must be text."),
+        (3, "The action must be text."),
+        ("SEND", "Unknown action 'SEND'."),
+    ],
+)
+def test_an_empty_or_non_text_action_is_refused(action, says):
+    with pytest.raises(FrameError) as refused:
+        parse(json.dumps({"action": action, "message": "hi"}))
+    assert str(refused.value) == says
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({"message": "hi \ud800"}, "The message must be valid UTF-8 text."),
+        ({"message": "hi", "model": "gpt\udfff"}, "The model name must be valid UTF-8 text."),
+        ({"action": "select", "path": ["ok.py", "\udcffbad.py"]}, "File paths must be valid"),
+        ({"action": "compact", "focus": "\ud83d"}, "The compaction focus must be valid"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_with_a_message(raw, says):
+    with pytest.raises(FrameError, match=says):
+        parse(json.dumps(raw))
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({"message": None}, "The message must be text."),
+        ({"message": "hi", "model": 4}, "The model name must be text."),
+        ({"action": "select", "path": [1]}, "File paths must be text."),
+        ({"action": "select", "path": {"a": 1}}, "File paths must be text."),
+        ({"image": ["not-a-sha"]}, "referenced by their sha256"),
+        ({"image": "F" * 64}, "referenced by their sha256"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_refused_with_its_name(raw, says):
+    with pytest.raises(FrameError, match=says):
+        parse(json.dumps(raw))
+
+
+def test_fields_htmx_adds_are_ignored():
+    raw = {"message": "hi", "HEADERS": {"HX-Trigger": "composer"}, "attach": "x", "n": [1]}
+    assert parse(json.dumps(raw)) == ClientFrame(action="send", message="hi")
+
+
+def test_one_or_many_paths_and_images_are_read_and_repeats_dropped():
+    one = parse(json.dumps({"action": "select", "path": "src/a.py"}))
+    assert one.paths == ("src/a.py",)
+    many = parse(json.dumps({"action": "select", "path": ["b.py", "a.py", "b.py"]}))
+    assert many.paths == ("b.py", "a.py")
+    shas = ["a" * 64, "b" * 64, "a" * 64]
+    assert parse(json.dumps({"message": "look", "image": shas})).images == ("a" * 64, "b" * 64)
+
+
+def test_too_many_paths_or_images_are_refused():
+    with pytest.raises(FrameError, match="Too many files selected at once"):
+        parse(json.dumps({"action": "select", "path": [f"f{n}" for n in range(MAX_PATHS + 1)]}))
+    with pytest.raises(FrameError, match=f"At most {MAX_IMAGES} images"):
+        parse(json.dumps({"image": [f"{n:064x}" for n in range(MAX_IMAGES + 1)]}))
+    repeated = parse(json.dumps({"image": ["c" * 64] * (MAX_IMAGES + 1)}))
+    assert repeated.images == ("c" * 64,)
+
+
+def test_the_model_name_is_trimmed_and_the_message_kept_as_typed():
+    frame = parse(json.dumps({"message": "  two spaces  ", "model": " acdc/fake "}))
+    assert (frame.message, frame.model) == ("  two spaces  ", "acdc/fake")
+
+
+_ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)
+_TEXT = _ANY_TEXT | st.sampled_from(["/compact x", " /compact", "\ud800", "ok \udfff", "a" * 64])
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | _TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+_FIELDS = ("action", "message", "model", "path", "image", "focus", "HEADERS")
+_ANY_FRAME = st.fixed_dictionaries({}, optional=dict.fromkeys(_FIELDS, _JSONISH))
+_TYPED_FRAME = st.fixed_dictionaries(
+    {},
+    optional={
+        "action": st.sampled_from(["send", "stop", "select", "compact"]),
+        **dict.fromkeys(("message", "model", "focus"), _TEXT),
+        "path": _TEXT | st.lists(_TEXT, max_size=3),
+        "image": st.lists(st.sampled_from(["a" * 64, "b" * 64]), max_size=3),
+    },
+)
+
+
+@given(st.one_of(st.one_of(_TYPED_FRAME, _ANY_FRAME, _JSONISH).map(json.dumps), _ANY_TEXT))
+def test_any_text_is_a_frame_or_a_frame_error(text):
+    try:
+        frame = parse(text)
+    except FrameError as exc:
+        assert str(exc).endswith(".")
+    else:
+        assert isinstance(frame, ClientFrame)
+        assert frame.action in ("send", "stop", "select", "compact")
+        for value in (frame.message, frame.model, frame.focus, *frame.paths, *frame.images):
+            value.encode("utf-8")

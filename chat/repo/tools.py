@@ -31,7 +31,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError
 
-from chat.repo import indexing, sessionsets
+from chat.repo import git, indexing, sessionsets
 from history.models import Session
 
 MAX_OUTPUT_CHARS = 20_000
@@ -40,7 +40,6 @@ MAX_GREP_LINES = 200
 MAX_STUBS = 200
 MAX_PATTERN_CHARS = 500
 GREP_SECONDS = 5.0
-SKIPPED_DIRS = (".git/", ".acdc/")
 SET_TOOLS = ("activate", "deactivate", "pin", "unpin")
 
 
@@ -252,30 +251,6 @@ def _folder(repo: indexing.Repository, path: str) -> str:
     return key
 
 
-def _repository_files(repo: indexing.Repository, below: str) -> tuple[list[str], int]:
-    """Tracked and untracked-not-ignored files below `below`; and how many names were not
-    valid UTF-8 (left out: a model cannot name them back)."""
-    command = ["git", "-C", str(repo.root), "ls-files", "-co", "--exclude-standard", "-z"]
-    if below:
-        command += ["--", below]
-    try:
-        raw = subprocess.run(command, capture_output=True, check=True, timeout=30).stdout
-        names = [n for n in raw.split(b"\0") if n]
-    except (OSError, subprocess.SubprocessError):
-        start = repo.root / below
-        names = [str(p.relative_to(repo.root)).encode() for p in start.rglob("*") if p.is_file()]
-    paths, undecodable = [], 0
-    for name in names:
-        try:
-            path = name.decode("utf-8")
-        except UnicodeDecodeError:
-            undecodable += 1
-            continue
-        if not path.startswith(SKIPPED_DIRS):
-            paths.append(path)
-    return sorted(paths), undecodable
-
-
 def _stubs(session: Session, repo: indexing.Repository, paths: list[str]) -> None:
     for path in paths[:MAX_STUBS]:
         try:
@@ -305,7 +280,8 @@ def _read_file(session: Session, repo: indexing.Repository, result: ToolResult) 
 def _list_files(session: Session, repo: indexing.Repository, result: ToolResult) -> None:
     below = _folder(repo, result.args.get("path", "."))
     pattern = result.args.get("pattern", "")
-    paths, undecodable = _repository_files(repo, below)
+    listing = git.list_files(repo.root, below)
+    paths, undecodable = listing.paths, listing.undecodable
     if pattern:
         paths = [
             p
@@ -353,7 +329,7 @@ def _grep(session: Session, repo: indexing.Repository, result: ToolResult) -> No
     lines = [
         line
         for line in done.stdout.decode("utf-8", "replace").splitlines()
-        if not line.startswith(SKIPPED_DIRS)
+        if not git.hidden(line.split(":", 1)[0])
     ]
     _stubs(session, repo, list(dict.fromkeys(line.split(":", 1)[0] for line in lines)))
     shown = lines[:MAX_GREP_LINES]

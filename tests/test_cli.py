@@ -16,12 +16,13 @@ from contextcore.prompt.revisions import read_current_files
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "main.py").write_text("print('hi')\n")
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    return folder
+def repo_files() -> dict[str, str]:
+    return {"main.py": "print('hi')\n"}
+
+
+@pytest.fixture
+def repo_is_git() -> bool:
+    return True
 
 
 def acdc(*args: str, repo: Path | None = None, **env: str) -> subprocess.CompletedProcess:
@@ -39,19 +40,19 @@ def acdc(*args: str, repo: Path | None = None, **env: str) -> subprocess.Complet
     )
 
 
-def test_chat_new_prints_the_reply_and_the_session_id(repo):
-    result = acdc("chat", "--new", "--model", "acdc/fake", "hi", repo=repo)
+def test_chat_new_prints_the_reply_and_the_session_id(root):
+    result = acdc("chat", "--new", "--model", "acdc/fake", "hi", repo=root)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Fake reply to: hi"
     assert re.search(r"^session: sess_\d+_[0-9a-f]{6}$", result.stderr, re.M)
     if not os.environ.get("DATABASE_URL"):  # the embedded default; PostgreSQL otherwise
-        assert (repo / ".acdc" / "acdc.sqlite3").exists()
-    assert ".acdc/" in (repo / ".git" / "info" / "exclude").read_text()
+        assert (root / ".acdc" / "acdc.sqlite3").exists()
+    assert ".acdc/" in (root / ".git" / "info" / "exclude").read_text()
 
 
-def test_chat_continues_a_session_with_its_history(repo, tmp_path):
+def test_chat_continues_a_session_with_its_history(root, tmp_path):
     record = tmp_path / "requests.jsonl"
-    first = acdc("chat", "--new", "--model", "acdc/fake", "remember the word kumquat", repo=repo)
+    first = acdc("chat", "--new", "--model", "acdc/fake", "remember the word kumquat", repo=root)
     session_id = re.search(r"session: (\S+)", first.stderr).group(1)
     second = acdc(
         "chat",
@@ -60,7 +61,7 @@ def test_chat_continues_a_session_with_its_history(repo, tmp_path):
         "--model",
         "acdc/dry-run",
         "what word?",
-        repo=repo,
+        repo=root,
         ACDC_RECORD_REQUESTS=str(record),
     )
     assert second.returncode == 0, second.stderr
@@ -68,12 +69,12 @@ def test_chat_continues_a_session_with_its_history(repo, tmp_path):
     assert second.stdout.startswith("## Dry run")
     sent = json.dumps(json.loads(record.read_text().splitlines()[-1])["messages"])
     assert "remember the word kumquat" in sent and "Fake reply to: remember" in sent
-    third = acdc("chat", "--model", "acdc/fake", "latest session by default", repo=repo)
+    third = acdc("chat", "--model", "acdc/fake", "latest session by default", repo=root)
     assert f"session: {session_id}" in third.stderr
 
 
-def test_an_unknown_session_is_a_one_line_error(repo):
-    result = acdc("chat", "--session", "sess_1_abcdef", "hi", repo=repo)
+def test_an_unknown_session_is_a_one_line_error(root):
+    result = acdc("chat", "--session", "sess_1_abcdef", "hi", repo=root)
     assert result.returncode == 2
     assert result.stderr.strip().startswith("acdc: error: there is no session")
     assert "Traceback" not in result.stderr
@@ -85,15 +86,15 @@ def test_a_missing_repository_is_a_one_line_error(tmp_path):
     assert result.stderr.strip() == f"acdc: error: ACDC_REPO: {tmp_path / 'nope'} does not exist"
 
 
-def test_an_unknown_model_is_reported_on_stderr(repo):
-    result = acdc("chat", "--new", "--model", "nonexistent-provider/xyz", "hi", repo=repo)
+def test_an_unknown_model_is_reported_on_stderr(root):
+    result = acdc("chat", "--new", "--model", "nonexistent-provider/xyz", "hi", repo=root)
     assert result.returncode == 1
     assert "acdc: error:" in result.stderr and "nonexistent-provider/xyz" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_serve_refuses_a_public_bind_without_a_token(repo):
-    result = acdc("serve", str(repo), "--bind", "0.0.0.0", "--port", "1")
+def test_serve_refuses_a_public_bind_without_a_token(root):
+    result = acdc("serve", str(root), "--bind", "0.0.0.0", "--port", "1")
     assert result.returncode == 2
     assert "refusing to listen on 0.0.0.0 without ACDC_TOKEN" in result.stderr
 
@@ -104,11 +105,11 @@ def test_python_dash_m_acdc_shows_help():
     assert "serve" in result.stdout and "chat" in result.stdout
 
 
-def test_add_and_drop_change_the_selection_the_next_request_carries(repo, tmp_path):
+def test_add_and_drop_change_the_selection_the_next_request_carries(root, tmp_path):
     record = tmp_path / "requests.jsonl"
     env = {"ACDC_RECORD_REQUESTS": str(record)}
     result = acdc(
-        "chat", "--new", "--model", "acdc/fake", "--add", "main.py", "look", repo=repo, **env
+        "chat", "--new", "--model", "acdc/fake", "--add", "main.py", "look", repo=root, **env
     )
     assert result.returncode == 0, result.stderr
     first = json.loads(record.read_text().splitlines()[-1])
@@ -123,7 +124,7 @@ def test_add_and_drop_change_the_selection_the_next_request_carries(repo, tmp_pa
         "--add",
         "missing.py",
         "again",
-        repo=repo,
+        repo=root,
         **env,
     )
     assert result.returncode == 0, result.stderr
@@ -132,13 +133,13 @@ def test_add_and_drop_change_the_selection_the_next_request_carries(repo, tmp_pa
     assert "main.py" not in read_current_files(second["messages"])
 
 
-def test_pin_and_unpin_act_on_the_session_sets(repo, tmp_path):
-    (repo / "notes.md").write_text("# Notes\n")
+def test_pin_and_unpin_act_on_the_session_sets(root, tmp_path):
+    (root / "notes.md").write_text("# Notes\n")
     record = tmp_path / "requests.jsonl"
     env = {"ACDC_RECORD_REQUESTS": str(record)}
     result = acdc(
         "chat", "--new", "--model", "acdc/fake", "--add", "main.py", "--pin", "main.py",
-        "--pin", "notes.md", "look", repo=repo, **env,
+        "--pin", "notes.md", "look", repo=root, **env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     session_id = re.search(r"session: (\S+)", result.stderr).group(1)
@@ -149,24 +150,24 @@ def test_pin_and_unpin_act_on_the_session_sets(repo, tmp_path):
 
     result = acdc(
         "chat", "--session", session_id, "--model", "acdc/fake", "--unpin", "notes.md",
-        "--unpin", "never.md", "again", repo=repo,
+        "--unpin", "never.md", "again", repo=root,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "acdc: never.md was not pinned" in result.stderr
     assert "notes.md" not in result.stderr  # it was pinned, so unpinning it is no refusal
 
 
-def test_output_piped_into_a_closed_pipe_ends_quietly(repo):
+def test_output_piped_into_a_closed_pipe_ends_quietly(root):
     command = f"{sys.executable} -m acdc chat --new --model acdc/dry-run hello | head -1"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ACDC_")}
-    environ["ACDC_REPO"] = str(repo)
+    environ["ACDC_REPO"] = str(root)
     result = subprocess.run(
         command, shell=True, capture_output=True, text=True, env=environ, timeout=120
     )
     assert "Traceback" not in result.stderr
 
 
-def test_import_history_then_export_round_trips_a_session(repo, tmp_path):
+def test_import_history_then_export_round_trips_a_session(root, tmp_path):
     # Fresh ids each run: with DATABASE_URL set the command writes to that shared database,
     # so fixed ids would already be present on the second run.
     tag = secrets.token_hex(4)
@@ -191,42 +192,42 @@ def test_import_history_then_export_round_trips_a_session(repo, tmp_path):
         },
     ]
     source.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines))
-    result = acdc("import-history", str(source), "--repo", str(repo))
+    result = acdc("import-history", str(source), "--repo", str(root))
     assert result.returncode == 0, result.stderr
     assert "imported 2 messages (1 new sessions)" in result.stderr
     assert "skipped 1 corrupt lines (2)" in result.stderr
-    again = acdc("import-history", str(source), "--repo", str(repo))
+    again = acdc("import-history", str(source), "--repo", str(root))
     assert "imported 0 messages" in again.stderr and "2 already present" in again.stderr
 
-    exported = acdc("export", session_id, "--format", "jsonl", repo=repo)
+    exported = acdc("export", session_id, "--format", "jsonl", repo=root)
     assert exported.returncode == 0, exported.stderr
     rows = [json.loads(line) for line in exported.stdout.splitlines()]
     assert [r["id"] for r in rows] == [first_id, second_id]
-    markdown = acdc("export", session_id, repo=repo)
+    markdown = acdc("export", session_id, repo=root)
     assert "How does it work?" in markdown.stdout and "Like this." in markdown.stdout
-    missing = acdc("export", "sess_nope", repo=repo)
+    missing = acdc("export", "sess_nope", repo=root)
     assert missing.returncode == 2 and "no session" in missing.stderr
 
 
-def test_import_history_of_a_missing_file_is_a_clear_error(repo, tmp_path):
-    result = acdc("import-history", str(tmp_path / "nope.jsonl"), "--repo", str(repo))
+def test_import_history_of_a_missing_file_is_a_clear_error(root, tmp_path):
+    result = acdc("import-history", str(tmp_path / "nope.jsonl"), "--repo", str(root))
     assert result.returncode == 2
     assert "is not a file" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_the_command_line_compacts_after_a_turn_past_the_trigger(repo):
+def test_the_command_line_compacts_after_a_turn_past_the_trigger(root):
     env = {
         "ACDC_COMPACTION_TRIGGER_TOKENS": "300",
         "ACDC_VERBATIM_WINDOW_TOKENS": "100",
         "ACDC_CHECKPOINT_EVERY": "0",
     }
     long = "Walk me through the tokenizer cache, the lexer and the parser. " * 5
-    first = acdc("chat", "--new", "--model", "acdc/fake", f"one {long}", repo=repo, **env)
+    first = acdc("chat", "--new", "--model", "acdc/fake", f"one {long}", repo=root, **env)
     session_id = re.search(r"session: (\S+)", first.stderr).group(1)
     stderr = ""
     for n in range(2, 6):
         result = acdc(
-            "chat", "--session", session_id, "--model", "acdc/fake", f"{n} {long}", repo=repo, **env
+            "chat", "--session", session_id, "--model", "acdc/fake", f"{n} {long}", repo=root, **env
         )
         assert result.returncode == 0, result.stderr
         stderr += result.stderr

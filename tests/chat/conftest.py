@@ -1,4 +1,8 @@
-"""Fixtures of the chat tests: the scripted fake model, and no network beyond loopback."""
+"""Fixtures of the chat tests: the scripted fake model, no network beyond loopback, a
+session of the served repository (`session`) and the chat's view of `root` (`repo`).
+
+The async `new_session` for tests that run turns or talk to the websocket lives with the
+socket helpers in tests/chat/sockets.py."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from django.conf import settings
 
 from chat.llm.fake import FakeScript
 from chat.llm.sdk import acdc_provider
@@ -50,3 +55,19 @@ def background_counts_finish() -> Iterator[None]:
     from chat.repo import picker
 
     picker.COUNTS.wait()
+
+
+@pytest.fixture
+def repo(root):
+    """`root` as the chat reads it, with a fixed filesystem id."""
+    from chat.repo.indexing import Repository
+
+    return Repository(root=root, filesystem_id="fs-test")
+
+
+@pytest.fixture
+def session():
+    """A new session of the served repository (needs the database)."""
+    from history import services
+
+    return services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")

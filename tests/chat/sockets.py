@@ -1,11 +1,19 @@
 """Talking to the chat websocket in tests: connect, send a frame, read frames until one matches.
 
-Shared by every test that drives the consumer through the real ASGI app (`acdc.asgi`).
+Shared by every test that drives the consumer through the real ASGI app (`acdc.asgi`), and
+by the async tests that run turns directly: `new_session` makes the session they talk in.
+Waits are on conditions, never fixed: a frame that matches, or `eventually` for what the
+server writes after the last frame. `WAIT` bounds them all; only a broken build waits that
+long, so a loaded machine is given plenty.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -13,14 +21,37 @@ from django.conf import settings
 
 from acdc.asgi import application
 from history import services
-from history.models import Message
+from history.models import Message, Session
 
 ORIGIN = [(b"origin", b"http://127.0.0.1:8000")]
+WAIT = 30.0
+T = TypeVar("T")
+
+
+class Socket(WebsocketCommunicator):
+    """A test websocket as patient as a loaded machine needs (channels waits one second)."""
+
+    async def connect(self, timeout: float = WAIT):
+        return await super().connect(timeout)
+
+    async def receive_from(self, timeout: float = WAIT):
+        return await super().receive_from(timeout)
+
+    async def receive_output(self, timeout: float = WAIT):
+        return await super().receive_output(timeout)
+
+    async def disconnect(self, code: int = 1000, timeout: float = WAIT):
+        return await super().disconnect(code, timeout)
 
 
 @database_sync_to_async
-def new_session():
-    return services.session_create(repository=str(settings.ACDC_REPO))
+def new_session(*, model: str = "acdc/fake", **state) -> Session:
+    """A new session of the served repository; `state` keys start its context_state."""
+    session = services.session_create(repository=str(settings.ACDC_REPO), model=model)
+    if state:
+        Session.objects.filter(pk=session.pk).update(context_state=state)
+        session.refresh_from_db()
+    return session
 
 
 @database_sync_to_async
@@ -28,8 +59,21 @@ def stored(session):
     return list(Message.objects.filter(session=session).order_by("seq"))
 
 
-async def connect(session_id: str) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(application, f"/ws/session/{session_id}/", ORIGIN)
+async def eventually(
+    read: Callable[[], Awaitable[T]], until: Callable[[T], object], timeout: float = WAIT
+) -> T:
+    """Read until `until` holds of what was read, and return it; after `timeout` seconds,
+    return the last reading (for the test's own assertion to report)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await read()
+        if until(value) or time.monotonic() > deadline:
+            return value
+        await asyncio.sleep(0.05)
+
+
+async def connect(session_id: str) -> Socket:
+    communicator = Socket(application, f"/ws/session/{session_id}/", ORIGIN)
     connected, _ = await communicator.connect()
     assert connected
     return communicator
@@ -41,7 +85,7 @@ def counting_progress(frame: str) -> bool:
     return frame.startswith('{"type":"picker"') and '"progress":' in frame
 
 
-async def next_frame(communicator, timeout: float = 10) -> str:
+async def next_frame(communicator, timeout: float = WAIT) -> str:
     """The next frame that is not counting progress."""
     while True:
         frame = await communicator.receive_from(timeout=timeout)
@@ -49,7 +93,7 @@ async def next_frame(communicator, timeout: float = 10) -> str:
             return frame
 
 
-async def frames_until(communicator, needle: str, timeout: float = 10) -> list[str]:
+async def frames_until(communicator, needle: str, timeout: float = WAIT) -> list[str]:
     frames = []
     while True:
         frame = await communicator.receive_from(timeout=timeout)

@@ -22,21 +22,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def root(tmp_path):
-    repo = tmp_path / "repo"
-    (repo / "src").mkdir(parents=True)
-    (repo / "src" / "app.py").write_text("print('hi')\n")
-    return repo
-
-
-@pytest.fixture
-def repo(root):
-    return Repository(root=root, filesystem_id="fs-test")
-
-
-@pytest.fixture
-def session():
-    return services.session_create(repository="/repo")
+def repo_files():
+    return {"src/app.py": "print('hi')\n"}
 
 
 def _link(session, result):

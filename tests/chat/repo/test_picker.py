@@ -22,14 +22,23 @@ def git(repo, *args):
 
 
 @pytest.fixture
-def repo(tmp_path):
-    root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def greet(name):\n    return name\n")
-    (root / "src" / "old.py").write_text("OLD = 1\n")
-    (root / "README.md").write_text("# Readme\n")
-    (root / ".gitignore").write_text("build/\n")
-    git(root, "init", "-q")
+def repo_files():
+    return {
+        "src/app.py": "def greet(name):\n    return name\n",
+        "src/old.py": "OLD = 1\n",
+        "README.md": "# Readme\n",
+        ".gitignore": "build/\n",
+    }
+
+
+@pytest.fixture
+def repo_is_git():
+    return True
+
+
+@pytest.fixture
+def root(root):
+    """Committed once; then an ignored build output and acdc's own folder appear."""
     git(root, "-c", "user.email=a@b", "-c", "user.name=t", "add", ".")
     git(root, "-c", "user.email=a@b", "-c", "user.name=t", "commit", "-qm", "start")
     (root / "build").mkdir()
@@ -39,20 +48,20 @@ def repo(tmp_path):
     return root
 
 
-def test_the_tree_lists_tracked_and_untracked_files_but_nothing_ignored(repo):
-    (repo / "notes.txt").write_text("new\n")
-    assert repo_git.list_files(repo).paths == [
+def test_the_tree_lists_tracked_and_untracked_files_but_nothing_ignored(root):
+    (root / "notes.txt").write_text("new\n")
+    assert repo_git.list_files(root).paths == [
         ".gitignore", "README.md", "notes.txt", "src/app.py", "src/old.py",
     ]  # fmt: skip
 
 
-def test_git_badges_say_modified_staged_untracked_and_deleted(repo):
-    (repo / "src" / "app.py").write_text("changed\n")
-    (repo / "README.md").write_text("# Staged\n")
-    git(repo, "add", "README.md")
-    (repo / "src" / "old.py").unlink()
-    (repo / "notes.txt").write_text("new\n")
-    assert repo_git.status(repo) == {
+def test_git_badges_say_modified_staged_untracked_and_deleted(root):
+    (root / "src" / "app.py").write_text("changed\n")
+    (root / "README.md").write_text("# Staged\n")
+    git(root, "add", "README.md")
+    (root / "src" / "old.py").unlink()
+    (root / "notes.txt").write_text("new\n")
+    assert repo_git.status(root) == {
         "src/app.py": "M",
         "README.md": "S",
         "src/old.py": "D",
@@ -60,9 +69,9 @@ def test_git_badges_say_modified_staged_untracked_and_deleted(repo):
     }
 
 
-def test_counts_are_cached_by_content_hash(repo, monkeypatch):
+def test_counts_are_cached_by_content_hash(root, monkeypatch):
     counts = picker.TokenCounts()
-    first = counts.count(repo, ["src/app.py", "README.md"])
+    first = counts.count(root, ["src/app.py", "README.md"])
     assert first["src/app.py"].tokens > 0 and first["README.md"].tokens > 0
     assert TokenCount.objects.count() == 2
 
@@ -70,38 +79,38 @@ def test_counts_are_cached_by_content_hash(repo, monkeypatch):
     real = picker._encode
     monkeypatch.setattr(picker, "_encode", lambda texts: encoded.append(texts) or real(texts))
     # A new process (fresh stat cache) finds the counts by hash: nothing is encoded.
-    again = picker.TokenCounts().count(repo, ["src/app.py", "README.md"])
+    again = picker.TokenCounts().count(root, ["src/app.py", "README.md"])
     assert again == first and encoded == [[]]
     # A copy under another name is the same content: still nothing to encode.
-    (repo / "copy.py").write_bytes((repo / "src" / "app.py").read_bytes())
-    assert picker.TokenCounts().count(repo, ["copy.py"])["copy.py"] == first["src/app.py"]
+    (root / "copy.py").write_bytes((root / "src" / "app.py").read_bytes())
+    assert picker.TokenCounts().count(root, ["copy.py"])["copy.py"] == first["src/app.py"]
     # An edit is new content: exactly that file is encoded.
-    (repo / "README.md").write_text("# Readme, now longer than before\n")
-    counts.count(repo, ["src/app.py", "README.md"])
+    (root / "README.md").write_text("# Readme, now longer than before\n")
+    counts.count(root, ["src/app.py", "README.md"])
     assert encoded[-1] == ["# Readme, now longer than before\n"]
 
 
-def test_binary_and_oversized_files_come_back_with_the_reason(repo):
-    (repo / "logo.png").write_bytes(b"\x89PNG\x00\x00data")
-    (repo / "huge.txt").write_text("x" * 2000)
-    counts = picker.TokenCounts(size_cap=1000).count(repo, ["logo.png", "huge.txt"])
+def test_binary_and_oversized_files_come_back_with_the_reason(root):
+    (root / "logo.png").write_bytes(b"\x89PNG\x00\x00data")
+    (root / "huge.txt").write_text("x" * 2000)
+    counts = picker.TokenCounts(size_cap=1000).count(root, ["logo.png", "huge.txt"])
     assert counts["logo.png"].tokens is None and "binary" in counts["logo.png"].reason
     assert counts["huge.txt"].as_json() == [None, "too large (2,000 bytes; the limit is 1,000)"]
 
 
-def test_progress_is_reported_until_every_file_is_counted(repo):
+def test_progress_is_reported_until_every_file_is_counted(root):
     seen = []
     picker.TokenCounts().count(
-        repo, repo_git.list_files(repo).paths, lambda done, total, fresh: seen.append((done, total))
+        root, repo_git.list_files(root).paths, lambda done, total, fresh: seen.append((done, total))
     )
     assert seen[-1] == (4, 4)
 
 
-def test_the_payload_and_the_pin_endpoint(client, repo):
-    with override_settings(ACDC_REPO=repo):
-        session = services.session_create(repository=str(repo), model="acdc/fake")
+def test_the_payload_and_the_pin_endpoint(client, root):
+    with override_settings(ACDC_REPO=root):
+        session = services.session_create(repository=str(root), model="acdc/fake")
         sessionsets.activate(session, "src/app.py")
-        picker.COUNTS.count(repo, ["src/app.py"])
+        picker.COUNTS.count(root, ["src/app.py"])
         data = client.get(f"/s/{session.id}/files.json").json()
         assert data["active"] == ["src/app.py"] and data["pinned"] == []
         assert data["counts"]["src/app.py"] > 0 and not data["complete"]
@@ -122,17 +131,17 @@ def test_the_session_page_holds_the_picker_shell(client):
     assert f"/s/{session.id}/files.json" in html
 
 
-def test_opening_a_session_reconciles_its_files_with_the_disk(client, repo):
-    with override_settings(ACDC_REPO=repo):
-        session = services.session_create(repository=str(repo), model="acdc/fake")
+def test_opening_a_session_reconciles_its_files_with_the_disk(client, root):
+    with override_settings(ACDC_REPO=root):
+        session = services.session_create(repository=str(root), model="acdc/fake")
         sessionsets.activate(session, "src/app.py")
-        (repo / "src" / "app.py").write_text("def greet():\n    return 'changed meanwhile'\n")
+        (root / "src" / "app.py").write_text("def greet():\n    return 'changed meanwhile'\n")
         assert client.get(f"/s/{session.id}/").status_code == 200
         [entry] = sessionsets.entries(session)
         assert "changed meanwhile" in entry.content
 
 
-def test_an_empty_file_counts_as_zero_tokens(repo):
-    (repo / "src" / "__init__.py").write_text("")
-    counts = picker.TokenCounts().count(repo, ["src/__init__.py", "src/app.py"])
+def test_an_empty_file_counts_as_zero_tokens(root):
+    (root / "src" / "__init__.py").write_text("")
+    counts = picker.TokenCounts().count(root, ["src/__init__.py", "src/app.py"])
     assert counts["src/__init__.py"].tokens == 0 and counts["src/app.py"].tokens > 0

@@ -5,31 +5,12 @@ from __future__ import annotations
 import pytest
 
 from chat.repo import sessionsets
-from chat.repo.indexing import Repository, discover_file, record_toolcall
+from chat.repo.indexing import discover_file, record_toolcall
 from chat.repo.sessionsets import SetsError
 from history import services
 from history.models import ObjectVersion, SessionObject
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def root(tmp_path):
-    repo = tmp_path / "repo"
-    (repo / "src").mkdir(parents=True)
-    (repo / "src" / "app.py").write_text("print('hi')\n")
-    (repo / "README.md").write_text("# Readme\n")
-    return repo
-
-
-@pytest.fixture
-def repo(root):
-    return Repository(root=root, filesystem_id="fs-test")
-
-
-@pytest.fixture
-def session():
-    return services.session_create(repository="/repo")
 
 
 def _entry(session, repo, path):

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import contextlib
 
 import pytest
 import watchfiles
 from channels.db import database_sync_to_async
 
 from chat.repo import sessionsets
-from chat.repo.indexing import Repository
 from chat.repo.watcher import RepositoryWatcher, WatcherRegistry
 from history import services
 
@@ -18,21 +17,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def root(tmp_path):
-    repo = tmp_path / "repo"
-    (repo / "src" / "gen").mkdir(parents=True)
-    (repo / "src" / "app.py").write_text("print('v1')\n")
-    (repo / "notes.md").write_text("notes\n")
-    (repo / ".gitignore").write_text("*.log\n")
-    (repo / "src" / ".gitignore").write_text("gen/\n")
-    (repo / ".git" / "info").mkdir(parents=True)
-    (repo / ".git" / "info" / "exclude").write_text("secret.txt\n")
-    return repo
-
-
-@pytest.fixture
-def repo(root):
-    return Repository(root=root, filesystem_id="fs-test")
+def repo_files():
+    return {
+        "src/gen/": "",
+        "src/app.py": "print('v1')\n",
+        "notes.md": "notes\n",
+        ".gitignore": "*.log\n",
+        "src/.gitignore": "gen/\n",
+        ".git/info/exclude": "secret.txt\n",
+    }
 
 
 def events(root, *batches):
@@ -140,18 +133,34 @@ async def test_the_registry_runs_one_watcher_until_the_last_page_leaves(repo, ro
 async def test_the_real_watcher_sees_an_edit_on_disk(repo, root):
     session = await session_with(repo, "src/app.py")
     heard: list = []
+    news = asyncio.Event()
 
     async def on_change(changes) -> None:
         heard.extend(changes)
+        news.set()
+
+    async def until_heard(what, *, poke=None) -> None:
+        """Wait until a change matching `what` is heard; `poke` (re)makes one meanwhile."""
+        async with asyncio.timeout(60):
+            while not any(what(c) for c in heard):
+                news.clear()
+                if poke:
+                    poke()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(news.wait(), 2)
 
     registry = WatcherRegistry()
     await registry.attach(repo, on_change)
     try:
-        await asyncio.sleep(0.5)  # let the OS watch start before editing
+        # The OS watch is on once the watcher hears a file no session knows; one written
+        # before it started goes unheard, so the probe is written again until it is heard.
+        probes = iter(range(1_000_000))
+        await until_heard(
+            lambda c: c.path == "probe.txt",
+            poke=lambda: (root / "probe.txt").write_text(f"{next(probes)}\n"),
+        )
         (root / "src" / "app.py").write_text("print('edited on disk')\n")
-        deadline = time.monotonic() + 15
-        while not any(c.outcome == "updated" for c in heard) and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
+        await until_heard(lambda c: c.outcome == "updated")
     finally:
         await registry.detach(repo)
     assert any(c.path == "src/app.py" and c.outcome == "updated" for c in heard)

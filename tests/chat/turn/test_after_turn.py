@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 from channels.db import database_sync_to_async
-from django.conf import settings
 from django.test import override_settings
 
 from chat.llm.fake import FakeStep
 from chat.turn import after_turn
 from chat.turn.turns import run_turn
 from chat.web.conversation import render_session_event
-from history import services
 from history.models import Checkpoint
+from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LONG = "Explain the lexer, the parser and how errors are recovered in detail. " * 6
@@ -20,11 +19,6 @@ LONG = "Explain the lexer, the parser and how errors are recovered in detail. " 
 
 async def ignore(event) -> None:
     return None
-
-
-@database_sync_to_async
-def new_session():
-    return services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
 
 
 async def talk(session, fake, turns: int) -> None:

@@ -15,8 +15,8 @@ from chat.turn import checkpoints
 from chat.turn.compaction import CompactionRefused, compact_session, undo_compaction
 from chat.turn.context import load_manager, restore_latest_session
 from chat.turn.turns import run_turn
-from history import services
 from history.models import Compaction, Message, Session
+from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FILLER = "Tell me more about the parser and the lexer and their error recovery. " * 6
@@ -35,11 +35,6 @@ def small_windows():
 
 async def ignore(event) -> None:
     return None
-
-
-@database_sync_to_async
-def new_session():
-    return services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
 
 
 async def turns(session, fake, count: int, prefix: str = "question") -> None:

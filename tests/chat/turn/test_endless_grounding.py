@@ -14,20 +14,13 @@ from chat.turn.endless import set_endless
 from chat.turn.turns import run_turn
 from history import services
 from history.models import ManagedView, Message, Session
+from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def ignore(event) -> None:
     return None
-
-
-@database_sync_to_async
-def new_session(**state):
-    session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
-    if state:
-        Session.objects.filter(pk=session.pk).update(context_state=state)
-    return Session.objects.get(pk=session.pk)
 
 
 async def turn(session, text: str) -> None:

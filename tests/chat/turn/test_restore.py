@@ -14,19 +14,23 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def repo(tmp_path):
-    (tmp_path / "keep.py").write_text("KEEP = 1\n")
-    (tmp_path / "gone.py").write_text("GONE = 1\n")
-    with override_settings(ACDC_REPO=tmp_path):
-        yield tmp_path
+def repo_files():
+    return {"keep.py": "KEEP = 1\n", "gone.py": "GONE = 1\n"}
 
 
-def test_the_newest_session_comes_back_with_its_selection(repo):
-    older = services.session_create(repository=str(repo), model="acdc/fake")
-    newest = services.session_create(repository=str(repo), model="acdc/fake")
+@pytest.fixture
+def root(root):
+    """The served repository for these tests."""
+    with override_settings(ACDC_REPO=root):
+        yield root
+
+
+def test_the_newest_session_comes_back_with_its_selection(root):
+    older = services.session_create(repository=str(root), model="acdc/fake")
+    newest = services.session_create(repository=str(root), model="acdc/fake")
     services.message_append(session=newest, role="user", content="hello")
     assert select_files(newest.id, add=["keep.py", "gone.py"]) == []
-    (repo / "gone.py").unlink()
+    (root / "gone.py").unlink()
 
     session, notices = restore_latest_session(str(settings.ACDC_REPO))
 
@@ -38,12 +42,12 @@ def test_the_newest_session_comes_back_with_its_selection(repo):
     assert Session.objects.get(pk=newest.id).context_state["hud"]["files"] == 1
 
 
-def test_restoring_with_no_sessions_is_quiet(repo):
-    assert restore_latest_session(str(repo)) == (None, [])
+def test_restoring_with_no_sessions_is_quiet(root):
+    assert restore_latest_session(str(root)) == (None, [])
 
 
-def test_a_selection_refusal_says_why(repo):
-    session = services.session_create(repository=str(repo), model="acdc/fake")
+def test_a_selection_refusal_says_why(root):
+    session = services.session_create(repository=str(root), model="acdc/fake")
     problems = select_files(session.id, add=["../outside.py", "missing.py"])
     assert len(problems) == 2
     assert all(":" in p for p in problems)

@@ -12,8 +12,8 @@ from chat.repo import sessionsets
 from chat.repo.indexing import discover_file, record_toolcall
 from chat.turn.turns import run_turn
 from contextcore.prompt.revisions import read_current_files
-from history import services
 from history.models import SessionObject
+from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,11 +25,6 @@ async def ignore(event) -> None:
 async def turn(session, fake, text: str) -> str:
     await run_turn(session_id=session.id, user_text=text, emit=ignore, model="acdc/fake")
     return json.dumps(fake.requests[-1].messages)
-
-
-@database_sync_to_async
-def new_session():
-    return services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
 
 
 @database_sync_to_async

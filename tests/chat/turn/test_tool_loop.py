@@ -6,7 +6,6 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
-from django.conf import settings
 from django.test import Client, override_settings
 
 from chat.llm.fake import FakeStep
@@ -19,9 +18,8 @@ from chat.turn.events import (
     TurnNotice,
 )
 from chat.turn.turns import run_turn
-from history import services
 from history.models import Message
-from tests.chat.sockets import connect, frames_until, send
+from tests.chat.sockets import connect, frames_until, new_session, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,11 +27,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def tool(name: str, arguments, call_id: str = "") -> dict:
     call = {"name": name, "arguments": arguments}
     return {**call, "id": call_id} if call_id else call
-
-
-@database_sync_to_async
-def new_session():
-    return services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
 
 
 async def turn(session, text: str) -> list:

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 
 from acdc.asgi import application
 from chat.llm.fake import FakeStep
 from history.models import Session
 from tests.chat.sockets import (
     ORIGIN,
+    Socket,
     connect,
+    eventually,
     frames_until,
     new_session,
     next_frame,
@@ -87,7 +87,7 @@ async def test_bad_frames_get_a_clear_message_and_the_socket_keeps_working(fake,
     session = await new_session()
     ws = await connect(session.id)
     await ws.send_to(text_data=raw)
-    error = await next_frame(ws, timeout=5)
+    error = await next_frame(ws)
     assert says in error and 'role="alert"' in error
     await send(ws, message="still there?")
     await frames_until(ws, 'data-status="complete"')
@@ -96,11 +96,11 @@ async def test_bad_frames_get_a_clear_message_and_the_socket_keeps_working(fake,
 
 
 async def test_an_unknown_session_is_refused_with_a_message():
-    ws = WebsocketCommunicator(application, "/ws/session/sess_0_000000/", ORIGIN)
+    ws = Socket(application, "/ws/session/sess_0_000000/", ORIGIN)
     connected, _ = await ws.connect()
     assert connected
-    assert "no session" in await next_frame(ws, timeout=5)
-    assert (await ws.receive_output(timeout=5))["type"] == "websocket.close"
+    assert "no session" in await next_frame(ws)
+    assert (await ws.receive_output())["type"] == "websocket.close"
 
 
 async def test_an_unknown_model_fails_the_turn_with_a_clear_message(fake):
@@ -121,19 +121,16 @@ async def test_a_disconnect_mid_stream_stores_the_partial_answer_as_cancelled(fa
     await send(ws, message="Go slowly")
     await frames_until(ws, "tick")
     await ws.disconnect()
-    for _ in range(50):
-        messages = await stored(session)
-        if len(messages) == 2 and messages[1].status == "cancelled":
-            break
-        await asyncio.sleep(0.05)
+    messages = await eventually(
+        lambda: stored(session), lambda m: len(m) == 2 and m[1].status == "cancelled"
+    )
     assert messages[1].status == "cancelled" and messages[1].content.startswith("tick")
     # The turn's last write is the HUD saved with the session; let it land before the
     # test database is flushed (PostgreSQL would deadlock the flush against it).
-    for _ in range(100):
-        state = (await database_sync_to_async(Session.objects.get)(pk=session.pk)).context_state
-        if (state.get("hud") or {}).get("turns"):
-            break
-        await asyncio.sleep(0.05)
+    state = await eventually(
+        database_sync_to_async(lambda: Session.objects.get(pk=session.pk).context_state),
+        lambda state: (state.get("hud") or {}).get("turns"),
+    )
     assert state["hud"]["turns"] == 1
 
 
@@ -152,10 +149,10 @@ async def test_ticking_files_updates_the_hud_and_persists_the_selection(fake):
     session = await new_session()
     ws = await connect(session.id)
     await send(ws, action="select", path="src/app.py")
-    frame = await next_frame(ws, timeout=10)
+    frame = await next_frame(ws)
     assert 'id="hud"' in frame and "Active files" in frame
     await send(ws, action="select", path=["src/app.py", "README.md"])
-    await next_frame(ws, timeout=10)
+    await next_frame(ws)
     await send(ws, message="what is selected?")
     await frames_until(ws, 'data-status="complete"')
     await frames_until(ws, 'id="hud"')  # the turn's own HUD update follows its last frame
@@ -163,7 +160,7 @@ async def test_ticking_files_updates_the_hud_and_persists_the_selection(fake):
     sent = json.dumps(request.messages)
     assert "def greet(name)" in sent and "A sample repository" in sent
     await send(ws, action="select")  # nothing ticked: everything deselected
-    frame = await next_frame(ws, timeout=10)
+    frame = await next_frame(ws)
     assert "Active files" not in frame
     await ws.disconnect()
 
@@ -172,6 +169,6 @@ async def test_a_refused_file_says_why(fake):
     session = await new_session()
     ws = await connect(session.id)
     await send(ws, action="select", path=["../../etc/passwd"])
-    error = await next_frame(ws, timeout=10)
+    error = await next_frame(ws)
     assert "../../etc/passwd was not added" in error and 'role="alert"' in error
     await ws.disconnect()

@@ -6,7 +6,6 @@ import io
 import os
 
 import pytest
-from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image as PILImage
 
@@ -25,11 +24,6 @@ def picture(fmt: str = "PNG", size: tuple[int, int] = (320, 200)) -> bytes:
 
 def upload(name: str, data: bytes, mime: str = "image/png") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data, content_type=mime)
-
-
-@pytest.fixture
-def session():
-    return services.session_create(repository=str(settings.ACDC_REPO))
 
 
 def test_an_upload_returns_a_chip_with_a_hidden_input_for_the_composer(client, session):

@@ -14,11 +14,6 @@ from history.models import Checkpoint, Message, Session
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def session():
-    return services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
-
-
 def _exchange(session, user: str, answer: str) -> tuple[Message, Message]:
     asked = services.message_append(session=session, role="user", content=user, turn_id=user)
     said = services.message_append(session=session, role="assistant", content=answer, turn_id=user)

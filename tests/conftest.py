@@ -1,0 +1,43 @@
+"""Fixtures shared by every test folder: a throwaway repository folder, `root`.
+
+`root` is `tmp_path / "repo"` holding the files of `repo_files` (a path ending in "/" is an
+empty folder), made a git repository when `repo_is_git` is true. A module that needs other
+files overrides `repo_files` (and `repo_is_git`) with its own, so the making lives here once.
+tests/chat/conftest.py wraps `root` as the chat's `Repository` (`repo`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def repo_files() -> dict[str, str | bytes]:
+    return {"README.md": "# Readme\n", "src/app.py": "print('hi')\n"}
+
+
+@pytest.fixture
+def repo_is_git() -> bool:
+    return False
+
+
+@pytest.fixture
+def root(tmp_path: Path, repo_files: dict[str, str | bytes], repo_is_git: bool) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    for name, content in repo_files.items():
+        path = folder / name
+        if name.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    if repo_is_git:
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder

@@ -1,25 +1,38 @@
-"""Browser tests: a real acdc server (Daphne, in a subprocess) and Debian's Chromium.
+"""Browser tests: real acdc servers (Daphne, in subprocesses) and Debian's Chromium.
 
-pytest-django's live_server cannot serve websockets, so each test starts `acdc serve` on a
-free port with its own repository and data folder. The fake model is scripted through the
-JSON file named by ACDC_FAKE_SCRIPT. Without Chromium the tests skip loudly; under
-CI=true that is a failure. Screenshots go to test-artifacts/ for a person to look at.
+pytest-django's live_server cannot serve websockets, so the tests run `acdc serve` on a free
+port with its own repository and data folder. Starting one takes seconds, so tests share:
+one server per distinct `@pytest.mark.server_env(...)` for the whole run, and one Chromium.
+Each test still starts clean: a chat session of its own (`server.session_url`), a fresh
+browser context, an empty fake-model script (the JSON file named by ACDC_FAKE_SCRIPT, which
+the server re-reads when it changes), and the repository's files as the server first saw
+them. What tests share is the server's history database; a test that needs it empty asks
+for `@pytest.mark.own_server`, a server of its own, stopped after it.
+
+The browser lives in the session's event loop, so every test module here says
+`pytestmark = pytest.mark.asyncio(loop_scope="session")`. Waits are on what the page shows,
+never fixed; `SLOW` bounds those that cover a whole model turn on a loaded machine.
+Without Chromium the tests skip loudly; under CI=true that is a failure. Screenshots go to
+test-artifacts/ for a person to look at.
 """
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.async_api import async_playwright
+import pytest_asyncio
+from playwright.async_api import Browser, async_playwright, expect
 
 CHROMIUM = Path(os.environ.get("ACDC_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
@@ -34,19 +47,115 @@ CHROMIUM_FLAGS = [
     "--disable-quic",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+HERE = Path(__file__).resolve().parent
+SLOW = 60_000  # ms: a whole model turn, or more, on a loaded two-core machine
+expect.set_options(timeout=20_000)  # anything else the page should show soon
+START_TIMEOUT = 120  # s for `acdc serve` to answer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "own_server: the e2e test gets an acdc server (and history) of its own"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE not in Path(str(item.path)).parents:
+            continue
+        item.add_marker("browser")
+        marker = item.get_closest_marker("asyncio")
+        if marker is None or marker.kwargs.get("loop_scope") != "session":
+            raise pytest.UsageError(
+                f"{item.nodeid}: browser tests share the session's event loop; add "
+                'pytestmark = pytest.mark.asyncio(loop_scope="session") to the module'
+            )
+
+
+# -- the acdc server ----------------------------------------------------------------------
+
+
+@dataclass
+class Running:
+    """One `acdc serve` process, its folder, and its repository as first served."""
+
+    url: str
+    folder: Path
+    repo: Path
+    script: Path
+    log: Path
+    process: subprocess.Popen
+    pristine: dict[str, bytes] = field(default_factory=dict)
+
+    def reset(self) -> None:
+        """An empty script, and the repository's files back as they were."""
+        self.script.write_text("[]")
+        now = _files(self.repo)
+        for name in now.keys() - self.pristine.keys():
+            (self.repo / name).unlink()
+        for name, data in self.pristine.items():
+            if now.get(name) != data:
+                (self.repo / name).parent.mkdir(parents=True, exist_ok=True)
+                (self.repo / name).write_bytes(data)
+        for path in sorted(self.repo.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+            owned = _tool_owned(path.relative_to(self.repo))
+            if path.is_dir() and not owned and not any(path.iterdir()):
+                path.rmdir()  # a folder a test made
+
+    def new_session(self) -> str:
+        """The address of a new chat session, made as the page's New session button does."""
+        opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}),
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+        )
+        with opener.open(self.url + "history/", timeout=60) as response:
+            token = re.search(r'"X-CSRFToken": "([^"]+)"', response.read().decode())
+        assert token, "no CSRF token on the history page"
+        request = urllib.request.Request(
+            self.url + "s/new/", data=b"", headers={"X-CSRFToken": token.group(1)}
+        )
+        with opener.open(request, timeout=60) as response:  # follows the redirect
+            address = response.geturl()
+        assert re.search(r"/s/[^/]+/$", address), address
+        return address
+
+    def stop(self) -> None:
+        self.process.terminate()
+
+    def wait_stopped(self) -> None:
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 @dataclass
 class Server:
+    """What a test sees of its server: where it is, and the chat session made for it."""
+
     url: str
+    session_url: str
     repo: Path
     data_dir: Path
     script: Path
-    process: subprocess.Popen
     log: Path
 
     def script_replies(self, *steps: str | dict) -> None:
         self.script.write_text(json.dumps(list(steps)))
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """The repository's own files (not git's, not acdc's)."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in root.rglob("*")
+        if path.is_file() and not _tool_owned(path.relative_to(root))
+    }
+
+
+def _tool_owned(relative: Path) -> bool:
+    return bool({".git", ".acdc"} & set(relative.parts))
 
 
 def _free_port() -> int:
@@ -65,61 +174,117 @@ def _make_repo(root: Path) -> Path:
 
 
 def _wait_until_serving(url: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 60
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"acdc serve exited early:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
+        try:  # the history page: it makes no session, unlike the chat's front page
+            with opener.open(url + "history/", timeout=5):
                 return
         except OSError:
             time.sleep(0.2)
     raise RuntimeError(f"acdc serve did not answer in time:\n{log.read_text()}")
 
 
-@pytest.fixture
-def server(tmp_path: Path, request: pytest.FixtureRequest):
-    """`@pytest.mark.server_env(NAME="value", ...)` adds settings for the server process;
-    `{tmp}` in a value stands for the test's temporary folder."""
-    marker = request.node.get_closest_marker("server_env")
-    extra = {
-        k: v.replace("{tmp}", str(tmp_path)) for k, v in (marker.kwargs if marker else {}).items()
-    }
-    repo = _make_repo(tmp_path)
+def start_server(folder: Path, env: dict[str, str]) -> Running:
+    """`{tmp}` in a value of `env` stands for the server's own folder."""
+    extra = {name: value.replace("{tmp}", str(folder)) for name, value in env.items()}
+    repo = _make_repo(folder)
     port = _free_port()
-    script = tmp_path / "fake-script.json"
+    script = folder / "fake-script.json"
     script.write_text("[]")
-    log = tmp_path / "server.log"
-    env = {
+    log = folder / "server.log"
+    environ = {
         **os.environ,
         "ACDC_REPO": str(repo),
-        "ACDC_DATA_DIR": str(tmp_path / "data"),
+        "ACDC_DATA_DIR": str(folder / "data"),
         "ACDC_MODEL": "acdc/fake",
         "ACDC_FAKE_SCRIPT": str(script),
         "NO_PROXY": "127.0.0.1,localhost",
         **extra,
     }
-    env.pop("ACDC_TOKEN", None)
+    environ.pop("ACDC_TOKEN", None)
     with log.open("w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "acdc", "serve", str(repo), "--port", str(port)],
-            env=env,
+            env=environ,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}/"
+    running = Running(url, folder, repo, script, log, process, _files(repo))
     try:
         _wait_until_serving(url, process, log)
-        yield Server(url, repo, tmp_path / "data", script, process, log)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    except BaseException:
+        running.stop()
+        running.wait_stopped()
+        raise
+    return running
+
+
+class Servers:
+    """The shared servers of the run, one per distinct server environment."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.shared: dict[tuple, Running] = {}
+
+    def start(self, env: dict[str, str]) -> Running:
+        return start_server(self.factory.mktemp("acdc-server"), env)
+
+    def get(self, env: dict[str, str]) -> Running:
+        key = tuple(sorted(env.items()))
+        running = self.shared.get(key)
+        if running is None or running.process.poll() is not None:
+            running = self.shared[key] = self.start(env)
+        return running
+
+    def stop_all(self) -> None:
+        for running in self.shared.values():
+            running.stop()
+        for running in self.shared.values():
+            running.wait_stopped()
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory: pytest.TempPathFactory):
+    pool = Servers(tmp_path_factory)
+    yield pool
+    pool.stop_all()
 
 
 @pytest.fixture
+def server(servers: Servers, request: pytest.FixtureRequest):
+    """`@pytest.mark.server_env(NAME="value", ...)` adds settings for the server process
+    (`{tmp}` in a value stands for the server's folder); `@pytest.mark.own_server` gives
+    the test a server nobody else uses."""
+    marker = request.node.get_closest_marker("server_env")
+    env = dict(marker.kwargs) if marker else {}
+    own = request.node.get_closest_marker("own_server") is not None
+    running = servers.start(env) if own else servers.get(env)
+    running.reset()
+    try:
+        yield Server(
+            url=running.url,
+            session_url=running.new_session(),
+            repo=running.repo,
+            data_dir=running.folder / "data",
+            script=running.script,
+            log=running.log,
+        )
+    finally:
+        if own:
+            running.stop()
+            running.wait_stopped()
+        else:
+            running.reset()
+
+
+# -- the browser --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
 def chromium() -> Path:
     if CHROMIUM.exists():
         return CHROMIUM
@@ -129,18 +294,43 @@ def chromium() -> Path:
     pytest.skip(message)
 
 
-@pytest.fixture
-async def page(chromium: Path):
+class Chromium:
+    """One browser for the run, launched again should it have gone away."""
+
+    def __init__(self, playwright, executable: Path) -> None:
+        self.playwright = playwright
+        self.executable = executable
+        self.browser: Browser | None = None
+
+    async def get(self) -> Browser:
+        if self.browser is None or not self.browser.is_connected():
+            self.browser = await self.playwright.chromium.launch(
+                executable_path=str(self.executable), args=CHROMIUM_FLAGS, headless=True
+            )
+        return self.browser
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def browser(chromium: Path):
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(chromium), args=CHROMIUM_FLAGS, headless=True
-        )
-        context = await browser.new_context(viewport={"width": 1280, "height": 860})
-        page = await context.new_page()
+        holder = Chromium(playwright, chromium)
         try:
-            yield page
+            yield holder
         finally:
-            await browser.close()
+            if holder.browser is not None:
+                await holder.browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def page(browser: Chromium, server: Server):
+    """A page in a browser context of its own (no cookies or storage from other tests).
+    It asks for `server` so that it closes, and its websocket with it, before the
+    server's repository is put back."""
+    context = await (await browser.get()).new_context(viewport={"width": 1280, "height": 860})
+    try:
+        yield await context.new_page()
+    finally:
+        await context.close()
 
 
 async def screenshot(page, name: str) -> Path:

@@ -9,7 +9,9 @@ import re
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import SLOW, screenshot
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 LONG = "Walk me through the tokenizer cache, the lexer and the parser error recovery. " * 5
 SUMMARY = (
@@ -24,35 +26,48 @@ SMALL_TRIGGER = {
 }
 
 
+def past_the_trigger(hud: str) -> bool:
+    """What the HUD says: "history 620 of 500 before compaction"."""
+    found = re.search(r"history ([\d,]+) of ([\d,]+) before compaction", hud)
+    assert found, hud
+    history, trigger = (int(number.replace(",", "")) for number in found.groups())
+    return history > trigger
+
+
 async def send(page, text: str, answered: str) -> None:
     await page.get_by_role("textbox", name="Message").fill(text)
     await page.get_by_role("button", name="Send").click()
     log = page.get_by_role("log", name="Conversation")
-    await expect(log).to_contain_text(answered, timeout=20_000)
+    await expect(log).to_contain_text(answered, timeout=SLOW)
 
 
 @pytest.mark.server_env(**SMALL_TRIGGER)
 async def test_a_long_conversation_is_compacted_visibly_and_can_be_undone(server, page):
-    # Chat turns get the fake's echo; the detector and the (slow) summary wait for theirs.
+    # Chat turns get the fake's echo; the detector and the summary wait for theirs. The
+    # summary takes 12 seconds, far beyond the half second after which "Compacting…" shows.
     server.script_replies(
         {"text": '{"boundary_index": null, "confidence": 0.1}', "purpose": "topic_detection"},
-        {"text": SUMMARY, "chunk_size": 8, "chunk_delay": 0.4, "purpose": "history_summary"},
+        {"text": SUMMARY, "chunk_size": 40, "chunk_delay": 4, "purpose": "history_summary"},
     )
-    await page.goto(server.url)
+    await page.goto(server.session_url)
     status = page.locator("#compaction-status")
+    hud = page.get_by_role("region", name="Context")
     for n in range(1, 9):
         await send(page, f"Question {n}: {LONG}", f"Fake reply to: Question {n}")
-        try:  # announced half a second after the reply, if this reply crossed the trigger
-            await expect(status).to_have_attribute("data-state", "start", timeout=2_000)
+        # The HUD of this turn says whether the history is now past the trigger; if it
+        # is, compaction runs after this reply.
+        await expect(hud).to_contain_text(re.compile(rf"\b{n} turns? ·"))
+        if past_the_trigger(await hud.inner_text()):
             break
-        except AssertionError:
-            continue
+    else:
+        pytest.fail("the history never passed the compaction trigger")
+    await expect(status).to_have_attribute("data-state", "start", timeout=SLOW)
     await expect(status).to_contain_text("Compacting the history")
     await expect(page.get_by_role("button", name="Send")).to_be_disabled()
     await screenshot(page, "compaction-running")
 
     log = page.get_by_role("log", name="Conversation")
-    await expect(status).to_contain_text("History compacted (summarized)", timeout=20_000)
+    await expect(status).to_contain_text("History compacted (summarized)", timeout=SLOW)
     await expect(status).to_contain_text(re.compile(r"[1-9]\d* messages? replaced, [\d,]+ → "))
     folded = log.locator("details.folded")
     await expect(folded).to_contain_text(re.compile(r"\d+ earlier messages compacted"))
@@ -68,14 +83,14 @@ async def test_a_long_conversation_is_compacted_visibly_and_can_be_undone(server
     undo = page.get_by_role("button", name="Undo compaction")
     page.once("dialog", lambda dialog: dialog.accept())
     await undo.click()
-    await expect(page.locator("details.folded")).to_have_count(0, timeout=15_000)
+    await expect(page.locator("details.folded")).to_have_count(0, timeout=SLOW)
     await expect(page.get_by_role("log", name="Conversation")).to_contain_text("Compaction undone")
     await screenshot(page, "compaction-undone")
 
 
 @pytest.mark.server_env(ACDC_RECORD_REQUESTS="{tmp}/requests.jsonl")
 async def test_a_checkpoint_rolls_the_conversation_back(server, page):
-    await page.goto(server.url)
+    await page.goto(server.session_url)
     await send(page, "Keep the first idea", "Fake reply to: Keep the first idea")
     tools = page.get_by_role("region", name="Session tools")
     await tools.get_by_role("textbox", name="Checkpoint label").fill("first idea")
@@ -91,7 +106,7 @@ async def test_a_checkpoint_rolls_the_conversation_back(server, page):
         .click()
     )
     log = page.get_by_role("log", name="Conversation")
-    await expect(log.locator("details.fold-rolled_back")).to_have_count(1, timeout=15_000)
+    await expect(log.locator("details.fold-rolled_back")).to_have_count(1, timeout=SLOW)
     await expect(log).to_contain_text("Rolled back to checkpoint “first idea”")
     await screenshot(page, "checkpoint-rolled-back")
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import SLOW, screenshot
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 def tokens_in(text: str) -> int:
@@ -17,12 +20,12 @@ def tokens_in(text: str) -> int:
 
 async def test_folders_totals_filter_pins_and_persistence(server, page):
     (server.repo / "src" / "util.py").write_text("def helper():\n    return 42\n" * 20)
-    await page.goto(server.url)
+    await page.goto(server.session_url)
     files = page.get_by_role("region", name="Files")
     total = files.locator("#picker-total")
     await expect(total).to_contain_text("0 selected")
     await expect(files.get_by_role("treeitem").filter(has_text="app.py")).to_contain_text(
-        re.compile(r"\d"), timeout=15_000
+        re.compile(r"\d"), timeout=SLOW
     )  # its token count has arrived (counted in the background)
 
     # One file of the folder: the folder shows indeterminate, the total counts it.
@@ -61,17 +64,19 @@ async def test_folders_totals_filter_pins_and_persistence(server, page):
 
 
 async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server, page):
-    await page.goto(server.url)
+    await page.goto(server.session_url)
     files = page.get_by_role("region", name="Files")
     await files.get_by_role("checkbox", name="src/app.py").check()
     await expect(files.locator("#picker-total")).to_contain_text("1 selected")
-    await page.wait_for_timeout(800)  # the watcher starts with the page's websocket
+    # The server's answer to the selection: the page's websocket is connected, and the
+    # server handled a message after the connect that started the file watcher.
+    await expect(page.get_by_role("region", name="Context")).to_contain_text("Active files")
 
     (server.repo / "src" / "app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
     row = files.locator('[data-row="src/app.py"]')
-    await expect(row.get_by_text("edited")).to_be_visible(timeout=15_000)
+    await expect(row.get_by_text("edited")).to_be_visible(timeout=SLOW)
     (server.repo / "src" / "fresh.py").write_text("NEW = True\n")  # appears without a reload
-    await expect(files.get_by_role("checkbox", name="src/fresh.py")).to_be_visible(timeout=15_000)
+    await expect(files.get_by_role("checkbox", name="src/fresh.py")).to_be_visible(timeout=SLOW)
     fresh_row = files.locator('[data-row="src/fresh.py"]')
     await expect(fresh_row.locator(".tokens")).to_have_text(re.compile(r"^\d+$"))
 
@@ -82,7 +87,7 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
     await page.get_by_role("textbox", name="Message").fill("Look at the readme, please")
     await page.get_by_role("button", name="Send").click()
     log = page.get_by_role("log", name="Conversation")
-    await expect(log).to_contain_text("I activated the readme.", timeout=20_000)
+    await expect(log).to_contain_text("I activated the readme.", timeout=SLOW)
     await expect(files.get_by_role("checkbox", name="README.md")).to_be_checked()
     card = log.locator(".tool-card").first
     await expect(card).to_contain_text("activate")

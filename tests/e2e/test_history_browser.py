@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import SLOW, screenshot
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 async def _chat(page, text: str) -> None:
     await page.get_by_role("textbox", name="Message").fill(text)
     await page.get_by_role("button", name="Send").click()
     log = page.get_by_role("log", name="Conversation")
-    await expect(log).to_contain_text(f"Fake reply to: {text}", timeout=15_000)
+    await expect(log).to_contain_text(f"Fake reply to: {text}", timeout=SLOW)
 
 
+@pytest.mark.own_server  # it ends with the history empty
 async def test_a_word_from_an_old_message_finds_it_and_loads_it_back(server, page):
-    await page.goto(server.url)
-    await expect(page.get_by_role("button", name="Send")).to_be_enabled(timeout=15_000)
+    await page.goto(server.session_url)
+    await expect(page.get_by_role("button", name="Send")).to_be_enabled(timeout=SLOW)
     await _chat(page, "Where does the tokenizer split camelCase words?")
     await _chat(page, "And what about snake_case?")
     chat_url = page.url

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import SLOW, screenshot
 from tests.e2e.test_images import PASTE_A_CANVAS
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 async def test_a_pasted_image_is_found_again_in_history_and_loaded_back(server, page):
     server.script_replies({"text": "That diagram shows the quokka pipeline."})
-    await page.goto(server.url)
+    await page.goto(server.session_url)
     await page.evaluate(PASTE_A_CANVAS)
     tray = page.get_by_role("group", name="Pending attachments")
     await expect(tray.get_by_role("img", name="Pending image 160×90")).to_be_visible()
     await page.get_by_role("textbox", name="Message").fill("Explain the quokka diagram")
     await page.get_by_role("button", name="Send").click()
     log = page.get_by_role("log", name="Conversation")
-    await expect(log).to_contain_text("quokka pipeline", timeout=15_000)
+    await expect(log).to_contain_text("quokka pipeline", timeout=SLOW)
     await expect(log.locator("img").first).to_be_visible()
 
     await page.reload()

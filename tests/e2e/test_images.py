@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from PIL import Image as PILImage
 from playwright.async_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import SLOW, screenshot
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 PASTE_A_CANVAS = """async () => {
   const canvas = document.createElement("canvas");
@@ -33,7 +36,7 @@ def png(size: tuple[int, int], colour: tuple[int, int, int]) -> bytes:
 
 async def test_attached_and_pasted_images_are_sent_shown_and_survive_a_reload(server, page):
     server.script_replies({"text": "An orange and a teal picture."})
-    await page.goto(server.url)
+    await page.goto(server.session_url)
     attach = page.get_by_label("Attach image")
     tray = page.get_by_role("group", name="Pending attachments")
     await attach.set_input_files(
@@ -55,7 +58,7 @@ async def test_attached_and_pasted_images_are_sent_shown_and_survive_a_reload(se
     await page.get_by_role("textbox", name="Message").fill("What colours are these?")
     await page.get_by_role("button", name="Send").click()
     log = page.get_by_role("log", name="Conversation")
-    await expect(log).to_contain_text("An orange and a teal picture.", timeout=15_000)
+    await expect(log).to_contain_text("An orange and a teal picture.", timeout=SLOW)
     await expect(log.get_by_role("img", name="Attached image 2")).to_be_visible()
     await expect(tray.get_by_role("img")).to_have_count(0)
     await screenshot(page, "images-sent")
@@ -74,7 +77,7 @@ async def test_attached_and_pasted_images_are_sent_shown_and_survive_a_reload(se
 
 
 async def test_a_pending_image_can_be_removed_before_sending(server, page):
-    await page.goto(server.url)
+    await page.goto(server.session_url)
     tray = page.get_by_role("group", name="Pending attachments")
     await page.get_by_label("Attach image").set_input_files(
         files=[{"name": "a.png", "mimeType": "image/png", "buffer": png((50, 40), (200, 0, 0))}]

@@ -10,9 +10,7 @@ import pytest
 
 from chat.llm.runtime import supports_tools
 from chat.repo import sessionsets
-from chat.repo.indexing import Repository
 from chat.repo.tools import MAX_STUBS, TOOL_NAMES, TOOL_SPECS, ToolCall, run_tool
-from history import services
 from history.models import ContentObject, SessionObject
 
 pytestmark = pytest.mark.django_db
@@ -31,16 +29,6 @@ def root(tmp_path):
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (tmp_path / "outside.txt").write_text("hello from outside\n")
     return repo
-
-
-@pytest.fixture
-def repo(root):
-    return Repository(root=root, filesystem_id="fs-test")
-
-
-@pytest.fixture
-def session():
-    return services.session_create(repository="/repo")
 
 
 def call(session, repo, name, **args):

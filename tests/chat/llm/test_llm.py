@@ -222,8 +222,10 @@ async def test_it_times_out_waiting_for_the_first_chunk(fake):
 
 
 async def test_it_retries_a_first_chunk_timeout(fake, sleeps):
-    fake.enqueue(FakeStep(text="too slow", chunk_delay=1.0), "quick")
-    client = LiteLLMClient(first_chunk_timeout=0.2, sleep=sleeps)
+    # The retry must answer within the limit on a busy machine too: a roomy limit, and a
+    # first attempt far slower than it (abandoned at the limit, so the test does not wait).
+    fake.enqueue(FakeStep(text="too slow", chunk_delay=60.0), "quick")
+    client = LiteLLMClient(first_chunk_timeout=3.0, sleep=sleeps)
     assert text_of(await collect(client, request())) == "quick"
     assert sleeps == [1.0]
 

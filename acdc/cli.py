@@ -15,6 +15,7 @@ import django
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 
+from acdc import bench
 from acdc.errors import CommandError
 
 EXIT_USAGE = 2
@@ -92,9 +93,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if getattr(args, "bind", None):
         os.environ["ACDC_BIND"] = args.bind
     if args.command == "bench":
-        from acdc.bench import main as bench_main
-
-        return bench_main(args.bench_args)
+        return bench.main(args.bench_args)
     try:
         _setup_django()
         # Only now: the commands import Django models, which need django.setup() first.

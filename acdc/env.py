@@ -94,3 +94,23 @@ def env_mounts(name: str) -> tuple[tuple[str, str], ...]:
             )
         pairs.append((agent, canonical))
     return tuple(pairs)
+
+
+# channels-redis waits for messages with a blocking pop of up to 5 s; redis-py 8 gives every
+# socket a 5 s read timeout by default, which ends that wait with a TimeoutError and drops
+# the websocket every few seconds. The read timeout must outlast the pop by a margin (and
+# still notice a dead connection).
+REDIS_SOCKET_TIMEOUT = 30.0
+
+
+def channel_layers(redis_url: str) -> dict:
+    """CHANNEL_LAYERS: Redis when a URL is given (several workers), else in memory."""
+    if not redis_url:
+        return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    host = {"address": redis_url, "socket_timeout": REDIS_SOCKET_TIMEOUT}
+    return {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [host], "capacity": 1500},
+        }
+    }

@@ -13,6 +13,7 @@ import dj_database_url
 
 from acdc.datadir import prepare_data_dir, secret_key
 from acdc.env import (
+    channel_layers,
     env_bind_address,
     env_bool,
     env_choice,
@@ -128,15 +129,7 @@ else:
     }
 
 REDIS_URL = env_url("REDIS_URL", ("redis", "rediss"))
-if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500},
-        }
-    }
-else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LANGUAGE_CODE = "en-us"

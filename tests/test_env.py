@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from channels_redis.core import RedisChannelLayer
 from django.core.exceptions import ImproperlyConfigured
 
 from acdc import env
@@ -65,3 +66,14 @@ def test_the_secret_key_is_generated_once_and_kept(tmp_path):
     assert len(first) > 40
     assert secret_key(tmp_path, "") == first
     assert secret_key(tmp_path, "given") == "given"
+
+
+def test_without_redis_the_channel_layer_is_in_memory():
+    assert env.channel_layers("")["default"]["BACKEND"].endswith("InMemoryChannelLayer")
+
+
+def test_the_redis_socket_outwaits_the_channel_layers_blocking_pop():
+    config = env.channel_layers("redis://127.0.0.1:6379/0")["default"]["CONFIG"]
+    (host,) = config["hosts"]
+    assert host["address"] == "redis://127.0.0.1:6379/0"
+    assert host["socket_timeout"] > 2 * RedisChannelLayer.brpop_timeout

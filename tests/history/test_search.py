@@ -95,7 +95,9 @@ def test_the_snippet_keeps_message_html_as_text_and_marks_only_the_match():
     _session('<script>alert("x")</script> and <mark>fake</mark> around the needle')
     hit = search_messages(repository=REPO, query="needle").hits[0]
     assert marked(hit) == ["needle"]
-    assert "<script>" in text(hit) and "<mark>fake</mark>" in text(hit)
+    # The snippet may start inside the first tag (PostgreSQL cuts by characters): the
+    # closing tag shows the message's HTML stays text, never markup.
+    assert "</script>" in text(hit) and "<mark>fake</mark>" in text(hit)
 
 
 def test_a_long_message_gives_a_short_snippet_around_the_match():

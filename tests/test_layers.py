@@ -10,6 +10,7 @@ heavy imports that must stay lazy.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +79,9 @@ def _imports(path: Path, module: str | None = None) -> list[Import]:
     return found
 
 
-def _all_imports() -> list[Import]:
-    return [found for path in _sources() for found in _imports(path)]
+@functools.cache
+def _all_imports() -> tuple[Import, ...]:
+    return tuple(found for path in _sources() for found in _imports(path))
 
 
 def _known_module(target: str, modules: set[str]) -> str | None:

@@ -40,11 +40,11 @@ def list_files(root: Path, below: str = "") -> Listing:
         names = [n for n in raw.split(b"\0") if n]
     except (OSError, subprocess.SubprocessError):
         start = root / below
-        names = [str(p.relative_to(root)).encode() for p in start.rglob("*") if p.is_file()]
+        names = [p.relative_to(root).as_posix().encode() for p in start.rglob("*") if p.is_file()]
     paths, undecodable = set(), 0
     for name in names:
         try:
-            path = name.decode("utf-8").replace("\\", "/")
+            path = name.decode("utf-8")
         except UnicodeDecodeError:
             undecodable += 1
             continue

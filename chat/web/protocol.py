@@ -26,12 +26,12 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-ACTIONS = ("send", "stop", "select", "compact")
+from history.images import SHA256
+
 MAX_FOCUS_CHARS = 500
 COMPACT_COMMAND = re.compile(r"^/compact(?:\s+(?P<focus>.*))?$", re.S)
 MAX_PATHS = 10_000
 MAX_IMAGES = 5
-SHA256 = r"^[0-9a-f]{64}$"
 
 
 class FrameError(ValueError):
@@ -67,7 +67,7 @@ def _unique(values: list[str]) -> list[str]:
 
 
 _Text = Annotated[str, AfterValidator(_encodable)]
-_Sha256 = Annotated[str, StringConstraints(pattern=SHA256)]
+_Sha256 = Annotated[str, StringConstraints(pattern=SHA256.pattern)]
 
 
 class _WireFrame(BaseModel):

@@ -52,3 +52,9 @@ def test_the_ignore_rules_follow_gitignore_and_always_hide_git_and_data(tmp_path
     rules = git.IgnoreRules(root)
     assert rules.ignored("build/out.o") and rules.ignored(".acdc/x") and rules.ignored(".git/HEAD")
     assert not rules.ignored("README.md") and not rules.ignored(".github/workflows/ci.yml")
+
+
+def test_a_backslash_in_a_file_name_is_part_of_the_name(tmp_path):
+    root = _repo(tmp_path)
+    (root / "odd\\name.txt").write_text("x\n")
+    assert "odd\\name.txt" in git.list_files(root).paths

@@ -75,10 +75,29 @@ class ToolCallDelta:
 
 @dataclass(frozen=True)
 class StreamEnd:
+    """The last event of every stream that did not raise: how the provider ended it.
+
+    `finish_reason` is what the provider said ("stop", "length", "tool_calls", ...), or
+    None when it closed the stream without saying it had finished: the answer may be cut.
+    """
+
     finish_reason: str | None = None
 
 
-StreamEvent = TextDelta | UsageReport | ToolCallDelta | StreamEnd
+@dataclass(frozen=True)
+class Retrying:
+    """The request failed before its first token and is sent again after `delay` seconds.
+
+    `reason` is written for the page ("Rate limited"); `attempt` numbers the attempt to
+    come, the first request being attempt 1. Only ever yielded before any other event.
+    """
+
+    reason: str
+    delay: float
+    attempt: int
+
+
+StreamEvent = TextDelta | UsageReport | ToolCallDelta | StreamEnd | Retrying
 
 
 @runtime_checkable
@@ -93,10 +112,12 @@ class LLMError(Exception):
 
     retryable = False
 
-    def __init__(self, user_message: str, *, detail: str = "") -> None:
+    def __init__(self, user_message: str, *, detail: str = "", status: int | None = None) -> None:
         super().__init__(user_message)
         self.user_message = user_message
         self.detail = detail
+        # The provider's HTTP status, when it answered with one.
+        self.status = status
 
 
 class UnknownModelError(LLMError):
@@ -118,8 +139,15 @@ class ContextWindowExceededError(BadRequestError):
 class RateLimitError(LLMError):
     retryable = True
 
-    def __init__(self, user_message: str, *, retry_after: float | None = None, detail: str = ""):
-        super().__init__(user_message, detail=detail)
+    def __init__(
+        self,
+        user_message: str,
+        *,
+        retry_after: float | None = None,
+        detail: str = "",
+        status: int | None = None,
+    ) -> None:
+        super().__init__(user_message, detail=detail, status=status)
         self.retry_after = retry_after
 
 
@@ -129,3 +157,7 @@ class ProviderUnavailableError(LLMError):
 
 class StreamTimeoutError(LLMError):
     retryable = True
+
+
+class MalformedResponseError(LLMError):
+    """The provider answered with something that is not a chat-completion stream."""

@@ -2,8 +2,10 @@
 
 litellm comes from `chat.llm.sdk` (lazily, with the offline models registered).
 Invariants: callers see contextcore `LLMError`s, never provider exceptions; a request is
-retried only before its first event was yielded, so no text is ever duplicated; every
-request sent is appended to the ACDC_RECORD_REQUESTS file when one is given.
+retried only before its first event was yielded (each retry announced by `Retrying`), so
+no text is ever duplicated, and given up within `give_up_after` seconds; a stream that does
+not raise ends with `StreamEnd` carrying the provider's own finish_reason (None when it
+sent none); every request sent is appended to the ACDC_RECORD_REQUESTS file when one is given.
 Non-goals: prompt assembly, cost accounting, persistence (see contextcore and history).
 """
 
@@ -12,16 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from chat.llm import sdk
-from chat.llm.errors import map_error
+from chat.llm.errors import malformed_response, map_error, retry_reason
 from contextcore.llm import (
     LLMError,
     LLMRequest,
+    Retrying,
     StreamEnd,
     StreamEvent,
     StreamTimeoutError,
@@ -32,70 +36,111 @@ from contextcore.llm import (
 )
 
 OFFLINE_PREFIX = "acdc/"
-# A Retry-After longer than this is not worth waiting for inside one turn: fail and say so.
-MAX_RETRY_AFTER = 60.0
+# An attempt with less time than this before the give-up deadline is not worth starting.
+MIN_ATTEMPT_SECONDS = 1.0
 
 
 class LiteLLMClient:
+    """Streams through litellm; retries failures before the first token within a deadline.
+
+    A request that has produced no chunk `give_up_after` seconds after it was first sent is
+    abandoned, retries and backoff included. Each attempt waits `first_chunk_timeout`
+    (default: half the deadline, so a silent provider is asked twice) and the last attempt
+    waits out whatever time is left. A `Retrying` event announces every retry at once.
+    """
+
     def __init__(
         self,
         *,
         api_base: str | None = None,
         record_path: Path | None = None,
-        first_chunk_timeout: float = 60.0,
+        give_up_after: float = 60.0,
+        first_chunk_timeout: float | None = None,
         between_chunks_timeout: float = 120.0,
         max_retries: int = 3,
         backoff_base: float = 1.0,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.api_base = api_base
         self.record_path = record_path
-        self.first_chunk_timeout = first_chunk_timeout
+        self.give_up_after = give_up_after
+        self.first_chunk_timeout = (
+            give_up_after / 2 if first_chunk_timeout is None else first_chunk_timeout
+        )
         self.between_chunks_timeout = between_chunks_timeout
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self._sleep = sleep
+        self._clock = clock
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
-        attempt = 0
+        # The first import takes seconds; on the event loop it would freeze every socket.
+        # It is not the provider's time, so the deadline starts after it.
+        litellm = await asyncio.to_thread(sdk.litellm)
+        deadline = self._clock() + self.give_up_after
+        attempt = 1
         while True:
+            limit = self._attempt_limit(deadline, attempt)
             started = False
             try:
-                async for event in self._attempt(request):
+                async for event in self._attempt(litellm, request, limit):
                     started = True
                     yield event
                 return
             except LLMError as error:
-                delay = self._retry_delay(error, attempt)
-                if started or delay is None:
-                    raise
+                delay = None if started else self._retry_delay(error, attempt, deadline)
+                if delay is None:
+                    if started or not isinstance(error, StreamTimeoutError):
+                        raise
+                    raise self._no_answer(request.model, error) from error
+                reason = retry_reason(error)
+            yield Retrying(reason, delay, attempt + 1)
             await self._sleep(delay)
             attempt += 1
 
-    def _retry_delay(self, error: LLMError, attempt: int) -> float | None:
+    def _attempt_limit(self, deadline: float, attempt: int) -> float:
+        """Seconds this attempt waits for its first chunk: all that is left if a retry after
+        it timed out would not fit before the deadline."""
+        remaining = max(0.0, deadline - self._clock())
+        limit = min(self.first_chunk_timeout, remaining)
+        room_after = remaining - limit - self._backoff(attempt)
+        last = attempt > self.max_retries or room_after < MIN_ATTEMPT_SECONDS
+        return remaining if last else limit
+
+    def _retry_delay(self, error: LLMError, attempt: int, deadline: float) -> float | None:
         """Seconds to wait before the next attempt, or None when it should not be retried."""
-        if not error.retryable or attempt >= self.max_retries:
+        if not error.retryable or attempt > self.max_retries:
             return None
         retry_after = getattr(error, "retry_after", None)
-        if retry_after is None:
-            return self.backoff_base * 2**attempt
-        return retry_after if retry_after <= MAX_RETRY_AFTER else None
+        delay = self._backoff(attempt) if retry_after is None else retry_after
+        if self._clock() + delay + MIN_ATTEMPT_SECONDS > deadline:
+            return None
+        return delay
 
-    async def _attempt(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
-        # The first import takes seconds; on the event loop it would freeze every socket.
-        litellm = await asyncio.to_thread(sdk.litellm)
+    def _backoff(self, attempt: int) -> float:
+        return self.backoff_base * 2 ** (attempt - 1)
+
+    def _no_answer(self, model: str, last: StreamTimeoutError) -> StreamTimeoutError:
+        return StreamTimeoutError(
+            f"No answer from {model} in {self.give_up_after:g} s; try again or pick another model.",
+            detail=last.detail,
+        )
+
+    async def _attempt(
+        self, litellm: Any, request: LLMRequest, limit: float
+    ) -> AsyncIterator[StreamEvent]:
         arguments = self._arguments(request)
         self._record(arguments)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.first_chunk_timeout
+        deadline = loop.time() + limit
         response = None
         try:
             # One deadline covers both the request (headers) and the first chunk.
             call = litellm.acompletion(**arguments)
-            limit = self.first_chunk_timeout
             response = await self._within(call, limit, request.model, limit)
             first_wait = max(0.0, deadline - loop.time())
-            async for event in self._events(response, request.model, first_wait):
+            async for event in self._events(response, request.model, first_wait, limit):
                 yield event
         except LLMError:
             raise
@@ -105,13 +150,17 @@ class LiteLLMClient:
             await _close(response)
 
     async def _events(
-        self, response: Any, model: str, first_wait: float
+        self, response: Any, model: str, first_wait: float, limit: float
     ) -> AsyncIterator[StreamEvent]:
-        """Text and tool-call deltas as they come, then the usage (when reported), then the end."""
+        """Text and tool-call deltas as they come, then the usage (when reported), then the end.
+
+        A stream that ends with no answer and no finish_reason is no answer: it raises.
+        """
         iterator = aiter(response)
-        timeout, limit = first_wait, self.first_chunk_timeout
+        timeout = first_wait
         usage: Usage | None = None
-        finish_reason: str | None = None
+        seen: str | None = None
+        answered = False
         while True:
             try:
                 chunk = await self._within(anext(iterator), timeout, model, limit)
@@ -122,9 +171,13 @@ class LiteLLMClient:
             if raw_usage is not None:
                 usage = normalize_usage(raw_usage)
             for choice in getattr(chunk, "choices", None) or []:
-                finish_reason = getattr(choice, "finish_reason", None) or finish_reason
+                seen = getattr(choice, "finish_reason", None) or seen
                 for event in _delta_events(getattr(choice, "delta", None)):
+                    answered = True
                     yield event
+        finish_reason = provider_finish_reason(response, seen)
+        if finish_reason is None and not answered:
+            raise malformed_response(model, "the stream ended with no answer and no finish_reason")
         if usage is not None:
             yield UsageReport(usage)
         yield StreamEnd(finish_reason)
@@ -176,6 +229,21 @@ class LiteLLMClient:
         }
         with self.record_path.open("a", encoding="utf-8") as file:
             file.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+
+
+def provider_finish_reason(response: Any, seen: str | None) -> str | None:
+    """The finish_reason the provider sent, or None when it sent none.
+
+    When a stream just ends (with or without `[DONE]`), litellm's stream wrapper makes up a
+    last chunk with finish_reason "stop"; only the wrapper's own record says whether the
+    provider said so: `received_finish_reason`, or `intermittent_finish_reason` for a
+    provider that says it before its last event. `seen` is the (normalized) reason the
+    chunks carried; it is all there is to go by for a stream that keeps no such record.
+    """
+    if not hasattr(response, "received_finish_reason"):
+        return seen
+    said = response.received_finish_reason or getattr(response, "intermittent_finish_reason", None)
+    return (seen or str(said)) if said else None
 
 
 def _delta_events(delta: Any) -> list[StreamEvent]:

@@ -1,9 +1,10 @@
 """Provider exceptions, as litellm raises them, mapped to contextcore's `LLMError` classes.
 
 Every mapped error carries a `user_message` written for the chat page (what happened and
-what to do) and keeps the provider's text, shortened, in `detail` for logs. Rate limits
-carry the provider's Retry-After. Classes are matched by name along the exception's class
-hierarchy, so this module never imports litellm.
+what to do), the provider's HTTP status when it sent one, and the provider's text,
+shortened, in `detail` for logs. Rate limits carry the provider's Retry-After. Classes are
+matched by name along the exception's class hierarchy, so this module never imports litellm.
+`retry_reason` says in a few words why a request is being sent again.
 """
 
 from __future__ import annotations
@@ -18,28 +19,84 @@ from contextcore.llm import (
     BadRequestError,
     ContextWindowExceededError,
     LLMError,
+    MalformedResponseError,
     ProviderUnavailableError,
     RateLimitError,
+    StreamTimeoutError,
     UnknownModelError,
 )
 
 DETAIL_LIMIT = 500
 _MISSING_KEY_HINTS = ("missing credentials", "api_key client option must be set")
 _UNKNOWN_PROVIDER_HINTS = ("llm provider not provided", "unmapped llm provider")
+# What litellm raised from, when reading the provider's answer failed rather than the network.
+_UNREADABLE = ("JSONDecodeError", "TypeError", "KeyError", "AttributeError", "ValidationError")
+# Errors without an HTTP answer; litellm still gives them a status_code (500).
+_NO_ANSWER = ("APIConnectionError", "Timeout")
 
 Builder = Callable[[Exception, str, str], LLMError]
 
 
 def map_error(exc: Exception, model: str) -> LLMError:
     """The contextcore error for any exception raised while calling `model`."""
-    exc = _unwrap(exc)
-    detail = str(exc)[:DETAIL_LIMIT]
+    original = _unwrap(exc)
+    detail = str(original)[:DETAIL_LIMIT]
+    if _is_any(original, ("APIConnectionError",)) and _raised_from(exc, _UNREADABLE):
+        return malformed_response(model, detail)
+    error = _build(original, model, detail)
+    error.status = _status(original)
+    return error
+
+
+def retry_reason(error: LLMError) -> str:
+    """Why `error` makes the client try again, for the page: "Rate limited, retrying…"."""
+    if isinstance(error, RateLimitError):
+        return "Rate limited"
+    if isinstance(error, StreamTimeoutError):
+        return "No answer from the provider yet"
+    if error.status is not None:
+        return f"The provider returned an error ({error.status})"
+    return "Could not reach the provider"
+
+
+def _build(exc: Exception, model: str, detail: str) -> LLMError:
     for class_names, builder in _TABLE:
         if _is_any(exc, class_names):
             return builder(exc, model, detail)
     return LLMError(
         f"The call to {model} failed unexpectedly ({type(exc).__name__}).", detail=detail
     )
+
+
+def malformed_response(model: str, detail: str = "") -> LLMError:
+    return MalformedResponseError(
+        f"{model} answered with something that is not a chat-completion stream. "
+        "Check the API base (ACDC_API_BASE), try again, or pick another model.",
+        detail=detail,
+    )
+
+
+def _status(exc: Exception) -> int | None:
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int) or _is_any(exc, _NO_ANSWER):
+        return None
+    return status
+
+
+def _raised_from(exc: BaseException, class_names: tuple[str, ...]) -> bool:
+    """Whether the causes behind `exc` (through litellm's wrappers too) hold one of them."""
+    seen: set[int] = set()
+    waiting: list[BaseException | None] = [exc.__cause__, exc.__context__]
+    waiting.append(getattr(exc, "original_exception", None))
+    while waiting:
+        cause = waiting.pop()
+        if not isinstance(cause, BaseException) or id(cause) in seen:
+            continue
+        if _is_any(cause, class_names):
+            return True
+        seen.add(id(cause))
+        waiting += [cause.__cause__, cause.__context__, getattr(cause, "original_exception", None)]
+    return False
 
 
 def _unwrap(exc: Exception) -> Exception:
@@ -53,7 +110,7 @@ def _unwrap(exc: Exception) -> Exception:
     return exc
 
 
-def _is_any(exc: Exception, class_names: tuple[str, ...]) -> bool:
+def _is_any(exc: BaseException, class_names: tuple[str, ...]) -> bool:
     # By name along the class hierarchy: litellm's exception classes subclass each other and
     # the openai ones, and matching names keeps this module free of the litellm import.
     return any(cls.__name__ in class_names for cls in type(exc).__mro__)

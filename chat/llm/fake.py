@@ -47,7 +47,9 @@ class FakeStep:
     `chunk_delay` is slept before every chunk, the first included. `error` is raised after
     `error_after` chunks (0: before any text). `tool_calls` items are dicts with `name`,
     `arguments` (a string or a JSON-able value) and optionally `id`. `usage` overrides
-    any of the reported usage fields.
+    any of the reported usage fields. `finish_reason` replaces the usual "stop" (or
+    "tool_calls"); `cut` ends the stream after the text and tool calls with no finish_reason
+    and no usage, as a provider that closes the stream early.
     """
 
     text: str = ""
@@ -58,6 +60,8 @@ class FakeStep:
     retry_after: float | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    cut: bool = False
     # Only for requests made for this purpose ("topic_detection", "history_summary",
     # "endless_view", ...); untagged steps answer any request no tagged step is waiting for.
     purpose: str | None = None

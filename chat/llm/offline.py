@@ -1,10 +1,11 @@
 """The offline models, registered with litellm as the custom provider "acdc".
 
 One handler answers `acdc/fake` (scripted by a `FakeScript`: replies, chunking, delays,
-tool calls and provider errors raised as the litellm exceptions a real provider produces)
-and `acdc/dry-run` (streams a report of the request instead of an answer). Both go through
-litellm's real streaming path and end with a usage chunk that includes simulated cache
-reads and writes. Only async streaming is implemented: `LiteLLMClient` never asks for more.
+tool calls, how the stream ends, and provider errors raised as the litellm exceptions a
+real provider produces) and `acdc/dry-run` (streams a report of the request instead of an
+answer). Both go through litellm's real streaming path and end with a usage chunk that
+includes simulated cache reads and writes (unless a step is `cut`). Only async streaming
+is implemented: `LiteLLMClient` never asks for more.
 This module is imported by `chat.llm.sdk` when litellm is first needed, never at start-up.
 """
 
@@ -94,8 +95,11 @@ class AcdcProvider(litellm.CustomLLM):
             raise provider_error(step)
         for index, call in enumerate(step.tool_calls):
             yield tool_chunk(index, call)
+        if step.cut:
+            return
         usage = self._usage(messages, tools, step, script.cache)
-        yield final_chunk("tool_calls" if step.tool_calls else "stop", {**usage, **step.usage})
+        finish_reason = step.finish_reason or ("tool_calls" if step.tool_calls else "stop")
+        yield final_chunk(finish_reason, {**usage, **step.usage})
 
     async def _dry_run(
         self, messages: list, tools: list | None, metadata: dict[str, Any]

@@ -7,14 +7,22 @@ import json
 import pytest
 
 from chat.llm.client import LiteLLMClient, normalize_usage
-from chat.llm.errors import map_error, retry_after_seconds
+from chat.llm.errors import map_error, retry_after_seconds, retry_reason
 from chat.llm.facts import default_model, has_provider_key, model_facts
 from chat.llm.fake import ERROR_KINDS, FakeStep
 from chat.llm.offline import provider_error
 from chat.llm.sdk import litellm as litellm_module
 from chat.llm.sdk import model_info
 from contextcore import llm as core
-from contextcore.llm import LLMRequest, StreamEnd, TextDelta, ToolCallDelta, Usage, UsageReport
+from contextcore.llm import (
+    LLMRequest,
+    Retrying,
+    StreamEnd,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+    UsageReport,
+)
 
 CACHED = {"type": "ephemeral"}
 
@@ -64,6 +72,25 @@ async def test_it_maps_tool_call_deltas(client, fake):
     events = await collect(client, request(tools=[{"type": "function", "function": {"name": "a"}}]))
     assert ToolCallDelta(index=0, id="c1", name="activate", arguments='{"p": 1}') in events
     assert events[-1] == StreamEnd("tool_calls")
+
+
+async def test_a_stream_the_provider_closes_early_ends_with_no_finish_reason(client, fake):
+    # litellm makes up finish_reason "stop" for such a stream; the client must not.
+    fake.enqueue(FakeStep(text="cut short", cut=True))
+    events = await collect(client, request())
+    assert text_of(events) == "cut short"
+    assert events[-1] == StreamEnd(None)
+
+
+async def test_it_passes_on_the_finish_reason_the_provider_gave(client, fake):
+    fake.enqueue(FakeStep(text="long", finish_reason="length"))
+    assert (await collect(client, request()))[-1] == StreamEnd("length")
+
+
+async def test_a_stream_with_no_answer_and_no_finish_reason_is_an_error(client, fake):
+    fake.enqueue(FakeStep(cut=True))
+    with pytest.raises(core.MalformedResponseError):
+        await collect(client, request())
 
 
 async def test_it_reports_cache_tokens_that_came_through_litellms_stream(client, fake):
@@ -164,9 +191,22 @@ def test_it_reads_retry_after_from_headers_in_seconds_or_milliseconds():
     assert retry_after_seconds(error) == 1.5
 
 
+def test_each_retry_says_why_in_words_for_the_page():
+    def reason(kind: str) -> str:
+        return retry_reason(map_error(provider_error(FakeStep(error=kind)), "m"))
+
+    assert reason("rate_limit") == "Rate limited"
+    assert reason("server") == "The provider returned an error (500)"
+    assert reason("unavailable") == "The provider returned an error (503)"
+    assert reason("connection") == "Could not reach the provider"
+    timeout = core.StreamTimeoutError("m sent nothing")
+    assert retry_reason(timeout) == "No answer from the provider yet"
+
+
 async def test_it_retries_after_the_retry_after_header(client, fake, sleeps):
     fake.enqueue(FakeStep(error="rate_limit", retry_after=7), "Answer after waiting")
     events = await collect(client, request())
+    assert events[0] == Retrying("Rate limited", 7.0, 2)
     assert sleeps == [7.0]
     assert text_of(events) == "Answer after waiting"
     assert len(fake.requests) == 2
@@ -174,8 +214,10 @@ async def test_it_retries_after_the_retry_after_header(client, fake, sleeps):
 
 async def test_it_backs_off_exponentially_without_a_retry_after(client, fake, sleeps):
     fake.enqueue(FakeStep(error="server"), FakeStep(error="unavailable"), "Finally")
-    assert text_of(await collect(client, request())) == "Finally"
+    events = await collect(client, request())
+    assert text_of(events) == "Finally"
     assert sleeps == [1.0, 2.0]
+    assert [e.delay for e in events if isinstance(e, Retrying)] == sleeps
 
 
 async def test_it_gives_up_after_max_retries(fake, sleeps):
@@ -192,6 +234,31 @@ async def test_it_does_not_wait_for_an_unreasonably_long_retry_after(client, fak
         await collect(client, request())
     assert sleeps == []
     assert "3600 seconds" in caught.value.user_message
+
+
+class Clock:
+    """Time that passes only when the client sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+async def test_it_does_not_wait_past_the_give_up_deadline(fake):
+    fake.enqueue(*[FakeStep(error="rate_limit", retry_after=25)] * 3, "too late")
+    clock = Clock()
+    client = LiteLLMClient(give_up_after=60, sleep=clock.sleep, clock=clock)
+    with pytest.raises(core.RateLimitError):
+        await collect(client, request())
+    assert clock.sleeps == [25.0, 25.0]
+    assert len(fake.requests) == 3
 
 
 async def test_it_never_retries_an_authentication_error(client, fake, sleeps):
@@ -213,12 +280,15 @@ async def test_it_never_retries_once_text_was_yielded(client, fake, sleeps):
     assert sleeps == [] and len(fake.requests) == 1
 
 
-async def test_it_times_out_waiting_for_the_first_chunk(fake):
-    fake.enqueue(FakeStep(text="too slow", chunk_delay=1.0))
-    slow = LiteLLMClient(first_chunk_timeout=0.05, max_retries=0)
+async def test_it_gives_up_when_nothing_comes_by_the_deadline(fake):
+    # Far slower than the deadline: abandoned at the deadline, so the test does not wait.
+    fake.enqueue(FakeStep(text="too slow", chunk_delay=60.0))
+    slow = LiteLLMClient(give_up_after=0.05)
     with pytest.raises(core.StreamTimeoutError) as caught:
         await collect(slow, request())
-    assert "sent nothing for 0.05 seconds" in caught.value.user_message
+    assert caught.value.user_message == (
+        "No answer from acdc/fake in 0.05 s; try again or pick another model."
+    )
 
 
 async def test_it_retries_a_first_chunk_timeout(fake, sleeps):
@@ -226,7 +296,9 @@ async def test_it_retries_a_first_chunk_timeout(fake, sleeps):
     # first attempt far slower than it (abandoned at the limit, so the test does not wait).
     fake.enqueue(FakeStep(text="too slow", chunk_delay=60.0), "quick")
     client = LiteLLMClient(first_chunk_timeout=3.0, sleep=sleeps)
-    assert text_of(await collect(client, request())) == "quick"
+    events = await collect(client, request())
+    assert events[0] == Retrying("No answer from the provider yet", 1.0, 2)
+    assert text_of(events) == "quick"
     assert sleeps == [1.0]
 
 

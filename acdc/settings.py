@@ -36,6 +36,7 @@ ACDC_DATA_DIR = prepare_data_dir(
 ACDC_MODEL = env_str("ACDC_MODEL")  # empty: chosen by chat.llm.facts.default_model()
 ACDC_SMALLER_MODEL = env_str("ACDC_SMALLER_MODEL")
 ACDC_API_BASE = env_url("ACDC_API_BASE", ("http", "https"))
+ACDC_PROVIDER_GIVE_UP_SECONDS = env_int("ACDC_PROVIDER_GIVE_UP_SECONDS", 60, minimum=1)
 ACDC_BIND = env_bind_address("ACDC_BIND")
 ACDC_TOKEN = env_str("ACDC_TOKEN")
 ACDC_RECORD_REQUESTS = env_str("ACDC_RECORD_REQUESTS")

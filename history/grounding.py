@@ -93,7 +93,7 @@ def _sqlite_ids(cursor, terms: list[str], repository: str, limit: int) -> list[s
     cursor.execute(
         """
         SELECT m.id FROM history_message_fts f
-        JOIN history_message m ON m.id = f.message_id
+        JOIN history_message m ON m.rowid = f.rowid
         JOIN history_session s ON s.id = m.session_id
         WHERE history_message_fts MATCH %s AND s.repository = %s AND m.rolled_back = 0
           AND (m.pinned = 1 OR (m.system_event = 1 AND m.content LIKE %s))

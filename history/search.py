@@ -1,6 +1,7 @@
 """Full-text search over the messages of a repository's sessions: ranked hits with snippets.
 
-SQLite uses the FTS5 table and PostgreSQL the tsvector column that migration 0004 builds
+SQLite uses the external-content FTS5 table of migration 0009 (joined to its message by
+rowid; snippets read the message's own text) and PostgreSQL the tsvector column of 0004
 (raw SQL: the index is not a model field, and the ORM's Coalesce would not match it).
 User text is never query syntax: each term is quoted for FTS5, and PostgreSQL parses it
 with plainto_tsquery. A query without indexable words, or a backend without an index,
@@ -149,7 +150,7 @@ def _sqlite_rows(text: str, repository: str, role: str | None, limit: int):
     sql = f"""
         SELECT m.id, snippet(history_message_fts, 0, %s, %s, '…', 24)
         FROM history_message_fts f
-        JOIN history_message m ON m.id = f.message_id
+        JOIN history_message m ON m.rowid = f.rowid
         JOIN history_session s ON s.id = m.session_id
         WHERE history_message_fts MATCH %s AND f.rowid >= (
             SELECT coalesce(min(r), 0) FROM (

@@ -64,13 +64,14 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
 
 
 @cache
-def _markdown() -> MarkdownIt:
+def markdown_parser() -> MarkdownIt:
+    """The one markdown-it configuration: `blocks.py` splits answers with its block rules."""
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
     return md.enable("table").enable("strikethrough")
 
 
 def render_markdown(text: str) -> str:
-    html = _markdown().render(text)
+    html = markdown_parser().render(text)
     return nh3.clean(
         html,
         tags=_ALLOWED_TAGS,

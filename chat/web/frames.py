@@ -3,8 +3,9 @@
 Every HTML frame is rendered from a template under `templates/chat/` and carries the turn
 id; changes to the Files panel travel as JSON messages of their own (`picker_message`).
 Answer updates are coalesced: at most one frame per `interval` (~20 a second), each
-carrying the whole rendered answer so far, so a slow browser never falls behind a fast
-model, and the last state always arrives.
+carrying only what is new (`stream.py`), rendered in a worker thread, so a slow browser
+never falls behind a fast model, the event loop never waits for Pygments, and the last
+state always arrives.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from chat.turn.events import (
     TurnStarted,
 )
 from chat.web.render import render_markdown
+from chat.web.stream import Render, StreamState, advance, snapshot
 
 Send = Callable[[str], Awaitable[None]]
 
@@ -48,9 +50,7 @@ def _render_html(event: TurnEvent) -> str:
     if isinstance(event, TurnStarted):
         return render_to_string("chat/_frame_started.html", {"event": event})
     if isinstance(event, TurnDelta):
-        return render_to_string(
-            "chat/_frame_delta.html", {"event": event, "html": render_markdown(event.text)}
-        )
+        return advance(StreamState(event.turn_id), event.text)[1]
     if isinstance(event, TurnNotice):
         return render_to_string("chat/_frame_notice.html", {"event": event})
     if isinstance(event, TurnFinished):
@@ -101,42 +101,83 @@ def render_error(text: str, turn_id: str = "") -> str:
 
 
 class DeltaCoalescer:
-    """Forwards turn events to `send`, merging answer deltas that arrive too fast."""
+    """Forwards the events of one turn to `send`, in order, coalescing answer deltas.
 
-    def __init__(self, send: Send, interval: float = 0.05, clock=time.monotonic) -> None:
+    `emit(TurnDelta)` only records the latest text and returns: a timer sends one frame per
+    `interval` at most, rendered in a worker thread (`stream.advance`), so neither a slow
+    renderer nor a slow tab holds up the model's stream or the event loop. Any other event
+    first flushes the pending text, then goes out after it, also rendered off the loop.
+    `snapshot()` draws the answer for a tab that joins while it streams.
+    """
+
+    def __init__(
+        self,
+        send: Send,
+        interval: float = 0.05,
+        clock: Callable[[], float] = time.monotonic,
+        render: Render = render_markdown,
+    ) -> None:
         self._send = send
         self._interval = interval
         self._clock = clock
-        self._pending: TurnDelta | None = None
+        self._render = render
+        self._latest: TurnDelta | None = None
+        self._state: StreamState | None = None
         self._timer: asyncio.Task | None = None
         self._last_sent = float("-inf")
-        self._lock = asyncio.Lock()
+        self._sending = asyncio.Lock()  # one frame at a time, in order
 
     async def emit(self, event: TurnEvent) -> None:
         if isinstance(event, TurnDelta):
-            self._pending = event
+            self._latest = event
             if self._timer is None:
                 delay = max(0.0, self._last_sent + self._interval - self._clock())
                 self._timer = asyncio.ensure_future(self._flush_after(delay))
             return
-        await self._flush()
-        async with self._lock:
-            for message in render_event(event):
+        await self.flush()
+        async with self._sending:
+            messages = await asyncio.to_thread(render_event, event)
+            if isinstance(event, TurnFinished):
+                self._state = None  # the finished message replaced the streamed one
+            for message in messages:
                 await self._send(message)
+
+    async def flush(self) -> None:
+        """Send the latest answer text now, after any frame on its way, and wait for it."""
+        timer, self._timer = self._timer, None
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
+        async with self._sending:
+            pending, self._latest = self._latest, None
+            if pending is None:
+                return
+            self._last_sent = self._clock()
+            state = self._state
+            if state is None or state.turn_id != pending.turn_id:
+                state = StreamState(pending.turn_id)
+            self._state, message = await asyncio.to_thread(
+                advance, state, pending.text, self._render
+            )
+            if message:
+                await self._send(message)
+
+    def snapshot(self) -> list[str]:
+        """The messages that bring a tab joining mid-answer up to date: one frame that
+        replaces the body `msg-<turn>-body` with the final blocks so far (their HTML as
+        already rendered) and the tail. The tab must have the message (the started
+        frame or the page); the frames after the snapshot build on it. Empty when no
+        answer is streaming. To send it between two frames, use `send_snapshot`."""
+        return [snapshot(self._state)] if self._state is not None else []
+
+    async def send_snapshot(self, send: Send) -> None:
+        """Send `snapshot()` with `send` while no frame is on its way, so that every frame
+        sent before it is in it and every frame after it builds on it."""
+        async with self._sending:
+            for message in self.snapshot():
+                await send(message)
 
     async def _flush_after(self, delay: float) -> None:
         if delay:
             await asyncio.sleep(delay)
-        self._timer = None
-        await self._flush()
-
-    async def _flush(self) -> None:
-        if self._timer is not None and self._timer is not asyncio.current_task():
-            self._timer.cancel()
-            self._timer = None
-        async with self._lock:
-            pending, self._pending = self._pending, None
-            if pending is not None:
-                self._last_sent = self._clock()
-                for message in render_event(pending):
-                    await self._send(message)
+        self._timer = None  # from here on a flush waits for this one instead of cancelling it
+        await self.flush()

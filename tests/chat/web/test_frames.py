@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 from chat.turn.events import SetsChanged, TurnDelta, TurnFinished, TurnNotice, TurnStarted
 from chat.web.frames import DeltaCoalescer, render_event
+from chat.web.render import render_markdown
 
 
 class FakeClock:
@@ -15,39 +17,123 @@ class FakeClock:
         return self.now
 
 
+class Wire:
+    """What the coalescer sent, with a wait on what should arrive (never a fixed sleep)."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self._changed = asyncio.Condition()
+
+    async def send(self, message: str) -> None:
+        async with self._changed:
+            self.sent.append(message)
+            self._changed.notify_all()
+
+    async def wait_for(self, predicate, timeout: float = 60) -> None:
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: predicate(self.sent)), timeout)
+
+
+class BlockedRenderer:
+    """A renderer that waits until the test lets it go, and notes the thread it ran on."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.go = threading.Event()
+        self.threads: set[int] = set()
+
+    def __call__(self, source: str) -> str:
+        self.threads.add(threading.get_ident())
+        self.entered.set()
+        assert self.go.wait(120), "the test never let the renderer go"
+        return render_markdown(source)
+
+
 async def test_fast_deltas_are_merged_and_the_last_state_always_arrives():
-    sent: list[str] = []
-
-    async def send(html: str) -> None:
-        sent.append(html)
-
-    coalescer = DeltaCoalescer(send, interval=0.05)
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05)
     await coalescer.emit(TurnStarted("t1", "s", "m", "hi", "acdc/fake"))
     for n in range(1, 101):
         await coalescer.emit(TurnDelta("t1", "word " * n))
     await coalescer.emit(TurnFinished("t1", "complete", "word " * 100, "m2"))
-    deltas = [h for h in sent if 'id="msg-t1-body"' in h and "data-status" not in h]
-    assert 1 <= len(deltas) < 10
-    assert "word " * 100 in sent[-1].replace("\n", " ") or "word word" in sent[-1]
-    assert 'data-status="complete"' in sent[-1]
+    started, *deltas, finished = wire.sent
+    assert len(deltas) == 1
+    assert "word " * 99 in deltas[0]
+    assert 'data-status="complete"' in finished
+
+
+async def test_a_delta_goes_out_on_its_own_within_the_interval():
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05)
+    await coalescer.emit(TurnDelta("t1", "Hello"))
+    await wire.wait_for(lambda sent: len(sent) == 1)
+    await coalescer.emit(TurnDelta("t1", "Hello there"))
+    await wire.wait_for(lambda sent: len(sent) == 2)
+    assert ">Hello</div>" in wire.sent[0] and "> there</span>" in wire.sent[1]
 
 
 async def test_deltas_are_sent_in_order_before_the_finish():
-    sent: list[str] = []
-
-    async def send(html: str) -> None:
-        sent.append(html)
-
-    clock = FakeClock()
-    coalescer = DeltaCoalescer(send, interval=0.05, clock=clock)
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
     await coalescer.emit(TurnDelta("t1", "a"))
-    await asyncio.sleep(0)
+    await wire.wait_for(lambda sent: len(sent) == 1)
     await coalescer.emit(TurnDelta("t1", "ab"))
     await coalescer.emit(TurnFinished("t1", "cancelled", "ab", "m"))
-    bodies = [h for h in sent if "msg-t1-body" in h]
-    assert ">a<" in bodies[0]
-    assert 'data-status="cancelled"' in sent[-1]
-    assert "Stopped" in sent[-1]
+    assert ">a</div>" in wire.sent[0]
+    assert ">b</span>" in wire.sent[1]
+    assert 'data-status="cancelled"' in wire.sent[-1]
+    assert "Stopped" in wire.sent[-1]
+
+
+async def test_emit_returns_at_once_while_the_renderer_is_busy():
+    wire, renderer = Wire(), BlockedRenderer()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, render=renderer)
+    await coalescer.emit(TurnDelta("t1", "First paragraph.\n\nSecond"))
+    await asyncio.to_thread(renderer.entered.wait, 60)
+    for n in range(1, 50):
+        await asyncio.wait_for(coalescer.emit(TurnDelta("t1", "First paragraph.\n\n" + "x" * n)), 5)
+    assert wire.sent == []
+    renderer.go.set()
+    await coalescer.emit(TurnFinished("t1", "complete", "First paragraph.\n\n" + "x" * 49, "m"))
+    assert threading.get_ident() not in renderer.threads
+    assert "<p>First paragraph.</p>" in wire.sent[0]
+    assert 'data-status="complete"' in wire.sent[-1]
+
+
+async def test_a_finished_event_waits_for_the_frame_being_rendered():
+    wire, renderer = Wire(), BlockedRenderer()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, render=renderer)
+    await coalescer.emit(TurnDelta("t1", "Para one.\n\nPara two"))
+    await asyncio.to_thread(renderer.entered.wait, 60)
+    finish = asyncio.create_task(
+        coalescer.emit(TurnFinished("t1", "complete", "Para one.\n\nPara two.", "m"))
+    )
+    notice = TurnNotice("t1", "Budget nearly spent", level="warning")
+    await asyncio.sleep(0)
+    assert not finish.done() and wire.sent == []
+    renderer.go.set()
+    await asyncio.wait_for(finish, 60)
+    await coalescer.emit(notice)
+    body, finished, shown_notice = wire.sent
+    assert "<p>Para one.</p>" in body
+    assert 'data-status="complete"' in finished
+    assert "Budget nearly spent" in shown_notice
+
+
+async def test_the_snapshot_brings_a_joining_tab_up_to_date():
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05)
+    assert coalescer.snapshot() == []
+    await coalescer.emit(TurnDelta("t1", "# Title\n\nSome text"))
+    await coalescer.flush()
+    (frame,) = coalescer.snapshot()
+    assert frame.startswith('<div class="body" id="msg-t1-body"')
+    assert "<h1>Title</h1>" in frame and ">Some text</div>" in frame
+    joined = Wire()
+    await coalescer.send_snapshot(joined.send)
+    assert joined.sent == [frame]
+    await coalescer.emit(TurnFinished("t1", "complete", "# Title\n\nSome text.", "m"))
+    assert coalescer.snapshot() == []
 
 
 def test_every_frame_carries_the_turn_id():

@@ -1,0 +1,90 @@
+"""The answer of one turn as the browser has it while it streams, and the frames that grow it.
+
+The message body holds the final blocks, each rendered once (`blocks.py` says which are
+final), then the tail: the open block as escaped plain text (`<pre>` for an open code
+fence). `advance` takes a state and the whole answer so far and returns the next state with
+the frame that brings a tab from one to the other: new blocks go in before the tail
+(`beforebegin:#msg-<turn>-tail`), and the tail grows by the new text or, once it holds
+another block, is replaced. So a frame carries only what is new and the wire grows with
+the answer, not with its square. `snapshot` draws the body from the HTML already rendered.
+States are immutable: a worker thread computes the next one, the event loop keeps it.
+Non-goal: when frames are sent (`frames.DeltaCoalescer`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.template.loader import render_to_string
+
+from chat.web.blocks import Split, fence_opening, split_final
+from chat.web.render import render_markdown
+
+Render = Callable[[str], str]
+
+_BLANK_LINES = re.compile(r"(?:[ \t]*(?:\r\n?|\n))*")
+
+
+@dataclass(frozen=True)
+class StreamState:
+    turn_id: str
+    text: str = ""  # the answer as the tab shows it
+    blocks: tuple[str, ...] = ()  # the HTML of its final blocks, in order
+    open_at: int = 0  # where the open block starts: the final blocks are text[:open_at]
+    settled: int = 0  # text[:settled] is the complete lines the split has seen
+    tail_from: int = 0  # the tail shows text[tail_from:]
+    code: bool = False  # the tail is an open code fence, shown without its opening line
+    drawn: bool = False  # a tab that follows the frames has the body with a tail
+
+
+def advance(
+    state: StreamState, text: str, render: Render = render_markdown
+) -> tuple[StreamState, str]:
+    """The state that shows `text`, and the frame from `state` to it ("" when none is needed)."""
+    grew = text.startswith(state.text)
+    if not grew and not text.startswith(state.text[: state.open_at]):
+        state, grew = StreamState(state.turn_id), True  # the answer was rewritten: redraw it
+    settled = text.rfind("\n") + 1
+    split = Split((), state.open_at)
+    if settled != state.settled or not grew:
+        split = split_final(text, state.open_at)
+    html = tuple(render(source) for source in split.final)
+    code, tail_from = _tail(text, split.open_at)
+    new = StreamState(
+        state.turn_id, text, state.blocks + html, split.open_at, settled, tail_from, code, True
+    )
+    if not state.drawn:
+        return new, _answer_frame(new)
+    if not html and grew and (code, tail_from) == (state.code, state.tail_from):
+        added = text[len(state.text) :]
+        context = {"turn_id": new.turn_id, "added": added}
+        return new, render_to_string("chat/_frame_delta.html", context) if added else ""
+    context = {**_tail_context(new), "blocks": "".join(html)}
+    return new, render_to_string("chat/_frame_delta.html", context)
+
+
+def snapshot(state: StreamState) -> str:
+    """One frame that draws the body as `state` has it, whatever the tab showed before."""
+    return _answer_frame(state)
+
+
+def _answer_frame(state: StreamState) -> str:
+    context = {**_tail_context(state), "blocks": "".join(state.blocks)}
+    return render_to_string("chat/_frame_answer.html", context)
+
+
+def _tail_context(state: StreamState) -> dict:
+    tail = state.text[state.tail_from :]
+    return {"turn_id": state.turn_id, "tail": tail, "code": state.code}
+
+
+def _tail(text: str, open_at: int) -> tuple[bool, int]:
+    """Whether the open block is a code fence, and where the text the tail shows starts:
+    past blank lines, and past a fence's opening line once that line is complete."""
+    start = _BLANK_LINES.match(text, open_at).end()
+    line_end = text.find("\n", start)
+    if line_end != -1 and fence_opening(text[start:line_end]):
+        return True, line_end + 1
+    return False, start

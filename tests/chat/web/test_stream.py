@@ -1,0 +1,120 @@
+"""chat/web/stream.py: frames that carry only what is new, and the snapshot of a stream."""
+
+from __future__ import annotations
+
+from chat.web.render import render_markdown
+from chat.web.stream import StreamState, advance, snapshot
+
+ANSWER = (
+    "Here is **greet** from `src/app.py`, with a paragraph long enough to stream in pieces.\n\n"
+    "```python\ndef greet(name):\n\n    return f'hello {name}'\n```\n\n"
+    "## Why\n\nIt returns a greeting.\n\n- one\n- two\n\nThe end."
+)
+
+
+def stream(text: str, step: int = 20, render=render_markdown) -> tuple[StreamState, list[str]]:
+    state, frames = StreamState("t1"), []
+    for end in [*range(step, len(text), step), len(text)]:
+        state, frame = advance(state, text[:end], render)
+        frames.append(frame)
+    return state, frames
+
+
+def test_the_first_frame_draws_the_body_with_the_text_so_far_in_a_tail():
+    _, frame = advance(StreamState("t1"), "Hello")
+    assert 'id="msg-t1-body"' in frame and 'hx-swap-oob="outerHTML"' in frame
+    assert 'id="msg-t1-tail"' in frame and ">Hello</div>" in frame
+
+
+def test_a_frame_appends_only_the_new_text_to_the_tail():
+    state, _ = advance(StreamState("t1"), "Hello")
+    _, frame = advance(state, "Hello, world")
+    assert 'hx-swap-oob="beforeend:#msg-t1-tail"' in frame
+    assert ">, world</span>" in frame
+    assert "Hello" not in frame
+
+
+def test_nothing_new_sends_nothing():
+    state, _ = advance(StreamState("t1"), "Hello")
+    assert advance(state, "Hello")[1] == ""
+
+
+def test_a_final_block_goes_in_before_the_tail_and_the_tail_starts_again():
+    state, _ = advance(StreamState("t1"), "First paragraph.")
+    _, frame = advance(state, "First paragraph.\n\nSecond")
+    assert 'hx-swap-oob="beforebegin:#msg-t1-tail"' in frame
+    assert "<p>First paragraph.</p>" in frame
+    assert ">Second</div>" in frame
+
+
+def test_every_block_is_rendered_once_and_sent_once():
+    rendered: list[str] = []
+
+    def render(source: str) -> str:
+        rendered.append(source)
+        return render_markdown(source)
+
+    state, frames = stream(ANSWER, render=render)
+    first_block = render_markdown("Here is **greet** from `src/app.py`")[:-5]
+    assert sum(frame.count(first_block) for frame in frames) == 1
+    assert "".join(rendered) == ANSWER[: state.open_at]
+    assert len(rendered) == len(state.blocks)
+
+
+def test_the_wire_grows_with_the_answer_not_with_its_square():
+    _, short = stream(ANSWER * 10)
+    _, long = stream(ANSWER * 40)
+    # Each frame is its new content in a wrapper of fixed size (here a frame per 20 characters).
+    assert sum(map(len, long)) < 2 * len(render_markdown(ANSWER * 40)) + 80 * len(long)
+    assert sum(map(len, long)) < 4.4 * sum(map(len, short))
+
+
+def test_code_is_highlighted_only_once_its_fence_closes():
+    code = "Intro.\n\n```python\ndef greet(name):\n    return name\n"
+    state, frames = stream(code, step=5)
+    assert not any('class="k"' in frame for frame in frames)
+    assert "<pre" in snapshot(state) and "def greet(name):" in snapshot(state)
+    _, frame = advance(state, code + "```\n")
+    assert '<span class="k">def</span>' in frame
+
+
+def test_an_open_fence_shows_as_escaped_text_without_its_opening_line():
+    state, frame = advance(StreamState("t1"), "```html\n<b>bold</b>")
+    assert '<pre class="tail" id="msg-t1-tail"' in frame
+    assert "&lt;b&gt;bold&lt;/b&gt;" in frame and "```" not in frame
+
+
+def test_sanitizing_still_applies_to_every_block_and_the_tail():
+    text = (
+        "<script>alert(1)</script>\n\n[x](javascript:alert(1))\n\n"
+        '<img src=x onerror="alert(1)">\n\n<script>open</script>'
+    )
+    _, frames = stream(text, step=7)
+    wire = "".join(frames)
+    assert "<script" not in wire and "<img" not in wire
+    assert 'href="javascript' not in wire
+    assert "&lt;script&gt;" in wire
+
+
+def test_a_rewritten_answer_is_drawn_again():
+    state, _ = advance(StreamState("t1"), "First paragraph.\n\nSecond")
+    state, frame = advance(state, "Something else entirely.")
+    assert 'id="msg-t1-body"' in frame and "First paragraph" not in frame
+    assert state.blocks == ()
+
+
+def test_the_snapshot_draws_the_final_blocks_and_the_tail_without_rendering_again():
+    rendered: list[str] = []
+
+    def render(source: str) -> str:
+        rendered.append(source)
+        return render_markdown(source)
+
+    state, _ = stream(ANSWER, render=render)
+    count = len(rendered)
+    frame = snapshot(state)
+    assert len(rendered) == count
+    assert frame.startswith('<div class="body" id="msg-t1-body"')
+    assert 'hx-swap-oob="outerHTML"' in frame
+    assert "".join(state.blocks) in frame
+    assert "- one\n- two\n\nThe end.</div>" in frame

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from django.template.loader import render_to_string
+
 from chat.web.render import render_markdown
 from chat.web.stream import StreamState, advance, snapshot
+from history.models import Message
 
 ANSWER = (
     "Here is **greet** from `src/app.py`, with a paragraph long enough to stream in pieces.\n\n"
@@ -118,3 +121,14 @@ def test_the_snapshot_draws_the_final_blocks_and_the_tail_without_rendering_agai
     assert 'hx-swap-oob="outerHTML"' in frame
     assert "".join(state.blocks) in frame
     assert "- one\n- two\n\nThe end.</div>" in frame
+
+
+def test_a_page_drawn_mid_answer_has_the_ids_the_stream_frames_target():
+    streaming = Message(
+        id="m2", role="assistant", status="streaming", turn_id="t1", content="Half an"
+    )
+    done = Message(id="m1", role="assistant", status="complete", turn_id="t0", content="Done.")
+    page = render_to_string("chat/_message.html", {"message": streaming, "html": "<p>Half</p>"})
+    assert 'id="msg-t1"' in page and 'id="msg-t1-body"' in page
+    page = render_to_string("chat/_message.html", {"message": done, "html": "<p>Done.</p>"})
+    assert 'id="message-m1"' in page and "msg-t0" not in page

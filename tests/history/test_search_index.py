@@ -1,0 +1,171 @@
+"""The search index follows every write to a message; on SQLite it indexes, never copies.
+
+On SQLite (migration 0009) each test ends with FTS5's integrity check against the message
+table, which fails as soon as the index and the text it points at disagree (a missed
+trigger, a renumbered row). PostgreSQL's generated column is recomputed by every write.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+
+import pytest
+from django.db import connection
+
+from history import services
+from history.models import Message
+from history.search import search_messages
+
+pytestmark = pytest.mark.django_db
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's FTS5 index")
+REPO = "/repo"
+MIGRATION = importlib.import_module("history.migrations.0009_message_search_external")
+_VOCABULARY = """parser lexer token cache tier prompt session message stream commit branch merge
+review search index snippet budget window summary compaction checkpoint rollback model
+provider usage latency retry socket frame template fragment widget config schema"""
+WORDS = _VOCABULARY.split()
+
+
+def _prose(size: int, seed: int = 7) -> str:
+    rng = random.Random(seed)
+    count = size // 6 + 1  # the words average more than five letters and a space
+    return " ".join(rng.choices(WORDS, k=count))[:size]
+
+
+def _used_bytes() -> int:
+    with connection.cursor() as cursor:
+        pages = cursor.execute("PRAGMA page_count").fetchone()[0]
+        free = cursor.execute("PRAGMA freelist_count").fetchone()[0]
+        size = cursor.execute("PRAGMA page_size").fetchone()[0]
+    return (pages - free) * size
+
+
+def _assert_index_matches_messages() -> None:
+    if connection.vendor != "sqlite":
+        return
+    with connection.cursor() as cursor:  # raises "malformed" on any disagreement
+        cursor.execute(
+            "INSERT INTO history_message_fts(history_message_fts, rank) "
+            "VALUES ('integrity-check', 1)"
+        )
+
+
+def _hits(query: str) -> list[tuple[str, list[str]]]:
+    """(message id, marked words) of each hit: snippets are cut differently per backend."""
+    return [
+        (hit.message_id, [p.text.lower() for p in hit.parts if p.marked])
+        for hit in search_messages(repository=REPO, query=query).hits
+    ]
+
+
+def _tables() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return {row[0] for row in cursor.fetchall()}
+
+
+@sqlite_only
+def test_the_index_keeps_no_copy_of_the_text():
+    assert "history_message_fts" in _tables()
+    assert "history_message_fts_content" not in _tables()
+
+
+@sqlite_only
+def test_every_migration_leaves_the_triggers_that_keep_the_index_current():
+    # Django rebuilds a table on SQLite for most field changes, which drops its triggers:
+    # a later migration that rebuilds history_message must call restore_sqlite_search.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s",
+            ["history_message"],
+        )
+        names = {row[0] for row in cursor.fetchall()}
+    assert {f"history_message_fts_{event}" for event in ("insert", "update", "delete")} <= names
+
+
+@sqlite_only
+def test_a_megabyte_message_grows_the_database_by_one_copy_and_a_small_index():
+    session = services.session_create(repository=REPO)
+    text = _prose(1_000_000)
+    before = _used_bytes()
+    services.message_append(session=session, role="user", content=text)
+    grown = _used_bytes() - before
+    # The text once (1 MB) plus the index's positions; a second copy would pass 2 MB.
+    assert len(text) <= grown < 1.5 * len(text)
+    _assert_index_matches_messages()
+
+
+def test_a_streamed_message_is_found_by_its_newest_words_and_not_its_old_ones():
+    session = services.session_create(repository=REPO)
+    message = services.message_append(
+        session=session, role="assistant", content="", status=Message.Status.STREAMING
+    )
+    for content in ("Looking", "Looking at the aardvark", "Looking at the aardvark, no: okapi"):
+        services.message_update_stream(message_id=message.id, content=content)
+    assert _hits("aardvark") == [(message.id, ["aardvark"])]
+    services.message_finish(message_id=message.id, content="The okapi it is.", status="complete")
+    assert _hits("aardvark") == [] and _hits("looking") == []
+    assert _hits("okapi") == [(message.id, ["okapi"])]
+    _assert_index_matches_messages()
+
+
+def test_deleted_messages_leave_the_others_found():
+    session = services.session_create(repository=REPO)
+    messages = [
+        services.message_append(session=session, role="user", content=f"zebra note {n}")
+        for n in range(6)
+    ]
+    gone = {messages[1].pk, messages[4].pk}
+    Message.objects.filter(pk__in=gone).delete()
+    kept = sorted((m.id, ["zebra"]) for m in messages if m.pk not in gone)
+    assert sorted(_hits("zebra")) == kept
+    _assert_index_matches_messages()
+
+
+def test_rolled_back_messages_and_other_sessions_are_found_as_before():
+    first = services.session_create(repository=REPO)
+    second = services.session_create(repository=REPO)
+    old = services.message_append(session=first, role="user", content="the quokka plan")
+    other = services.message_append(session=second, role="user", content="quokka, again")
+    Message.objects.filter(pk=old.pk).update(rolled_back=True, pinned=True)
+    hits = search_messages(repository=REPO, query="quokka").hits
+    assert sorted((h.session_id, h.message_id) for h in hits) == sorted(
+        [(first.id, old.id), (second.id, other.id)]
+    )
+    _assert_index_matches_messages()
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_vacuum_keeps_every_message_at_the_row_its_index_entry_names():
+    session = services.session_create(repository=REPO)
+    messages = [
+        services.message_append(session=session, role="user", content=f"heron note {n}")
+        for n in range(9)
+    ]
+    Message.objects.filter(pk__in=[m.pk for m in messages[::3]]).delete()
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM")
+    _assert_index_matches_messages()
+    kept = sorted((m.id, ["heron"]) for i, m in enumerate(messages) if i % 3)
+    assert sorted(_hits("heron")) == kept
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_goes_back_to_a_copied_index_and_forward_again():
+    session = services.session_create(repository=REPO)
+    message = services.message_append(session=session, role="user", content="the ibis log")
+    with connection.schema_editor() as editor:
+        MIGRATION._restore_copy(None, editor)
+    assert "history_message_fts_content" in _tables()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT message_id FROM history_message_fts WHERE content MATCH 'ibis'")
+        assert cursor.fetchall() == [(message.id,)]
+    services.message_update_stream(message_id=message.id, content="the ibis log, longer")
+    with connection.schema_editor() as editor:
+        MIGRATION.restore_sqlite_search(None, editor)
+    assert "history_message_fts_content" not in _tables()
+    assert _hits("longer") == [(message.id, ["longer"])]
+    _assert_index_matches_messages()

@@ -25,6 +25,7 @@ from chat.web.render import render_markdown
 Render = Callable[[str], str]
 
 _BLANK_LINES = re.compile(r"(?:[ \t]*(?:\r\n?|\n))*")
+_FENCE_CLOSING = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*\r?$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class StreamState:
     text: str = ""  # the answer as the tab shows it
     blocks: tuple[str, ...] = ()  # the HTML of its final blocks, in order
     open_at: int = 0  # where the open block starts: the final blocks are text[:open_at]
-    settled: int = 0  # text[:settled] is the complete lines the split has seen
+    parsed: int = 0  # text[:parsed] is the complete lines the last split saw
     tail_from: int = 0  # the tail shows text[tail_from:]
     code: bool = False  # the tail is an open code fence, shown without its opening line
     drawn: bool = False  # a tab that follows the frames has the body with a tail
@@ -47,13 +48,13 @@ def advance(
     if not grew and not text.startswith(state.text[: state.open_at]):
         state, grew = StreamState(state.turn_id), True  # the answer was rewritten: redraw it
     settled = text.rfind("\n") + 1
-    split = Split((), state.open_at)
-    if settled != state.settled or not grew:
-        split = split_final(text, state.open_at)
+    split, parsed = Split((), state.open_at), state.parsed
+    if not grew or _worth_splitting(state, text, settled):
+        split, parsed = split_final(text, state.open_at), settled
     html = tuple(render(source) for source in split.final)
     code, tail_from = _tail(text, split.open_at)
     new = StreamState(
-        state.turn_id, text, state.blocks + html, split.open_at, settled, tail_from, code, True
+        state.turn_id, text, state.blocks + html, split.open_at, parsed, tail_from, code, True
     )
     if not state.drawn:
         return new, _answer_frame(new)
@@ -78,6 +79,20 @@ def _answer_frame(state: StreamState) -> str:
 def _tail_context(state: StreamState) -> dict:
     tail = state.text[state.tail_from :]
     return {"turn_id": state.turn_id, "tail": tail, "code": state.code}
+
+
+def _worth_splitting(state: StreamState, text: str, settled: int) -> bool:
+    """Whether the complete lines that came since the last split may end the open block.
+
+    Splitting parses the whole open block, so doing it at every new line would cost the
+    square of a long list or fence. It waits instead until the block has grown by an
+    eighth since, which keeps the parsing linear in the answer, or for a line that may
+    close an open fence, which ends a fence at once. Waiting only delays a block."""
+    if settled <= state.parsed:
+        return False
+    if state.code and _FENCE_CLOSING.search(text, state.parsed, settled):
+        return True
+    return settled - state.parsed >= (settled - state.open_at) // 8
 
 
 def _tail(text: str, open_at: int) -> tuple[bool, int]:

@@ -81,6 +81,14 @@ def test_code_is_highlighted_only_once_its_fence_closes():
     assert '<span class="k">def</span>' in frame
 
 
+def test_a_long_fence_is_highlighted_as_soon_as_its_closing_line_comes():
+    code = "```python\n" + "".join(f"def f{n}(x):\n    return {n}\n" for n in range(300))
+    state, _ = stream(code, step=80)
+    assert state.blocks == ()
+    state, frame = advance(state, code + "```\n")
+    assert len(state.blocks) == 1 and '<span class="k">def</span>' in frame
+
+
 def test_an_open_fence_shows_as_escaped_text_without_its_opening_line():
     state, frame = advance(StreamState("t1"), "```html\n<b>bold</b>")
     assert '<pre class="tail" id="msg-t1-tail"' in frame

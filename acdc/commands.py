@@ -134,17 +134,26 @@ async def _stream_to_terminal(session_id: str, message: str, model: str) -> int:
         elif isinstance(event, TurnNotice):
             print(f"acdc: {event.text}", file=sys.stderr)
 
+    async def after(ctx) -> None:
+        # As in the browser: the due checkpoint, then compaction (or automatic rollback),
+        # from the turn's own context.
+        if printed:
+            sys.stdout.write("\n")
+        await after_turn_tasks(ctx, _show_after_turn, start_delay=0)
+
     try:
-        finished = await run_turn(session_id=session_id, user_text=message, model=model, emit=emit)
+        finished = await run_turn(
+            session_id=session_id, user_text=message, model=model, emit=emit, after=after
+        )
     except TurnRejected as exc:
         raise CommandError(str(exc)) from None
-    if printed:
+    if printed and finished.status != "complete":
         sys.stdout.write("\n")
     if finished.status == "error":
         print(f"acdc: error: {finished.error}", file=sys.stderr)
         return 1
-    # As in the browser: the due checkpoint, then compaction (or automatic rollback).
-    await after_turn_tasks(session_id, _show_after_turn, start_delay=0)
+    if finished.status == "interrupted":
+        return 1
     return 0
 
 

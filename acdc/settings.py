@@ -51,6 +51,7 @@ ACDC_MOUNTS = env_mounts("ACDC_MOUNTS")
 ACDC_SUMMARY_BUDGET_TOKENS = env_int("ACDC_SUMMARY_BUDGET_TOKENS", 500, minimum=50)
 ACDC_VERBATIM_WINDOW_TOKENS = env_int("ACDC_VERBATIM_WINDOW_TOKENS", 4000, minimum=0)
 ACDC_CHECKPOINT_EVERY = env_int("ACDC_CHECKPOINT_EVERY", 10, minimum=0)  # turns; 0: off
+ACDC_TURN_LEASE_SECONDS = env_int("ACDC_TURN_LEASE_SECONDS", 30, minimum=5)  # a dead worker's hold
 ACDC_AUTO_ROLLBACK = env_bool("ACDC_AUTO_ROLLBACK", False)  # when the quality score asks
 ACDC_GROUNDING = env_bool("ACDC_GROUNDING", False)
 ACDC_GROUNDING_ITEMS = env_int("ACDC_GROUNDING_ITEMS", 5, minimum=1)

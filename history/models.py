@@ -28,9 +28,23 @@ class Session(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     pinned = models.BooleanField(default=False)
-    # Everything a later turn needs to assemble the same prompt: file selection, pins,
-    # cache-tier state (written by the chat app from the context engine's to_state()).
+    # The small header a later turn needs to assemble the same prompt: file selection,
+    # texts, cache-tier counts, the current layout's row and the HUD figures. The working
+    # history is not in it: it is derived from the appended rows (messages, compactions).
     context_state = models.JSONField(default=dict, blank=True)
+    # Settings of the session, in their own columns so a rollback of the context (which
+    # restores `context_state`) never reverts them. `grounding` None: the server default.
+    grounding = models.BooleanField(null=True, blank=True)
+    endless = models.JSONField(default=dict, blank=True)  # {"enabled": bool, "template": str}
+    # The turn lease: one turn at a time per session, across tabs and worker processes.
+    # Taken with one conditional UPDATE; a dead worker's lease expires on its own.
+    turn_owner = models.CharField(max_length=64, blank=True)
+    turn_id = models.CharField(max_length=40, blank=True)
+    turn_expires = models.DateTimeField(null=True, blank=True)
+    # The current cache layout body; the header holds only the parts that change per turn.
+    layout = models.ForeignKey(
+        "SessionLayout", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     objects = SessionQuerySet.as_manager()
 
@@ -56,6 +70,7 @@ class Message(models.Model):
         STREAMING = "streaming"
         COMPLETE = "complete"
         CANCELLED = "cancelled"
+        INTERRUPTED = "interrupted"  # the stream or the server ended before the model did
         ERROR = "error"
 
     id = models.CharField(primary_key=True, max_length=40, default=new_message_id, editable=False)
@@ -225,13 +240,20 @@ class SessionObject(models.Model):
 
 
 class Compaction(models.Model):
-    """One compaction of a session's working history. Non-destructive: the messages stay
-    in the store (and in search); only what the model sees changes. `history_before`
-    makes it undoable; `history_after` is what reload and restart bring back."""
+    """One rewrite of a session's working history. Non-destructive: the messages stay in
+    the store (and in search); only what the model sees changes.
+
+    It stores references, not copies: `after` is the working history once rewritten, each
+    stored message as `{"ref": id}` and only the entries the rewrite made (a summary, an
+    omission marker) in full; `upto_seq` is the last message it covered. The working
+    history is these records applied in order to the message rows, so undoing one is
+    marking it undone. `history_before`/`history_after` are filled only by records made
+    before references existed, and are read for those alone."""
 
     class Case(models.TextChoices):
         TRUNCATE = "truncate"
         SUMMARIZE = "summarize"
+        REWRITE = "rewrite"  # the engine trimmed its history itself (an emergency cut)
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="compactions")
     case = models.CharField(max_length=16, choices=Case.choices)
@@ -243,6 +265,8 @@ class Compaction(models.Model):
     replaced_ids = models.JSONField(default=list, blank=True)  # messages no longer verbatim
     history_before = models.JSONField(default=list, blank=True)
     history_after = models.JSONField(default=list, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    upto_seq = models.IntegerField(null=True, blank=True)
     tokens_before = models.PositiveIntegerField(default=0)
     tokens_after = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
@@ -258,9 +282,10 @@ class Compaction(models.Model):
 
 
 class Checkpoint(models.Model):
-    """A saved context state of a session (seed 003): working history, selection, pins,
-    object sets and cache-layout state, to roll back to. Messages after `last_seq` are
-    marked rolled back by a rollback, never deleted."""
+    """A saved position of a session's context (seed 003), to roll back to: the last
+    message seq, the live compactions, the object sets and the small context header
+    (which names its layout row). No history is copied: rolling back marks later
+    messages rolled back (never deleting them) and brings back the compactions live then."""
 
     class Kind(models.TextChoices):
         AUTO = "auto"  # every N turns
@@ -273,6 +298,7 @@ class Checkpoint(models.Model):
     context_state = models.JSONField(default=dict, blank=True)
     object_sets = models.JSONField(default=list, blank=True)
     last_seq = models.PositiveIntegerField(default=0)
+    compactions = models.JSONField(null=True, blank=True)  # ids live then; None: old record
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -281,6 +307,23 @@ class Checkpoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} {self.kind} {self.label or self.created_at}"
+
+
+class SessionLayout(models.Model):
+    """One version of a session's cache layout body (the documents and their order, as
+    `contextcore.prompt.appendonly` keeps them), appended when it changes, which is when
+    files change, not every turn. The context header names the current one."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="layouts")
+    digest = models.CharField(max_length=64)
+    body = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} layout {self.digest[:12]}"
 
 
 class ManagedView(models.Model):

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from history.models import Message, Session, TokenUsage
+
+MAX_SEQ_RETRIES = 20
 
 
 def session_create(*, repository: str, model: str = "", title: str = "") -> Session:
     return Session.objects.create(repository=repository, model=model, title=title)
 
 
-@transaction.atomic
 def message_append(
     *,
     session: Session,
@@ -32,23 +33,33 @@ def message_append(
     system_event: bool = False,
     edit_results: list | None = None,
 ) -> Message:
-    last = session.messages.aggregate(n=Max("seq"))["n"]
-    message = Message.objects.create(
-        session=session,
-        seq=0 if last is None else last + 1,
-        role=role,
-        content=content,
-        turn_id=turn_id,
-        status=status,
-        model=model,
-        files=files or [],
-        system_event=system_event,
-        edit_results=edit_results or [],
-    )
+    """Append with the next free number. Two writers may read the same newest number; the
+    unique (session, seq) constraint refuses the second, which reads again and retries."""
+    for _ in range(MAX_SEQ_RETRIES):
+        last = session.messages.aggregate(n=Max("seq"))["n"]
+        try:
+            with transaction.atomic():
+                message = Message.objects.create(
+                    session=session,
+                    seq=0 if last is None else last + 1,
+                    role=role,
+                    content=content,
+                    turn_id=turn_id,
+                    status=status,
+                    model=model,
+                    files=files or [],
+                    system_event=system_event,
+                    edit_results=edit_results or [],
+                )
+        except IntegrityError:
+            continue
+        break
+    else:
+        raise IntegrityError(f"no free message number in session {session.pk} after retries")
+    changes = {"updated_at": timezone.now()}
     if not session.title and role == Message.Role.USER and not system_event:
-        session.title = _title_from(content)
-    session.updated_at = timezone.now()
-    session.save(update_fields=["title", "updated_at"])
+        session.title = changes["title"] = title_from(content)
+    Session.objects.filter(pk=session.pk).update(**changes)
     return message
 
 
@@ -69,6 +80,18 @@ def message_finish(
     )
 
 
+INTERRUPTED_NOTE = "The server stopped while this reply streamed; the text shown is what was kept."
+
+
+def mark_interrupted(*, session: Session, live_turn: str = "") -> int:
+    """Replies left streaming by a server that stopped (no live turn holds them) end as
+    interrupted, with their text, so a reload tells the truth."""
+    rows = Message.objects.filter(session=session, status=Message.Status.STREAMING)
+    if live_turn:
+        rows = rows.exclude(turn_id=live_turn)
+    return rows.update(status=Message.Status.INTERRUPTED, error=INTERRUPTED_NOTE)
+
+
 def session_touch(*, session_id: str) -> None:
     """Make a session the repository's newest: the one `/` and auto-restore open."""
     Session.objects.filter(pk=session_id).update(updated_at=timezone.now())
@@ -78,7 +101,7 @@ def session_save_context_state(*, session_id: str, state: dict[str, Any]) -> Non
     Session.objects.filter(pk=session_id).update(context_state=state, updated_at=timezone.now())
 
 
-def _title_from(content: str) -> str:
+def title_from(content: str) -> str:
     line = " ".join(content.split())
     return line[:77] + "..." if len(line) > 80 else line
 

@@ -25,6 +25,7 @@ def llm_client() -> LiteLLMClient:
     return LiteLLMClient(
         api_base=settings.ACDC_API_BASE or None,
         record_path=Path(record) if record else None,
+        give_up_after=settings.ACDC_PROVIDER_GIVE_UP_SECONDS,
     )
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Subquery
 
 from chat.repo import indexing
 from history import objects
@@ -74,27 +75,24 @@ def display_path(obj: ContentObject, repo: indexing.Repository) -> str:
         return objects.to_display(obj.source, repo.mappings)
 
 
-def _latest_versions(object_ids: Iterable[str]) -> dict[str, ObjectVersion]:
-    latest: dict[str, ObjectVersion] = {}
-    rows = ObjectVersion.objects.filter(object_id__in=list(object_ids)).order_by(
-        "object_id", "created_at", "id"
-    )
-    for version in rows:
-        latest[version.object_id] = version  # the last one per object wins
-    return latest
-
-
 def entries(session: Session, repo: indexing.Repository | None = None) -> list[Entry]:
-    """Every object of the session's index, in index order, with its latest version."""
+    """Every object of the session's index, in index order, with its latest version: two
+    queries, whatever the number of objects and of their versions."""
     repo = repo or repository()
-    links = list(SessionObject.objects.filter(session=session).select_related("object"))
-    versions = _latest_versions(link.object_id for link in links)
-    ids = [link.object_id for link in links]
-    was_read = set(
-        ObjectVersion.objects.filter(object_id__in=ids)
-        .exclude(file_hash=None)
-        .values_list("object_id", flat=True)
+    versions_of = ObjectVersion.objects.filter(object_id=OuterRef("object_id"))
+    links = list(
+        SessionObject.objects.filter(session=session)
+        .select_related("object")
+        .annotate(
+            latest_id=Subquery(versions_of.order_by("-created_at", "-id").values("id")[:1]),
+            was_read=Exists(versions_of.exclude(file_hash=None)),
+        )
     )
+    latest = ObjectVersion.objects.filter(
+        pk__in=[link.latest_id for link in links if link.latest_id]
+    )
+    versions = {version.object_id: version for version in latest} if links else {}
+    was_read = {link.object_id for link in links if link.was_read}
     return [_entry(link, versions.get(link.object_id), repo, was_read) for link in links]
 
 

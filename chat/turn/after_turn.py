@@ -18,14 +18,10 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.turn import checkpoints
-from chat.turn.compaction import (
-    CompactionOutcome,
-    CompactionRefused,
-    compact_session,
-    needs_compaction,
-)
+from chat.turn.compaction import CompactionOutcome, CompactionRefused, compact_session
 from chat.turn.context import refresh_sets
 from chat.turn.events import CompactionEnded, CompactionStarted, SessionEvent
+from chat.turn.session import SessionContext
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -34,19 +30,26 @@ Report = Callable[[SessionEvent], Awaitable[None]]
 
 
 async def after_turn_tasks(
-    session_id: str, report: Report, *, start_delay: float | None = None
+    ctx: SessionContext | str, report: Report, *, start_delay: float | None = None
 ) -> CompactionOutcome | None:
     """The checkpoint if one is due, then compaction when the history passed its trigger;
-    otherwise the opt-in automatic rollback when the quality score asks for one. A terminal
-    has no flicker to avoid: the CLI passes `start_delay=0`."""
+    otherwise the opt-in automatic rollback when the quality score asks for one. Works
+    from the turn's own context: nothing is loaded again unless there is work to do. A
+    terminal has no flicker to avoid: the CLI passes `start_delay=0`. A session id opens
+    the context first (for callers without a turn's)."""
+    if isinstance(ctx, str):
+        ctx = await database_sync_to_async(SessionContext.open)(ctx)
+    session_id = ctx.session_id
     try:
-        await database_sync_to_async(checkpoints.take_if_due)(session_id)
-        due = await database_sync_to_async(needs_compaction)(session_id)
+        await database_sync_to_async(checkpoints.take_if_due)(ctx)
+        due = ctx.manager.should_compact()
     except Exception:
         log.exception("after-turn checks failed in %s", session_id)
         return None
     if due:
-        return await run_compaction(session_id, report, quiet=True, start_delay=start_delay)
+        return await run_compaction(
+            session_id, report, quiet=True, start_delay=start_delay, ctx=ctx
+        )
     if settings.ACDC_AUTO_ROLLBACK:
         await _auto_rollback(session_id, report)
     return None
@@ -82,6 +85,7 @@ async def run_compaction(
     force: bool = False,
     quiet: bool = False,
     start_delay: float | None = None,
+    ctx: SessionContext | None = None,
 ) -> CompactionOutcome | None:
     """Compact, reporting start (after START_DELAY) and end: complete, error or none. A
     compaction that changes nothing ends silently when `quiet` (the automatic one), and
@@ -98,7 +102,7 @@ async def run_compaction(
         await report(CompactionEnded(session_id, state, text, **more))
 
     try:
-        outcome = await compact_session(session_id, focus=focus, force=force)
+        outcome = await compact_session(session_id, focus=focus, force=force, ctx=ctx)
     except CompactionRefused as exc:
         await finish("error", str(exc))
         return None

@@ -1,10 +1,12 @@
 """Checkpoints and rollback of a session's context (seed 003, issue 6 item 5).
 
-A checkpoint copies what decides the next prompt: the saved engine state (working history,
-cache layout, texts) and the session's object sets (pool, active, pinned). It is taken
-every `ACDC_CHECKPOINT_EVERY` turns, before every compaction, and on demand. Rolling back
-restores both; messages stored after the checkpoint stay in the store, marked as rolled
-back, so the history browser and search still have them.
+A checkpoint records positions, not copies: the last message number, the compactions live
+then, the object sets (pool, active, pinned) and the small context header with the name
+of its layout row. It is taken every `ACDC_CHECKPOINT_EVERY` turns, before every
+compaction, and on demand. Rolling back marks the messages after it rolled back (kept in
+the store, the history browser and search), brings back the compactions live then and
+the header; the working history follows, since it is derived from those rows. Session
+settings (Endless, related context, model) are columns of their own and stay as they are.
 
 Non-goals: files on disk (acdc never writes the repository), scheduling (the turn does).
 """
@@ -13,9 +15,11 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
+from chat.turn.session import SessionContext, live_turn
 from history import services
-from history.models import Checkpoint, Message, Session, SessionObject
+from history.models import Checkpoint, Compaction, Message, Session, SessionObject
 
 MAX_LABEL = 200
 
@@ -32,28 +36,46 @@ def _sets(session: Session) -> list[dict]:
     )
 
 
-def take(session: Session, *, kind: str = Checkpoint.Kind.MANUAL, label: str = "") -> Checkpoint:
-    last = session.messages.order_by("-seq").values_list("seq", flat=True).first()
+def take(
+    session: Session,
+    *,
+    kind: str = Checkpoint.Kind.MANUAL,
+    label: str = "",
+    last_seq: int | None = None,
+    compactions: list[int] | None = None,
+) -> Checkpoint:
+    if last_seq is None:
+        last_seq = session.messages.order_by("-seq").values_list("seq", flat=True).first()
+    if compactions is None:
+        live = Compaction.objects.filter(session=session, undone_at=None).order_by("id")
+        compactions = list(live.values_list("id", flat=True))
+    header = dict(session.context_state or {})
+    header["layout_id"] = session.layout_id
     return Checkpoint.objects.create(
         session=session,
         label=(label or "").strip()[:MAX_LABEL],
         kind=kind,
-        context_state=dict(session.context_state or {}),
+        context_state=header,
         object_sets=_sets(session),
-        last_seq=last if last is not None else 0,
+        last_seq=max(last_seq or 0, 0),
+        compactions=compactions,
     )
 
 
-def take_if_due(session_id: str) -> Checkpoint | None:
-    """After a turn: a checkpoint every N completed turns (N = ACDC_CHECKPOINT_EVERY)."""
+def take_if_due(ctx: SessionContext) -> Checkpoint | None:
+    """After a turn: a checkpoint every N turns (N = ACDC_CHECKPOINT_EVERY), from what the
+    turn's context already holds."""
     every = settings.ACDC_CHECKPOINT_EVERY
-    if not every:
+    turns = ctx.user_turns
+    if not every or turns == 0 or turns % every:
         return None
-    session = Session.objects.get(pk=session_id)
-    turns = session.messages.filter(role=Message.Role.USER, system_event=False).count()
-    if turns == 0 or turns % every:
-        return None
-    return take(session, kind=Checkpoint.Kind.AUTO, label=f"After {turns} turns")
+    return take(
+        ctx.session,
+        kind=Checkpoint.Kind.AUTO,
+        label=f"After {turns} turns",
+        last_seq=ctx.last_seq,
+        compactions=[c.id for c in ctx.compactions],
+    )
 
 
 def listing(session: Session) -> list[Checkpoint]:
@@ -71,9 +93,19 @@ def rollback(session_id: str, checkpoint_id: int) -> str:
         raise RollbackRefused("There is no such checkpoint.")
     if checkpoint.session_id != session.id:
         raise RollbackRefused("That checkpoint belongs to another session.")
+    if live_turn(session):
+        raise RollbackRefused("A reply is being written: wait for it (or press Stop) first.")
     take(session, kind=Checkpoint.Kind.MANUAL, label="Before rollback")
-    session.context_state = dict(checkpoint.context_state)
-    session.save(update_fields=["context_state"])
+    header = dict(checkpoint.context_state)
+    layout_id = header.pop("layout_id", session.layout_id)
+    session.context_state = header
+    session.layout_id = layout_id
+    session.save(update_fields=["context_state", "layout"])
+    if checkpoint.compactions is not None:
+        live = set(checkpoint.compactions)
+        records = Compaction.objects.filter(session=session)
+        records.filter(pk__in=live).update(undone_at=None)
+        records.exclude(pk__in=live).filter(undone_at=None).update(undone_at=timezone.now())
     saved = {row["object_id"]: row for row in checkpoint.object_sets}
     for link in SessionObject.objects.filter(session=session):
         row = saved.get(link.object_id)

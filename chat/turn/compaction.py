@@ -2,12 +2,13 @@
 
 `compact_session` runs layer 1 for one session with the smaller model: it takes a
 checkpoint, asks `contextcore.history.compaction.HistoryCompactor` for the compacted working
-history, stores a `Compaction` record (case, boundary, confidence, summary, the message
-ids no longer verbatim, tokens before and after, and both histories) and a system event
-in the chat, and saves the engine state. Nothing is deleted: the store keeps every
-message; only what the model sees changes, and `undo_compaction` puts the previous
-working history back. Reload and restart read the saved engine state, so the detector is
-never asked twice for the same compaction.
+history, and stores a `Compaction` record (case, boundary, confidence, summary, the
+message ids no longer verbatim, tokens before and after, and the new history as
+references to the messages it keeps plus the summary it made) and a system event in the
+chat. Nothing is deleted: the store keeps every message; only what the model sees
+changes, and `undo_compaction` marks the record undone, which puts the previous working
+history back (the history is derived from the rows and the live records). Reload and
+restart derive the same history, so the detector is never asked twice.
 
 Non-goals: scheduling (the consumer runs this after a turn), rendering (templates).
 """
@@ -24,11 +25,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
-from chat.turn import checkpoints
-from chat.turn.context import load_manager, save_manager
+from chat.turn import checkpoints, working
+from chat.turn.hud import COMPACTION_CASES
+from chat.turn.session import SessionContext, SessionMissing
 from contextcore.history.compaction import CompactionConfig, HistoryCompaction, create_compactor
-from contextcore.manager import ContextManager
-from history import services
 from history.models import Checkpoint, Compaction, Message, Session
 
 log = logging.getLogger(__name__)
@@ -60,23 +60,29 @@ def smaller_model(session: Session) -> str:
 
 
 def needs_compaction(session_id: str) -> bool:
-    """Past the trigger (checked cheaply after a turn, before anything is scheduled)."""
-    session = Session.objects.get(pk=session_id)
-    facts, _ = facts_for(chat_model(session.model))
-    return load_manager(session, facts).should_compact()
+    """Past the trigger (for callers without a turn's context at hand)."""
+    return _open(session_id).manager.should_compact()
 
 
 async def compact_session(
-    session_id: str, *, focus: str = "", force: bool = False
+    session_id: str,
+    *,
+    focus: str = "",
+    force: bool = False,
+    ctx: SessionContext | None = None,
 ) -> CompactionOutcome:
-    """Compact one session's working history. Raises `CompactionRefused` when there is
-    nothing to work on; model failures come back as case "none" with a note."""
-    session, manager, model = await _load(session_id)
+    """Compact one session's working history (from `ctx` when the turn hands its context
+    over). Raises `CompactionRefused` when there is nothing to work on; model failures
+    come back as case "none" with a note."""
+    if ctx is None:
+        ctx = await database_sync_to_async(_open)(session_id)
+    manager = ctx.manager
     history = manager.get_history()
     if not history:
         raise CompactionRefused("There is no conversation to compact yet.")
     if not force and not manager.should_compact():
         return CompactionOutcome("none", note="The history is below the compaction trigger.")
+    model = smaller_model(ctx.session)
     facts, _ = await asyncio.to_thread(facts_for, model)
     counter = token_counter(facts.tokenizer)
     config = CompactionConfig(
@@ -93,30 +99,26 @@ async def compact_session(
         )
     if result.case == "none":
         return CompactionOutcome("none", note="Nothing to compact: the history is all recent.")
-    return await _store(session_id, history, result, model, focus)
+    return await database_sync_to_async(_store)(ctx, history, result, model, focus)
 
 
-@database_sync_to_async
-def _load(session_id: str) -> tuple[Session, ContextManager, str]:
-    session = Session.objects.filter(pk=session_id).first()
-    if session is None:
-        raise CompactionRefused(f"There is no session {session_id!r}.")
-    facts, _ = facts_for(chat_model(session.model))
-    return session, load_manager(session, facts), smaller_model(session)
+def _open(session_id: str) -> SessionContext:
+    try:
+        return SessionContext.open(session_id)
+    except SessionMissing:
+        raise CompactionRefused(f"There is no session {session_id!r}.") from None
 
 
-@database_sync_to_async
 @transaction.atomic
 def _store(
-    session_id: str, history: list, result: HistoryCompaction, model: str, focus: str
+    ctx: SessionContext, history: list, result: HistoryCompaction, model: str, focus: str
 ) -> CompactionOutcome:
-    session = Session.objects.select_for_update().get(pk=session_id)
-    checkpoints.take(session, kind=Checkpoint.Kind.COMPACTION, label="Before compaction")
-    facts, _ = facts_for(chat_model(session.model))
-    manager = load_manager(session, facts)
-    if manager.get_history() != history:
+    session = Session.objects.select_for_update().get(pk=ctx.session_id)
+    fresh = SessionContext.open(ctx.session_id)
+    if fresh.manager.get_history() != history:
         # A turn landed while the model was summarizing: compact again next time.
         return CompactionOutcome("none", note="The conversation moved on; compaction skipped.")
+    checkpoints.take(session, kind=Checkpoint.Kind.COMPACTION, label="Before compaction")
     after = list(result.messages)
     kept_ids = {m.get("id") for m in after}
     replaced = [m["id"] for m in history if m.get("id") and m["id"] not in kept_ids]
@@ -129,23 +131,23 @@ def _store(
         summary=result.summary,
         focus=focus,
         replaced_ids=replaced,
-        history_before=history,
-        history_after=after,
+        after=working.as_refs(after, history),
+        upto_seq=fresh.last_seq,
         tokens_before=result.tokens_before,
         tokens_after=result.tokens_after,
         model=model,
     )
-    manager.set_history(after)
-    save_manager(session_id, manager)
+    fresh.manager.set_history(after)
+    fresh.compactions.append(record)
     note = describe(record)
     # The summary is in the event's text too, so search and grounding find it.
-    services.message_append(
-        session=session,
+    fresh.append(
         role=Message.Role.SYSTEM,
         content=f"{note}\n\n{record.summary}".strip(),
         system_event=True,
         edit_results=[{"compaction": record.id, "summary": record.summary}],
     )
+    fresh.commit()
     return CompactionOutcome(
         case=record.case,
         compaction_id=record.id,
@@ -176,22 +178,31 @@ def undo_compaction(session_id: str, compaction_id: int | None = None) -> str:
     Only the newest live compaction can be undone: later ones were built on it."""
     session = Session.objects.select_for_update().get(pk=session_id)
     live = session.compactions.filter(undone_at=None).order_by("-created_at", "-id")
-    record = live.first()
+    record = live.filter(case__in=COMPACTION_CASES).first()
     if record is None:
         raise CompactionRefused("There is no compaction to undo.")
     if compaction_id is not None and record.id != compaction_id:
         raise CompactionRefused("Only the most recent compaction can be undone.")
-    facts, _ = facts_for(chat_model(session.model))
-    manager = load_manager(session, facts)
-    current = manager.get_history()
-    if current[: len(record.history_after)] != record.history_after:
+    current = SessionContext.open(session_id).manager.get_history()
+    legacy = record.after is None
+    if live.first() != record or (
+        legacy and current[: len(record.history_after)] != record.history_after
+    ):
         raise CompactionRefused("The history changed since that compaction; it cannot be undone.")
-    manager.set_history(record.history_before + current[len(record.history_after) :])
-    save_manager(session_id, manager)
     record.undone_at = timezone.now()
     record.save(update_fields=["undone_at"])
+    ctx = SessionContext.open(session_id)
+    if legacy:  # a record from before references: its saved history comes back as a rewrite
+        before = [*record.history_before, *current[len(record.history_after) :]]
+        Compaction.objects.create(
+            session=session,
+            case=Compaction.Case.REWRITE,
+            reason="Undo of a compaction saved before references.",
+            after=working.as_refs(before, ctx.manager.get_history()),
+            upto_seq=ctx.last_seq,
+        )
+        ctx = SessionContext.open(session_id)
+    ctx.commit()  # the engine's header follows the history it now derives
     note = f"Compaction undone: {len(record.replaced_ids)} messages are verbatim again."
-    services.message_append(
-        session=session, role=Message.Role.SYSTEM, content=note, system_event=True
-    )
+    ctx.append(role=Message.Role.SYSTEM, content=note, system_event=True)
     return note

@@ -1,59 +1,53 @@
 """The bridge between a stored session and the context engine, for one turn.
 
-Each turn rebuilds the session's `ContextManager` from `Session.context_state` (so any
-worker, or the CLI, continues with the same prompt layout and keeps hitting the provider's
-cache), asks it for the request, and saves the state back after the response together
-with the token usage and the HUD figures. Notices (files shed, history truncated) are
-stored as system events, so they are still there after a reload.
+A turn opens the session's context once (`chat.turn.session.SessionContext`: the session
+row, its message rows, its compactions, the engine built once from the small header),
+prepares the request from it, and after the response records the exchange, the usage
+and the HUD figures and commits them in one transaction. Notices (files shed, history
+truncated) are stored as system events, so they are still there after a reload.
 
 Images: only the turn that attaches an image sends its pixels (a multimodal user message).
 In history every such message reads as its text plus one stable reference line per image
-(`history.images.history_text`), the same whether the history comes from the saved engine
-state or is rebuilt from the rows, so a reload neither changes the prompt nor its cost.
+(`history.images.history_text`), the same whether the history is live or derived from
+the rows after a reload, so a reload neither changes the prompt nor its cost.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.llm.runtime import chat_model, facts_for, token_counter
 from chat.repo import sessionsets
 from chat.turn import endless, hud
+from chat.turn.session import (
+    SessionBusy,
+    SessionContext,
+    SessionMissing,
+    release_lease,
+    take_lease,
+)
 from chat.turn.sets import Notice, release_dropped, sync_sets
+from chat.turn.working import ToolRef, assistant_history_text, is_recorded
 from contextcore.llm import Message as ChatMessage
 from contextcore.llm import Usage
-from contextcore.manager import ContextConfig, ContextManager
+from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
-from history import memory, services
+from history import services
 from history.grounding import format_related, related_context
-from history.images import data_url, history_text, images_for_messages, images_get
+from history.images import data_url, history_text, images_get
 from history.models import Message, Session
 from history.selectors import session_latest
 
+__all__ = ["ToolRef", "assistant_history_text", "SessionBusy", "SessionMissing"]
 log = logging.getLogger(__name__)
 WARNING_KINDS = {"files_shed", "history_truncated", "history_trimmed", "message_truncated"}
-
-
-@dataclass(frozen=True)
-class ToolRef:
-    """A tool call of the turn, as later prompts name it (seed 001 §4.1 `toolcall_ref`)."""
-
-    object_id: str
-    tool: str
-    status: str
-
-    def line(self) -> str:
-        return f"toolcall_ref id={self.object_id} tool={self.tool} status={self.status}"
 
 
 @dataclass
@@ -69,72 +63,45 @@ class Prepared:
     grounding_relevance: float | None = None  # of the related context offered, 0..1
 
 
-def system_prompt() -> str:
-    template = (Path(__file__).parent / "prompts" / "system.md").read_text()
-    return template.replace("{repository}", Path(settings.ACDC_REPO).name)
+# -- the turn --------------------------------------------------------------------------
 
 
-def context_config() -> ContextConfig:
-    return ContextConfig(
-        system_prompt=system_prompt(),
-        tier_scheme=settings.ACDC_TIER_SCHEME,
-        compaction_trigger_tokens=settings.ACDC_COMPACTION_TRIGGER_TOKENS or None,
-    )
-
-
-def load_manager(session: Session, facts: ModelFacts, exclude_turn: str = "") -> ContextManager:
-    """The session's context engine, restored from its saved state (or from its messages)."""
-    counter = token_counter(facts.tokenizer)
-    repo = Path(settings.ACDC_REPO)
-    engine = (session.context_state or {}).get("engine")
-    if engine:
-        return ContextManager.from_state(
-            engine, facts, counter, repo_root=repo, config=context_config()
-        )
-    manager = ContextManager(facts, counter, repo_root=repo, config=context_config())
-    manager.set_history(_stored_history(session, exclude_turn))
-    return manager
-
-
-def save_manager(session_id: str, manager: ContextManager, hud_data: dict | None = None) -> None:
-    session = Session.objects.get(pk=session_id)
-    # Kept in memory too: search falls back to it when the store cannot answer.
-    memory.remember(session_id, session.repository, session.display_title, manager.get_history())
-    state = dict(session.context_state or {})
-    state["engine"] = manager.to_state()
-    if hud_data is not None:
-        state["hud"] = hud_data
-    services.session_save_context_state(session_id=session_id, state=state)
+def open_turn(session_id: str, turn_id: str, user_text: str, model: str = "") -> SessionContext:
+    """Take the session's turn lease and open its context (raises `SessionBusy` while
+    another turn runs, `SessionMissing` for an unknown session)."""
+    owner = take_lease(session_id, turn_id, services.title_from(user_text))
+    try:
+        return SessionContext.open(session_id, model=model, owner=owner)
+    except BaseException:
+        release_lease(session_id, owner)
+        raise
 
 
 async def prepare(
+    ctx: SessionContext,
     *,
-    session: Session,
     user_text: str,
-    model: str,
     turn_id: str,
     images: tuple[str, ...] = (),
     tool_tokens: int = 0,
 ) -> Prepared:
-    facts, warning = await asyncio.to_thread(facts_for, model)
+    facts = ctx.facts
     if tool_tokens:
         facts = replace(facts, tool_tokens=tool_tokens)
-    managed = await _managed_view(session, facts, user_text, turn_id)
-    return await _prepare(session.id, user_text, model, turn_id, facts, warning, images, managed)
+        ctx.manager.facts = facts
+    managed = await _managed_view(ctx, user_text, turn_id)
+    return await database_sync_to_async(_prepare)(ctx, user_text, turn_id, facts, images, managed)
 
 
-async def _managed_view(session: Session, facts: ModelFacts, user_text: str, turn_id: str):
-    if not endless.endless_state(session)["enabled"]:
+async def _managed_view(ctx: SessionContext, user_text: str, turn_id: str):
+    if not endless.endless_state(ctx.session)["enabled"]:
         return endless.Managed()
-    history = await database_sync_to_async(
-        lambda: load_manager(session, facts, exclude_turn=turn_id).get_history()
-    )()
-    return await endless.managed_history(session, history, user_text, turn_id)
+    history = ctx.manager.get_history()
+    return await endless.managed_history(ctx.session, history, user_text, turn_id)
 
 
 def grounding_enabled(session: Session) -> bool:
-    state = (session.context_state or {}).get("grounding")
-    return settings.ACDC_GROUNDING if state is None else bool(state)
+    return settings.ACDC_GROUNDING if session.grounding is None else bool(session.grounding)
 
 
 def _ground(session: Session, manager: ContextManager, user_text: str) -> float | None:
@@ -164,20 +131,17 @@ def _ground(session: Session, manager: ContextManager, user_text: str) -> float 
     return sum(i.relevance for i in items) / len(items) if items else None
 
 
-@database_sync_to_async
-def _prepare(
-    session_id, user_text, model, turn_id, facts, warning, images=(), managed=None
-) -> Prepared:
-    session = Session.objects.get(pk=session_id)
-    manager = load_manager(session, facts, exclude_turn=turn_id)
-    set_notices = sync_sets(session, manager)
+def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=None) -> Prepared:
+    session, manager = ctx.session, ctx.manager
+    set_notices, entries = sync_sets(session, manager)
     relevance = _ground(session, manager, user_text)
-    attached = images_get(images)
+    attached = images_get(images) if images else []
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
     with manager.substituted_history(managed.history if managed else None):
         prompt = manager.prepare_request(user_text, images=inputs, now=time.time())
-    release_dropped(session, manager)
-    notices = [Notice(warning, "warning")] if warning else []
+    ctx.note_engine_history()
+    release_dropped(session, manager, entries)
+    notices = [Notice(ctx.warning, "warning")] if ctx.warning else []
     if managed is not None and managed.notice:
         notices.append(Notice(managed.notice, "warning"))
     notices += unique_notices(
@@ -190,75 +154,81 @@ def _prepare(
         ]
     )
     for notice in notices:
-        services.message_append(
-            session=session,
-            role=Message.Role.SYSTEM,
-            content=notice.text,
-            turn_id=turn_id,
-            system_event=True,
+        ctx.append(
+            role=Message.Role.SYSTEM, content=notice.text, turn_id=turn_id, system_event=True
         )
-    save_manager(session_id, manager)
     return Prepared(
         messages=prompt.messages,
         manager=manager,
         facts=facts,
         breakdown=prompt.breakdown,
         notices=notices,
-        metadata={"acdc": {"price_model": model, "breakdown": _report_breakdown(prompt)}},
+        metadata={"acdc": {"price_model": ctx.model, "breakdown": _report_breakdown(prompt)}},
         estimated_tokens=prompt.estimated_tokens,
         history_text=history_text(user_text, attached),
         grounding_relevance=relevance,
     )
 
 
-async def after_turn(
-    *,
-    session: Session,
+def finish_turn(
+    ctx: SessionContext,
     prepared: Prepared,
+    *,
     turn_id: str,
     user_text: str,
     status: str,
     answer: str,
     usage: Usage | None,
+    ids: tuple[str, str],
     toolcalls: Sequence[ToolRef] = (),
 ) -> dict[str, Any]:
-    """Record the exchange, the usage and the HUD figures; returns the HUD data.
+    """Record the exchange, the usage and the HUD figures, and commit them together with
+    the engine state, giving the turn lease back; returns the HUD data.
 
     The turn's tool calls stay in history as `toolcall_ref` lines ahead of the answer;
     their outputs are objects in the session's sets, rendered only while active."""
-    refs = tuple(toolcalls)
-    return await _after_turn(session.id, prepared, turn_id, user_text, status, answer, usage, refs)
-
-
-def assistant_history_text(answer: str, toolcalls: Sequence[ToolRef]) -> str:
-    lines = "\n".join(ref.line() for ref in toolcalls)
-    return f"{lines}\n\n{answer}".strip() if lines else answer
-
-
-@database_sync_to_async
-def _after_turn(session_id, prepared, turn_id, user_text, status, answer, usage, toolcalls=()):
     manager = prepared.manager
-    if status == "complete" or (status == "cancelled" and (answer or toolcalls)):
+    refs = tuple(toolcalls)
+    if is_recorded(status, answer, len(refs)):
         manager.record_exchange(
-            prepared.history_text or user_text,
-            assistant_history_text(answer, toolcalls),
-            ids=_turn_message_ids(session_id, turn_id),
+            prepared.history_text or user_text, assistant_history_text(answer, refs), ids=ids
         )
     cost = hud.cost_of(usage, prepared.facts) if usage else None
+    billed = usage.as_dict() if usage else {}
     services.token_usage_record(
-        session_id=session_id,
+        session_id=ctx.session_id,
         turn_id=turn_id,
         model=prepared.facts.name,
         sections=prepared.breakdown.get("sections", {}),
         tiers=prepared.breakdown.get("tiers", {}),
         estimated_prompt_tokens=prepared.estimated_tokens,
-        usage=usage.as_dict() if usage else {},
+        usage=billed,
         cost=cost,
     )
+    row = (billed.get("prompt_tokens", 0), billed.get("cache_read_tokens", 0), cost)
     # The HUD shows what the context holds now: the next request, this exchange included.
-    data = hud.hud_data(session_id, prepared.facts, manager, prepared.grounding_relevance)
-    save_manager(session_id, manager, data)
+    data = hud_of(ctx, prepared.grounding_relevance, extra_usage=row)
+    ctx.commit(hud=data, usage=row, release=True)
     return data
+
+
+def hud_of(ctx: SessionContext, relevance: float | None = None, extra_usage=None) -> dict:
+    """The HUD figures from what the context already holds (no query when it can)."""
+    known = "usage_tail" in ctx.header
+    usage = [*ctx.usage_tail(), *([list(extra_usage)] if extra_usage else [])] if known else None
+    compactions = sum(c.case in hud.COMPACTION_CASES for c in ctx.compactions)
+    return hud.hud_data(
+        ctx.session_id,
+        ctx.manager.facts,
+        ctx.manager,
+        relevance,
+        usage=usage,
+        turns=ctx.user_turns,
+        compactions=compactions,
+    )
+
+
+# -- changes outside a turn ---------------------------------------------------------------
 
 
 def select_files(
@@ -273,7 +243,6 @@ def select_files(
     """Change a session's object sets from the command line (`--add/--drop/--pin/--unpin`);
     returns a message for every refusal."""
     session = Session.objects.get(pk=session_id)
-    facts, _ = facts_for(model or session.model or settings.ACDC_MODEL or "acdc/dry-run")
     problems = []
     steps = [
         (drop, sessionsets.deactivate, "was not selected"),
@@ -287,9 +256,9 @@ def select_files(
                 change(session, path)
             except sessionsets.SetsError as exc:
                 problems.append(f"{path} {refusal}" if refusal else str(exc))
-    manager = load_manager(session, facts)
-    problems += [n.text for n in sync_sets(session, manager)]
-    save_manager(session_id, manager, hud.hud_data(session_id, facts, manager))
+    ctx = SessionContext.open(session_id, model=model or session.model or settings.ACDC_MODEL)
+    problems += [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
+    ctx.commit(hud=hud_of(ctx))
     return problems
 
 
@@ -300,45 +269,33 @@ def selected_files(session: Session) -> list[str]:
 
 async def set_selection(session_id: str, paths: tuple[str, ...]) -> tuple[list[str], dict]:
     """Make the selection exactly `paths`; returns refusals and the HUD preview."""
-    session = await database_sync_to_async(Session.objects.get)(pk=session_id)
-    model = chat_model(session.model)
-    facts, _ = await asyncio.to_thread(facts_for, model)
-    return await _set_selection(session_id, paths, facts)
+    return await database_sync_to_async(_set_selection)(session_id, paths)
 
 
-@database_sync_to_async
-def _set_selection(session_id: str, paths: tuple[str, ...], facts: ModelFacts):
-    session = Session.objects.get(pk=session_id)
-    refused = sessionsets.set_active_files(session, paths)
+def _set_selection(session_id: str, paths: tuple[str, ...]):
+    ctx = SessionContext.open(session_id)
+    refused = sessionsets.set_active_files(ctx.session, paths)
     problems = [f"{path} was not added: {reason}" for path, reason in _by_path(refused, paths)]
-    manager = load_manager(session, facts)
-    problems += [n.text for n in sync_sets(session, manager)]
-    data = hud.hud_data(session_id, facts, manager)
-    save_manager(session_id, manager, data)
+    problems += [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
+    data = hud_of(ctx)
+    ctx.commit(hud=data)
     return problems, data
 
 
 def refresh_sets(session_id: str) -> dict:
-    """After the model's tools changed the sets: the engine and the HUD follow."""
-    session = Session.objects.get(pk=session_id)
-    facts, _ = facts_for(chat_model(session.model))
-    manager = load_manager(session, facts)
-    sync_sets(session, manager)
-    data = hud.hud_data(session_id, facts, manager)
-    save_manager(session_id, manager, data)
+    """After the model's tools or the disk changed the sets: the engine and the HUD follow."""
+    ctx = SessionContext.open(session_id)
+    sync_sets(ctx.session, ctx.manager)
+    data = hud_of(ctx)
+    ctx.commit(hud=data)
     return data
 
 
 def pin_message(session_id: str, message_id: str, pinned: bool) -> bool:
-    """Mirror a message's pin into the engine's working history (compaction keeps pinned
-    messages verbatim). False when the message is no longer in the working history."""
-    session = Session.objects.get(pk=session_id)
-    facts, _ = facts_for(chat_model(session.model))
-    manager = load_manager(session, facts)
-    found = manager.pin_message(message_id, pinned)
-    if found:
-        save_manager(session_id, manager)
-    return found
+    """Whether the message is in the working history (compaction keeps pinned messages
+    verbatim). The pin itself is the message row's: the derived history reads it."""
+    ctx = SessionContext.open(session_id)
+    return any(m.get("id") == message_id for m in ctx.manager.get_history())
 
 
 def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]:
@@ -349,39 +306,6 @@ def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]
         reason = message.removeprefix(f"{path}: ") if path else message
         pairs.append((path or "a file", reason))
     return pairs
-
-
-def _turn_message_ids(session_id: str, turn_id: str) -> tuple[str, str]:
-    """The stored ids of a turn's user message and answer, so the engine's history can
-    name them (pins, compaction records)."""
-    rows = Message.objects.filter(
-        session_id=session_id, turn_id=turn_id, system_event=False, role__in=["user", "assistant"]
-    ).values_list("role", "id")
-    ids = dict(rows)
-    return ids.get("user", ""), ids.get("assistant", "")
-
-
-def _stored_history(session: Session, exclude_turn: str = "") -> list[ChatMessage]:
-    rows = (
-        session.messages.filter(
-            system_event=False, role__in=["user", "assistant"], rolled_back=False
-        )
-        .exclude(content="")
-        .exclude(turn_id=exclude_turn or None)
-        .exclude(status=Message.Status.ERROR)
-        .order_by("seq")
-        .values_list("id", "role", "content", "pinned")
-    )
-    images = images_for_messages(pk for pk, role, _, _ in rows if role == "user")
-    return [
-        {
-            "role": role,
-            "content": history_text(content, images.get(pk, [])),
-            "id": pk,
-            "pinned": pinned,
-        }
-        for pk, role, content, pinned in rows
-    ]
 
 
 def _report_breakdown(prompt) -> dict[str, Any]:
@@ -400,18 +324,15 @@ def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
     session = session_latest(repository=repository)
     if session is None:
         return None, []
-    facts, _ = facts_for(chat_model(session.model))
-    manager = load_manager(session, facts)
-    sessionsets.resume(session)
-    found = unique_notices([*manager.restore_notices, *sync_sets(session, manager)])
+    ctx = SessionContext.open(session.id)
+    sessionsets.resume(ctx.session)
+    found = unique_notices([*ctx.manager.restore_notices, *sync_sets(ctx.session, ctx.manager)[0]])
     notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
     for text in notices:
-        services.message_append(
-            session=session, role=Message.Role.SYSTEM, content=text, system_event=True
-        )
-    manager.estimate_prompt_tokens("")
-    save_manager(session.id, manager, hud.hud_data(session.id, facts, manager))
-    return session, notices
+        ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
+    ctx.manager.estimate_prompt_tokens("")
+    ctx.commit(hud=hud_of(ctx))
+    return ctx.session, notices
 
 
 def unique_notices(notices: Sequence[Any]) -> list[Any]:

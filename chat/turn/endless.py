@@ -1,6 +1,6 @@
 """Endless mode in the chat (seed 004, issue 6 item 8): a managed view instead of raw history.
 
-Opt-in per session (`Session.context_state["endless"]`: enabled, template). Before each
+Opt-in per session (`Session.endless`: enabled, template). Before each
 turn the manager model (the smaller model) reads the template, the recent runs and the new
 message, and its answer becomes one "Context summary (managed)" exchange before the last
 few runs; the working history itself is unchanged (and is what the turn appends to). Every
@@ -39,7 +39,7 @@ class Managed:
 
 
 def endless_state(session: Session) -> dict[str, Any]:
-    state = (session.context_state or {}).get("endless") or {}
+    state = session.endless or {}
     return {
         "enabled": bool(state.get("enabled")),
         "template": state.get("template") or DEFAULT_TEMPLATE,
@@ -66,10 +66,7 @@ def set_endless(session_id: str, *, enabled: bool, template: str) -> str:
             endless.resolve_template(template, Path(settings.ACDC_REPO))
         except endless.TemplateError as exc:
             return str(exc)
-    session = Session.objects.get(pk=session_id)
-    state = dict(session.context_state or {})
-    state["endless"] = {"enabled": enabled, "template": template}
-    Session.objects.filter(pk=session_id).update(context_state=state)
+    Session.objects.filter(pk=session_id).update(endless={"enabled": enabled, "template": template})
     return ""
 
 

@@ -26,6 +26,7 @@ SECTION_LABELS = {
 }
 TIER_ORDER = ("L0", "L1", "L2", "L3", "cached", "active")
 SPARK_TURNS = 30
+COMPACTION_CASES = (Compaction.Case.TRUNCATE, Compaction.Case.SUMMARIZE)  # not engine rewrites
 
 
 def level_for(percent: float) -> str:
@@ -50,19 +51,29 @@ def hud_data(
     facts: ModelFacts,
     manager: ContextManager,
     grounding_relevance: float | None = None,
+    *,
+    usage: list[list] | None = None,
+    turns: int | None = None,
+    compactions: int | None = None,
 ) -> dict[str, Any]:
     """Sections count everything selected (before shedding, so an over-full selection shows
-    red); tiers and breakpoints are those of the request that would be sent next."""
+    red); tiers and breakpoints are those of the request that would be sent next. A caller
+    that already holds the newest usage rows ([prompt, cache read, cost], oldest first),
+    the turn count and the live compactions passes them, and nothing is queried."""
     breakdown = manager.preview_request("").breakdown
     window = facts.max_input_tokens
     sections = _sections(manager.estimate_breakdown("")["sections"], window)
     total = sum(s["tokens"] for s in sections)
-    rows = list(
-        TokenUsage.objects.filter(session_id=session_id)
-        .order_by("-created_at", "-id")
-        .values("prompt_tokens", "cache_read_tokens", "cost")[:SPARK_TURNS]
-    )
-    rows.reverse()
+    if usage is None:
+        rows = list(
+            TokenUsage.objects.filter(session_id=session_id)
+            .order_by("-created_at", "-id")
+            .values("prompt_tokens", "cache_read_tokens", "cost")[:SPARK_TURNS]
+        )
+        rows.reverse()
+    else:
+        keys = ("prompt_tokens", "cache_read_tokens", "cost")
+        rows = [dict(zip(keys, row, strict=True)) for row in usage[-SPARK_TURNS:]]
     shares = [
         r["cache_read_tokens"] / r["prompt_tokens"] if r["prompt_tokens"] else 0.0 for r in rows
     ]
@@ -86,19 +97,31 @@ def hud_data(
         "compaction_trigger": manager.compaction_trigger,
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
-        "quality": quality(session_id, facts, total, grounding_relevance),
+        "quality": quality(
+            session_id, facts, total, grounding_relevance, turns=turns, compactions=compactions
+        ),
     }
 
 
 def quality(
-    session_id: str, facts: ModelFacts, prompt_tokens: int, grounding_relevance: float | None
+    session_id: str,
+    facts: ModelFacts,
+    prompt_tokens: int,
+    grounding_relevance: float | None,
+    *,
+    turns: int | None = None,
+    compactions: int | None = None,
 ) -> dict[str, Any]:
     """Seed 003's heuristic score of the context for the next turn, with a suggestion when
     it is low (compact, or roll back) that the HUD turns into a button."""
-    turns = Message.objects.filter(
-        session_id=session_id, role=Message.Role.USER, system_event=False, rolled_back=False
-    ).count()
-    compactions = Compaction.objects.filter(session_id=session_id, undone_at=None).count()
+    if turns is None:
+        turns = Message.objects.filter(
+            session_id=session_id, role=Message.Role.USER, system_event=False, rolled_back=False
+        ).count()
+    if compactions is None:
+        compactions = Compaction.objects.filter(
+            session_id=session_id, undone_at=None, case__in=COMPACTION_CASES
+        ).count()
     score = score_quality(
         prompt_tokens=prompt_tokens,
         window_tokens=facts.input_budget,

@@ -28,11 +28,13 @@ class Notice:
     paths: tuple[str, ...] = ()
 
 
-def sync_sets(session: Session, manager: ContextManager) -> list[Notice]:
+def sync_sets(
+    session: Session, manager: ContextManager
+) -> tuple[list[Notice], list[sessionsets.Entry]]:
     """Make the engine show the session's object sets (seed 001 §4.1): active files and
     active tool outputs as content blocks, the whole pool as metadata lines, pins exempt
     from shedding. Applies the auto-collapse window to tool outputs first. Returns
-    notices for active files that could not be read."""
+    notices for active files that could not be read, and the entries it read."""
     repo = sessionsets.repository()
     entries = sessionsets.entries(session, repo)
     if not any(e.type == "file" for e in entries) and manager.file_context.get_files():
@@ -75,7 +77,7 @@ def sync_sets(session: Session, manager: ContextManager) -> list[Notice]:
         reference=manager.reference,
         metadata=objectview.metadata_lines(_pool_item(e) for e in entries if e.in_pool),
     )
-    return notices
+    return notices, entries
 
 
 def _pool_item(entry: sessionsets.Entry) -> objectview.PoolItem:
@@ -124,10 +126,12 @@ def _auto_collapse(session: Session, entries: list[sessionsets.Entry]) -> list:
     return [replace(e, active=False) if e.object_id in drop else e for e in entries]
 
 
-def release_dropped(session: Session, manager: ContextManager) -> None:
+def release_dropped(
+    session: Session, manager: ContextManager, entries: list[sessionsets.Entry]
+) -> None:
     """Files the engine shed (or could not read) leave the active set too, so the picker
-    shows what the prompt holds."""
+    shows what the prompt holds. `entries` are the sets as `sync_sets` read them."""
     present = set(manager.file_context.get_files())
-    for entry in sessionsets.entries(session):
+    for entry in entries:
         if entry.active and entry.type == "file" and not entry.stub and entry.path not in present:
             sessionsets.deactivate(session, entry.object_id)

@@ -10,7 +10,6 @@ the streaming row is saved at least once a second.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,27 +17,33 @@ from dataclasses import dataclass, field, replace
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
-from chat.llm.runtime import chat_model, llm_client, supports_tools, token_counter
-from chat.repo import sessionsets
-from chat.repo.tools import TOOL_SPECS, ToolCall, ToolResult, run_tool
-from chat.turn import context
+from chat.llm.runtime import llm_client, supports_tools
+from chat.repo.tools import TOOL_SPECS, ToolCall
+from chat.turn import context, toolrounds
 from chat.turn.events import (
     HudUpdate,
-    SetsChanged,
     ToolCallFinished,
-    ToolCallStarted,
     TurnDelta,
     TurnEvent,
     TurnFinished,
     TurnNotice,
     TurnStarted,
 )
+from chat.turn.session import (
+    SessionBusy,
+    SessionContext,
+    SessionMissing,
+    lease_seconds,
+    renew_lease,
+)
 from contextcore.llm import (
     LLMClient,
     LLMError,
     LLMRequest,
+    Retrying,
+    StreamEnd,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -51,7 +56,10 @@ from history.models import Message, Session
 
 log = logging.getLogger(__name__)
 Emit = Callable[[TurnEvent], Awaitable[None]]
+AfterReply = Callable[[SessionContext], Awaitable[object]]
 SAVE_EVERY_SECONDS = 1.0
+MAX_COMMIT_TRIES = 3
+CLOSED_EARLY = "The provider closed the stream early: the answer may be cut short."
 
 
 class TurnRejected(Exception):
@@ -64,6 +72,9 @@ class _Stream:
     message_id: str | None = None
     usage: Usage | None = None
     saved_at: float = 0.0
+    renewed_at: float = 0.0
+    ended: bool = False  # the provider said the response was finished
+    finish_reason: str | None = None
     tool_cards: list[ToolCallFinished] = field(default_factory=list)
     tool_refs: list[context.ToolRef] = field(default_factory=list)
 
@@ -89,43 +100,74 @@ async def run_turn(
     client: LLMClient | None = None,
     turn_id: str | None = None,
     images: Sequence[str] = (),
+    after: AfterReply | None = None,
 ) -> TurnFinished:
+    """One turn under the session's lease: refused (`TurnRejected`) while another turn
+    runs in the session, in any tab or worker. `after` runs once the reply is delivered,
+    with the turn's context, before the lease is given back."""
     text = _validated(user_text)
-    session = await _load_session(session_id)
-    model = chat_model(model or session.model)
     turn_id = turn_id or new_turn_id()
-    user_message = await _store_user_message(session, text, turn_id, model, tuple(images))
-    await emit(
-        TurnStarted(turn_id, session.id, user_message.id, text, model, session.title, tuple(images))
-    )
-    tools = TOOL_SPECS if await asyncio.to_thread(supports_tools, model) else None
+    ctx = await _open(session_id, turn_id, text, model)
     try:
-        prepared = await context.prepare(
-            session=session,
+        return await _run(ctx, text, turn_id, tuple(images), emit, client, after)
+    finally:
+        if ctx.owner:
+            await database_sync_to_async(ctx.release)()
+
+
+async def _open(session_id: str, turn_id: str, text: str, model: str) -> SessionContext:
+    try:
+        return await database_sync_to_async(context.open_turn)(session_id, turn_id, text, model)
+    except SessionMissing:
+        raise TurnRejected(f"There is no session {session_id!r}.") from None
+    except SessionBusy as exc:
+        raise TurnRejected(str(exc)) from None
+
+
+async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:
+    user_message = await _store_user_message(ctx, text, turn_id, images)
+    session = ctx.session
+    await emit(
+        TurnStarted(turn_id, session.id, user_message.id, text, ctx.model, session.title, images)
+    )
+    tools = TOOL_SPECS if await asyncio.to_thread(supports_tools, ctx.model) else None
+    turn = _Turn(emit, turn_id, ctx, text, None, user_message.id)
+    try:
+        turn.prepared = await context.prepare(
+            ctx,
             user_text=text,
-            model=model,
             turn_id=turn_id,
-            images=tuple(images),
-            tool_tokens=tool_tokens(tools),
+            images=images,
+            tool_tokens=toolrounds.tool_tokens(tools),
         )
     except LLMError as exc:
-        return await _finish(emit, turn_id, session, _Stream(), "error", exc.user_message)
-    for notice in prepared.notices:
+        return await _end(turn, _Stream(), "error", exc.user_message)
+    for notice in turn.prepared.notices:
         await emit(TurnNotice(turn_id, notice.text, notice.level, notice.paths))
     request = LLMRequest(
-        model=model, messages=prepared.messages, tools=tools, metadata=prepared.metadata
+        model=ctx.model,
+        messages=turn.prepared.messages,
+        tools=tools,
+        metadata=turn.prepared.metadata,
     )
-    turn = _Turn(emit, turn_id, session, text, prepared)
-    return await _stream(turn, request, client or llm_client())
+    finished = await _stream(turn, request, client or llm_client())
+    if after is not None and finished.status == "complete":
+        await after(ctx)
+    return finished
 
 
 @dataclass
 class _Turn:
     emit: Emit
     turn_id: str
-    session: Session
+    ctx: SessionContext
     user_text: str
-    prepared: context.Prepared
+    prepared: context.Prepared | None
+    user_message_id: str
+
+    @property
+    def session(self) -> Session:
+        return self.ctx.session
 
 
 async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFinished:
@@ -139,12 +181,12 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
             if not calls:
                 break
             if rounds >= settings.ACDC_MAX_TOOL_ROUNDS:
-                request = await _tools_exhausted(turn, request, calls)
+                request = await toolrounds.tools_exhausted(turn, request, calls)
                 continue
             rounds += 1
-            results = await _run_tools(turn, state, calls)
-            messages = [*request.messages, *_round_messages(calls, results)]
-            request = replace(request, messages=_fit_tool_outputs(turn, messages))
+            results = await toolrounds.run_tools(turn, state, calls)
+            messages = [*request.messages, *toolrounds.round_messages(calls, results)]
+            request = replace(request, messages=toolrounds.fit_tool_outputs(turn, messages))
             if state.text and not state.text.endswith("\n\n"):
                 state.text += "\n\n"
     except asyncio.CancelledError:
@@ -153,18 +195,24 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
     except LLMError as exc:
         log.warning("turn %s failed: %s %s", turn.turn_id, exc.user_message, exc.detail)
         return await _end(turn, state, "error", exc.user_message)
+    if not state.ended:
+        return await _end(turn, state, "interrupted", CLOSED_EARLY)
     return await _end(turn, state, "complete", "")
 
 
 async def _one_response(
     turn: _Turn, request: LLMRequest, client: LLMClient, state: _Stream
 ) -> list[ToolCall]:
-    """One streamed response; returns the tool calls it ended with (often none)."""
+    """One streamed response; returns the tool calls it ended with (often none). Notes in
+    `state.ended` whether the provider said it had finished."""
     pieces: dict[int, dict[str, str]] = {}
+    state.ended = False
     async for event in client.stream(request):
         if isinstance(event, TextDelta) and event.text:
             state.text += event.text.replace("\0", "\ufffd")  # storable everywhere
-            await _save_partial(state, turn.session, turn.turn_id, request.model)
+            if not state.saved_at:
+                state.saved_at = state.renewed_at = time.monotonic()  # the first chunk
+            await _save_partial(turn, state)
             await turn.emit(TurnDelta(turn.turn_id, state.text))
         elif isinstance(event, ToolCallDelta):
             piece = pieces.setdefault(event.index, {"id": "", "name": "", "arguments": ""})
@@ -173,185 +221,131 @@ async def _one_response(
             piece["arguments"] += event.arguments or ""
         elif isinstance(event, UsageReport):
             state.add_usage(event.usage)
+        elif isinstance(event, StreamEnd):
+            state.ended = event.finish_reason is not None
+            state.finish_reason = event.finish_reason
+        elif isinstance(event, Retrying):
+            seconds = f"{event.delay:.0f} s" if event.delay >= 1 else "a moment"
+            text = f"{event.reason}, retrying in {seconds}…"
+            await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
     return [ToolCall(p["id"], p["name"], p["arguments"]) for _, p in sorted(pieces.items())]
 
 
-def tool_tokens(tools: list[dict] | None) -> int:
-    """What the tool definitions cost in every request (counted like message text)."""
-    if not tools:
-        return 0
-
-    return token_counter("cl100k_base").count(json.dumps(tools)) + 16 * len(tools)
-
-
-TOOL_OUTPUT_DROPPED = "[output dropped: the context window is full; ask again more narrowly]"
-
-
-def _fit_tool_outputs(turn: _Turn, messages: list[dict]) -> list[dict]:
-    """Keep a tool round inside the window: the largest tool outputs of this turn give way
-    to a short note until the request fits (the prompt itself was fitted before)."""
-    counter, budget = turn.prepared.manager.counter, turn.prepared.facts.input_budget
-    total = counter.count(messages)
-    if total <= budget:
-        return messages
-    fitted = [dict(m) for m in messages]
-    tool_indexes = sorted(
-        (i for i, m in enumerate(fitted) if m.get("role") == "tool"),
-        key=lambda i: -counter.count(fitted[i]),
-    )
-    for index in tool_indexes:
-        if total <= budget:
-            break
-        before = counter.count(fitted[index])
-        fitted[index]["content"] = TOOL_OUTPUT_DROPPED
-        total -= before - counter.count(fitted[index])
-    return fitted
-
-
-async def _tools_exhausted(turn: _Turn, request: LLMRequest, calls: list[ToolCall]) -> LLMRequest:
-    """Past the round limit: no more tools; the model answers with what it has."""
-    limit = settings.ACDC_MAX_TOOL_ROUNDS
-    text = f"The model asked for more tools after {limit} rounds; it was asked to answer now."
-    await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
-    refusal = f"Tool limit reached ({limit} rounds): answer now with what you have."
-    results = [ToolResult(c.call_id, c.name, "fail", refusal) for c in calls]
-    messages = [*request.messages, *_round_messages(calls, results)]
-    return replace(request, messages=messages, tools=None)
-
-
-async def _run_tools(turn: _Turn, state: _Stream, calls: list[ToolCall]) -> list[ToolResult]:
-    results = []
-    for call in calls:
-        display = f"{call.name}(…)"
-        await turn.emit(
-            ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
-        )
-        result = await database_sync_to_async(_run_and_store)(turn.session, turn.turn_id, call)
-        finished = ToolCallFinished(
-            turn.turn_id,
-            call.call_id or call.name,
-            call.name,
-            result.args_display or display,
-            result.status,
-            result.output,
-            result.object_id,
-        )
-        state.tool_cards.append(finished)
-        state.tool_refs.append(context.ToolRef(result.object_id, call.name, result.status))
-        await turn.emit(finished)
-        if result.changed_paths:
-            active, pinned = await database_sync_to_async(_picker_state)(turn.session)
-            await turn.emit(SetsChanged(turn.turn_id, tuple(result.changed_paths), active, pinned))
-        results.append(result)
-    return results
-
-
-def _run_and_store(session: Session, turn_id: str, call: ToolCall) -> ToolResult:
-    result = run_tool(session, call)
-    services.message_append(
-        session=session,
-        role=Message.Role.TOOL,
-        content=result.output,
-        turn_id=turn_id,
-        edit_results=[
-            {
-                "tool": result.name,
-                "args": result.args_display,
-                "status": result.status,
-                "object_id": result.object_id,
-                "call_id": result.call_id,
-            }
-        ],
-    )
-    return result
-
-
-def _picker_state(session: Session) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return tuple(sessionsets.active_paths(session)), tuple(sessionsets.pinned_paths(session))
-
-
-def _round_messages(calls: list[ToolCall], results: list[ToolResult]) -> list[dict]:
-    """The assistant's tool calls and one tool message per result, as providers expect."""
-    assistant = {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": result.call_id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments or "{}"},
-            }
-            for call, result in zip(calls, results, strict=True)
-        ],
-    }
-    answers = [
-        {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
-        for result in results
-    ]
-    return [assistant, *answers]
-
-
 async def _end(turn: _Turn, state: _Stream, status: str, error: str) -> TurnFinished:
-    finished = await _finish(turn.emit, turn.turn_id, turn.session, state, status, error)
+    """Store how the turn ended and commit its context, in one transaction; then tell the
+    page. The lease is given back in the same commit."""
+    notices = _ending_notices(state, status)
     try:
-        data = await context.after_turn(
-            session=turn.session,
-            prepared=turn.prepared,
-            turn_id=turn.turn_id,
-            user_text=turn.user_text,
-            status=status,
-            answer=state.text,
-            usage=state.usage,
-            toolcalls=state.tool_refs,
+        hud_data = await database_sync_to_async(_commit_with_retry)(
+            turn, state, status, error, notices
         )
     except Exception:
-        # The answer is stored and shown; losing the HUD figures must not fail the turn.
-        log.exception("could not record usage for turn %s", turn.turn_id)
-    else:
-        await turn.emit(HudUpdate(turn.turn_id, data))
+        # The answer must not be lost to a failing HUD or header: store it on its own.
+        log.exception("could not commit turn %s", turn.turn_id)
+        hud_data = None
+        await database_sync_to_async(_store_answer)(turn, state, status, error)
+    for text in notices:
+        await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
+    usage = state.usage.as_dict() if state.usage else {}
+    cards = tuple(state.tool_cards)
+    finished = TurnFinished(turn.turn_id, status, state.text, state.message_id, usage, error, cards)
+    await turn.emit(finished)
+    if hud_data is not None:
+        await turn.emit(HudUpdate(turn.turn_id, hud_data))
     return finished
 
 
-async def _finish(emit, turn_id, session, state: _Stream, status: str, error: str):
+def _ending_notices(state: _Stream, status: str) -> list[str]:
+    if status == "complete" and not state.text.strip() and not state.tool_cards:
+        return ["The model sent an empty answer. Try again, or rephrase the question."]
+    if status == "complete" and state.finish_reason == "length":
+        return ["The answer reached the model's output limit and stops mid-way."]
+    return []
+
+
+def _commit_with_retry(turn: _Turn, state: _Stream, status: str, error: str, notices):
+    """Another writer may take a message number this transaction wanted (a system note
+    from another tab): the transaction is rolled back whole and tried again."""
+    for _ in range(MAX_COMMIT_TRIES - 1):
+        message_id = state.message_id
+        try:
+            return _commit_ending(turn, state, status, error, notices)
+        except IntegrityError:
+            state.message_id = message_id
+            turn.ctx.reread_last_seq()
+    return _commit_ending(turn, state, status, error, notices)
+
+
+@transaction.atomic
+def _commit_ending(turn: _Turn, state: _Stream, status: str, error: str, notices: list[str]):
+    _store_answer(turn, state, status, error)
+    for text in notices:
+        turn.ctx.append(
+            role=Message.Role.SYSTEM, content=text, turn_id=turn.turn_id, system_event=True
+        )
+    if turn.prepared is None:  # failed before the request was made
+        turn.ctx.commit(release=True)
+        return None
+    return context.finish_turn(
+        turn.ctx,
+        turn.prepared,
+        turn_id=turn.turn_id,
+        user_text=turn.user_text,
+        status=status,
+        answer=state.text,
+        usage=state.usage,
+        ids=(turn.user_message_id, state.message_id or ""),
+        toolcalls=state.tool_refs,
+    )
+
+
+def _store_answer(turn: _Turn, state: _Stream, status: str, error: str) -> None:
+    """The assistant row: made now when the reply was quick (no partial save yet), and
+    always for a failure, so a reload shows the question answered by its error."""
     usage = state.usage.as_dict() if state.usage else {}
-    if state.message_id is None and (state.text or status == "complete"):
-        await _create_assistant_message(state, session, turn_id, "")
-    if state.message_id is not None:
-        await database_sync_to_async(services.message_finish)(
-            message_id=state.message_id,
+    if state.message_id is None:
+        message = turn.ctx.append(
+            role=Message.Role.ASSISTANT,
             content=state.text,
+            turn_id=turn.turn_id,
             status=status,
+            model=turn.ctx.model,
             usage=usage,
             error=error,
         )
-    cards = tuple(state.tool_cards)
-    finished = TurnFinished(turn_id, status, state.text, state.message_id, usage, error, cards)
-    await emit(finished)
-    return finished
-
-
-async def _save_partial(state: _Stream, session: Session, turn_id: str, model: str) -> None:
-    if state.message_id is None:
-        await _create_assistant_message(state, session, turn_id, model)
-    now = time.monotonic()
-    if now - state.saved_at >= SAVE_EVERY_SECONDS:
-        state.saved_at = now
-        await database_sync_to_async(services.message_update_stream)(
-            message_id=state.message_id, content=state.text
-        )
-
-
-async def _create_assistant_message(state: _Stream, session, turn_id, model) -> None:
-    message = await database_sync_to_async(services.message_append)(
-        session=session,
-        role=Message.Role.ASSISTANT,
-        content=state.text,
-        turn_id=turn_id,
-        status=Message.Status.STREAMING,
-        model=model,
+        state.message_id = message.id
+        return
+    services.message_finish(
+        message_id=state.message_id, content=state.text, status=status, usage=usage, error=error
     )
-    state.message_id = message.id
-    state.saved_at = time.monotonic()
+
+
+async def _save_partial(turn: _Turn, state: _Stream) -> None:
+    """At most once a second: the reply so far goes to the store (a crash loses at most
+    the last second of what was shown), and the turn lease is renewed while it runs."""
+    now = time.monotonic()
+    if now - state.saved_at < SAVE_EVERY_SECONDS:
+        return
+    state.saved_at = now
+    await database_sync_to_async(_save_partial_rows)(turn, state)
+
+
+def _save_partial_rows(turn: _Turn, state: _Stream) -> None:
+    if state.message_id is None:
+        message = turn.ctx.append(
+            role=Message.Role.ASSISTANT,
+            content=state.text,
+            turn_id=turn.turn_id,
+            status=Message.Status.STREAMING,
+            model=turn.ctx.model,
+        )
+        state.message_id = message.id
+    else:
+        services.message_update_stream(message_id=state.message_id, content=state.text)
+    now = time.monotonic()
+    if now - state.renewed_at >= lease_seconds() / 3:
+        state.renewed_at = now
+        renew_lease(turn.ctx.session_id, turn.ctx.owner)
 
 
 def _validated(user_text: str) -> str:
@@ -368,27 +362,14 @@ def _validated(user_text: str) -> str:
 
 
 @database_sync_to_async
-def _load_session(session_id: str) -> Session:
-    session = Session.objects.filter(pk=session_id).first()
-    if session is None:
-        raise TurnRejected(f"There is no session {session_id!r}.")
-    return session
-
-
-@database_sync_to_async
-@transaction.atomic
 def _store_user_message(
-    session: Session, text: str, turn_id: str, model: str, images: tuple[str, ...]
+    ctx: SessionContext, text: str, turn_id: str, images: tuple[str, ...]
 ) -> Message:
     try:
-        attached = images_get(images)
+        attached = images_get(images) if images else []
     except ImageRejected as exc:
         raise TurnRejected(str(exc)) from None
-    if session.model != model:
-        session.model = model
-        session.save(update_fields=["model"])
-    message = services.message_append(
-        session=session, role=Message.Role.USER, content=text, turn_id=turn_id, model=model
-    )
-    message_attach_images(message, attached)
+    message = ctx.append(role=Message.Role.USER, content=text, turn_id=turn_id, model=ctx.model)
+    if attached:
+        message_attach_images(message, attached)
     return message

@@ -1,14 +1,14 @@
-"""The websocket of one chat session: parse frames, run turns, relay frames.
+"""The websocket of one chat session: parse frames, hand work to the turn host, relay frames.
 
-Thin by design: parsing lives in `protocol`, the turn in `turns`, rendering in `frames`.
-Frames of a turn go to the session's group, so every tab (on any worker) showing the
-session sees the stream; Stop is broadcast the same way to whichever worker runs it.
+Thin by design: parsing lives in `protocol`, turns in `turnhost` (they belong to the
+session, not to this socket), rendering in `frames`. Frames of a turn go to the session's
+group, so every tab (on any worker) showing the session sees the stream; Stop goes to the
+session's control group, so it reaches whichever worker runs the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 from pathlib import Path
@@ -21,32 +21,28 @@ from django.conf import settings
 from chat.repo import git, picker, sessionsets
 from chat.repo.watcher import WATCHERS
 from chat.turn import context
-from chat.turn.after_turn import after_turn_tasks, run_compaction
-from chat.turn.events import TurnFinished
-from chat.turn.turns import TurnRejected, run_turn
-from chat.web.conversation import render_session_event
-from chat.web.frames import DeltaCoalescer, picker_message, render_error, render_hud
+from chat.turn.session import live_turn
+from chat.web.frames import picker_message, render_error, render_hud
 from chat.web.protocol import FrameError, parse_frame
+from chat.web.turnhost import HOST, ask_snapshot, ask_stop, session_group
 from history.models import Session
 
 log = logging.getLogger(__name__)
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
-    turn: asyncio.Task | None = None
-    # The turn task has delivered its reply and is in its after-reply work (usage, HUD,
-    # checkpoint, compaction): a message sent now waits for it instead of being refused.
-    compacting = False
-
     async def connect(self) -> None:
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
-        self.group = f"session.{self.session_id}"
+        self.group = session_group(self.session_id)
         await self.accept()
-        if not await _session_exists(self.session_id):
+        live = await _live_turn(self.session_id)
+        if live is None:
             await self.send(render_error(f"There is no session {self.session_id!r}."))
             await self.close(code=4404)
             return
         await self.channel_layer.group_add(self.group, self.channel_name)
+        if live:  # a turn is under way: what has streamed so far, then the live frames
+            await ask_snapshot(self.session_id, self.channel_name)
         self.files_group = files_group(settings.ACDC_REPO)
         await self.channel_layer.group_add(self.files_group, self.channel_name)
         await self._count_tokens()
@@ -54,13 +50,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await WATCHERS.attach(self.repository, files_changed)
 
     async def disconnect(self, code: int) -> None:
+        # The turn goes on without this tab: it belongs to the session (see turnhost).
         await self.channel_layer.group_discard(self.group, self.channel_name)
         if getattr(self, "files_group", None):
             await self.channel_layer.group_discard(self.files_group, self.channel_name)
         if getattr(self, "repository", None) is not None:
             await WATCHERS.detach(self.repository)
-        if self.turn is not None:
-            self.turn.cancel()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         try:
@@ -69,72 +64,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.send(render_error(str(exc)))
             return
         if frame.action == "stop":
-            await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
+            await ask_stop(self.session_id)
         elif frame.action == "select":
             await self._select(frame.paths)
-        elif self.turn is not None and not self.compacting:
-            await self.send(render_error("A reply is still streaming: press Stop first."))
-        elif self.turn is not None:
-            # Compacting after the last reply: this message waits for it, then runs.
-            self.turn = asyncio.create_task(self._after(self.turn, frame))
-        elif frame.action == "compact":
-            self.turn = asyncio.create_task(self._compact(frame.focus))
         else:
-            self.turn = asyncio.create_task(
-                self._run_turn(frame.message, frame.model, frame.images)
-            )
-
-    async def _after(self, previous: asyncio.Task, frame) -> None:
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.shield(previous)
-        if frame.action == "compact":
-            await self._compact(frame.focus)
-        else:
-            await self._run_turn(frame.message, frame.model, frame.images)
-
-    async def _compact(self, focus: str) -> None:
-        self.compacting = True
-        try:
-            await run_compaction(self.session_id, self._report, focus=focus, force=True)
-        except asyncio.CancelledError:
-            pass
-        finally:
-            self._release()
-
-    async def _run_turn(self, message: str, model: str, images: tuple[str, ...] = ()) -> None:
-        coalescer = DeltaCoalescer(self._broadcast)
-        self.compacting = False
-
-        async def emit(event) -> None:
-            await coalescer.emit(event)
-            if isinstance(event, TurnFinished):
-                self.compacting = True  # the reply is out: what follows can be waited for
-
-        try:
-            finished = await run_turn(
-                session_id=self.session_id,
-                user_text=message,
-                model=model,
-                emit=emit,
-                images=images,
-            )
-            if finished.status == "complete":
-                await after_turn_tasks(self.session_id, self._report)
-        except TurnRejected as exc:
-            await self.send(render_error(str(exc)))
-        except asyncio.CancelledError:
-            pass
-        except Exception:
-            log.exception("turn failed in session %s", self.session_id)
-            await self.send(render_error("Something went wrong on the server; see its log."))
-        finally:
-            self._release()
-
-    def _release(self) -> None:
-        """The turn task ends; a message queued behind it has its own task by now."""
-        if self.turn is asyncio.current_task():
-            self.turn = None
-            self.compacting = False
+            await HOST.submit(self.session_id, frame, self.channel_name)
 
     async def _select(self, paths: tuple[str, ...]) -> None:
         try:
@@ -167,18 +101,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if len(picker.COUNTS.known(repo, paths)) < len(paths):
             picker.COUNTS.count_in_background(repo, paths, progress)
 
-    async def _report(self, event) -> None:
-        await self._broadcast(await database_sync_to_async(render_session_event)(event))
-
     async def _broadcast(self, html: str) -> None:
         await self.channel_layer.group_send(self.group, {"type": "chat.frame", "html": html})
 
     async def chat_frame(self, event: dict) -> None:
         await self.send(event["html"])
-
-    async def chat_stop(self, event: dict) -> None:
-        if self.turn is not None:
-            self.turn.cancel()
 
 
 def _active_paths(session_id: str) -> list[str]:
@@ -218,5 +145,8 @@ def files_group(repo) -> str:
 
 
 @database_sync_to_async
-def _session_exists(session_id: str) -> bool:
-    return Session.objects.filter(pk=session_id).exists()
+def _live_turn(session_id: str) -> str | None:
+    """The turn running in the session ("" when none); None when there is no session."""
+    session = Session.objects.filter(pk=session_id).only("turn_owner", "turn_id", "turn_expires")
+    found = session.first()
+    return None if found is None else live_turn(found)

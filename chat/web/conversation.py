@@ -15,6 +15,7 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
+from chat.turn.session import live_turn
 from chat.web.frames import card, render_hud
 from chat.web.render import render_markdown
 from history import selectors
@@ -51,7 +52,10 @@ def _tool_card(message: Message) -> dict[str, Any]:
 
 
 def conversation_items(session: Session) -> list[dict[str, Any]]:
+    """The page's entries; the reply of a turn still running is drawn as the live one the
+    stream appends to (a placeholder when it has stored nothing yet)."""
     rows = selectors.session_messages(session=session)
+    live = live_turn(session)
     replaced: set[str] = set()
     for ids in session.compactions.filter(undone_at=None).values_list("replaced_ids", flat=True):
         replaced.update(ids)
@@ -71,7 +75,23 @@ def conversation_items(session: Session) -> list[dict[str, Any]]:
             items.append({"fold": reason, "label": FOLD_LABELS[reason], "entries": entries})
         else:
             items += entries
+    if live:
+        _mark_live(items, live)
     return items
+
+
+def _mark_live(items: list[dict[str, Any]], turn_id: str) -> None:
+    replies = [
+        item
+        for item in items
+        if "message" in item
+        and item["message"].turn_id == turn_id
+        and item["message"].role == Message.Role.ASSISTANT
+    ]
+    for item in replies:
+        item["live"] = turn_id
+    if not replies:
+        items.append({"live": turn_id, "placeholder": True})
 
 
 def render_conversation(session: Session, *, oob: bool = False) -> str:

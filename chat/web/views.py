@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
+from chat.turn.session import live_turn
 from chat.web import attachments
 from chat.web.conversation import conversation_items
 from chat.web.routing import session_socket_url
@@ -38,6 +39,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         return render(request, "chat/missing_session.html", {"session_id": session_id}, status=404)
     # Seed 001 §3.6: files the session knows are reconciled with the disk on every load.
     sessionsets.resume(session)
+    services.mark_interrupted(session=session, live_turn=live_turn(session))
     return render(request, "chat/session.html", _page_context(session))
 
 
@@ -51,6 +53,7 @@ def _page_context(session: Session) -> dict:
     messages = conversation_items(session)
     state = session.context_state or {}
     return {
+        "streaming": bool(live_turn(session)),
         "socket_url": session_socket_url(session.id),
         "hud": state.get("hud"),
         "session": session,

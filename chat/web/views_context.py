@@ -87,11 +87,10 @@ def compaction_undo(request: HttpRequest, session_id: str) -> HttpResponse:
 def grounding_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
     """Offer earlier summaries and pinned notes as related context (per session)."""
     session = _session(session_id)
-    state = dict(session.context_state or {})
-    state["grounding"] = request.POST.get("grounding") == "on"
-    Session.objects.filter(pk=session.pk).update(context_state=state)
+    enabled = request.POST.get("grounding") == "on"
+    Session.objects.filter(pk=session.pk).update(grounding=enabled)
     session.refresh_from_db()
-    note = "Related context is on." if state["grounding"] else "Related context is off."
+    note = "Related context is on." if enabled else "Related context is off."
     return _tools(request, session, note=note)
 
 

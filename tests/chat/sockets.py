@@ -46,10 +46,14 @@ class Socket(WebsocketCommunicator):
 
 @database_sync_to_async
 def new_session(*, model: str = "acdc/fake", **state) -> Session:
-    """A new session of the served repository; `state` keys start its context_state."""
+    """A new session of the served repository; `state` keys are its settings columns
+    (grounding, endless) or start its context_state."""
     session = services.session_create(repository=str(settings.ACDC_REPO), model=model)
+    columns = {key: state.pop(key) for key in ("grounding", "endless") if key in state}
     if state:
-        Session.objects.filter(pk=session.pk).update(context_state=state)
+        columns["context_state"] = state
+    if columns:
+        Session.objects.filter(pk=session.pk).update(**columns)
         session.refresh_from_db()
     return session
 

@@ -10,11 +10,12 @@ from django.conf import settings
 from django.test import override_settings
 
 from chat.llm.fake import FakeStep
-from chat.llm.runtime import facts_for
 from chat.turn import checkpoints
 from chat.turn.compaction import CompactionRefused, compact_session, undo_compaction
-from chat.turn.context import load_manager, restore_latest_session
+from chat.turn.context import restore_latest_session
+from chat.turn.session import SessionContext
 from chat.turn.turns import run_turn
+from chat.turn.working import expand
 from history.models import Compaction, Message, Session
 from tests.chat.sockets import new_session
 
@@ -50,9 +51,7 @@ async def turns(session, fake, count: int, prefix: str = "question") -> None:
 
 @database_sync_to_async
 def working_history(session_id):
-    session = Session.objects.get(pk=session_id)
-    facts, _ = facts_for("acdc/fake")
-    return load_manager(session, facts).get_history()
+    return SessionContext.open(session_id, model="acdc/fake").manager.get_history()
 
 
 def detector(index=None, confidence=0.0) -> FakeStep:
@@ -78,7 +77,10 @@ async def test_summarize_replaces_old_exchanges_and_keeps_the_first(fake):
     assert any("They discussed the parser at length." in m["content"] for m in after)
     assert after[-1] == before[-1] and len(after) < len(before)
     record = await database_sync_to_async(Compaction.objects.get)(session=session)
-    assert record.replaced_ids and record.history_before == before
+    assert record.replaced_ids and record.history_before == [] and record.upto_seq is not None
+    # References, not copies: only the summary is stored in full.
+    assert expand(record.after, before) == after
+    assert sum("ref" not in item for item in record.after) <= 2
     note = await database_sync_to_async(
         lambda: Message.objects.filter(session=session, system_event=True).last()
     )()

@@ -65,7 +65,7 @@ async def test_the_model_reads_a_file_and_answers_with_it(fake):
         lambda: list(Message.objects.filter(session=session).values_list("role", "content"))
     )()
     roles = [role for role, _ in rows]
-    assert roles == ["user", "assistant", "tool"]
+    assert roles == ["user", "tool", "assistant"]  # the answer row is stored when it ends
     assert await database_sync_to_async(sessionsets.active_paths)(session) == ["src/app.py"]
 
     # The next turn remembers the call as a reference and carries the output while active.

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
-from chat.llm.runtime import facts_for
 from chat.turn import checkpoints
-from chat.turn.context import load_manager, save_manager
+from chat.turn.session import SessionContext
 from history import services
 from history.models import Checkpoint, Message, Session
 
@@ -17,10 +16,8 @@ pytestmark = pytest.mark.django_db
 def _exchange(session, user: str, answer: str) -> tuple[Message, Message]:
     asked = services.message_append(session=session, role="user", content=user, turn_id=user)
     said = services.message_append(session=session, role="assistant", content=answer, turn_id=user)
-    facts, _ = facts_for("acdc/fake")
-    manager = load_manager(Session.objects.get(pk=session.pk), facts)
-    manager.record_exchange(user, answer, ids=(asked.id, said.id))
-    save_manager(session.id, manager)
+    ctx = SessionContext.open(session.id, model="acdc/fake")  # the history comes from the rows
+    ctx.commit()
     return asked, said
 
 
@@ -39,7 +36,9 @@ def test_a_checkpoint_is_saved_with_its_label_and_state(client, session):
     assert response.status_code == 200 and "before refactor" in response.content.decode()
     checkpoint = Checkpoint.objects.get(session=session)
     assert checkpoint.label == "before refactor" and checkpoint.kind == "manual"
-    assert checkpoint.context_state["engine"]["history"][0]["content"] == "hello"
+    # A position, not a copy: the last message and the live compactions.
+    assert checkpoint.last_seq == 1 and checkpoint.compactions == []
+    assert "history" not in checkpoint.context_state["engine"]
 
 
 def test_rolling_back_refreshes_the_page_and_refusals_say_why(client, session):
@@ -68,10 +67,10 @@ def test_pinning_a_message_reaches_the_engine_history(client, session):
     response = client.post(f"/m/{asked.id}/pin/", {"pinned": "true"})
     assert response.status_code == 200 and 'aria-pressed="true"' in response.content.decode()
     assert Message.objects.get(pk=asked.pk).pinned
-    history = Session.objects.get(pk=session.pk).context_state["engine"]["history"]
+    history = SessionContext.open(session.id).manager.get_history()
     assert history[0]["pinned"] is True
     client.post(f"/m/{asked.id}/pin/", {"pinned": "false"})
-    history = Session.objects.get(pk=session.pk).context_state["engine"]["history"]
+    history = SessionContext.open(session.id).manager.get_history()
     assert "pinned" not in history[0]
 
 
@@ -88,18 +87,18 @@ def test_the_endless_switch_and_template_chooser(client, session):
     assert 'name="enabled"' in form and '<option value="default"' in form
     response = client.post(f"/s/{session.id}/endless/", {"enabled": "on", "template": "default"})
     assert " checked" in response.content.decode()
-    assert Session.objects.get(pk=session.pk).context_state["endless"] == {
+    assert Session.objects.get(pk=session.pk).endless == {
         "enabled": True,
         "template": "default",
     }
     refused = client.post(f"/s/{session.id}/endless/", {"enabled": "on", "template": "nope"})
     assert 'role="alert"' in refused.content.decode()
-    assert Session.objects.get(pk=session.pk).context_state["endless"]["template"] == "default"
+    assert Session.objects.get(pk=session.pk).endless["template"] == "default"
 
 
 def test_related_context_is_toggled_per_session(client, session):
     assert 'name="grounding"' in client.get(f"/s/{session.id}/tools/").content.decode()
     client.post(f"/s/{session.id}/grounding/", {"grounding": "on"})
-    assert Session.objects.get(pk=session.pk).context_state["grounding"] is True
+    assert Session.objects.get(pk=session.pk).grounding is True
     client.post(f"/s/{session.id}/grounding/", {})
-    assert Session.objects.get(pk=session.pk).context_state["grounding"] is False
+    assert Session.objects.get(pk=session.pk).grounding is False

@@ -1,0 +1,356 @@
+"""One session's context, opened once per turn and committed once.
+
+`SessionContext.open` reads in a few queries what a turn needs: the session row with its
+layout and last message number, the message rows the working history is derived from
+(`chat.turn.working`), the live compactions, and builds the context engine once.
+`commit` writes, in one transaction, the small header (the engine's state without its
+history, the HUD figures) and, only when they changed, a new layout row and a record of
+a history the engine rewrote itself. After-turn work and the CLI use the same object.
+
+One turn at a time per session, across tabs and worker processes: `take_lease` is one
+conditional UPDATE on the session row, good on SQLite and PostgreSQL alike; the lease
+names its owner and expires, so a worker that dies cannot hold a session for ever, and a
+turn that runs long renews it. Message numbers come from the session's last one, read
+with the row; the unique (session, seq) constraint turns a collision into a retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, F, Max, Q, Value, When
+from django.utils import timezone
+
+from chat.llm.runtime import chat_model, facts_for, token_counter
+from chat.turn import working
+from contextcore.llm import Message as ChatMessage
+from contextcore.manager import ContextConfig, ContextManager
+from contextcore.models import ModelFacts
+from history import memory, services
+from history.models import Compaction, Message, Session, SessionLayout
+
+log = logging.getLogger(__name__)
+HEADER_VERSION = 2
+LAYOUT_BODY = ("l0_digest", "snapshot", "updates", "blobs")
+USAGE_TAIL = 30  # the HUD sparkline's turns (hud.SPARK_TURNS)
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+
+
+class SessionBusy(Exception):
+    """Another turn holds the session; `str(exc)` is a message for the user."""
+
+
+class SessionMissing(Exception):
+    pass
+
+
+def lease_seconds() -> int:
+    return settings.ACDC_TURN_LEASE_SECONDS
+
+
+def take_lease(session_id: str, turn_id: str, title: str = "") -> str:
+    """Hold the session for one turn; returns the owner token. Also gives an untitled
+    session its title, in the same statement."""
+    now = timezone.now()
+    owner = f"{WORKER}:{uuid.uuid4().hex[:12]}"
+    changes: dict[str, Any] = {
+        "turn_owner": owner,
+        "turn_id": turn_id,
+        "turn_expires": now + timedelta(seconds=lease_seconds()),
+    }
+    if title:
+        changes["title"] = Case(When(title="", then=Value(title)), default=F("title"))
+    free = Q(turn_owner="") | Q(turn_expires=None) | Q(turn_expires__lt=now)
+    if Session.objects.filter(free, pk=session_id).update(**changes):
+        return owner
+    if not Session.objects.filter(pk=session_id).exists():
+        raise SessionMissing(session_id)
+    raise SessionBusy(
+        "A reply is already being written in this session (in this or another tab): "
+        "wait for it to finish, or press Stop."
+    )
+
+
+def renew_lease(session_id: str, owner: str) -> bool:
+    expires = timezone.now() + timedelta(seconds=lease_seconds())
+    return bool(
+        Session.objects.filter(pk=session_id, turn_owner=owner).update(turn_expires=expires)
+    )
+
+
+def release_lease(session_id: str, owner: str) -> None:
+    Session.objects.filter(pk=session_id, turn_owner=owner).update(
+        turn_owner="", turn_id="", turn_expires=None
+    )
+
+
+def live_turn(session: Session) -> str:
+    """The id of the turn running in the session now, or ""."""
+    if session.turn_owner and session.turn_expires and session.turn_expires > timezone.now():
+        return session.turn_id
+    return ""
+
+
+def system_prompt() -> str:
+    template = (Path(__file__).parent / "prompts" / "system.md").read_text()
+    return template.replace("{repository}", Path(settings.ACDC_REPO).name)
+
+
+def context_config() -> ContextConfig:
+    return ContextConfig(
+        system_prompt=system_prompt(),
+        tier_scheme=settings.ACDC_TIER_SCHEME,
+        compaction_trigger_tokens=settings.ACDC_COMPACTION_TRIGGER_TOKENS or None,
+    )
+
+
+@dataclass
+class SessionContext:
+    session: Session
+    model: str
+    facts: ModelFacts
+    warning: str | None
+    manager: ContextManager
+    rows: working.Rows
+    compactions: list[Compaction]
+    last_seq: int  # the session's newest message number when opened (or since appended)
+    owner: str = ""  # the lease token, when this context runs a turn
+    header: dict[str, Any] = field(default_factory=dict)
+    loaded_history: list[ChatMessage] = field(default_factory=list)
+    rewritten: list[ChatMessage] | None = None  # a history the engine cut itself, to record
+    rewritten_upto: int = -1
+    new_user_turns: int = 0
+
+    # -- opening ---------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, session_id: str, *, model: str = "", owner: str = "") -> SessionContext:
+        session = (
+            Session.objects.select_related("layout")
+            .annotate(last_seq=Max("messages__seq"))
+            .filter(pk=session_id)
+            .first()
+        )
+        if session is None:
+            raise SessionMissing(session_id)
+        model = chat_model(model or session.model)
+        facts, warning = facts_for(model)
+        rows = working.load_rows(session_id)
+        compactions = working.live_compactions(session_id)
+        header = dict(session.context_state or {})
+        last_seq = session.last_seq if session.last_seq is not None else -1
+        history = working.derive(rows, compactions)
+        engine = header.get("engine") or {}
+        if header.get("version") != HEADER_VERSION and engine.get("history"):
+            history, compactions = _adopt_saved_history(session, engine, history, last_seq)
+        manager = _build_manager(facts, engine, session.layout, history)
+        return cls(
+            session=session,
+            model=model,
+            facts=facts,
+            warning=warning,
+            manager=manager,
+            rows=rows,
+            compactions=compactions,
+            last_seq=last_seq,
+            owner=owner,
+            header=header,
+            loaded_history=manager.get_history(),
+        )
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    @property
+    def user_turns(self) -> int:
+        return self.rows.user_turns + self.new_user_turns
+
+    def hud(self) -> dict[str, Any]:
+        return dict(self.header.get("hud") or {})
+
+    def usage_tail(self) -> list[list]:
+        return list(self.header.get("usage_tail") or [])
+
+    # -- writing ---------------------------------------------------------------------
+
+    def append(self, *, role: str, content: str, **fields: Any) -> Message:
+        """Store a message with the next number; when another writer took that number
+        (a system note from another tab), fall back to reading the newest one."""
+        seq = self.last_seq + 1
+        try:
+            message = Message.objects.create(
+                session=self.session, seq=seq, role=role, content=content, **fields
+            )
+        except IntegrityError:
+            if connection.in_atomic_block:
+                raise  # the transaction is spoiled on PostgreSQL: its owner tries it again
+            message = services.message_append(
+                session=self.session, role=role, content=content, **fields
+            )
+        self.last_seq = message.seq
+        if role == Message.Role.USER and not fields.get("system_event"):
+            self.new_user_turns += 1
+        return message
+
+    def reread_last_seq(self) -> None:
+        last = Message.objects.filter(session_id=self.session_id).aggregate(n=Max("seq"))["n"]
+        self.last_seq = last if last is not None else -1
+
+    def note_engine_history(self) -> None:
+        """Call after the engine prepared a request: a history it cut to fit (an emergency
+        truncation) is recorded as a rewrite at commit, so it survives a reload."""
+        current = self.manager.get_history()
+        if current != self.loaded_history:
+            self.rewritten = current
+            self.rewritten_upto = self._seq_before_turn()
+
+    def _seq_before_turn(self) -> int:
+        return max((seq for seq, _ in self.rows.exchanges), default=-1)
+
+    def commit(
+        self,
+        *,
+        hud: dict[str, Any] | None = None,
+        usage: tuple[int, int, float | None] | None = None,
+        release: bool = False,
+    ) -> None:
+        """Write the header (and what changed beside it) in one transaction; with
+        `release`, give the turn lease back in the same statement."""
+        header, body = split_state(self.manager)
+        if hud is not None:
+            header["hud"] = hud
+        else:
+            header["hud"] = self.header.get("hud")
+        tail = self.usage_tail()
+        if usage is not None:
+            tail = [*tail, list(usage)][-USAGE_TAIL:]
+        header["usage_tail"] = tail
+        with transaction.atomic():
+            if self.rewritten is not None:
+                self._record_rewrite()
+            changes: dict[str, Any] = {"updated_at": timezone.now()}
+            if header != self.header:
+                changes["context_state"] = header
+            layout = self.session.layout
+            if body is not None and (layout is None or layout.digest != _digest(body)):
+                layout = SessionLayout.objects.create(
+                    session_id=self.session_id, digest=_digest(body), body=body
+                )
+                changes["layout"] = layout
+            if self.model != self.session.model:
+                changes["model"] = self.model
+            if release and self.owner:
+                changes.update(turn_owner="", turn_id="", turn_expires=None)
+            rows = Session.objects.filter(pk=self.session_id)
+            if self.owner:
+                rows = rows.filter(turn_owner=self.owner)
+            if not rows.update(**changes):
+                log.warning(
+                    "session %s: the turn lease was lost; header not saved", self.session_id
+                )
+            else:
+                self.header = header
+                self.session.layout = layout
+                self.session.model = self.model
+        if release:
+            self.owner = ""
+        memory.remember(
+            self.session_id,
+            self.session.repository,
+            self.session.display_title,
+            self.manager.get_history(),
+        )
+
+    def _record_rewrite(self) -> None:
+        after = working.as_refs(self.rewritten or [], self.loaded_history)
+        record = Compaction.objects.create(
+            session_id=self.session_id,
+            case=Compaction.Case.REWRITE,
+            reason="The conversation outgrew its budget; the oldest messages were dropped.",
+            after=after,
+            upto_seq=self.rewritten_upto,
+        )
+        self.compactions.append(record)
+        self.rewritten = None
+
+    def release(self) -> None:
+        if self.owner:
+            release_lease(self.session_id, self.owner)
+            self.owner = ""
+
+
+def _digest(body: dict[str, Any]) -> str:
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def split_state(manager: ContextManager) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The engine's state as a small header and the layout body. The history is left out
+    (the rows hold it); so are the per-message stability counts in the append-only scheme,
+    which never reads them (the seed scheme does, and keeps them)."""
+    state = manager.to_state()
+    state.pop("history", None)
+    stability = dict(state.get("stability") or {})
+    layout = stability.pop("layout", None)
+    if stability.get("scheme") == "acdc":
+        stability["items"] = _no_history(stability.get("items") or {})
+        state["last_items"] = _no_history(state.get("last_items") or {})
+    body = None
+    if layout:
+        body = {key: layout[key] for key in LAYOUT_BODY}
+        stability["layout_head"] = {k: v for k, v in layout.items() if k not in LAYOUT_BODY}
+    state["stability"] = stability
+    return {"version": HEADER_VERSION, "engine": state}, body
+
+
+def _no_history(items: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in items.items() if not k.startswith("history:")}
+
+
+def _build_manager(
+    facts: ModelFacts, engine: dict[str, Any], layout: SessionLayout | None, history: list
+) -> ContextManager:
+    counter = token_counter(facts.tokenizer)
+    repo = Path(settings.ACDC_REPO)
+    if not engine:
+        manager = ContextManager(facts, counter, repo_root=repo, config=context_config())
+        manager.set_history(history)
+        return manager
+    state = dict(engine)
+    stability = dict(state.get("stability") or {})
+    head = stability.pop("layout_head", None)
+    if head is not None and layout is not None:
+        stability["layout"] = {**layout.body, **head}
+    state["stability"] = stability
+    state["history"] = history
+    return ContextManager.from_state(state, facts, counter, repo_root=repo, config=context_config())
+
+
+def _adopt_saved_history(
+    session: Session, engine: dict[str, Any], derived: list, last_seq: int
+) -> tuple[list, list[Compaction]]:
+    """A session saved before the history was derived: its saved history becomes one
+    rewrite record of references, once, so what the model sees does not change."""
+    saved = [dict(m) for m in engine["history"]]
+    Compaction.objects.create(
+        session=session,
+        case=Compaction.Case.REWRITE,
+        reason="Working history adopted from the saved engine state.",
+        after=working.as_refs(saved, derived),
+        upto_seq=last_seq,
+    )
+    compactions = working.live_compactions(session.id)
+    rows = working.load_rows(session.id)
+    return working.derive(rows, compactions), compactions

@@ -1,0 +1,141 @@
+"""The tool rounds of a turn: run the model's tool calls, store them, hand back results.
+
+Each call runs in a worker thread and is stored as a `tool` message of the turn (its
+output in the content, its details in `edit_results`), through the turn's own context so
+its number comes from the same sequence. Results go back to the model as one assistant
+message with the calls and one tool message per result; outputs that would overflow the
+window give way to a short note. `turn` and `state` are the turn's own objects
+(`chat.turn.turns`): their emit, context and prepared request, and the stream's cards.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from chat.llm.runtime import token_counter
+from chat.repo import sessionsets
+from chat.repo.tools import ToolCall, ToolResult, run_tool
+from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
+from chat.turn.session import SessionContext
+from chat.turn.working import ToolRef
+from contextcore.llm import LLMRequest
+from history.models import Message, Session
+
+
+def tool_tokens(tools: list[dict] | None) -> int:
+    """What the tool definitions cost in every request (counted like message text)."""
+    if not tools:
+        return 0
+
+    return token_counter("cl100k_base").count(json.dumps(tools)) + 16 * len(tools)
+
+
+TOOL_OUTPUT_DROPPED = "[output dropped: the context window is full; ask again more narrowly]"
+
+
+def fit_tool_outputs(turn: Any, messages: list[dict]) -> list[dict]:
+    """Keep a tool round inside the window: the largest tool outputs of this turn give way
+    to a short note until the request fits (the prompt itself was fitted before)."""
+    counter, budget = turn.prepared.manager.counter, turn.prepared.facts.input_budget
+    total = counter.count(messages)
+    if total <= budget:
+        return messages
+    fitted = [dict(m) for m in messages]
+    tool_indexes = sorted(
+        (i for i, m in enumerate(fitted) if m.get("role") == "tool"),
+        key=lambda i: -counter.count(fitted[i]),
+    )
+    for index in tool_indexes:
+        if total <= budget:
+            break
+        before = counter.count(fitted[index])
+        fitted[index]["content"] = TOOL_OUTPUT_DROPPED
+        total -= before - counter.count(fitted[index])
+    return fitted
+
+
+async def tools_exhausted(turn: Any, request: LLMRequest, calls: list[ToolCall]) -> LLMRequest:
+    """Past the round limit: no more tools; the model answers with what it has."""
+    limit = settings.ACDC_MAX_TOOL_ROUNDS
+    text = f"The model asked for more tools after {limit} rounds; it was asked to answer now."
+    await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
+    refusal = f"Tool limit reached ({limit} rounds): answer now with what you have."
+    results = [ToolResult(c.call_id, c.name, "fail", refusal) for c in calls]
+    messages = [*request.messages, *round_messages(calls, results)]
+    return replace(request, messages=messages, tools=None)
+
+
+async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolResult]:
+    results = []
+    for call in calls:
+        display = f"{call.name}(…)"
+        await turn.emit(
+            ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
+        )
+        result = await database_sync_to_async(run_and_store)(turn.ctx, turn.turn_id, call)
+        finished = ToolCallFinished(
+            turn.turn_id,
+            call.call_id or call.name,
+            call.name,
+            result.args_display or display,
+            result.status,
+            result.output,
+            result.object_id,
+        )
+        state.tool_cards.append(finished)
+        state.tool_refs.append(ToolRef(result.object_id, call.name, result.status))
+        await turn.emit(finished)
+        if result.changed_paths:
+            active, pinned = await database_sync_to_async(_picker_state)(turn.session)
+            await turn.emit(SetsChanged(turn.turn_id, tuple(result.changed_paths), active, pinned))
+        results.append(result)
+    return results
+
+
+def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall) -> ToolResult:
+    result = run_tool(ctx.session, call)
+    ctx.append(
+        role=Message.Role.TOOL,
+        content=result.output,
+        turn_id=turn_id,
+        edit_results=[
+            {
+                "tool": result.name,
+                "args": result.args_display,
+                "status": result.status,
+                "object_id": result.object_id,
+                "call_id": result.call_id,
+            }
+        ],
+    )
+    return result
+
+
+def _picker_state(session: Session) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return tuple(sessionsets.active_paths(session)), tuple(sessionsets.pinned_paths(session))
+
+
+def round_messages(calls: list[ToolCall], results: list[ToolResult]) -> list[dict]:
+    """The assistant's tool calls and one tool message per result, as providers expect."""
+    assistant = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": result.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments or "{}"},
+            }
+            for call, result in zip(calls, results, strict=True)
+        ],
+    }
+    answers = [
+        {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
+        for result in results
+    ]
+    return [assistant, *answers]

@@ -1,0 +1,179 @@
+"""Turns belong to their session, not to the socket that asked for one.
+
+A turn runs as a task of this process, kept here, and speaks to the session's channel
+group, so closing or reloading the tab that sent the message never cancels it: any tab
+showing the session, on any worker, sees the stream. Each running turn also listens on a
+control channel of its own, in the session's control group, for what tabs ask of it:
+`turn.stop` (Stop, from any tab on any worker: the only way to cancel a turn) and
+`turn.snapshot` (a tab that opened the session mid-turn gets what has streamed so far,
+then the live frames).
+
+One turn at a time per session is the lease's work (`chat.turn.session`); here a message
+sent while the previous turn is in its after-reply work (checkpoint, compaction) waits
+for it instead of being refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+
+from chat.turn.after_turn import after_turn_tasks, run_compaction
+from chat.turn.events import TurnFinished
+from chat.turn.turns import TurnRejected, run_turn
+from chat.web.conversation import render_session_event
+from chat.web.frames import DeltaCoalescer, render_error
+
+log = logging.getLogger(__name__)
+
+
+def session_group(session_id: str) -> str:
+    return f"session.{session_id}"
+
+
+def control_group(session_id: str) -> str:
+    return f"turnctl.{session_id}"
+
+
+@dataclass
+class _Hosted:
+    task: asyncio.Task | None = None
+    coalescer: DeltaCoalescer | None = None
+    after_reply: bool = False  # the reply is out; checkpoint or compaction may follow
+
+
+class TurnHost:
+    """The turns of this process, one entry per session with work under way."""
+
+    def __init__(self) -> None:
+        self._hosted: dict[str, _Hosted] = {}
+        self._queued: set[asyncio.Task] = set()  # the loop keeps only weak references
+
+    def running(self, session_id: str) -> bool:
+        return session_id in self._hosted
+
+    async def submit(self, session_id: str, frame, reply_to: str) -> None:
+        """Start the work a frame asks for (a message, or Compact now). Refusals go to the
+        asking tab alone (`reply_to`, its channel name)."""
+        hosted = self._hosted.get(session_id)
+        if hosted is not None and not hosted.after_reply:
+            await _tell(reply_to, "A reply is still streaming: press Stop first.")
+            return
+        if hosted is None:
+            hosted = self._hosted[session_id] = _Hosted()
+            hosted.task = asyncio.create_task(self._host(session_id, hosted, frame, reply_to))
+            return
+        # After the reply, before the next: this one waits for the checkpoint/compaction.
+        previous = hosted.task
+
+        async def queued() -> None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.shield(previous)
+            await self.submit(session_id, frame, reply_to)
+
+        task = asyncio.create_task(queued())
+        self._queued.add(task)
+        task.add_done_callback(self._queued.discard)
+
+    async def _host(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
+        layer = get_channel_layer()
+        control = await layer.new_channel()
+        await layer.group_add(control_group(session_id), control)
+        listener = asyncio.create_task(self._listen(session_id, hosted, control))
+        try:
+            if frame.action == "compact":
+                await self._compact(session_id, hosted, frame.focus)
+            else:
+                await self._turn(session_id, hosted, frame, reply_to)
+        except TurnRejected as exc:
+            await _tell(reply_to, str(exc))
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("turn failed in session %s", session_id)
+            await _tell(reply_to, "Something went wrong on the server; see its log.")
+        finally:
+            listener.cancel()
+            await layer.group_discard(control_group(session_id), control)
+            if self._hosted.get(session_id) is hosted:
+                del self._hosted[session_id]
+
+    async def _turn(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
+        broadcast = _broadcaster(session_id)
+        hosted.coalescer = DeltaCoalescer(broadcast)
+
+        async def emit(event) -> None:
+            await hosted.coalescer.emit(event)
+            if isinstance(event, TurnFinished):
+                hosted.after_reply = True
+
+        async def after(ctx) -> None:
+            await after_turn_tasks(ctx, _reporter(broadcast))
+
+        await run_turn(
+            session_id=session_id,
+            user_text=frame.message,
+            model=frame.model,
+            emit=emit,
+            images=frame.images,
+            after=after,
+        )
+
+    async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:
+        hosted.after_reply = True  # a message sent meanwhile waits for it
+        report = _reporter(_broadcaster(session_id))
+        await run_compaction(session_id, report, focus=focus, force=True)
+
+    async def _listen(self, session_id: str, hosted: _Hosted, control: str) -> None:
+        layer = get_channel_layer()
+        while True:
+            message = await layer.receive(control)
+            if message.get("type") == "turn.stop" and hosted.task is not None:
+                hosted.task.cancel()
+            elif message.get("type") == "turn.snapshot" and hosted.coalescer is not None:
+                reply_to = message["reply_to"]
+
+                async def to_tab(html: str, reply_to=reply_to) -> None:
+                    await layer.send(reply_to, {"type": "chat.frame", "html": html})
+
+                # Sent between two frames: every earlier frame is in it, later ones follow.
+                await hosted.coalescer.send_snapshot(to_tab)
+
+
+HOST = TurnHost()
+
+
+async def ask_stop(session_id: str) -> None:
+    await get_channel_layer().group_send(control_group(session_id), {"type": "turn.stop"})
+
+
+async def ask_snapshot(session_id: str, reply_to: str) -> None:
+    message = {"type": "turn.snapshot", "reply_to": reply_to}
+    await get_channel_layer().group_send(control_group(session_id), message)
+
+
+def _broadcaster(session_id: str) -> Callable[[str], Awaitable[None]]:
+    layer = get_channel_layer()
+    group = session_group(session_id)
+
+    async def broadcast(html: str) -> None:
+        await layer.group_send(group, {"type": "chat.frame", "html": html})
+
+    return broadcast
+
+
+def _reporter(broadcast):
+    async def report(event) -> None:
+        await broadcast(await database_sync_to_async(render_session_event)(event))
+
+    return report
+
+
+async def _tell(channel: str, text: str) -> None:
+    await get_channel_layer().send(channel, {"type": "chat.frame", "html": render_error(text)})

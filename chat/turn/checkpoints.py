@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from chat.turn.session import SessionContext, live_turn
+from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
 from history import services
 from history.models import Checkpoint, Compaction, Message, Session, SessionObject
 
@@ -82,10 +82,22 @@ def listing(session: Session) -> list[Checkpoint]:
     return list(session.checkpoints.order_by("-created_at", "-id"))
 
 
-@transaction.atomic
 def rollback(session_id: str, checkpoint_id: int) -> str:
     """Restore the checkpoint's context state and sets; returns the system event's text."""
-    session = Session.objects.select_for_update().filter(pk=session_id).first()
+    try:
+        with held(session_id):
+            return _rollback(session_id, checkpoint_id)
+    except SessionMissing:
+        raise RollbackRefused(f"There is no session {session_id!r}.") from None
+    except SessionBusy:
+        raise RollbackRefused(
+            "A reply is being written: wait for it (or press Stop) first."
+        ) from None
+
+
+@transaction.atomic
+def _rollback(session_id: str, checkpoint_id: int) -> str:
+    session = Session.objects.filter(pk=session_id).first()
     if session is None:
         raise RollbackRefused(f"There is no session {session_id!r}.")
     checkpoint = Checkpoint.objects.filter(pk=checkpoint_id).first()
@@ -93,8 +105,6 @@ def rollback(session_id: str, checkpoint_id: int) -> str:
         raise RollbackRefused("There is no such checkpoint.")
     if checkpoint.session_id != session.id:
         raise RollbackRefused("That checkpoint belongs to another session.")
-    if live_turn(session):
-        raise RollbackRefused("A reply is being written: wait for it (or press Stop) first.")
     take(session, kind=Checkpoint.Kind.MANUAL, label="Before rollback")
     header = dict(checkpoint.context_state)
     layout_id = header.pop("layout_id", session.layout_id)

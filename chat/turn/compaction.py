@@ -27,7 +27,7 @@ from django.utils import timezone
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
 from chat.turn import checkpoints, working
 from chat.turn.hud import COMPACTION_CASES
-from chat.turn.session import SessionContext, SessionMissing
+from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
 from contextcore.history.compaction import CompactionConfig, HistoryCompaction, create_compactor
 from history.models import Checkpoint, Compaction, Message, Session
 
@@ -99,7 +99,15 @@ async def compact_session(
         )
     if result.case == "none":
         return CompactionOutcome("none", note="Nothing to compact: the history is all recent.")
-    return await database_sync_to_async(_store)(ctx, history, result, model, focus)
+    try:
+        return await database_sync_to_async(_store_held)(ctx, history, result, model, focus)
+    except SessionBusy:
+        return CompactionOutcome("none", note="A reply is being written; compaction skipped.")
+
+
+def _store_held(ctx, history, result, model, focus) -> CompactionOutcome:
+    with held(ctx.session_id) as owner:
+        return _store(ctx, history, result, model, focus, owner)
 
 
 def _open(session_id: str) -> SessionContext:
@@ -111,10 +119,15 @@ def _open(session_id: str) -> SessionContext:
 
 @transaction.atomic
 def _store(
-    ctx: SessionContext, history: list, result: HistoryCompaction, model: str, focus: str
+    ctx: SessionContext,
+    history: list,
+    result: HistoryCompaction,
+    model: str,
+    focus: str,
+    owner: str,
 ) -> CompactionOutcome:
-    session = Session.objects.select_for_update().get(pk=ctx.session_id)
-    fresh = SessionContext.open(ctx.session_id)
+    session = Session.objects.get(pk=ctx.session_id)
+    fresh = SessionContext.open(ctx.session_id, owner=owner)
     if fresh.manager.get_history() != history:
         # A turn landed while the model was summarizing: compact again next time.
         return CompactionOutcome("none", note="The conversation moved on; compaction skipped.")
@@ -172,11 +185,19 @@ def describe(record: Compaction) -> str:
     )
 
 
-@transaction.atomic
 def undo_compaction(session_id: str, compaction_id: int | None = None) -> str:
     """Put back the working history from before the newest (or the given) compaction.
     Only the newest live compaction can be undone: later ones were built on it."""
-    session = Session.objects.select_for_update().get(pk=session_id)
+    try:
+        with held(session_id) as owner:
+            return _undo(session_id, compaction_id, owner)
+    except SessionBusy:
+        raise CompactionRefused("A reply is being written: undo when it has finished.") from None
+
+
+@transaction.atomic
+def _undo(session_id: str, compaction_id: int | None, owner: str) -> str:
+    session = Session.objects.get(pk=session_id)
     live = session.compactions.filter(undone_at=None).order_by("-created_at", "-id")
     record = live.filter(case__in=COMPACTION_CASES).first()
     if record is None:
@@ -191,7 +212,7 @@ def undo_compaction(session_id: str, compaction_id: int | None = None) -> str:
         raise CompactionRefused("The history changed since that compaction; it cannot be undone.")
     record.undone_at = timezone.now()
     record.save(update_fields=["undone_at"])
-    ctx = SessionContext.open(session_id)
+    ctx = SessionContext.open(session_id, owner=owner)
     if legacy:  # a record from before references: its saved history comes back as a rewrite
         before = [*record.history_before, *current[len(record.history_after) :]]
         Compaction.objects.create(
@@ -201,7 +222,7 @@ def undo_compaction(session_id: str, compaction_id: int | None = None) -> str:
             after=working.as_refs(before, ctx.manager.get_history()),
             upto_seq=ctx.last_seq,
         )
-        ctx = SessionContext.open(session_id)
+        ctx = SessionContext.open(session_id, owner=owner)
     ctx.commit()  # the engine's header follows the history it now derives
     note = f"Compaction undone: {len(record.replaced_ids)} messages are verbatim again."
     ctx.append(role=Message.Role.SYSTEM, content=note, system_event=True)

@@ -29,6 +29,7 @@ from chat.turn.session import (
     SessionBusy,
     SessionContext,
     SessionMissing,
+    held,
     release_lease,
     take_lease,
 )
@@ -256,9 +257,11 @@ def select_files(
                 change(session, path)
             except sessionsets.SetsError as exc:
                 problems.append(f"{path} {refusal}" if refusal else str(exc))
-    ctx = SessionContext.open(session_id, model=model or session.model or settings.ACDC_MODEL)
-    problems += [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
-    ctx.commit(hud=hud_of(ctx))
+    with held(session_id) as owner:
+        model = model or session.model or settings.ACDC_MODEL
+        ctx = SessionContext.open(session_id, model=model, owner=owner)
+        problems += [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
+        ctx.commit(hud=hud_of(ctx))
     return problems
 
 
@@ -273,22 +276,32 @@ async def set_selection(session_id: str, paths: tuple[str, ...]) -> tuple[list[s
 
 
 def _set_selection(session_id: str, paths: tuple[str, ...]):
-    ctx = SessionContext.open(session_id)
-    refused = sessionsets.set_active_files(ctx.session, paths)
+    session = Session.objects.get(pk=session_id)
+    refused = sessionsets.set_active_files(session, paths)
     problems = [f"{path} was not added: {reason}" for path, reason in _by_path(refused, paths)]
-    problems += [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
-    data = hud_of(ctx)
-    ctx.commit(hud=data)
-    return problems, data
+    notices, data = _follow_sets(session_id)
+    return problems + notices, data
 
 
 def refresh_sets(session_id: str) -> dict:
     """After the model's tools or the disk changed the sets: the engine and the HUD follow."""
-    ctx = SessionContext.open(session_id)
-    sync_sets(ctx.session, ctx.manager)
-    data = hud_of(ctx)
-    ctx.commit(hud=data)
-    return data
+    return _follow_sets(session_id)[1]
+
+
+def _follow_sets(session_id: str) -> tuple[list[str], dict]:
+    """The engine takes the sets as they are now, and the HUD shows it. While a turn runs
+    the header is its to write: the HUD is a preview, and the next turn reads the sets."""
+    try:
+        with held(session_id) as owner:
+            ctx = SessionContext.open(session_id, owner=owner)
+            notices = [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
+            data = hud_of(ctx)
+            ctx.commit(hud=data)
+            return notices, data
+    except SessionBusy:
+        ctx = SessionContext.open(session_id)
+        notices = [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
+        return notices, hud_of(ctx)
 
 
 def pin_message(session_id: str, message_id: str, pinned: bool) -> bool:
@@ -324,14 +337,16 @@ def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
     session = session_latest(repository=repository)
     if session is None:
         return None, []
-    ctx = SessionContext.open(session.id)
-    sessionsets.resume(ctx.session)
-    found = unique_notices([*ctx.manager.restore_notices, *sync_sets(ctx.session, ctx.manager)[0]])
-    notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
-    for text in notices:
-        ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
-    ctx.manager.estimate_prompt_tokens("")
-    ctx.commit(hud=hud_of(ctx))
+    with held(session.id) as owner:
+        ctx = SessionContext.open(session.id, owner=owner)
+        sessionsets.resume(ctx.session)
+        sync_notices = sync_sets(ctx.session, ctx.manager)[0]
+        found = unique_notices([*ctx.manager.restore_notices, *sync_notices])
+        notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
+        for text in notices:
+            ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
+        ctx.manager.estimate_prompt_tokens("")
+        ctx.commit(hud=hud_of(ctx))
     return ctx.session, notices
 
 

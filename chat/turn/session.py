@@ -21,7 +21,10 @@ import json
 import logging
 import os
 import socket
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -45,6 +48,7 @@ HEADER_VERSION = 2
 LAYOUT_BODY = ("l0_digest", "snapshot", "updates", "blobs")
 USAGE_TAIL = 30  # the HUD sparkline's turns (hud.SPARK_TURNS)
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
+SHORT_HOLD_POLL = 0.05
 
 
 class SessionBusy(Exception):
@@ -59,9 +63,27 @@ def lease_seconds() -> int:
     return settings.ACDC_TURN_LEASE_SECONDS
 
 
-def take_lease(session_id: str, turn_id: str, title: str = "") -> str:
-    """Hold the session for one turn; returns the owner token. Also gives an untitled
-    session its title, in the same statement."""
+def take_lease(session_id: str, turn_id: str, title: str = "", *, wait: float = 2.0) -> str:
+    """Hold the session for one turn (or, with no `turn_id`, for one short change of its
+    context); returns the owner token. A short hold is waited for (up to `wait` seconds),
+    a turn is not. Also gives an untitled session its title, in the same statement."""
+    deadline = time.monotonic() + wait
+    while True:
+        owner = _try_lease(session_id, turn_id, title)
+        if owner:
+            return owner
+        holder = Session.objects.filter(pk=session_id).values_list("turn_id", flat=True).first()
+        if holder is None:
+            raise SessionMissing(session_id)
+        if holder or time.monotonic() >= deadline:
+            raise SessionBusy(
+                "A reply is already being written in this session (in this or another tab): "
+                "wait for it to finish, or press Stop."
+            )
+        time.sleep(SHORT_HOLD_POLL)
+
+
+def _try_lease(session_id: str, turn_id: str, title: str) -> str:
     now = timezone.now()
     owner = f"{WORKER}:{uuid.uuid4().hex[:12]}"
     changes: dict[str, Any] = {
@@ -72,14 +94,18 @@ def take_lease(session_id: str, turn_id: str, title: str = "") -> str:
     if title:
         changes["title"] = Case(When(title="", then=Value(title)), default=F("title"))
     free = Q(turn_owner="") | Q(turn_expires=None) | Q(turn_expires__lt=now)
-    if Session.objects.filter(free, pk=session_id).update(**changes):
-        return owner
-    if not Session.objects.filter(pk=session_id).exists():
-        raise SessionMissing(session_id)
-    raise SessionBusy(
-        "A reply is already being written in this session (in this or another tab): "
-        "wait for it to finish, or press Stop."
-    )
+    return owner if Session.objects.filter(free, pk=session_id).update(**changes) else ""
+
+
+@contextmanager
+def held(session_id: str) -> Iterator[str]:
+    """The lease for a change outside a turn (selection, compaction, rollback): every
+    writer of the context header holds it, so none overwrites another's."""
+    owner = take_lease(session_id, "")
+    try:
+        yield owner
+    finally:
+        release_lease(session_id, owner)
 
 
 def renew_lease(session_id: str, owner: str) -> bool:
@@ -147,8 +173,10 @@ class SessionContext:
         model = chat_model(model or session.model)
         facts, warning = facts_for(model)
         rows = working.load_rows(session_id)
-        compactions = working.live_compactions(session_id)
         header = dict(session.context_state or {})
+        # The header counts the live compactions: none, and there is nothing to read.
+        none_live = header.get("version") == HEADER_VERSION and header.get("compactions") == 0
+        compactions = [] if none_live else working.live_compactions(session_id)
         last_seq = session.last_seq if session.last_seq is not None else -1
         history = working.derive(rows, compactions)
         engine = header.get("engine") or {}
@@ -228,18 +256,17 @@ class SessionContext:
     ) -> None:
         """Write the header (and what changed beside it) in one transaction; with
         `release`, give the turn lease back in the same statement."""
-        header, body = split_state(self.manager)
-        if hud is not None:
-            header["hud"] = hud
-        else:
-            header["hud"] = self.header.get("hud")
-        tail = self.usage_tail()
-        if usage is not None:
-            tail = [*tail, list(usage)][-USAGE_TAIL:]
-        header["usage_tail"] = tail
-        with transaction.atomic():
+        # Inside the turn's own transaction when there is one, else a transaction of its own.
+        with transaction.atomic(savepoint=False):
             if self.rewritten is not None:
                 self._record_rewrite()
+            header, body = split_state(self.manager)
+            header["hud"] = hud if hud is not None else self.header.get("hud")
+            tail = self.usage_tail()
+            if usage is not None:
+                tail = [*tail, list(usage)][-USAGE_TAIL:]
+            header["usage_tail"] = tail
+            header["compactions"] = len(self.compactions)
             changes: dict[str, Any] = {"updated_at": timezone.now()}
             if header != self.header:
                 changes["context_state"] = header
@@ -256,6 +283,8 @@ class SessionContext:
             rows = Session.objects.filter(pk=self.session_id)
             if self.owner:
                 rows = rows.filter(turn_owner=self.owner)
+            else:  # without the lease, only while nobody holds it
+                rows = rows.filter(Q(turn_owner="") | Q(turn_expires__lt=timezone.now()))
             if not rows.update(**changes):
                 log.warning(
                     "session %s: the turn lease was lost; header not saved", self.session_id

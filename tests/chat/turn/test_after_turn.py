@@ -84,10 +84,25 @@ async def test_compact_now_on_an_empty_session_is_a_clear_error():
 
 @database_sync_to_async
 def pile_up_summaries(session, count: int) -> None:
+    """Summaries that change nothing (each keeps the history as it is), stored as the
+    compaction service stores them: under the lease, the header told."""
+    from chat.turn.session import SessionContext, held
+    from chat.turn.working import as_refs
     from history.models import Compaction
 
-    for _ in range(count):
-        Compaction.objects.create(session_id=session.id, case="summarize")
+    with held(session.id) as owner:
+        ctx = SessionContext.open(session.id, owner=owner)
+        history = ctx.manager.get_history()
+        for _ in range(count):
+            ctx.compactions.append(
+                Compaction.objects.create(
+                    session_id=session.id,
+                    case="summarize",
+                    after=as_refs(history, history),
+                    upto_seq=ctx.last_seq,
+                )
+            )
+        ctx.commit()
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -1,0 +1,130 @@
+"""One session context per turn: few statements, a lease per session, a history derived
+from the rows that matches what the engine held, and settings a rollback leaves alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from chat.llm.fake import FakeStep
+from chat.repo import sessionsets
+from chat.turn import checkpoints, endless
+from chat.turn.after_turn import after_turn_tasks
+from chat.turn.session import SessionContext
+from chat.turn.turns import TurnRejected, run_turn
+from history import services
+from history.models import Checkpoint, Message, Session
+from tests.chat.sockets import new_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PLAIN_TURN_QUERIES = 12
+
+
+async def ignore(event) -> None:
+    return None
+
+
+async def after(ctx) -> None:
+    await after_turn_tasks(ctx, ignore)
+
+
+def plain_turn(session_id: str, text: str) -> None:
+    async_to_sync(run_turn)(
+        session_id=session_id, user_text=text, emit=ignore, model="acdc/fake", after=after
+    )
+
+
+def test_a_plain_turn_with_one_file_takes_at_most_twelve_statements(fake, settings):
+    settings.ACDC_CHECKPOINT_EVERY = 10
+    session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
+    sessionsets.activate(session, "src/app.py")
+    for number in range(3):  # a session with some history, its layout settled
+        plain_turn(session.id, f"warm-up {number}")
+
+    with CaptureQueriesContext(connection) as captured:
+        plain_turn(session.id, "what does greet do?")
+
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert len(statements) <= PLAIN_TURN_QUERIES, "\n".join(statements)
+    assert "def greet(name)" in json.dumps(fake.requests[-1].messages)
+    assert Message.objects.filter(session=session).count() == 8
+
+
+def test_the_derived_history_is_what_the_engine_held(fake):
+    session = services.session_create(repository="x", model="acdc/fake")
+    for number in range(4):
+        fake.enqueue(FakeStep(text=f"answer {number}"))
+        plain_turn(session.id, f"question {number}")
+    live = SessionContext.open(session.id)
+    history = live.manager.get_history()
+    assert [m["content"] for m in history] == [
+        text for n in range(4) for text in (f"question {n}", f"answer {n}")
+    ]
+    header = Session.objects.get(pk=session.pk).context_state
+    assert "history" not in header["engine"]  # rows hold it, not the header
+    assert not any(k.startswith("history:") for k in header["engine"]["stability"]["items"])
+
+
+async def test_two_turns_at_once_on_one_session_never_interleave(fake):
+    """Two workers (or tabs) sending at once: one turn runs, the other is refused with a
+    clear message, and the history stays question, answer, question, answer."""
+    fake.enqueue(FakeStep(text="answer A " * 20, chunk_size=4, chunk_delay=0.005))
+    fake.enqueue(FakeStep(text="answer B"))
+    session = await new_session()
+
+    async def send(text):
+        try:
+            return await run_turn(session_id=session.id, user_text=text, emit=ignore)
+        except TurnRejected as exc:
+            return str(exc)
+
+    results = await asyncio.gather(send("tab one asks"), send("tab two asks"))
+    refusals = [r for r in results if isinstance(r, str)]
+    assert len(refusals) == 1 and "already being written" in refusals[0]
+    await run_turn(session_id=session.id, user_text="and then?", emit=ignore)
+    rows = await database_sync_to_async(
+        lambda: list(Message.objects.filter(session=session).values_list("role", "seq"))
+    )()
+    assert [role for role, _ in rows] == ["user", "assistant", "user", "assistant"]
+    assert [seq for _, seq in rows] == [0, 1, 2, 3]
+    history = await database_sync_to_async(
+        lambda: SessionContext.open(session.id).manager.get_history()
+    )()
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_a_dead_workers_lease_expires(fake, settings):
+    settings.ACDC_TURN_LEASE_SECONDS = 5
+    session = await new_session()
+    from django.utils import timezone
+
+    await database_sync_to_async(
+        lambda: Session.objects.filter(pk=session.pk).update(
+            turn_owner="gone:1:abc", turn_id="t", turn_expires=timezone.now()
+        )
+    )()
+    finished = await run_turn(session_id=session.id, user_text="still there?", emit=ignore)
+    assert finished.status == "complete"
+
+
+def test_a_rollback_restores_context_not_settings(fake):
+    session = services.session_create(repository="x", model="acdc/fake")
+    plain_turn(session.id, "one")
+    mark = checkpoints.take(Session.objects.get(pk=session.pk), label="after one")
+    assert endless.set_endless(session.id, enabled=True, template="default") == ""
+    Session.objects.filter(pk=session.pk).update(grounding=True)
+    plain_turn(session.id, "two")
+
+    checkpoints.rollback(session.id, mark.id)
+
+    session.refresh_from_db()
+    assert session.endless["enabled"] is True and session.grounding is True
+    history = SessionContext.open(session.id).manager.get_history()
+    assert [m["content"] for m in history if m["role"] == "user"] == ["one"]
+    assert Checkpoint.objects.filter(session=session).count() == 2  # with "Before rollback"

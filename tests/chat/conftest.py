@@ -1,4 +1,5 @@
 """Fixtures of the chat tests: the scripted fake model, no network beyond loopback, a
+scripted OpenAI-compatible server on loopback (`openai_server`, with `openai_key`), a
 session of the served repository (`session`) and the chat's view of `root` (`repo`).
 
 The async `new_session` for tests that run turns or talk to the websocket lives with the
@@ -14,6 +15,7 @@ from django.conf import settings
 
 from chat.llm.fake import FakeScript
 from chat.llm.sdk import acdc_provider
+from tests.chat.llm.openai_server import OpenAIServer
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -36,6 +38,20 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture
+def openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API key litellm insists on for `openai/...` models."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-test")
+
+
+@pytest.fixture
+def openai_server(openai_key: None) -> Iterator[OpenAIServer]:
+    """Started per test and closed after it (releasing any reply still hanging)."""
+    server = OpenAIServer()
+    yield server
+    server.close()
 
 
 @pytest.fixture

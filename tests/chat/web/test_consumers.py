@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -172,3 +173,88 @@ async def test_a_refused_file_says_why(fake):
     error = await next_frame(ws)
     assert "../../etc/passwd was not added" in error and 'role="alert"' in error
     await ws.disconnect()
+
+
+async def test_a_tab_that_opens_mid_turn_gets_what_streamed_and_then_the_rest(fake):
+    words = " ".join(f"w{n}" for n in range(200))  # litellm refuses a chunk repeated 100 times
+    fake.enqueue(FakeStep(text="para one.\n\n" + words, chunk_size=5, chunk_delay=0.01))
+    session = await new_session()
+    first = await connect(session.id)
+    await send(first, message="Talk for a while")
+    await frames_until(first, "para one.")
+    late = await connect(session.id)  # as a reload, or another window, would
+    frames = await frames_until(late, 'data-status="complete"')
+    snapshot = frames[0]
+    assert "msg-" in snapshot and "para one." in snapshot  # what streamed before it came
+    assert "w198 w199" in frames[-1]
+    _, answer = await stored(session)
+    assert answer.status == "complete" and answer.content.endswith("w199")
+    await first.disconnect()
+    await late.disconnect()
+
+
+async def test_stop_from_another_tab_cancels_the_turn(fake):
+    fake.enqueue(FakeStep(text="word " * 400, chunk_size=5, chunk_delay=0.02))
+    session = await new_session()
+    first, second = await connect(session.id), await connect(session.id)
+    await send(first, message="Talk a lot")
+    await frames_until(second, "word")
+    await send(second, action="stop")
+    await frames_until(first, 'data-status="cancelled"')
+    _, answer = await stored(session)
+    assert answer.status == "cancelled" and len(answer.content) < len("word " * 400)
+    await first.disconnect()
+    await second.disconnect()
+
+
+async def test_a_second_message_while_one_streams_is_refused_in_that_tab(fake):
+    words = " ".join(f"w{n}" for n in range(200))
+    fake.enqueue(FakeStep(text=words, chunk_size=5, chunk_delay=0.01))
+    session = await new_session()
+    first, second = await connect(session.id), await connect(session.id)
+    await send(first, message="first question")
+    await frames_until(second, "w1")
+    await send(second, message="second question")
+    refusal = await frames_until(second, 'role="alert"')
+    assert "still streaming" in refusal[-1]
+    await frames_until(first, 'data-status="complete"')
+    rows = await stored(session)
+    assert [m.content for m in rows if m.role == "user"] == ["first question"]
+    await first.disconnect()
+    await second.disconnect()
+
+
+async def test_two_workers_sending_at_once_leave_a_well_formed_history(fake):
+    """Two processes, each with its own turn host, get a message for one session at the
+    same moment: the lease lets one turn run and the other tab is told why."""
+    from channels.layers import get_channel_layer
+
+    from chat.web.protocol import parse_frame
+    from chat.web.turnhost import TurnHost
+
+    fake.enqueue(FakeStep(text="answer A " * 10, chunk_size=4, chunk_delay=0.005))
+    fake.enqueue(FakeStep(text="answer B"))
+    session = await new_session()
+    watching = await connect(session.id)
+    layer = get_channel_layer()
+    tabs = [await layer.new_channel() for _ in range(2)]  # the two asking tabs' channels
+    frames = [
+        parse_frame(json.dumps({"message": text}), None, max_bytes=10_000)
+        for text in ("tab one", "tab two")
+    ]
+    workers = TurnHost(), TurnHost()
+    await asyncio.gather(
+        *(w.submit(session.id, f, t) for w, f, t in zip(workers, frames, tabs, strict=True))
+    )
+    await frames_until(watching, 'data-status="complete"')
+    waits = [asyncio.ensure_future(layer.receive(tab)) for tab in tabs]
+    done, pending = await asyncio.wait(waits, timeout=60, return_when="FIRST_COMPLETED")
+    for wait in pending:
+        wait.cancel()
+    [refusal] = [wait.result() for wait in done]
+    assert "already being written" in refusal["html"]
+    rows = await eventually(
+        lambda: stored(session), lambda m: len(m) == 2 and m[1].status != "streaming"
+    )
+    assert [m.role for m in rows] == ["user", "assistant"] and [m.seq for m in rows] == [0, 1]
+    await watching.disconnect()

@@ -38,12 +38,13 @@ class TurnNotice:
 @dataclass(frozen=True)
 class TurnFinished:
     turn_id: str
-    status: str  # complete | cancelled | error
+    status: str  # complete | cancelled | interrupted | error
     text: str
     assistant_message_id: str | None
     usage: dict[str, Any] = field(default_factory=dict)
     error: str = ""
     tool_cards: tuple[ToolCallFinished, ...] = ()  # kept when the answer is re-rendered
+    question: str = ""  # the user's message, for Retry after a failed or cut reply
 
 
 @dataclass(frozen=True)

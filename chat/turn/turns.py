@@ -248,7 +248,9 @@ async def _end(turn: _Turn, state: _Stream, status: str, error: str) -> TurnFini
         await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
     usage = state.usage.as_dict() if state.usage else {}
     cards = tuple(state.tool_cards)
-    finished = TurnFinished(turn.turn_id, status, state.text, state.message_id, usage, error, cards)
+    finished = TurnFinished(
+        turn.turn_id, status, state.text, state.message_id, usage, error, cards, turn.user_text
+    )
     await turn.emit(finished)
     if hud_data is not None:
         await turn.emit(HudUpdate(turn.turn_id, hud_data))

@@ -22,6 +22,7 @@ from history import selectors
 from history.images import images_for_messages
 from history.models import Message, Session
 
+RETRYABLE = (Message.Status.ERROR, Message.Status.INTERRUPTED)
 FOLD_LABELS = {
     "compacted": "compacted: replaced by a summary in what the model sees",
     "rolled_back": "set aside by a rollback",
@@ -60,6 +61,7 @@ def conversation_items(session: Session) -> list[dict[str, Any]]:
     for ids in session.compactions.filter(undone_at=None).values_list("replaced_ids", flat=True):
         replaced.update(ids)
     images = images_for_messages(m.id for m in rows if m.role == "user")
+    questions = {m.turn_id: m.content for m in rows if m.role == "user" and m.turn_id}
     items: list[dict[str, Any]] = []
     for reason, run in groupby(rows, key=lambda m: _fold_reason(m, replaced)):
         entries = [
@@ -68,6 +70,7 @@ def conversation_items(session: Session) -> list[dict[str, Any]]:
                 "html": render_markdown(m.content) if m.role == "assistant" else "",
                 "images": [i.sha256 for i in images.get(m.id, [])],
                 "card": _tool_card(m) if m.role == Message.Role.TOOL else None,
+                "question": questions.get(m.turn_id, "") if m.status in RETRYABLE else "",
             }
             for m in run
         ]

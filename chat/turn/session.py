@@ -291,6 +291,7 @@ class SessionContext:
                 )
             else:
                 self.header = header
+                self.session.context_state = header
                 self.session.layout = layout
                 self.session.model = self.model
         if release:

@@ -128,3 +128,41 @@ def test_a_rollback_restores_context_not_settings(fake):
     history = SessionContext.open(session.id).manager.get_history()
     assert [m["content"] for m in history if m["role"] == "user"] == ["one"]
     assert Checkpoint.objects.filter(session=session).count() == 2  # with "Before rollback"
+
+
+async def test_after_every_kind_of_turn_a_reload_derives_the_history_the_engine_held(fake):
+    """The working history is never saved: what a new process derives from the rows must
+    be exactly what the live engine held, whatever the turn's ending, tools, compaction."""
+    session = await new_session()
+    held_by_engine = []
+
+    async def remember(ctx) -> None:
+        held_by_engine.append(ctx.manager.get_history())
+
+    async def derived():
+        return await database_sync_to_async(
+            lambda: SessionContext.open(session.id).manager.get_history()
+        )()
+
+    steps = [
+        FakeStep(text="plain answer"),
+        FakeStep(tool_calls=[{"name": "read_file", "arguments": {"path": "src/app.py"}}]),
+        FakeStep(text="after reading"),
+        FakeStep(text="cut off", cut=True),
+        FakeStep(error="auth"),
+        FakeStep(text=""),
+    ]
+    fake.enqueue(*steps)
+    for number in range(5):
+        held_by_engine.clear()
+        finished = await run_turn(
+            session_id=session.id, user_text=f"question {number}", emit=ignore, after=remember
+        )
+        live = held_by_engine[-1] if held_by_engine else None
+        reloaded = await derived()
+        if live is not None:  # complete turns hand their context over
+            assert reloaded == live, finished.status
+    contents = [m["content"] for m in await derived()]
+    assert "plain answer" in contents and "cut off" in contents
+    assert any(c.startswith("toolcall_ref id=") and c.endswith("after reading") for c in contents)
+    assert "question 3" not in contents  # the failed turn is not history

@@ -66,7 +66,8 @@ class TurnHost:
             await _tell(reply_to, "A reply is still streaming: press Stop first.")
             return
         if hosted is None:
-            hosted = self._hosted[session_id] = _Hosted()
+            # Compaction counts as after-reply work from the start: a message waits for it.
+            hosted = self._hosted[session_id] = _Hosted(after_reply=frame.action == "compact")
             hosted.task = asyncio.create_task(self._host(session_id, hosted, frame, reply_to))
             return
         # After the reply, before the next: this one waits for the checkpoint/compaction.
@@ -109,9 +110,9 @@ class TurnHost:
         hosted.coalescer = DeltaCoalescer(broadcast)
 
         async def emit(event) -> None:
-            await hosted.coalescer.emit(event)
             if isinstance(event, TurnFinished):
-                hosted.after_reply = True
+                hosted.after_reply = True  # before the tab can see it: a reply to it waits
+            await hosted.coalescer.emit(event)
 
         async def after(ctx) -> None:
             await after_turn_tasks(ctx, _reporter(broadcast))
@@ -126,7 +127,6 @@ class TurnHost:
         )
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:
-        hosted.after_reply = True  # a message sent meanwhile waits for it
         report = _reporter(_broadcaster(session_id))
         await run_compaction(session_id, report, focus=focus, force=True)
 

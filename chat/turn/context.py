@@ -337,16 +337,23 @@ def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
     session = session_latest(repository=repository)
     if session is None:
         return None, []
-    with held(session.id) as owner:
-        ctx = SessionContext.open(session.id, owner=owner)
-        sessionsets.resume(ctx.session)
-        sync_notices = sync_sets(ctx.session, ctx.manager)[0]
-        found = unique_notices([*ctx.manager.restore_notices, *sync_notices])
-        notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
-        for text in notices:
-            ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
-        ctx.manager.estimate_prompt_tokens("")
-        ctx.commit(hud=hud_of(ctx))
+    try:
+        with held(session.id) as owner:
+            return _restore(session.id, owner)
+    except SessionBusy:  # another worker is answering in it: that turn keeps it current
+        return session, []
+
+
+def _restore(session_id: str, owner: str) -> tuple[Session, list[str]]:
+    ctx = SessionContext.open(session_id, owner=owner)
+    sessionsets.resume(ctx.session)
+    sync_notices = sync_sets(ctx.session, ctx.manager)[0]
+    found = unique_notices([*ctx.manager.restore_notices, *sync_notices])
+    notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
+    for text in notices:
+        ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
+    ctx.manager.estimate_prompt_tokens("")
+    ctx.commit(hud=hud_of(ctx))
     return ctx.session, notices
 
 

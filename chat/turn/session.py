@@ -32,7 +32,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, F, Max, Q, Value, When
+from django.db.models import Case, F, Max, OuterRef, Q, Subquery, Value, When
 from django.utils import timezone
 
 from chat.llm.runtime import chat_model, facts_for, token_counter
@@ -162,9 +162,12 @@ class SessionContext:
 
     @classmethod
     def open(cls, session_id: str, *, model: str = "", owner: str = "") -> SessionContext:
+        # The last number by the (session, seq) index: a join and GROUP BY would copy the
+        # row (header, layout) once per message into a sorter that spills to disk.
+        newest = Message.objects.filter(session_id=OuterRef("pk")).order_by("-seq")
         session = (
             Session.objects.select_related("layout")
-            .annotate(last_seq=Max("messages__seq"))
+            .annotate(last_seq=Subquery(newest.values("seq")[:1]))
             .filter(pk=session_id)
             .first()
         )

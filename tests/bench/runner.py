@@ -27,6 +27,7 @@ BENCHMARKS = {
     "cache": "tests.bench.cache_bench",
     "history": "tests.bench.history_bench",
     "repo": "tests.bench.repo_bench",
+    "turn": "tests.bench.turn_bench",
 }
 ALL = ("assembly", "cache")  # assembly first: its max RSS is taken before Django loads
 
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--sessions", type=int, help="sessions in the synthetic store")
     repo = names.add_parser("repo", parents=[common], help="run the repository benchmark")
     repo.add_argument("--files", type=int, help="files in the synthetic repository")
+    _add_turn_options(names.add_parser("turn", parents=[common], help="run the turn benchmark"))
     for name in ("cache", "assembly", "all"):
         sub = names.add_parser(name, parents=[common], help=f"run the {name} benchmark")
         if name in ("cache", "all"):
@@ -75,6 +77,29 @@ def _add_assembly_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--history", type=int, help="history messages")
     parser.add_argument("--runs", type=int, help="warm iterations (cold: a tenth)")
     parser.add_argument("--scheme", default="acdc", help="tier scheme (default acdc)")
+
+
+def _add_turn_options(parser: argparse.ArgumentParser) -> None:
+    parts = ("cpu", "storage", "stream", "kill", "load")
+    parser.add_argument("--part", action="append", choices=parts, help="repeatable; default all")
+    parser.add_argument("--trials", type=int, help="kill -9 trials (default 12)")
+    parser.add_argument("--sessions", type=int, help="load: sessions (default 100)")
+    parser.add_argument("--turns-per-session", type=int, help="load: turns each (default 20)")
+    parser.add_argument(
+        "--setup",
+        action="append",
+        choices=("sqlite", "pg1", "pg2"),
+        help="load: SQLite, or PostgreSQL + Redis with 1 or 2 workers (default sqlite, pg2)",
+    )
+    parser.add_argument("--database-url", help="PostgreSQL server (default DATABASE_URL)")
+    parser.add_argument("--redis-url", help="Redis for the channel layer (default REDIS_URL)")
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="load: an extra setting for the servers (repeatable)",
+    )
 
 
 def main(argv: Sequence[str]) -> int:

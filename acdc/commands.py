@@ -21,6 +21,7 @@ from chat.llm.sdk import warm_up_in_background
 from chat.turn.after_turn import after_turn_tasks
 from chat.turn.context import restore_latest_session, select_files
 from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFinished, TurnNotice
+from chat.turn.session import end_dead_turns
 from chat.turn.turns import TurnRejected, run_turn
 from history import selectors, services
 from history.export import session_to_jsonl, session_to_markdown
@@ -47,6 +48,11 @@ def _serve(args: argparse.Namespace) -> int:
     host = f"[{bind}]" if ":" in bind else bind
     url = f"http://{host}:{args.port}/" + (f"?token={token}" if token else "")
     warm_up_in_background()
+    ended = end_dead_turns()
+    if ended:
+        print(
+            f"acdc: {ended} reply(s) cut off by a stop of the server marked interrupted", flush=True
+        )
     session, notices = restore_latest_session(str(settings.ACDC_REPO))
     if session is not None:
         print(f"acdc: restored session {session.id} ({session.display_title})", flush=True)

@@ -121,6 +121,34 @@ def release_lease(session_id: str, owner: str) -> None:
     )
 
 
+def end_dead_turns() -> int:
+    """At start-up: leases of processes on this machine that are gone are given back at
+    once (others expire), and replies they left streaming end as interrupted, with their
+    text. Returns how many replies were ended."""
+    host = socket.gethostname()
+    for session in Session.objects.exclude(turn_owner="").only("turn_owner", "turn_expires"):
+        owner_host, _, pid = session.turn_owner.partition(":")
+        pid = pid.partition(":")[0]
+        gone = owner_host == host and pid.isdigit() and not _alive(int(pid))
+        if gone:
+            release_lease(session.pk, session.turn_owner)
+    ended = 0
+    streaming = Message.objects.filter(status=Message.Status.STREAMING)
+    for session in Session.objects.filter(pk__in=streaming.values("session_id")):
+        ended += services.mark_interrupted(session=session, live_turn=live_turn(session))
+    return ended
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def live_turn(session: Session) -> str:
     """The id of the turn running in the session now, or ""."""
     if session.turn_owner and session.turn_expires and session.turn_expires > timezone.now():

@@ -166,3 +166,27 @@ async def test_after_every_kind_of_turn_a_reload_derives_the_history_the_engine_
     assert "plain answer" in contents and "cut off" in contents
     assert any(c.startswith("toolcall_ref id=") and c.endswith("after reading") for c in contents)
     assert "question 3" not in contents  # the failed turn is not history
+
+
+def test_at_start_up_a_dead_processes_turn_ends_as_interrupted_with_its_text(fake):
+    from chat.turn.session import end_dead_turns
+
+    session = services.session_create(repository="x", model="acdc/fake")
+    services.message_append(session=session, role="user", content="go", turn_id="t1")
+    reply = services.message_append(
+        session=session, role="assistant", content="half of it", turn_id="t1", status="streaming"
+    )
+    gone = "{}:999999999:abc".format(__import__("socket").gethostname())  # no such pid
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    Session.objects.filter(pk=session.pk).update(
+        turn_owner=gone, turn_id="t1", turn_expires=timezone.now() + timedelta(minutes=5)
+    )
+
+    assert end_dead_turns() == 1
+
+    reply.refresh_from_db()
+    assert reply.status == "interrupted" and reply.content == "half of it"
+    assert Session.objects.get(pk=session.pk).turn_owner == ""

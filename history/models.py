@@ -41,6 +41,7 @@ class Session(models.Model):
     turn_owner = models.CharField(max_length=64, blank=True)
     turn_id = models.CharField(max_length=40, blank=True)
     turn_expires = models.DateTimeField(null=True, blank=True)
+    turn_stop = models.BooleanField(default=False)  # Stop asked for from any tab
     # The current cache layout body; the header holds only the parts that change per turn.
     layout = models.ForeignKey(
         "SessionLayout", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

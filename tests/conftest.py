@@ -8,10 +8,19 @@ tests/chat/conftest.py wraps `root` as the chat's `Repository` (`repo`).
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from django.db import connections
+
+# Tests open and close event loops, and with them the threads channels runs database calls
+# in; a connection kept per thread would outlive its thread and crowd PostgreSQL. So tests
+# (and the servers the browser tests start) do not keep connections; servers do.
+os.environ["ACDC_DB_CONN_MAX_AGE"] = "0"
+for _alias in connections:
+    connections.settings[_alias]["CONN_MAX_AGE"] = 0
 
 
 @pytest.fixture

@@ -89,6 +89,7 @@ def _try_lease(session_id: str, turn_id: str, title: str) -> str:
     changes: dict[str, Any] = {
         "turn_owner": owner,
         "turn_id": turn_id,
+        "turn_stop": False,
         "turn_expires": now + timedelta(seconds=lease_seconds()),
     }
     if title:
@@ -109,10 +110,15 @@ def held(session_id: str) -> Iterator[str]:
 
 
 def renew_lease(session_id: str, owner: str) -> bool:
+    """Extend the turn's lease; False when Stop was asked for (or the lease was lost)."""
     expires = timezone.now() + timedelta(seconds=lease_seconds())
-    return bool(
-        Session.objects.filter(pk=session_id, turn_owner=owner).update(turn_expires=expires)
-    )
+    rows = Session.objects.filter(pk=session_id, turn_owner=owner, turn_stop=False)
+    return bool(rows.update(turn_expires=expires))
+
+
+def request_stop(session_id: str) -> None:
+    """Stop, as the session row says it: the running turn reads it within a second."""
+    Session.objects.filter(pk=session_id).exclude(turn_id="").update(turn_stop=True)
 
 
 def release_lease(session_id: str, owner: str) -> None:

@@ -35,7 +35,6 @@ from chat.turn.session import (
     SessionBusy,
     SessionContext,
     SessionMissing,
-    lease_seconds,
     renew_lease,
 )
 from contextcore.llm import (
@@ -73,6 +72,7 @@ class _Stream:
     usage: Usage | None = None
     saved_at: float = 0.0
     renewed_at: float = 0.0
+    stop_asked: bool = False
     ended: bool = False  # the provider said the response was finished
     finish_reason: str | None = None
     tool_cards: list[ToolCallFinished] = field(default_factory=list)
@@ -330,6 +330,8 @@ async def _save_partial(turn: _Turn, state: _Stream) -> None:
         return
     state.saved_at = now
     await database_sync_to_async(_save_partial_rows)(turn, state)
+    if state.stop_asked:
+        raise asyncio.CancelledError  # as the Stop of a tab on this worker would
 
 
 def _save_partial_rows(turn: _Turn, state: _Stream) -> None:
@@ -344,10 +346,10 @@ def _save_partial_rows(turn: _Turn, state: _Stream) -> None:
         state.message_id = message.id
     else:
         services.message_update_stream(message_id=state.message_id, content=state.text)
-    now = time.monotonic()
-    if now - state.renewed_at >= lease_seconds() / 3:
-        state.renewed_at = now
-        renew_lease(turn.ctx.session_id, turn.ctx.owner)
+    # Every save renews the lease, and learns whether Stop was asked for from a tab
+    # on another worker.
+    if not renew_lease(turn.ctx.session_id, turn.ctx.owner):
+        state.stop_asked = True
 
 
 def _validated(user_text: str) -> str:

@@ -107,6 +107,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def chat_frame(self, event: dict) -> None:
         await self.send(event["html"])
 
+    async def turn_stop(self, event: dict) -> None:
+        HOST.stop(self.session_id)  # a no-op unless the turn runs in this process
+
+    async def turn_snapshot(self, event: dict) -> None:
+        await HOST.send_snapshot(self.session_id, event["reply_to"])
+
 
 def _active_paths(session_id: str) -> list[str]:
     return sessionsets.active_paths(Session.objects.get(pk=session_id))

@@ -2,11 +2,12 @@
 
 A turn runs as a task of this process, kept here, and speaks to the session's channel
 group, so closing or reloading the tab that sent the message never cancels it: any tab
-showing the session, on any worker, sees the stream. Each running turn also listens on a
-control channel of its own, in the session's control group, for what tabs ask of it:
-`turn.stop` (Stop, from any tab on any worker: the only way to cancel a turn) and
-`turn.snapshot` (a tab that opened the session mid-turn gets what has streamed so far,
-then the live frames).
+showing the session, on any worker, sees the stream. What tabs ask of a running turn
+travels through the same group, and the consumers on the turn's worker hand it over:
+`turn.stop` (Stop, from any tab: the only way to cancel a turn) and `turn.snapshot` (a
+tab that opened the session mid-turn gets what has streamed so far, then the live
+frames). Stop is also written to the session row, which the turn reads every second while
+it streams, so it reaches a turn whose worker has no tab of the session left.
 
 One turn at a time per session is the lease's work (`chat.turn.session`); here a message
 sent while the previous turn is in its after-reply work (checkpoint, compaction) waits
@@ -26,6 +27,7 @@ from channels.layers import get_channel_layer
 
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.events import TurnFinished
+from chat.turn.session import request_stop
 from chat.turn.turns import TurnRejected, run_turn
 from chat.web.conversation import render_session_event
 from chat.web.frames import DeltaCoalescer, render_error
@@ -35,10 +37,6 @@ log = logging.getLogger(__name__)
 
 def session_group(session_id: str) -> str:
     return f"session.{session_id}"
-
-
-def control_group(session_id: str) -> str:
-    return f"turnctl.{session_id}"
 
 
 @dataclass
@@ -82,11 +80,24 @@ class TurnHost:
         self._queued.add(task)
         task.add_done_callback(self._queued.discard)
 
-    async def _host(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
+    def stop(self, session_id: str) -> None:
+        hosted = self._hosted.get(session_id)
+        if hosted is not None and hosted.task is not None:
+            hosted.task.cancel()
+
+    async def send_snapshot(self, session_id: str, reply_to: str) -> None:
+        hosted = self._hosted.get(session_id)
+        if hosted is None or hosted.coalescer is None:
+            return
         layer = get_channel_layer()
-        control = await layer.new_channel()
-        await layer.group_add(control_group(session_id), control)
-        listener = asyncio.create_task(self._listen(session_id, hosted, control))
+
+        async def to_tab(html: str) -> None:
+            await layer.send(reply_to, {"type": "chat.frame", "html": html})
+
+        # Sent between two frames: every earlier frame is in it, later ones follow.
+        await hosted.coalescer.send_snapshot(to_tab)
+
+    async def _host(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
         try:
             if frame.action == "compact":
                 await self._compact(session_id, hosted, frame.focus)
@@ -100,8 +111,6 @@ class TurnHost:
             log.exception("turn failed in session %s", session_id)
             await _tell(reply_to, "Something went wrong on the server; see its log.")
         finally:
-            listener.cancel()
-            await layer.group_discard(control_group(session_id), control)
             if self._hosted.get(session_id) is hosted:
                 del self._hosted[session_id]
 
@@ -130,32 +139,18 @@ class TurnHost:
         report = _reporter(_broadcaster(session_id))
         await run_compaction(session_id, report, focus=focus, force=True)
 
-    async def _listen(self, session_id: str, hosted: _Hosted, control: str) -> None:
-        layer = get_channel_layer()
-        while True:
-            message = await layer.receive(control)
-            if message.get("type") == "turn.stop" and hosted.task is not None:
-                hosted.task.cancel()
-            elif message.get("type") == "turn.snapshot" and hosted.coalescer is not None:
-                reply_to = message["reply_to"]
-
-                async def to_tab(html: str, reply_to=reply_to) -> None:
-                    await layer.send(reply_to, {"type": "chat.frame", "html": html})
-
-                # Sent between two frames: every earlier frame is in it, later ones follow.
-                await hosted.coalescer.send_snapshot(to_tab)
-
 
 HOST = TurnHost()
 
 
 async def ask_stop(session_id: str) -> None:
-    await get_channel_layer().group_send(control_group(session_id), {"type": "turn.stop"})
+    await database_sync_to_async(request_stop)(session_id)
+    await get_channel_layer().group_send(session_group(session_id), {"type": "turn.stop"})
 
 
 async def ask_snapshot(session_id: str, reply_to: str) -> None:
     message = {"type": "turn.snapshot", "reply_to": reply_to}
-    await get_channel_layer().group_send(control_group(session_id), message)
+    await get_channel_layer().group_send(session_group(session_id), message)
 
 
 def _broadcaster(session_id: str) -> Callable[[str], Awaitable[None]]:

@@ -116,6 +116,9 @@ if _database_url:
     # Connections are kept (and checked before reuse): channels runs each database call in
     # a worker thread and closes expired connections around it, so with no reuse every
     # call opened a new PostgreSQL session (6.4 per turn in `acdc bench turn --part load`).
+    # An HTTP request runs on a thread of its own under ASGI: its kept connection closes only
+    # when the garbage collector frees it (up to ~25 open per worker after bursts of page
+    # loads). Django's pool (OPTIONS "pool", which needs psycopg-pool) leaves none open.
     DATABASES = {
         "default": dj_database_url.parse(
             _database_url, conn_max_age=ACDC_DB_CONN_MAX_AGE, conn_health_checks=True

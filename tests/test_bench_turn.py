@@ -33,7 +33,7 @@ def test_the_load_table_compares_two_workers_with_one():
     table = load_markdown([one, two])
     assert "| SQLite, 1 worker | 4 / 4 | 2.0 | 0.25 s | 0.40 s | 0 |" in table
     assert "| 3 / 4 | 3.0 |" in table and "1 (1 timeout)" in table
-    assert "| 10.0 postgres sessions |" in table
+    assert "| 0.0 frames, 0.0 KB, 10.0 postgres sessions |" in table
     assert "1.50x (goal ≥ 1.5x: met)" in table and "Errors in all setups: 1" in table
 
 

@@ -61,6 +61,8 @@ class LoadResult:
     error_samples: list[str] = field(default_factory=list)
     cpu_s: dict[str, float] = field(default_factory=dict)
     services: dict[str, int] = field(default_factory=dict)  # PostgreSQL and Redis counters
+    frames: int = 0  # received by the clients during the completed turns
+    wire_bytes: int = 0
 
     @property
     def completed(self) -> int:
@@ -86,6 +88,8 @@ class LoadResult:
             "error_samples": self.error_samples[:5],
             "cpu_s": {k: round(v, 1) for k, v in self.cpu_s.items()},
             "services": self.services,
+            "frames_per_turn": round(self.frames / max(1, self.completed), 1),
+            "wire_bytes_per_turn": round(self.wire_bytes / max(1, self.completed)),
         }
 
 
@@ -180,6 +184,8 @@ async def _chat(socket: ChatSocket, number: int, turns: int, result: LoadResult)
         outcome = await socket.turn(text, TURN_TIMEOUT)
         if outcome.status == "complete":
             result.latencies.append(outcome.seconds)
+            result.frames += outcome.frames
+            result.wire_bytes += outcome.wire_bytes
             continue
         _record_error(result, outcome, number, turn)
         if outcome.status in ("timeout", "closed"):
@@ -207,7 +213,10 @@ def load_markdown(results: list[LoadResult]) -> str:
         detail = ", ".join(f"{n} {kind}" for kind, n in sorted(result.errors.items()))
         cpu = ", ".join(f"{name} {s:.1f}" for name, s in data["cpu_s"].items())
         done = max(1, result.completed)
-        counts = ", ".join(f"{n / done:.1f} {name}" for name, n in result.services.items())
+        wire = f"{result.frames / done:.1f} frames, {result.wire_bytes / done / 1024:.1f} KB"
+        counts = ", ".join(
+            [wire] + [f"{n / done:.1f} {name}" for name, n in result.services.items()]
+        )
         rows.append(
             [
                 result.setup.name,
@@ -217,7 +226,7 @@ def load_markdown(results: list[LoadResult]) -> str:
                 f"{data['p95_s']:.2f} s",
                 f"{errors} ({detail})" if errors else "0",
                 cpu,
-                counts or "–",
+                counts,
             ]
         )
     header = [

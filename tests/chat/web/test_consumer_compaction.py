@@ -65,7 +65,7 @@ async def test_slash_compact_with_a_focus_steers_the_summary(fake):
         await chat(ws, n)
     fake.enqueue(FakeStep(text=DETECTOR), "Focused summary.")
     await send(ws, action="send", message="/compact   the parser decisions")
-    frames = await frames_until(ws, 'data-state="complete"', timeout=20)
+    frames = await frames_until(ws, 'data-state="complete"')
     assert "Focused summary." in frames[-1]
     summarizer = fake.requests[-1].messages[0]["content"]
     assert "Pay particular attention to: the parser decisions" in summarizer
@@ -81,7 +81,7 @@ async def test_compact_now_with_too_little_history_says_so(fake):
     ws = await connect(session.id)
     await chat(ws, 0)
     await send(ws, action="compact")
-    frames = await frames_until(ws, 'data-state="none"', timeout=20)
+    frames = await frames_until(ws, 'data-state="none"')
     assert "Nothing to compact" in frames[-1]
     await ws.disconnect()
 
@@ -96,7 +96,7 @@ async def test_a_message_sent_while_compacting_waits_and_then_runs(fake):
     fake.enqueue(FakeStep(text=DETECTOR), slow_summary, FakeStep(text="after compaction"))
     await send(ws, action="compact")
     await send(ws, message="next question")  # arrives while the summary is being written
-    frames = await frames_until(ws, "after compaction", timeout=20)
+    frames = await frames_until(ws, "after compaction")
     text = "".join(frames)
     assert text.index('data-state="complete"') < text.index("after compaction")
     assert "still streaming" not in text

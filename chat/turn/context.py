@@ -28,7 +28,6 @@ from chat.turn import endless, hud
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
-    SessionMissing,
     held,
     release_lease,
     take_lease,
@@ -46,7 +45,7 @@ from history.images import data_url, history_text, images_get
 from history.models import Message, Session
 from history.selectors import session_latest
 
-__all__ = ["ToolRef", "assistant_history_text", "SessionBusy", "SessionMissing"]
+__all__ = ["ToolRef"]  # the turn names a tool call by it
 log = logging.getLogger(__name__)
 WARNING_KINDS = {"files_shed", "history_truncated", "history_trimmed", "message_truncated"}
 
@@ -293,22 +292,18 @@ def _follow_sets(session_id: str) -> tuple[list[str], dict]:
     the header is its to write: the HUD is a preview, and the next turn reads the sets."""
     try:
         with held(session_id) as owner:
-            ctx = SessionContext.open(session_id, owner=owner)
-            notices = [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
-            data = hud_of(ctx)
-            ctx.commit(hud=data)
-            return notices, data
+            return _sync_sets_and_hud(session_id, owner)
     except SessionBusy:
-        ctx = SessionContext.open(session_id)
-        notices = [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
-        return notices, hud_of(ctx)
+        return _sync_sets_and_hud(session_id, owner="")
 
 
-def pin_message(session_id: str, message_id: str, pinned: bool) -> bool:
-    """Whether the message is in the working history (compaction keeps pinned messages
-    verbatim). The pin itself is the message row's: the derived history reads it."""
-    ctx = SessionContext.open(session_id)
-    return any(m.get("id") == message_id for m in ctx.manager.get_history())
+def _sync_sets_and_hud(session_id: str, owner: str) -> tuple[list[str], dict]:
+    ctx = SessionContext.open(session_id, owner=owner)
+    notices = [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
+    data = hud_of(ctx)
+    if owner:
+        ctx.commit(hud=data)
+    return notices, data
 
 
 def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]:

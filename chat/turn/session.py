@@ -308,9 +308,10 @@ class SessionContext:
             if header != self.header:
                 changes["context_state"] = header
             layout = self.session.layout
-            if body is not None and (layout is None or layout.digest != _digest(body)):
+            digest = _digest(body) if body is not None else ""
+            if digest and (layout is None or layout.digest != digest):
                 layout = SessionLayout.objects.create(
-                    session_id=self.session_id, digest=_digest(body), body=body
+                    session_id=self.session_id, digest=digest, body=body
                 )
                 changes["layout"] = layout
             if self.model != self.session.model:

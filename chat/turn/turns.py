@@ -306,20 +306,23 @@ def _store_answer(turn: _Turn, state: _Stream, status: str, error: str) -> None:
     always for a failure, so a reload shows the question answered by its error."""
     usage = state.usage.as_dict() if state.usage else {}
     if state.message_id is None:
-        message = turn.ctx.append(
-            role=Message.Role.ASSISTANT,
-            content=state.text,
-            turn_id=turn.turn_id,
-            status=status,
-            model=turn.ctx.model,
-            usage=usage,
-            error=error,
-        )
-        state.message_id = message.id
+        _store_new_answer(turn, state, status, usage=usage, error=error)
         return
     services.message_finish(
         message_id=state.message_id, content=state.text, status=status, usage=usage, error=error
     )
+
+
+def _store_new_answer(turn: _Turn, state: _Stream, status: str, **fields) -> None:
+    message = turn.ctx.append(
+        role=Message.Role.ASSISTANT,
+        content=state.text,
+        turn_id=turn.turn_id,
+        status=status,
+        model=turn.ctx.model,
+        **fields,
+    )
+    state.message_id = message.id
 
 
 async def _save_partial(turn: _Turn, state: _Stream) -> None:
@@ -336,14 +339,7 @@ async def _save_partial(turn: _Turn, state: _Stream) -> None:
 
 def _save_partial_rows(turn: _Turn, state: _Stream) -> None:
     if state.message_id is None:
-        message = turn.ctx.append(
-            role=Message.Role.ASSISTANT,
-            content=state.text,
-            turn_id=turn.turn_id,
-            status=Message.Status.STREAMING,
-            model=turn.ctx.model,
-        )
-        state.message_id = message.id
+        _store_new_answer(turn, state, Message.Status.STREAMING)
     else:
         services.message_update_stream(message_id=state.message_id, content=state.text)
     # Every save renews the lease, and learns whether Stop was asked for from a tab

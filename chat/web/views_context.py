@@ -155,7 +155,7 @@ def message_pin(request: HttpRequest, message_id: str) -> HttpResponse:
         raise Http404("no such message")
     message.pinned = request.POST.get("pinned", "true") == "true"
     message.save(update_fields=["pinned"])
-    context.pin_message(message.session_id, message.id, message.pinned)
+    # The working history is derived from the rows, so the row's pin is all there is to set.
     return render(
         request, "chat/_pin_button.html", {"pin_id": message.id, "pinned": message.pinned}
     )

@@ -17,10 +17,10 @@ for it instead of being refused.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -44,6 +44,7 @@ class _Hosted:
     task: asyncio.Task | None = None
     coalescer: DeltaCoalescer | None = None
     after_reply: bool = False  # the reply is out; checkpoint or compaction may follow
+    waiting: deque = field(default_factory=deque)  # (frame, reply_to), in order of arrival
 
 
 class TurnHost:
@@ -51,7 +52,6 @@ class TurnHost:
 
     def __init__(self) -> None:
         self._hosted: dict[str, _Hosted] = {}
-        self._queued: set[asyncio.Task] = set()  # the loop keeps only weak references
 
     def running(self, session_id: str) -> bool:
         return session_id in self._hosted
@@ -60,25 +60,30 @@ class TurnHost:
         """Start the work a frame asks for (a message, or Compact now). Refusals go to the
         asking tab alone (`reply_to`, its channel name)."""
         hosted = self._hosted.get(session_id)
-        if hosted is not None and not hosted.after_reply:
-            await _tell(reply_to, "A reply is still streaming: press Stop first.")
-            return
         if hosted is None:
-            # Compaction counts as after-reply work from the start: a message waits for it.
-            hosted = self._hosted[session_id] = _Hosted(after_reply=frame.action == "compact")
-            hosted.task = asyncio.create_task(self._host(session_id, hosted, frame, reply_to))
+            self._start(session_id, frame, reply_to, deque())
+        elif hosted.after_reply or hosted.waiting:
+            # After the reply, before the next: this one waits for the checkpoint or
+            # compaction, behind whatever already waits.
+            hosted.waiting.append((frame, reply_to))
+        else:
+            await _tell(reply_to, "A reply is still streaming: press Stop first.")
+
+    def _start(self, session_id: str, frame, reply_to: str, waiting: deque) -> None:
+        # Compaction counts as after-reply work from the start: a message waits for it.
+        hosted = _Hosted(after_reply=frame.action == "compact", waiting=waiting)
+        self._hosted[session_id] = hosted
+        hosted.task = asyncio.create_task(self._host(session_id, hosted, frame, reply_to))
+
+    def _next(self, session_id: str, hosted: _Hosted) -> None:
+        """Hand the session to the first frame that waited, with no gap in which a newer
+        frame could overtake it."""
+        if self._hosted.get(session_id) is not hosted:
             return
-        # After the reply, before the next: this one waits for the checkpoint/compaction.
-        previous = hosted.task
-
-        async def queued() -> None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.shield(previous)
-            await self.submit(session_id, frame, reply_to)
-
-        task = asyncio.create_task(queued())
-        self._queued.add(task)
-        task.add_done_callback(self._queued.discard)
+        del self._hosted[session_id]
+        if hosted.waiting:
+            frame, reply_to = hosted.waiting.popleft()
+            self._start(session_id, frame, reply_to, hosted.waiting)
 
     def stop(self, session_id: str) -> None:
         hosted = self._hosted.get(session_id)
@@ -111,8 +116,7 @@ class TurnHost:
             log.exception("turn failed in session %s", session_id)
             await _tell(reply_to, "Something went wrong on the server; see its log.")
         finally:
-            if self._hosted.get(session_id) is hosted:
-                del self._hosted[session_id]
+            self._next(session_id, hosted)
 
     async def _turn(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
         broadcast = _broadcaster(session_id)

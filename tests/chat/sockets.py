@@ -100,7 +100,11 @@ async def next_frame(communicator, timeout: float = WAIT) -> str:
 async def frames_until(communicator, needle: str, timeout: float = WAIT) -> list[str]:
     frames = []
     while True:
-        frame = await communicator.receive_from(timeout=timeout)
+        try:
+            frame = await communicator.receive_from(timeout=timeout)
+        except TimeoutError:
+            seen = "\n".join(f"  {frame[:160]!r}" for frame in frames) or "  (none)"
+            raise TimeoutError(f"no frame with {needle!r} in {timeout} s; seen:\n{seen}") from None
         if counting_progress(frame):
             continue
         frames.append(frame)

@@ -96,18 +96,19 @@ def env_mounts(name: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-# channels-redis waits for messages with a blocking pop of up to 5 s; redis-py 8 gives every
-# socket a 5 s read timeout by default, which ends that wait with a TimeoutError and drops
-# the websocket every few seconds. The read timeout must outlast the pop by a margin (and
-# still notice a dead connection).
-REDIS_SOCKET_TIMEOUT = 30.0
+# channels-redis waits for messages with a blocking pop of up to 5 s, so a live connection
+# answers at least that often. No read timeout on top: redis-py 8's default (5 s) ends that
+# wait with a TimeoutError and drops the websocket every few seconds, and any read timeout
+# (asyncio.timeout on Python 3.11) can swallow the cancel of a closing tab's receive, which
+# then holds the worker's receive lock and never ends. TCP keepalive notices a dead peer.
+REDIS_HOST_OPTIONS = {"socket_timeout": None, "socket_keepalive": True}
 
 
 def channel_layers(redis_url: str) -> dict:
     """CHANNEL_LAYERS: Redis when a URL is given (several workers), else in memory."""
     if not redis_url:
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    host = {"address": redis_url, "socket_timeout": REDIS_SOCKET_TIMEOUT}
+    host = {"address": redis_url, **REDIS_HOST_OPTIONS}
     return {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",

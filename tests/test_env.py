@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from channels_redis.core import RedisChannelLayer
 from django.core.exceptions import ImproperlyConfigured
 
 from acdc import env
@@ -72,8 +71,13 @@ def test_without_redis_the_channel_layer_is_in_memory():
     assert env.channel_layers("")["default"]["BACKEND"].endswith("InMemoryChannelLayer")
 
 
-def test_the_redis_socket_outwaits_the_channel_layers_blocking_pop():
+def test_the_channel_layers_redis_connections_wait_without_a_read_timeout():
+    """The blocking pop is the wait; a read timeout would cut it (redis-py 8 sets 5 s unless
+    told otherwise) or swallow a closing tab's cancel."""
+    from channels_redis.utils import create_pool
+
     config = env.channel_layers("redis://127.0.0.1:6379/0")["default"]["CONFIG"]
     (host,) = config["hosts"]
     assert host["address"] == "redis://127.0.0.1:6379/0"
-    assert host["socket_timeout"] > 2 * RedisChannelLayer.brpop_timeout
+    connection = create_pool(host).make_connection()  # made, not connected
+    assert connection.socket_timeout is None and connection.socket_keepalive

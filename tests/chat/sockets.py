@@ -41,7 +41,12 @@ class Socket(WebsocketCommunicator):
         return await super().receive_output(timeout)
 
     async def disconnect(self, code: int = 1000, timeout: float = WAIT):
-        return await super().disconnect(code, timeout)
+        """Close, and wait for the consumer to end by itself (asgiref would cancel one that
+        outlives the timeout without a word; a close that hangs is a bug worth a failure)."""
+        await self.send_input({"type": "websocket.disconnect", "code": code})
+        done, _ = await asyncio.wait({self.future}, timeout=timeout)
+        assert done, f"the consumer was still running {timeout} s after the close"
+        self.future.result()
 
 
 @database_sync_to_async

@@ -48,6 +48,8 @@ ACDC_MAX_TOOL_ROUNDS = env_int("ACDC_MAX_TOOL_ROUNDS", 20, minimum=0)
 ACDC_COLLAPSE_PER_TURN = env_int("ACDC_COLLAPSE_PER_TURN", 5, minimum=1)
 ACDC_COLLAPSE_TURNS_BACK = env_int("ACDC_COLLAPSE_TURNS_BACK", 3, minimum=1)
 ACDC_MOUNTS = env_mounts("ACDC_MOUNTS")
+# gitignore-style patterns of secret-shaped files, beyond the defaults (chat.repo.boundary)
+ACDC_SECRET_PATTERNS = tuple(p for p in env_str("ACDC_SECRET_PATTERNS").split(",") if p.strip())
 ACDC_SUMMARY_BUDGET_TOKENS = env_int("ACDC_SUMMARY_BUDGET_TOKENS", 500, minimum=50)
 ACDC_VERBATIM_WINDOW_TOKENS = env_int("ACDC_VERBATIM_WINDOW_TOKENS", 4000, minimum=0)
 ACDC_CHECKPOINT_EVERY = env_int("ACDC_CHECKPOINT_EVERY", 10, minimum=0)  # turns; 0: off

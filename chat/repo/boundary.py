@@ -1,0 +1,159 @@
+"""The repository boundary: which paths acdc may show, count, read and send.
+
+Everything acdc reads from the repository may go to the model provider, a third party, so
+one function decides for every surface (picker, select frame, pin, the model's tools,
+discovery from tool output, the watcher, resume, exports): `verdict(path)`.
+
+- `internal`: never, for anyone. Git's own folder (`.git` at any depth, so submodules too)
+  and acdc's data folder (its database, secret key and uploads), wherever ACDC_DATA_DIR
+  points, under any spelling or symlink that resolves into them.
+- `secret`: a file shaped like a credential (`.env`, private keys, `.npmrc` …; the
+  patterns are ACDC_SECRET_PATTERNS plus the repository's `.acdcignore`, gitignore syntax,
+  matched case-insensitively). The person may add one after confirming; the model's
+  tools never read, list or discover one.
+- `ok`: an ordinary path inside the repository.
+
+Paths outside the repository (`..`, absolute paths elsewhere, symlinks out) are the
+indexing layer's refusal (`indexing.locate`); this module judges what is inside.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import pathspec
+from django.conf import settings
+
+Kind = Literal["ok", "internal", "secret"]
+
+DEFAULT_SECRET_PATTERNS = (
+    ".env",
+    ".env.*",
+    "*.env",
+    ".envrc",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "!id_*.pub",  # the public half is not a secret
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".htpasswd",
+    ".git-credentials",
+    ".dockercfg",
+    ".docker/config.json",
+    "credentials",
+    "credentials.*",
+    "*credentials*.json",
+    "secrets.*",
+    "secret.*",
+    "*.secret",
+    "*.secrets",
+    "service-account*.json",
+    "*.tfstate",
+    "*.tfvars",
+    "*.kdbx",
+)
+IGNORE_FILE = ".acdcignore"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: Kind
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+
+OK = Verdict("ok")
+
+
+def verdict(path: str, *, root: Path | None = None) -> Verdict:
+    """What acdc may do with `path` (repo-relative, or absolute inside the repository)."""
+    root = Path(root or settings.ACDC_REPO).resolve()
+    key = path.replace("\\", "/").strip("/")
+    full = Path(key) if os.path.isabs(path) else root / key
+    for candidate in _spellings(full, root):
+        found = _internal(candidate, root)
+        if found:
+            return Verdict("internal", found)
+    relatives = [c.relative_to(root).as_posix() for c in _spellings(full, root) if c != root]
+    for relative in relatives:
+        if _relative_is_inside(relative) and _secret_spec(root).match_file(relative.casefold()):
+            return Verdict("secret", "this file looks like a secret (a credential or private key)")
+    return OK
+
+
+def may_send(path: str, *, root: Path | None = None, confirmed: bool = False) -> Verdict:
+    """The person's own choice (picker, select frame, pin): a secret needs confirming."""
+    found = verdict(path, root=root)
+    if found.kind == "secret" and confirmed:
+        return OK
+    return found
+
+
+def _spellings(full: Path, root: Path) -> list[Path]:
+    """The path as written (dots and doubled slashes folded) and as it resolves."""
+    written = Path(os.path.normpath(full))
+    try:
+        resolved = full.resolve()
+    except (OSError, RuntimeError):
+        resolved = written
+    found = [p for p in (written, resolved) if p == root or p.is_relative_to(root)]
+    return found or [written]
+
+
+def _internal(candidate: Path, root: Path) -> str:
+    data_dir = Path(settings.ACDC_DATA_DIR).resolve()
+    if candidate == data_dir or candidate.is_relative_to(data_dir):
+        return "acdc's own data folder is never read"
+    if candidate.is_relative_to(root):
+        parts = candidate.relative_to(root).parts
+        if any(part.casefold() == ".git" for part in parts):
+            return "git's internal folder is never read"
+    return ""
+
+
+def _relative_is_inside(relative: str) -> bool:
+    return bool(relative) and not relative.startswith("../")
+
+
+def secret_patterns() -> tuple[str, ...]:
+    extra = getattr(settings, "ACDC_SECRET_PATTERNS", ()) or ()
+    return DEFAULT_SECRET_PATTERNS + tuple(extra)
+
+
+def _secret_spec(root: Path) -> pathspec.PathSpec:
+    ignore = root / IGNORE_FILE
+    try:
+        stamp = ignore.stat().st_mtime_ns
+    except OSError:
+        stamp = 0
+    return _compiled(str(root), stamp, secret_patterns())
+
+
+@lru_cache(maxsize=8)
+def _compiled(root: str, stamp: int, patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    lines = [p.casefold() for p in patterns]
+    if stamp:
+        try:
+            text = (Path(root) / IGNORE_FILE).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        lines += [line.casefold() for line in text.splitlines()]
+    return pathspec.GitIgnoreSpec.from_lines(lines)

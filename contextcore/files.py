@@ -3,14 +3,17 @@
 Invariants: keys are repo-root-relative POSIX paths (backslashes turned to slashes, outer
 slashes stripped, no `..` segment); nothing outside the repository (also via symlinks),
 nothing binary (NUL bytes or not UTF-8) and nothing over the size cap gets in, and every
-refusal carries a reason the UI can show. Insertion order is kept (it is the prompt order)
-and re-adding a path updates it in place. Non-goals: git status, watching the disk (the
-caller calls `refresh()` before each request).
+refusal carries a reason the UI can show. An optional `guard` (the caller's repository
+boundary: contextcore knows no policy of its own) is asked before any file is opened, on
+every read and re-read; a non-empty answer is the refusal's reason. Insertion order is
+kept (it is the prompt order) and re-adding a path updates it in place. Non-goals: git
+status, watching the disk (the caller calls `refresh()` before each request).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,10 +63,20 @@ def check_text(data: bytes, size_cap: int) -> tuple[str | None, str]:
         return None, "binary file (not valid UTF-8 text)"
 
 
+Guard = Callable[[str], str]  # repo-relative key -> why it may not be read ("" if it may)
+
+
 class FileContext:
-    def __init__(self, repo_root: Path | None = None, *, size_cap: int = DEFAULT_SIZE_CAP):
+    def __init__(
+        self,
+        repo_root: Path | None = None,
+        *,
+        size_cap: int = DEFAULT_SIZE_CAP,
+        guard: Guard | None = None,
+    ):
         self.repo_root = repo_root.resolve() if repo_root is not None else None
         self.size_cap = size_cap
+        self.guard = guard
         self._files: dict[str, str] = {}
         # (mtime_ns, size) of files read from disk, so `refresh` re-reads only what changed.
         self._stamps: dict[str, tuple[int, int]] = {}
@@ -93,6 +106,9 @@ class FileContext:
         return full
 
     def _add_from_disk(self, key: str) -> AddResult:
+        reason = self.guard(key) if self.guard is not None else ""
+        if reason:
+            return AddResult(False, key, reason)
         try:
             full = self._resolve(key)
             stat = full.stat()

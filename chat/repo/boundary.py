@@ -20,6 +20,7 @@ indexing layer's refusal (`indexing.locate`); this module judges what is inside.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -68,6 +69,7 @@ DEFAULT_SECRET_PATTERNS = (
     "*.kdbx",
 )
 IGNORE_FILE = ".acdcignore"
+SECRET_REASON = "this file looks like a secret (a credential or private key)"
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,11 @@ def verdict(path: str, *, root: Path | None = None) -> Verdict:
         found = _internal(candidate, root)
         if found:
             return Verdict("internal", found)
-    relatives = [c.relative_to(root).as_posix() for c in _spellings(full, root) if c != root]
+    inside = [c for c in _spellings(full, root) if c != root and c.is_relative_to(root)]
+    relatives = [c.relative_to(root).as_posix() for c in inside]
     for relative in relatives:
         if _relative_is_inside(relative) and _secret_spec(root).match_file(relative.casefold()):
-            return Verdict("secret", "this file looks like a secret (a credential or private key)")
+            return Verdict("secret", SECRET_REASON)
     return OK
 
 
@@ -105,6 +108,56 @@ def may_send(path: str, *, root: Path | None = None, confirmed: bool = False) ->
     if found.kind == "secret" and confirmed:
         return OK
     return found
+
+
+def secret_refusal(path: str) -> str:
+    """What the person is told when they pick a secret-shaped file without confirming."""
+    return f"{path} looks like a secret; confirm to send it to the model provider"
+
+
+@dataclass(frozen=True)
+class Screened:
+    """A listing judged: `kept` has no internal path, `locked` maps secrets to the reason."""
+
+    kept: list[str]
+    locked: dict[str, str]
+
+
+def screen(paths: Iterable[str], *, root: Path | None = None) -> Screened:
+    """Judge a listing (repo-relative paths) at one `lstat` per path: a listing from git
+    never descends into a symlinked folder, so only a symlink itself needs resolving."""
+    root = Path(root or settings.ACDC_REPO).resolve()
+    data_dir = _data_dir()
+    kept: list[str] = []
+    locked: dict[str, str] = {}
+    for path in paths:
+        if _is_link(root / path):
+            found = verdict(path, root=root)
+        else:
+            found = _written(path, root, data_dir)
+        if found.kind == "secret":
+            locked[path] = found.reason
+        if found.kind != "internal":
+            kept.append(path)
+    return Screened(kept, locked)
+
+
+def _is_link(full: Path) -> bool:
+    try:
+        return full.is_symlink()
+    except OSError:
+        return True  # judged the slow way
+
+
+def _written(path: str, root: Path, data_dir: Path) -> Verdict:
+    full = Path(os.path.normpath(root / path.replace("\\", "/").strip("/")))
+    found = _internal(full, root, data_dir)
+    if found:
+        return Verdict("internal", found)
+    relative = full.relative_to(root).as_posix() if full.is_relative_to(root) else ""
+    if _relative_is_inside(relative) and _secret_spec(root).match_file(relative.casefold()):
+        return Verdict("secret", SECRET_REASON)
+    return OK
 
 
 def _spellings(full: Path, root: Path) -> list[Path]:
@@ -118,8 +171,8 @@ def _spellings(full: Path, root: Path) -> list[Path]:
     return found or [written]
 
 
-def _internal(candidate: Path, root: Path) -> str:
-    data_dir = Path(settings.ACDC_DATA_DIR).resolve()
+def _internal(candidate: Path, root: Path, data_dir: Path | None = None) -> str:
+    data_dir = data_dir or _data_dir()
     if candidate == data_dir or candidate.is_relative_to(data_dir):
         return "acdc's own data folder is never read"
     if candidate.is_relative_to(root):
@@ -127,6 +180,10 @@ def _internal(candidate: Path, root: Path) -> str:
         if any(part.casefold() == ".git" for part in parts):
             return "git's internal folder is never read"
     return ""
+
+
+def _data_dir() -> Path:
+    return Path(settings.ACDC_DATA_DIR).resolve()
 
 
 def _relative_is_inside(relative: str) -> bool:

@@ -5,7 +5,9 @@ file_hash differs from the stored one (a discovery stub's null hash always diffe
 Discovery creates a stub with null content and never touches an existing object. A file
 found gone gets one version with null content; nothing is ever deleted. Paths are checked
 before anything is read: no NUL, no `..`, nothing outside the repository, also via
-symlinks. Non-goals: watching the disk, rendering, the activate/pin tools.
+symlinks, and then the repository boundary (`chat.repo.boundary`): internal paths are
+always refused, secret-shaped files unless the caller says the person confirmed them
+(`allow_secret`). Non-goals: watching the disk, rendering, the activate/pin tools.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from chat.repo import boundary
 from contextcore.files import DEFAULT_SIZE_CAP, PathRejected, check_text, normalize_path
 from history import objects
 from history.models import ContentObject, ObjectVersion, Session, SessionObject
@@ -66,8 +69,9 @@ class IndexResult:
         return self.version.content is None and self.version.file_hash is None
 
 
-def locate(repo: Repository, path: str) -> tuple[str, dict]:
-    """Repo-relative key and §2.3 source binding for `path`, or IndexingError."""
+def locate(repo: Repository, path: str, *, allow_secret: bool = False) -> tuple[str, dict]:
+    """Repo-relative key and §2.3 source binding for `path`, or IndexingError; nothing
+    is opened. A secret-shaped file passes only with `allow_secret` (the person's confirmation)."""
     if "\0" in path:
         raise IndexingError("path contains a NUL byte")
     if os.path.isabs(path):
@@ -83,15 +87,23 @@ def locate(repo: Repository, path: str) -> tuple[str, dict]:
     full = (repo.root / key).resolve()
     if not full.is_relative_to(repo.root):
         raise IndexingError(f"{key}: resolves outside the repository")
+    found = boundary.verdict(key, root=repo.root)
+    if found.kind == "internal" or (found.kind == "secret" and not allow_secret):
+        raise IndexingError(f"{key}: {found.reason}")
     canonical, fs_id = objects.to_canonical(str(full), repo.mappings, repo.filesystem_id)
     return key, objects.filesystem_source(fs_id, canonical)
 
 
 def index_file(
-    repo: Repository, path: str, *, session: Session | None = None, trigger: Trigger = Trigger.READ
+    repo: Repository,
+    path: str,
+    *,
+    session: Session | None = None,
+    trigger: Trigger = Trigger.READ,
+    allow_secret: bool = False,
 ) -> IndexResult:
     """Full indexing (§5.6): created, updated or unchanged; a vanished file gets a null version."""
-    key, source = locate(repo, path)
+    key, source = locate(repo, path, allow_secret=allow_secret)
     raw = _read(repo, key)
     with transaction.atomic():
         if raw is None:
@@ -103,9 +115,12 @@ def index_file(
         return result
 
 
-def discover_file(repo: Repository, path: str, *, session: Session | None = None) -> IndexResult:
-    """Discovery (§5.6): a stub for an unknown path; an existing object is left as it is."""
-    _, source = locate(repo, path)
+def discover_file(
+    repo: Repository, path: str, *, session: Session | None = None, allow_secret: bool = False
+) -> IndexResult:
+    """Discovery (§5.6): a stub for an unknown path; an existing object is left as it is.
+    Discovery from tool output never passes `allow_secret`."""
+    _, source = locate(repo, path, allow_secret=allow_secret)
     with transaction.atomic():
         obj, created = _get_or_create(objects.FILE, source=source)
         if created:

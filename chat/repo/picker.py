@@ -8,7 +8,10 @@ not even re-read; otherwise the bytes are hashed and looked up in the `TokenCoun
 only new contents are encoded, in batches over two threads (tiktoken's
 `encode_ordinary_batch`). Cold counting runs in a background thread per repository and
 reports progress; binary and oversized files come back with the reason instead of a
-count. Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js).
+count. The repository boundary judges the listing: internal paths are left out entirely,
+secret-shaped files are listed under `locked` with the reason (picker.js asks before one
+is selected), and neither is ever read to be counted.
+Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 from django.db import close_old_connections
 
 from chat.models import TokenCount
-from chat.repo import git
+from chat.repo import boundary, git
 from contextcore.files import DEFAULT_SIZE_CAP, check_text
 from contextcore.tokens import TokenCounter
 
@@ -167,6 +170,8 @@ def _batches(repo: Path, paths: list[str], size_cap: int):
     """(path, bytes or None, (size, mtime_ns, reason)) in batches of a few MB."""
     batch: list = []
     size = 0
+    screened = boundary.screen(paths, root=repo)
+    kept = set(screened.kept)
     for path in paths:
         full = repo / path
         try:
@@ -175,7 +180,10 @@ def _batches(repo: Path, paths: list[str], size_cap: int):
             batch.append((path, None, (0, 0, "cannot be read")))
             continue
         stamp = (info.st_size, info.st_mtime_ns)
-        if not os.path.isfile(full):
+        if path not in kept or path in screened.locked:
+            reason = screened.locked.get(path) or "acdc never reads its own or git's files"
+            batch.append((path, None, (*stamp, reason)))
+        elif not os.path.isfile(full):
             batch.append((path, None, (*stamp, "not a regular file")))
         elif info.st_size > size_cap:
             reason = f"too large ({info.st_size:,} bytes; the limit is {size_cap:,})"
@@ -209,12 +217,16 @@ COUNTS = TokenCounts()
 
 def tree_payload(repo: Path, active: Iterable[str], pinned: Iterable[str], budget: int) -> dict:
     """What picker.js renders: files with badges, selection, pins, known counts."""
-    paths = git.list_files(repo).paths
+    screened = boundary.screen(git.list_files(repo).paths, root=repo)
+    paths = screened.kept
     badges = git.status(repo)
+    shown = boundary.screen(badges, root=repo).kept
+    badges = {p: badges[p] for p in shown}
     deleted = sorted(p for p, b in badges.items() if b == "D" and not (repo / p).exists())
     known = COUNTS.known(repo, paths)
     return {
         "files": paths,
+        "locked": screened.locked,
         "badges": {p: b for p, b in badges.items() if b},
         "deleted": deleted,
         "active": sorted(set(active)),

@@ -6,14 +6,18 @@ row. The index only grows (a SessionObject row is never deleted); the pool only 
 (§3.2: nothing demotes from it yet); the active set is a subset of the pool; pins are
 independent of activity. Activating a stub or an unknown path reads it first (full
 indexing), so the active set never holds content that was not read. Resume (§3.6)
-reconciles every sourced object of the session against the disk.
+reconciles every sourced object of the session against the disk. The repository boundary
+holds here too: internal paths never enter and are never re-read; a secret-shaped file
+enters only with `allow_secret` (the person confirmed it), and a secret in the session's
+active or pinned set is the person's confirmed choice (the model's tools cannot put one
+there), so resume and the watcher re-read exactly those.
 
 Non-goals: rendering (contextcore), watching the disk (chat.repo.watcher), the Files panel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -21,9 +25,9 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 
-from chat.repo import indexing
+from chat.repo import boundary, indexing
 from history import objects
 from history.models import ContentObject, ObjectVersion, Session, SessionObject
 
@@ -130,7 +134,12 @@ def _was_read(obj: ContentObject) -> bool:
 
 
 def resolve(
-    session: Session, ref: str, repo: indexing.Repository | None = None, *, discover: bool = True
+    session: Session,
+    ref: str,
+    repo: indexing.Repository | None = None,
+    *,
+    discover: bool = True,
+    allow_secret: bool = False,
 ) -> ContentObject:
     """The content object `ref` names: an object id, or a path inside the repository.
 
@@ -145,7 +154,7 @@ def resolve(
     if found is not None:
         return found
     try:
-        _, source = indexing.locate(repo, ref)
+        _, source = indexing.locate(repo, ref, allow_secret=allow_secret)
     except indexing.IndexingError as exc:
         raise SetsError(f"no object {ref!r}: {exc}") from None
     object_id = objects.identity_hash(objects.FILE, source=source)
@@ -156,7 +165,50 @@ def resolve(
         raise SetsError(f"{ref} is not in this session")
     if not (repo.root / ref).exists():
         raise SetsError(f"{ref}: no such file")
-    return indexing.discover_file(repo, ref, session=session).object
+    return indexing.discover_file(repo, ref, session=session, allow_secret=allow_secret).object
+
+
+def _judge(obj: ContentObject, repo, *, allow_secret: bool) -> None:
+    """The boundary for an object named by id: its path is judged like a spelled one."""
+    if obj.type != ContentObject.Type.FILE:
+        return
+    path = display_path(obj, repo)
+    found = boundary.verdict(path, root=repo.root)
+    if found.kind == "internal" or (found.kind == "secret" and not allow_secret):
+        raise SetsError(f"{path}: {found.reason}")
+
+
+def person_selected(session_id: str, obj: ContentObject) -> bool:
+    """A secret the person confirmed: it is in the session's active or pinned set."""
+    return SessionObject.objects.filter(
+        Q(active=True) | Q(pinned=True), session_id=session_id, object=obj
+    ).exists()
+
+
+def confirmed_secret(session_id: str, path: str, repo: indexing.Repository | None = None) -> bool:
+    """`path` is a secret-shaped file the person confirmed in this session."""
+    repo = repo or repository()
+    try:
+        _, source = indexing.locate(repo, path, allow_secret=True)
+    except indexing.IndexingError:
+        return False
+    obj = ContentObject.objects.filter(
+        pk=objects.identity_hash(objects.FILE, source=source)
+    ).first()
+    return obj is not None and person_selected(session_id, obj)
+
+
+def file_guard(session_id: str) -> Callable[[str], str]:
+    """The boundary for the engine's own file reads (contextcore's `FileContext.guard`):
+    never an internal path; a secret only when the person confirmed it in this session."""
+
+    def guard(path: str) -> str:
+        found = boundary.verdict(path)
+        if found.kind == "secret" and confirmed_secret(session_id, path):
+            return ""
+        return found.reason
+
+    return guard
 
 
 def _link(session: Session, obj: ContentObject) -> SessionObject:
@@ -170,15 +222,22 @@ def _entry_of(session: Session, obj: ContentObject, repo) -> Entry:
 
 
 @transaction.atomic
-def activate(session: Session, ref: str, *, repo: indexing.Repository | None = None) -> Entry:
+def activate(
+    session: Session,
+    ref: str,
+    *,
+    repo: indexing.Repository | None = None,
+    allow_secret: bool = False,
+) -> Entry:
     """§3.3 activate: into the pool and the active set; a file is (re)read first, so the
     active content is current and a stub becomes a full version."""
     repo = repo or repository()
-    obj = resolve(session, ref, repo)
+    obj = resolve(session, ref, repo, allow_secret=allow_secret)
+    _judge(obj, repo, allow_secret=allow_secret)
     if obj.type == ContentObject.Type.FILE:
         path = display_path(obj, repo)
         try:
-            result = indexing.index_file(repo, path, session=session)
+            result = indexing.index_file(repo, path, session=session, allow_secret=allow_secret)
         except indexing.IndexingError as exc:
             raise SetsError(str(exc)) from None
         if result.deleted:
@@ -190,8 +249,9 @@ def activate(session: Session, ref: str, *, repo: indexing.Repository | None = N
 
 
 def _change(session: Session, ref: str, repo, **values: bool) -> Entry:
+    """Taking out never reads, so a secret may be named; pins are judged by `pin`."""
     repo = repo or repository()
-    obj = resolve(session, ref, repo, discover=False)
+    obj = resolve(session, ref, repo, discover=False, allow_secret=True)
     link = SessionObject.objects.filter(session=session, object=obj).first()
     if link is None:
         raise SetsError(f"{ref} is not in this session")
@@ -206,10 +266,17 @@ def deactivate(session: Session, ref: str, *, repo: indexing.Repository | None =
     return _change(session, ref, repo, active=False)
 
 
-def pin(session: Session, ref: str, *, repo: indexing.Repository | None = None) -> Entry:
+def pin(
+    session: Session,
+    ref: str,
+    *,
+    repo: indexing.Repository | None = None,
+    allow_secret: bool = False,
+) -> Entry:
     """Exempt from auto-collapse and from shedding. A path not yet known is discovered."""
     repo = repo or repository()
-    obj = resolve(session, ref, repo)
+    obj = resolve(session, ref, repo, allow_secret=allow_secret)
+    _judge(obj, repo, allow_secret=allow_secret)
     _link(session, obj)
     return _change(session, obj.id, repo, pinned=True)
 
@@ -219,17 +286,23 @@ def unpin(session: Session, ref: str, *, repo: indexing.Repository | None = None
 
 
 def set_active_files(
-    session: Session, paths: Iterable[str], *, repo: indexing.Repository | None = None
+    session: Session,
+    paths: Iterable[str],
+    *,
+    repo: indexing.Repository | None = None,
+    confirmed: Collection[str] = (),
 ) -> list[str]:
     """Make the active file set exactly `paths` (the picker's checkboxes); returns a
-    message for every path that could not be activated. Toolcalls are left alone."""
+    message for every path that could not be activated. Toolcalls are left alone.
+    A secret-shaped path is activated only when it is in `confirmed`."""
     repo = repo or repository()
     wanted = list(dict.fromkeys(p for p in paths if p))
     problems = []
     keep: set[str] = set()
     for path in wanted:
         try:
-            keep.add(activate(session, path, repo=repo).object_id)
+            entry = activate(session, path, repo=repo, allow_secret=path in confirmed)
+            keep.add(entry.object_id)
         except SetsError as exc:
             problems.append(str(exc))
     stale = SessionObject.objects.filter(
@@ -251,7 +324,9 @@ def resume(session: Session, repo: indexing.Repository | None = None) -> list[tu
     """§3.6 on session load: reconcile every sourced object of the session with the disk.
 
     Returns (path, outcome) per file: updated (new version), deleted (null version
-    written), unreachable (cannot be read now: the latest version stays), unchanged."""
+    written), unreachable (cannot be read now: the latest version stays), unchanged,
+    refused (an internal path, or a secret the person has not selected: not read, and an
+    internal one leaves the active and pinned sets)."""
     repo = repo or repository()
     report = []
     links = SessionObject.objects.filter(
@@ -259,6 +334,13 @@ def resume(session: Session, repo: indexing.Repository | None = None) -> list[tu
     ).select_related("object")
     for link in links:
         path = display_path(link.object, repo)
+        found = boundary.verdict(path, root=repo.root)
+        if found.kind == "internal" or (
+            found.kind == "secret" and not (link.active or link.pinned)
+        ):
+            _withdraw(link, found)
+            report.append((path, "refused"))
+            continue
         latest = link.object.latest_version()
         if latest is not None and latest.file_hash is None and latest.content is None:
             if not (repo.root / path).exists():
@@ -268,7 +350,9 @@ def resume(session: Session, repo: indexing.Repository | None = None) -> list[tu
                 report.append((path, "unchanged"))  # discovery stubs stay unread
                 continue
         try:
-            result = indexing.index_file(repo, path, trigger=indexing.Trigger.RESUME)
+            result = indexing.index_file(
+                repo, path, trigger=indexing.Trigger.RESUME, allow_secret=True
+            )
         except indexing.IndexingError:
             report.append((path, "unreachable"))
             continue
@@ -279,3 +363,9 @@ def resume(session: Session, repo: indexing.Repository | None = None) -> list[tu
         else:
             report.append((path, "unchanged"))
     return report
+
+
+def _withdraw(link: SessionObject, found: boundary.Verdict) -> None:
+    if found.kind == "internal" and (link.active or link.pinned):
+        link.active = link.pinned = False
+        link.save(update_fields=["active", "pinned"])

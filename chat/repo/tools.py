@@ -2,7 +2,9 @@
 
 `read_file`, `list_files` and `grep` look at the repository only: every path goes through
 `chat.repo.indexing.locate` (no NUL, no `..`, nothing outside the repository, also not via
-symlinks), outputs are capped with a note saying what was cut, and a grep pattern must be
+symlinks, and the repository boundary: never git's or acdc's internal folders, never a
+secret-shaped file, under any spelling; listings and grep lines leave them out and they are
+never discovered), outputs are capped with a note saying what was cut, and a grep pattern must be
 a valid regular expression that finishes within `GREP_SECONDS`. `read_file` runs full
 indexing and activates the file; paths that `list_files` and `grep` mention become
 discovery stubs (`[unread]` in the metadata pool). `activate`, `deactivate`, `pin` and
@@ -31,7 +33,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError
 
-from chat.repo import git, indexing, sessionsets
+from chat.repo import boundary, git, indexing, sessionsets
 from history.models import Session
 
 MAX_OUTPUT_CHARS = 20_000
@@ -251,6 +253,12 @@ def _folder(repo: indexing.Repository, path: str) -> str:
     return key
 
 
+def _visible(repo: indexing.Repository, paths) -> list[str]:
+    """The paths the model may see: no internal path and no secret-shaped file."""
+    screened = boundary.screen(paths, root=repo.root)
+    return sorted(p for p in screened.kept if p not in screened.locked)
+
+
 def _stubs(session: Session, repo: indexing.Repository, paths: list[str]) -> None:
     for path in paths[:MAX_STUBS]:
         try:
@@ -281,7 +289,7 @@ def _list_files(session: Session, repo: indexing.Repository, result: ToolResult)
     below = _folder(repo, result.args.get("path", "."))
     pattern = result.args.get("pattern", "")
     listing = git.list_files(repo.root, below)
-    paths, undecodable = listing.paths, listing.undecodable
+    paths, undecodable = _visible(repo, listing.paths), listing.undecodable
     if pattern:
         paths = [
             p
@@ -326,11 +334,9 @@ def _grep(session: Session, repo: indexing.Repository, result: ToolResult) -> No
     if done.returncode not in (0, 1):
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise ToolFailure(f"the search failed: {message[-1] if message else 'unknown error'}")
-    lines = [
-        line
-        for line in done.stdout.decode("utf-8", "replace").splitlines()
-        if not git.hidden(line.split(":", 1)[0])
-    ]
+    found = done.stdout.decode("utf-8", "replace").splitlines()
+    visible = set(_visible(repo, {line.split(":", 1)[0] for line in found}))
+    lines = [line for line in found if line.split(":", 1)[0] in visible]
     _stubs(session, repo, list(dict.fromkeys(line.split(":", 1)[0] for line in lines)))
     shown = lines[:MAX_GREP_LINES]
     notes = (

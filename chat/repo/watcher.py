@@ -3,7 +3,9 @@
 One `RepositoryWatcher` per repository, however many tabs watch it (`WATCHERS` counts
 them and stops the watcher with the last one). Changes come from `watchfiles.awatch`
 (debounced), minus `.git/`, `.acdc/` and whatever the repository's `.gitignore` files
-and `.git/info/exclude` ignore (matched with pathspec). A changed file that some session
+and `.git/info/exclude` ignore (matched with pathspec), minus every path the repository
+boundary calls internal (at any depth, wherever the data folder is) and every secret-shaped
+file no person has selected in some session (those are never read). A changed file that some session
 has met goes through the indexing protocol (a new version only when its bytes changed; a
 deleted file gets a null version; the sets do not change), and `on_change` hears about
 every relevant path, so the picker can mark it and the HUD can follow. A crash is logged
@@ -22,8 +24,9 @@ from pathlib import Path
 
 import watchfiles
 from channels.db import database_sync_to_async
+from django.db.models import Q
 
-from chat.repo import git, indexing
+from chat.repo import boundary, git, indexing
 from history import objects
 from history.models import ContentObject, SessionObject
 
@@ -58,8 +61,8 @@ class RepositoryWatcher:
 
     def _awatch(self) -> AsyncIterator[set]:
         def keep(change: object, path: str) -> bool:
-            relative = os.path.relpath(path, self.repo.root)
-            return not git.hidden(relative.replace(os.sep, "/"))
+            relative = os.path.relpath(path, self.repo.root).replace(os.sep, "/")
+            return not git.hidden(relative) and not _internal(self.repo, relative)
 
         return watchfiles.awatch(
             self.repo.root, watch_filter=keep, debounce=DEBOUNCE_MS, step=50, recursive=True
@@ -81,7 +84,9 @@ class RepositoryWatcher:
                 relative = Path(path).resolve().relative_to(self.repo.root).as_posix()
             except (ValueError, OSError):
                 continue
-            if relative != "." and not self.rules.ignored(relative):
+            if relative == "." or self.rules.ignored(relative):
+                continue
+            if not _internal(self.repo, relative):
                 found.add(relative)
         return sorted(found)
 
@@ -89,23 +94,27 @@ class RepositoryWatcher:
         """The indexing protocol for files some session has met; the rest are "seen"."""
         changes = []
         for path in paths:
-            if (self.repo.root / path).is_dir():
+            found = boundary.verdict(path, root=self.repo.root)
+            if found.kind == "internal" or (self.repo.root / path).is_dir():
                 continue
             try:
-                _, source = indexing.locate(self.repo, path)
+                _, source = indexing.locate(self.repo, path, allow_secret=True)
             except indexing.IndexingError:
                 continue
             object_id = objects.identity_hash(objects.FILE, source=source)
-            sessions = tuple(
-                SessionObject.objects.filter(object_id=object_id)
-                .values_list("session_id", flat=True)
-                .distinct()
-            )
+            links = SessionObject.objects.filter(object_id=object_id)
+            if found.kind == "secret":  # read again only for a person who chose it
+                links = links.filter(Q(active=True) | Q(pinned=True))
+                if not links.exists():
+                    continue
+            sessions = tuple(links.values_list("session_id", flat=True).distinct())
             if not sessions or not ContentObject.objects.filter(pk=object_id).exists():
                 changes.append(Change(path, "seen"))
                 continue
             try:
-                result = indexing.index_file(self.repo, path, trigger=indexing.Trigger.WATCHER)
+                result = indexing.index_file(
+                    self.repo, path, trigger=indexing.Trigger.WATCHER, allow_secret=True
+                )
             except indexing.IndexingError as exc:
                 log.info("watcher: %s", exc)
                 continue
@@ -113,6 +122,10 @@ class RepositoryWatcher:
             outcome = "updated" if outcome == "created" else outcome
             changes.append(Change(path, outcome, object_id, sessions))
         return changes
+
+
+def _internal(repo: indexing.Repository, relative: str) -> bool:
+    return boundary.verdict(relative, root=repo.root).kind == "internal"
 
 
 class WatcherRegistry:

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.repo import sessionsets
+from chat.repo import boundary, sessionsets
 from chat.turn import endless, hud
 from chat.turn.session import (
     SessionBusy,
@@ -239,21 +239,28 @@ def select_files(
     pin: Sequence[str] = (),
     unpin: Sequence[str] = (),
     model: str = "",
+    confirmed: Collection[str] = frozenset(),
 ) -> list[str]:
     """Change a session's object sets from the command line (`--add/--drop/--pin/--unpin`);
-    returns a message for every refusal."""
+    returns a message for every refusal. A secret-shaped file is added or pinned only when
+    it is in `confirmed`."""
     session = Session.objects.get(pk=session_id)
-    problems = []
+    added, secrets, problems = _screen_choice(session, add, confirmed)
+    pinned, pin_secrets, pin_problems = _screen_choice(session, pin, confirmed)
+    problems += pin_problems
     steps = [
         (drop, sessionsets.deactivate, "was not selected"),
-        (add, sessionsets.activate, ""),
-        (pin, sessionsets.pin, ""),
+        (added, sessionsets.activate, ""),
+        (pinned, sessionsets.pin, ""),
         (unpin, sessionsets.unpin, "was not pinned"),
     ]
     for paths, change, refusal in steps:
         for path in paths:
+            extra = {}
+            if change in (sessionsets.activate, sessionsets.pin):
+                extra["allow_secret"] = path in secrets or path in pin_secrets
             try:
-                change(session, path)
+                change(session, path, **extra)
             except sessionsets.SetsError as exc:
                 problems.append(f"{path} {refusal}" if refusal else str(exc))
     with held(session_id) as owner:
@@ -264,20 +271,48 @@ def select_files(
     return problems
 
 
+def _screen_choice(
+    session: Session, paths: Sequence[str], confirmed: Collection[str]
+) -> tuple[list[str], set[str], list[str]]:
+    """The person's choice through the repository boundary: (paths that may go on, the
+    secrets among them, refusals). A secret goes on when confirmed now, or when it is
+    already in the session's active or pinned set (confirmed before)."""
+    allowed, secrets, problems = [], set(), []
+    for path in paths:
+        found = boundary.verdict(path) if path else boundary.OK
+        if found.kind == "internal":
+            problems.append(f"{path} was not added: {found.reason}")
+        elif found.kind == "secret" and not (
+            path in confirmed or sessionsets.confirmed_secret(session.id, path)
+        ):
+            problems.append(boundary.secret_refusal(path))
+        else:
+            allowed.append(path)
+            if found.kind == "secret":
+                secrets.add(path)
+    return allowed, secrets, problems
+
+
 def selected_files(session: Session) -> list[str]:
     """The session's active files (what the picker shows ticked)."""
     return sessionsets.active_paths(session)
 
 
-async def set_selection(session_id: str, paths: tuple[str, ...]) -> tuple[list[str], dict]:
-    """Make the selection exactly `paths`; returns refusals and the HUD preview."""
-    return await database_sync_to_async(_set_selection)(session_id, paths)
+async def set_selection(
+    session_id: str, paths: tuple[str, ...], confirmed: Collection[str] = frozenset()
+) -> tuple[list[str], dict]:
+    """Make the selection exactly `paths`; returns refusals and the HUD preview. Internal
+    paths are refused; a secret-shaped file only with the person's confirmation (`confirmed`)."""
+    return await database_sync_to_async(_set_selection)(session_id, paths, confirmed)
 
 
-def _set_selection(session_id: str, paths: tuple[str, ...]):
+def _set_selection(
+    session_id: str, paths: tuple[str, ...], confirmed: Collection[str] = frozenset()
+):
     session = Session.objects.get(pk=session_id)
-    refused = sessionsets.set_active_files(session, paths)
-    problems = [f"{path} was not added: {reason}" for path, reason in _by_path(refused, paths)]
+    allowed, secrets, problems = _screen_choice(session, paths, confirmed)
+    refused = sessionsets.set_active_files(session, allowed, confirmed=secrets)
+    problems += [f"{path} was not added: {reason}" for path, reason in _by_path(refused, allowed)]
     notices, data = _follow_sets(session_id)
     return problems + notices, data
 

@@ -23,7 +23,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -36,6 +36,7 @@ from django.db.models import Case, F, Max, OuterRef, Q, Subquery, Value, When
 from django.utils import timezone
 
 from chat.llm.runtime import chat_model, facts_for, token_counter
+from chat.repo import sessionsets
 from chat.turn import working
 from contextcore.llm import Message as ChatMessage
 from contextcore.manager import ContextConfig, ContextManager
@@ -219,7 +220,8 @@ class SessionContext:
         engine = header.get("engine") or {}
         if header.get("version") != HEADER_VERSION and engine.get("history"):
             history, compactions = _adopt_saved_history(session, engine, history, last_seq)
-        manager = _build_manager(facts, engine, session.layout, history)
+        guard = sessionsets.file_guard(session_id)
+        manager = _build_manager(facts, engine, session.layout, history, guard)
         return cls(
             session=session,
             model=model,
@@ -388,22 +390,33 @@ def _no_history(items: dict[str, Any]) -> dict[str, Any]:
 
 
 def _build_manager(
-    facts: ModelFacts, engine: dict[str, Any], layout: SessionLayout | None, history: list
+    facts: ModelFacts,
+    engine: dict[str, Any],
+    layout: SessionLayout | None,
+    history: list,
+    guard: Callable[[str], str],
 ) -> ContextManager:
     counter = token_counter(facts.tokenizer)
     repo = Path(settings.ACDC_REPO)
     if not engine:
         manager = ContextManager(facts, counter, repo_root=repo, config=context_config())
+        manager.file_context.guard = guard
         manager.set_history(history)
         return manager
     state = dict(engine)
+    # Saved files pass the guard before the engine reads them back.
+    state["files"] = [f for f in state.get("files", []) if not guard(f.get("path", ""))]
     stability = dict(state.get("stability") or {})
     head = stability.pop("layout_head", None)
     if head is not None and layout is not None:
         stability["layout"] = {**layout.body, **head}
     state["stability"] = stability
     state["history"] = history
-    return ContextManager.from_state(state, facts, counter, repo_root=repo, config=context_config())
+    manager = ContextManager.from_state(
+        state, facts, counter, repo_root=repo, config=context_config()
+    )
+    manager.file_context.guard = guard
+    return manager
 
 
 def _adopt_saved_history(

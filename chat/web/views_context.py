@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.llm.runtime import chat_model, facts_for
-from chat.repo import picker, sessionsets
+from chat.repo import boundary, picker, sessionsets
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from history import selectors
@@ -135,16 +135,29 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
 
 @require_POST
 def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
-    """Pin or unpin one file from the picker; answers with the pins now in force."""
+    """Pin or unpin one file from the picker; answers with the pins now in force. A pin
+    goes through the repository boundary: never an internal path, and a secret-shaped file
+    only with `confirm=1` (the person confirmed it goes to the model provider)."""
     session = _session(session_id)
     path = request.POST.get("path", "")
-    change = sessionsets.pin if request.POST.get("pinned") == "true" else sessionsets.unpin
     try:
-        change(session, path)
+        if request.POST.get("pinned") == "true":
+            _pin(session, path, confirmed=request.POST.get("confirm") == "1")
+        else:
+            sessionsets.unpin(session, path)
     except sessionsets.SetsError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     context.refresh_sets(session.id)
     return JsonResponse({"pinned": sessionsets.pinned_paths(session)})
+
+
+def _pin(session: Session, path: str, *, confirmed: bool) -> None:
+    found = boundary.verdict(path) if path else boundary.OK
+    if found.kind == "internal":
+        raise sessionsets.SetsError(f"{path}: {found.reason}")
+    if found.kind == "secret" and not confirmed:
+        raise sessionsets.SetsError(boundary.secret_refusal(path))
+    sessionsets.pin(session, path, allow_secret=confirmed)
 
 
 @require_POST

@@ -88,9 +88,9 @@ OK = Verdict("ok")
 def verdict(path: str, *, root: Path | None = None) -> Verdict:
     """What acdc may do with `path` (repo-relative, or absolute inside the repository)."""
     root = Path(root or settings.ACDC_REPO).resolve()
-    key = path.replace("\\", "/").strip("/")
-    full = Path(key) if os.path.isabs(path) else root / key
-    for candidate in _spellings(full, root):
+    key = path.replace("\\", "/").rstrip("/")
+    full = Path(key) if os.path.isabs(key) else root / key.lstrip("/")
+    for candidate in _spellings(full, root, inside_only=False):
         found = _internal(candidate, root)
         if found:
             return Verdict("internal", found)
@@ -160,13 +160,16 @@ def _written(path: str, root: Path, data_dir: Path) -> Verdict:
     return OK
 
 
-def _spellings(full: Path, root: Path) -> list[Path]:
-    """The path as written (dots and doubled slashes folded) and as it resolves."""
+def _spellings(full: Path, root: Path, *, inside_only: bool = True) -> list[Path]:
+    """The path as written (dots and doubled slashes folded) and as it resolves; a data
+    folder outside the repository is met only by the resolved spelling of a symlink."""
     written = Path(os.path.normpath(full))
     try:
         resolved = full.resolve()
     except (OSError, RuntimeError):
         resolved = written
+    if not inside_only:
+        return [written, resolved]
     found = [p for p in (written, resolved) if p == root or p.is_relative_to(root)]
     return found or [written]
 

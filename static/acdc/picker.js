@@ -6,17 +6,24 @@
 // session's websocket (the hidden #file-tree form); the server answers with HUD frames and
 // with JSON messages of type "picker" (active, pinned, uncheck, flash, counts, progress,
 // changed, added, removed) that this script applies — from this tab, other tabs, or the
-// model's tools.
+// model's tools. Secret-shaped files (the payload's "locked") are drawn with a lock; checking
+// one asks first in the #secret-confirm dialog, and a confirmed path travels as "confirm"
+// in every select frame while it stays selected (the server refuses it otherwise). A
+// folder's checkbox never takes a locked file with it.
 (function () {
   "use strict";
 
   const state = {
     files: [], badges: {}, counts: {}, active: new Set(), pinned: new Set(),
     changed: new Set(), open: new Set([""]), budget: 0, filter: "", root: null,
+    locked: {}, confirmed: new Set(), asking: null,
   };
   const panel = () => document.getElementById("files-panel");
   const PIN_ICON = '<svg aria-hidden="true" width="12" height="12" viewBox="0 0 24 24" fill="currentColor" stroke="currentColor" stroke-width="2" stroke-linejoin="round"><path d="M12 17v5"/><path d="M9 10.8V4h6v6.8l3 3.2v2H6v-2z"/></svg>';
+  const LOCK_ICON = '<svg aria-hidden="true" width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round" stroke-linejoin="round"><rect x="5" y="11" width="14" height="10" rx="2"/><path d="M8 11V7a4 4 0 0 1 8 0v4"/></svg>';
   const fmt = (n) => n.toLocaleString("en-US");
+  const plural = (n, one, many) => `${fmt(n)} ${n === 1 ? one : many}`;
+  let lockIds = 0;
 
   // -- the tree model ---------------------------------------------------------------------
   function buildTree(paths) {
@@ -46,9 +53,14 @@
     const count = state.counts[path];
     return typeof count === "number" ? count : null;
   }
+  // Why a file cannot be selected at all. A locked file is not refused: the server never
+  // reads it to count it (its "count" is the lock's reason), but the person may send it.
   function refusal(path) {
     const count = state.counts[path];
-    return Array.isArray(count) ? count[1] : "";
+    return Array.isArray(count) && !state.locked[path] ? count[1] : "";
+  }
+  function uncounted(path) {
+    return countOf(path) === null && !refusal(path) && !state.locked[path];
   }
 
   // Fuzzy subsequence match: "apy" matches "src/app.py".
@@ -79,13 +91,13 @@
   }
 
   function folderState(dir) {
-    const files = allFiles(dir).filter((p) => !refusal(p));
+    const files = allFiles(dir).filter((p) => !refusal(p) && (!state.locked[p] || state.active.has(p)));
     const on = files.filter((p) => state.active.has(p)).length;
     let tokens = 0;
     let known = true;
     for (const p of allFiles(dir)) {
       const c = countOf(p);
-      if (c === null && !refusal(p)) known = false;
+      if (uncounted(p)) known = false;
       tokens += c || 0;
     }
     return { all: files.length > 0 && on === files.length, some: on > 0 && on < files.length, tokens, known };
@@ -96,10 +108,17 @@
     const reason = refusal(path);
     const count = countOf(path);
     const badge = state.badges[path];
+    const locked = state.locked[path];
+    const lockId = locked ? `picker-lock-${++lockIds}` : null;
     const box = el("input", {
       type: "checkbox", checked: state.active.has(path), disabled: Boolean(reason),
-      "aria-label": path, "data-path": path,
+      "aria-label": path, "data-path": path, "aria-describedby": lockId,
     });
+    const lock = locked ? el("span", {
+      className: "lock", role: "img", id: lockId, "aria-label": `locked: ${locked}`,
+      title: `Locked: ${locked}. Checking it asks before it is sent.`,
+    }) : null;
+    if (lock) lock.innerHTML = LOCK_ICON;
     const pin = el("button", {
       type: "button", className: "pin-file" + (state.pinned.has(path) ? " pinned" : ""),
       "data-pin": path, "aria-pressed": state.pinned.has(path) ? "true" : "false",
@@ -108,15 +127,19 @@
     });
     pin.innerHTML = PIN_ICON;
     const row = el("div", {
-      className: "picker-row file" + (reason ? " refused" : "") + (state.changed.has(path) ? " changed" : ""),
-      role: "treeitem", "data-row": path, title: reason ? `${path}: ${reason}` : path,
+      className: "picker-row file" + (reason ? " refused" : "") + (locked ? " locked" : "") + (state.changed.has(path) ? " changed" : ""),
+      role: "treeitem", "data-row": path, title: reason ? `${path}: ${reason}` : locked ? `${path}: locked, ${locked}` : path,
     },
       box,
+      lock,
       el("span", { className: "name", text: name }),
       state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null,
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
-      el("span", { className: "tokens", text: reason ? (reason.startsWith("binary") ? "binary" : "too large") : count === null ? "…" : fmt(count) }),
-      reason ? null : pin,
+      el("span", {
+        className: "tokens", title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : false,
+        text: reason ? (reason.startsWith("binary") ? "binary" : "too large") : count !== null ? fmt(count) : locked ? "—" : "…",
+      }),
+      reason || (locked && !state.active.has(path) && !state.pinned.has(path)) ? null : pin,
     );
     return row;
   }
@@ -157,6 +180,8 @@
     const root = document.getElementById("file-tree-root");
     if (!root || !state.root) return;
     const scroll = root.scrollTop;
+    const focused = focusKey(root);
+    lockIds = 0;
     const fresh = el("div");
     drawNode(state.root, fresh, state.filter);
     if (!fresh.childElementCount) {
@@ -164,7 +189,29 @@
     }
     root.replaceChildren(...fresh.childNodes);
     root.scrollTop = scroll;
+    if (focused) focusControl(...focused);
     drawTotal();
+  }
+
+  // Redrawing replaces the rows: the control that had the focus gets it back, so the
+  // keyboard stays where it was (Space on a checkbox, Enter on a twisty or pin).
+  const CONTROLS = ["path", "folder", "toggle", "pin"];
+  function focusKey(root) {
+    const active = document.activeElement;
+    if (!(active instanceof HTMLElement) || !root.contains(active)) return null;
+    const kind = CONTROLS.find((k) => active.dataset[k] !== undefined);
+    return kind ? [kind, active.dataset[kind]] : null;
+  }
+  function focusControl(kind, value) {
+    const control = document.querySelector(`#file-tree-root [data-${kind}="${CSS.escape(value)}"]`);
+    if (control) control.focus();
+  }
+
+  function showNote(text) {
+    const note = document.getElementById("picker-note");
+    if (!note) return;
+    note.textContent = text;
+    note.hidden = !text;
   }
 
   function drawTotal() {
@@ -187,17 +234,82 @@
     const holder = document.getElementById("file-tree-selection");
     const form = document.getElementById("file-tree");
     if (!holder || !form) return;
-    holder.replaceChildren(...[...state.active].sort().map((p) => el("input", { type: "hidden", name: "path", value: p })));
+    const selected = [...state.active].sort();
+    const confirmed = selected.filter((p) => state.confirmed.has(p));
+    holder.replaceChildren(
+      ...selected.map((p) => el("input", { type: "hidden", name: "path", value: p })),
+      ...confirmed.map((p) => el("input", { type: "hidden", name: "confirm", value: p })),
+    );
     htmx.trigger(form, "change");
   }
 
+  // Locked files are only ever added one by one, after the dialog: a folder (or any batch)
+  // skips those not already selected and says how many it skipped.
   function setFiles(paths, on) {
+    let skipped = 0;
     for (const p of paths) {
       if (refusal(p)) continue;
-      if (on) state.active.add(p); else state.active.delete(p);
+      if (on && state.locked[p] && !state.confirmed.has(p)) {
+        if (!state.active.has(p)) skipped += 1;
+        continue;
+      }
+      if (on) state.active.add(p);
+      else {
+        state.active.delete(p);
+        state.confirmed.delete(p);
+      }
     }
+    const them = skipped === 1 ? "it" : "each one";
+    showNote(skipped ? `${plural(skipped, "locked file was", "locked files were")} skipped (shaped like a secret): check ${them} on its own to send it.` : "");
     draw();
     sendSelection();
+  }
+
+  // Selected locked files were confirmed when they were added (here, in another tab, or
+  // before a reload): they stay confirmed while selected, so later frames keep them.
+  function keepConfirmed() {
+    for (const p of state.active) if (state.locked[p]) state.confirmed.add(p);
+    for (const p of state.confirmed) if (!state.active.has(p)) state.confirmed.delete(p);
+  }
+
+  // -- the confirmation for a locked file --------------------------------------------------
+  function provider() {
+    const model = (panel() && panel().dataset.model) || "";
+    const cut = model.indexOf("/");
+    return cut > 0 ? model.slice(0, cut) : model || "the model provider";
+  }
+
+  function askToSend(path) {
+    const dialog = document.getElementById("secret-confirm");
+    if (!dialog || typeof dialog.showModal !== "function") return;
+    dialog.querySelector("[data-provider]").textContent = provider();
+    dialog.querySelector("[data-secret-path]").textContent = path;
+    dialog.returnValue = "";
+    state.asking = path;
+    dialog.showModal();
+    dialog.querySelector("[data-cancel]").focus();
+  }
+
+  function answered(dialog) {
+    const path = state.asking;
+    state.asking = null;
+    if (!path) return;
+    if (dialog.returnValue === "send") {
+      state.confirmed.add(path);
+      setFiles([path], true);
+    }
+    focusControl("path", path);
+  }
+
+  function watchDialog() {
+    const dialog = document.getElementById("secret-confirm");
+    if (!dialog) return;
+    dialog.addEventListener("close", () => answered(dialog));
+    // Escape closes the dialog as Cancel; it must not also reach the page's own Escape
+    // (which stops a streaming reply).
+    dialog.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") event.stopPropagation();
+    });
   }
 
   async function setPin(path, pinned) {
@@ -215,7 +327,11 @@
     const target = event.target;
     if (!(target instanceof HTMLInputElement) || !target.closest("#file-tree-root")) return;
     event.stopPropagation();
-    if (target.dataset.path) setFiles([target.dataset.path], target.checked);
+    const path = target.dataset.path;
+    if (path && target.checked && state.locked[path] && !state.confirmed.has(path)) {
+      target.checked = false;  // until the person says so in the dialog
+      askToSend(path);
+    } else if (path) setFiles([path], target.checked);
     else if (target.dataset.folder !== undefined) {
       const dir = findDir(target.dataset.folder);
       let files = dir ? allFiles(dir) : [];
@@ -266,6 +382,7 @@
 
   // Updates pushed by the server (this or another tab, the model's tools, the watcher).
   function applyUpdate(data) {
+    if (data.locked) Object.assign(state.locked, data.locked);
     if (data.active) state.active = new Set(data.active);
     if (data.pinned) state.pinned = new Set(data.pinned);
     for (const p of data.uncheck || []) state.active.delete(p);
@@ -281,6 +398,7 @@
       state.files = [...files].sort();
       state.root = buildTree(state.files);
     }
+    keepConfirmed();
     if (data.counts) Object.assign(state.counts, data.counts);
     if (data.progress) {
       const [done, total] = data.progress;
@@ -324,6 +442,8 @@
       state.active = new Set(data.active);
       state.pinned = new Set(data.pinned);
       state.budget = data.budget;
+      state.locked = data.locked || {};
+      keepConfirmed();
       state.root = buildTree(data.files);
       // A small repository opens fully; a large one shows its top level, plus the
       // folders that hold selected files, so the selection is in view.
@@ -344,5 +464,8 @@
       if (total) total.textContent = `The file tree could not be loaded (${error.message}). Reload to try again.`;
     }
   }
-  document.addEventListener("DOMContentLoaded", load);
+  document.addEventListener("DOMContentLoaded", () => {
+    watchDialog();
+    load();
+  });
 })();

@@ -180,8 +180,8 @@ def _batches(repo: Path, paths: list[str], size_cap: int):
             batch.append((path, None, (0, 0, "cannot be read")))
             continue
         stamp = (info.st_size, info.st_mtime_ns)
-        if path not in kept or path in screened.locked:
-            reason = screened.locked.get(path) or "acdc never reads its own or git's files"
+        if path not in kept or path in screened.locked or not _inside(repo, path, full):
+            reason = screened.locked.get(path) or "not a file acdc reads"
             batch.append((path, None, (*stamp, reason)))
         elif not os.path.isfile(full):
             batch.append((path, None, (*stamp, "not a regular file")))
@@ -201,6 +201,13 @@ def _batches(repo: Path, paths: list[str], size_cap: int):
             batch, size = [], 0
     if batch:
         yield batch
+
+
+def _inside(repo: Path, path: str, full: Path) -> bool:
+    """A listed path that stays in the repository (a symlink is resolved, once)."""
+    if os.path.isabs(path) or ".." in path.split("/"):
+        return False
+    return not full.is_symlink() or full.resolve().is_relative_to(repo.resolve())
 
 
 # Its cache is not used: the counts live in the TokenCount table, by content hash, and

@@ -59,8 +59,20 @@ def _serve(args: argparse.Namespace) -> int:
     for notice in notices:
         print(f"acdc: {notice}", flush=True)
     print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
-    CommandLineInterface().run(["-b", bind, "-p", str(args.port), "acdc.asgi:application"])
+    CommandLineInterface().run(daphne_arguments(bind, args.port))
     return 0
+
+
+def daphne_arguments(bind: str, port: int) -> list[str]:
+    """Daphne's command line. Its own websocket size limit (1 MiB by default) is set above
+    acdc's, so a frame over ACDC_MAX_FRAME_BYTES reaches the consumer, which says why it is
+    refused; a frame over even Daphne's limit is dropped by Daphne without a word."""
+    most = str(2 * settings.ACDC_MAX_FRAME_BYTES + 64 * 1024)
+    return [
+        *("-b", bind, "-p", str(port)),
+        *("--websocket-max-message-size", most, "--websocket-max-frame-size", most),
+        "acdc.asgi:application",
+    ]
 
 
 def _import_history(args: argparse.Namespace) -> int:

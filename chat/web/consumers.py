@@ -23,7 +23,7 @@ from chat.repo.watcher import WATCHERS
 from chat.turn import context
 from chat.turn.session import live_turn
 from chat.web.frames import picker_message, render_error, render_hud
-from chat.web.protocol import FrameError, parse_frame
+from chat.web.protocol import ClientFrame, FrameError, parse_frame
 from chat.web.turnhost import HOST, ask_snapshot, ask_stop, session_group
 from history.models import Session
 
@@ -61,18 +61,23 @@ class ChatConsumer(AsyncWebsocketConsumer):
         try:
             frame = parse_frame(text_data, bytes_data, max_bytes=settings.ACDC_MAX_FRAME_BYTES)
         except FrameError as exc:
+            # The socket stays open, even after a frame over the size limit: it was read
+            # whole, Daphne refuses an application's close code 1009, and htmx's ws extension
+            # would not reconnect after one.
             await self.send(render_error(str(exc)))
             return
         if frame.action == "stop":
             await ask_stop(self.session_id)
         elif frame.action == "select":
-            await self._select(frame.paths)
+            await self._select(frame)
         else:
             await HOST.submit(self.session_id, frame, self.channel_name)
 
-    async def _select(self, paths: tuple[str, ...]) -> None:
+    async def _select(self, frame: ClientFrame) -> None:
         try:
-            problems, hud = await context.set_selection(self.session_id, paths)
+            problems, hud = await context.set_selection(
+                self.session_id, frame.paths, confirmed=frozenset(frame.confirm)
+            )
         except Exception:
             log.exception("selection failed in session %s", self.session_id)
             await self.send(render_error("The file selection could not be saved; see the log."))

@@ -2,10 +2,11 @@
 
 htmx's ws extension sends a form's fields as a JSON object (plus a HEADERS object, and any
 other field, which is ignored). `_WireFrame` declares what a frame may hold; every way a
-frame can be wrong -- too large, not JSON, not an object, an unknown action, a field of the
-wrong type, text that is not valid UTF-8 -- becomes a `FrameError` whose short message for
-the user is derived from the validation error. "/compact [focus]" typed in the message box
-is recognised here, and only here.
+frame can be wrong -- too large, not JSON, not an object, an unknown, empty or non-text
+action, a field of the wrong type, text that is not valid UTF-8 or holds a NUL -- becomes a
+`FrameError` whose short message for the user is derived from the validation error; only a
+frame without an `action` is a "send". "/compact [focus]" typed in the message box is
+recognised here, and only here.
 """
 
 from __future__ import annotations
@@ -46,10 +47,14 @@ class ClientFrame:
     paths: tuple[str, ...] = ()
     images: tuple[str, ...] = ()  # sha256 of stored images, in the composer's order
     focus: str = ""  # `compact`: what the summary should keep
+    confirm: tuple[str, ...] = ()  # `select`: secret-shaped paths the person confirmed
 
 
 def _encodable(text: str) -> str:
-    """Lone surrogates ("\\ud800" in the JSON) cannot be stored, rendered or sent back."""
+    """Lone surrogates ("\\ud800" in the JSON) cannot be stored, rendered or sent back;
+    PostgreSQL text cannot hold a NUL."""
+    if "\0" in text:
+        raise PydanticCustomError("nul", "contains a NUL character")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -68,6 +73,9 @@ def _unique(values: list[str]) -> list[str]:
 
 _Text = Annotated[str, AfterValidator(_encodable)]
 _Sha256 = Annotated[str, StringConstraints(pattern=SHA256.pattern)]
+_Paths = Annotated[
+    list[_Text], BeforeValidator(_listed), Field(max_length=MAX_PATHS), AfterValidator(_unique)
+]
 
 
 class _WireFrame(BaseModel):
@@ -79,9 +87,8 @@ class _WireFrame(BaseModel):
     message: _Text = ""
     model: _Text = ""
     focus: _Text = ""  # `compact`: what the summary should keep
-    path: Annotated[
-        list[_Text], BeforeValidator(_listed), Field(max_length=MAX_PATHS), AfterValidator(_unique)
-    ] = []
+    path: _Paths = []
+    confirm: _Paths = []  # `select`: the secret-shaped paths the person confirmed
     image: Annotated[
         list[_Sha256],
         BeforeValidator(_listed),
@@ -95,6 +102,7 @@ _NOUNS = {
     "model": "The model name",
     "focus": "The compaction focus",
     "path": "File paths",
+    "confirm": "Confirmed file paths",
 }
 
 
@@ -107,7 +115,7 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         raise FrameError(f"The frame is too large (limit {max_bytes // 1000:,} kB).")
     try:
         payload = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: also an integer of 4,300+ digits
         raise FrameError("The frame is not valid JSON.") from None
     if not isinstance(payload, dict):
         raise FrameError("The frame must be a JSON object.")
@@ -125,6 +133,7 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         model=wire.model.strip(),
         paths=tuple(wire.path),
         images=tuple(wire.image),
+        confirm=tuple(wire.confirm),
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 
@@ -147,4 +156,6 @@ def _refusal(exc: ValidationError) -> str:
         return "Attached images must be referenced by their sha256."
     if kind == "utf8":
         return f"{_NOUNS[field]} must be valid UTF-8 text."
+    if kind == "nul":
+        return f"{_NOUNS[field]} must not contain a NUL character."
     return f"{_NOUNS[field]} must be text."

@@ -1,4 +1,9 @@
-"""The websocket routes: one socket per open session page."""
+"""The websocket routes: one socket per open session page; any other path is refused.
+
+A path no route matches would raise inside Channels' router (a traceback in the log, and a
+500 at the handshake), so the last route takes every other path and closes it before the
+handshake completes (the browser sees a 403).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,17 @@ from chat.web.consumers import ChatConsumer
 
 SESSION_SOCKET = r"^ws/session/(?P<session_id>[\w.-]{1,60})/$"
 
-websocket_urlpatterns = [re_path(SESSION_SOCKET, ChatConsumer.as_asgi())]
+
+async def refuse_socket(scope: dict, receive, send) -> None:
+    """Any websocket path that is not a session's: closed at the handshake."""
+    await receive()  # websocket.connect
+    await send({"type": "websocket.close"})
+
+
+websocket_urlpatterns = [
+    re_path(SESSION_SOCKET, ChatConsumer.as_asgi()),
+    re_path(r"", refuse_socket),
+]
 
 
 def session_socket_url(session_id: str) -> str:

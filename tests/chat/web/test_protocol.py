@@ -35,6 +35,7 @@ def test_send_is_the_default_action():
         (None, b"\x00\x01", "Binary frames"),
         (None, None, "Empty frame"),
         ("[" * 100_000, None, "not valid JSON"),
+        ('{"message": ' + "9" * 5000 + "}", None, "not valid JSON"),
     ],
 )
 def test_it_rejects_malformed_frames_with_a_reason(text, data, says):
@@ -94,6 +95,9 @@ def test_an_empty_or_non_text_action_is_refused(action, says):
         ({"message": "hi", "model": "gpt\udfff"}, "The model name must be valid UTF-8 text."),
         ({"action": "select", "path": ["ok.py", "\udcffbad.py"]}, "File paths must be valid"),
         ({"action": "compact", "focus": "\ud83d"}, "The compaction focus must be valid"),
+        ({"action": "select", "confirm": ".env\udc80"}, "Confirmed file paths must be valid"),
+        ({"image": ["\ud800" * 64]}, "referenced by their sha256"),
+        ({"action": "\ud800"}, r"Unknown action '\\ud800'\."),
     ],
 )
 def test_a_lone_surrogate_is_refused_with_a_message(raw, says):
@@ -110,11 +114,36 @@ def test_a_lone_surrogate_is_refused_with_a_message(raw, says):
         ({"action": "select", "path": {"a": 1}}, "File paths must be text."),
         ({"image": ["not-a-sha"]}, "referenced by their sha256"),
         ({"image": "F" * 64}, "referenced by their sha256"),
+        ({"action": "select", "path": "a.py", "confirm": [".env", 7]}, "Confirmed file paths"),
+        ({"action": "select", "confirm": {".env": True}}, "Confirmed file paths must be text."),
+        ({"action": "select", "path": [["a.py"]]}, "File paths must be text."),
     ],
 )
 def test_a_field_of_the_wrong_type_is_refused_with_its_name(raw, says):
     with pytest.raises(FrameError, match=says):
         parse(json.dumps(raw))
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({"message": "a\u0000b"}, "The message must not contain a NUL character."),
+        ({"message": "hi", "model": "gpt\u0000"}, "The model name must not contain a NUL"),
+        ({"action": "select", "path": ["a\u0000.py"]}, "File paths must not contain a NUL"),
+        ({"action": "compact", "focus": "\u0000"}, "The compaction focus must not contain"),
+    ],
+)
+def test_a_nul_character_is_refused_before_it_reaches_the_database(raw, says):
+    with pytest.raises(FrameError, match=says):
+        parse(json.dumps(raw))
+
+
+def test_a_select_frame_carries_the_paths_the_person_confirmed():
+    raw = {"action": "select", "path": ["a.py", ".env"], "confirm": [".env", ".env"]}
+    frame = parse(json.dumps(raw))
+    assert (frame.paths, frame.confirm) == (("a.py", ".env"), (".env",))
+    assert parse(json.dumps({"action": "select", "confirm": ".env"})).confirm == (".env",)
+    assert parse(json.dumps({"action": "select", "path": "a.py"})).confirm == ()
 
 
 def test_fields_htmx_adds_are_ignored():
@@ -146,13 +175,15 @@ def test_the_model_name_is_trimmed_and_the_message_kept_as_typed():
 
 
 _ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)
-_TEXT = _ANY_TEXT | st.sampled_from(["/compact x", " /compact", "\ud800", "ok \udfff", "a" * 64])
+_TEXT = _ANY_TEXT | st.sampled_from(
+    ["/compact x", " /compact", "\ud800", "ok \udfff", "a" * 64, "nul\0"]
+)
 _JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | _TEXT,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
     max_leaves=12,
 )
-_FIELDS = ("action", "message", "model", "path", "image", "focus", "HEADERS")
+_FIELDS = ("action", "message", "model", "path", "image", "focus", "confirm", "HEADERS")
 _ANY_FRAME = st.fixed_dictionaries({}, optional=dict.fromkeys(_FIELDS, _JSONISH))
 _TYPED_FRAME = st.fixed_dictionaries(
     {},
@@ -160,6 +191,7 @@ _TYPED_FRAME = st.fixed_dictionaries(
         "action": st.sampled_from(["send", "stop", "select", "compact"]),
         **dict.fromkeys(("message", "model", "focus"), _TEXT),
         "path": _TEXT | st.lists(_TEXT, max_size=3),
+        "confirm": _TEXT | st.lists(_TEXT, max_size=3),
         "image": st.lists(st.sampled_from(["a" * 64, "b" * 64]), max_size=3),
     },
 )
@@ -174,5 +206,7 @@ def test_any_text_is_a_frame_or_a_frame_error(text):
     else:
         assert isinstance(frame, ClientFrame)
         assert frame.action in ("send", "stop", "select", "compact")
-        for value in (frame.message, frame.model, frame.focus, *frame.paths, *frame.images):
+        texts = (frame.message, frame.model, frame.focus, *frame.paths, *frame.confirm)
+        for value in (*texts, *frame.images):
+            assert "\0" not in value
             value.encode("utf-8")

@@ -23,7 +23,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.repo import boundary, sessionsets
+from chat.repo import boundary, credentials, sessionsets
 from chat.turn import endless, hud
 from chat.turn.session import (
     SessionBusy,
@@ -147,6 +147,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
     notices += unique_notices(
         [
             *set_notices,
+            *_credential_notices(session, manager),
             *(
                 Notice(n.text, "warning" if n.kind in WARNING_KINDS else "info", n.paths)
                 for n in [*manager.restore_notices, *prompt.notices]
@@ -168,6 +169,24 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
         history_text=history_text(user_text, attached),
         grounding_relevance=relevance,
     )
+
+
+def _credential_notices(session: Session, manager: ContextManager) -> list[Notice]:
+    """A warning for each file in the request that seems to hold a credential, once per
+    session (the notice is stored, so an identical one already there means it was said)."""
+    texts = []
+    for path, content in manager.file_context.items():
+        kinds = credentials.kinds_in(content)
+        if kinds:
+            texts.append(credentials.warning(path, kinds))
+    if not texts:
+        return []
+    said = set(
+        Message.objects.filter(
+            session=session, role=Message.Role.SYSTEM, content__in=texts
+        ).values_list("content", flat=True)
+    )
+    return [Notice(text, "warning") for text in texts if text not in said]
 
 
 def finish_turn(

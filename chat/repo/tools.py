@@ -119,7 +119,7 @@ _TOOLS_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
         ListFilesArguments,
     ),
     "grep": (
-        "Search the repository's text files for a regular expression (POSIX extended "
+        "Search the repository's text files for a regular expression (Perl/Python "
         "syntax); answers with path:line:text lines.",
         GrepArguments,
     ),
@@ -320,17 +320,14 @@ def _grep(session: Session, repo: indexing.Repository, result: ToolResult) -> No
         raise ToolFailure(f"not a valid regular expression: {exc}") from None
     below = _folder(repo, result.args.get("path", "."))
     tracked = (repo.root / ".git").exists()
-    command = ["git", "-C", str(repo.root), "grep", "-n", "-I", "-E", "--no-color"]
+    command = ["git", "-C", str(repo.root), "grep", "-n", "-I", "--no-color"]
     command += ["--untracked"] if tracked else ["--no-index", "--exclude-standard"]
     command += ["-e", pattern, "--", below or "."]
-    try:
-        done = subprocess.run(command, capture_output=True, timeout=GREP_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise ToolFailure(
-            f"the search took longer than {GREP_SECONDS:.0f} s; use a simpler pattern"
-        ) from None
-    except OSError as exc:
-        raise ToolFailure(f"the search could not run ({exc.strerror})") from None
+    # Perl-compatible syntax, as checked above with Python's (POSIX extended reads \d, \w
+    # and lazy quantifiers otherwise); a git built without PCRE falls back to extended.
+    done = _run_grep([*command[:4], "-P", *command[4:]])
+    if done.returncode == 128 and b"USE_LIBPCRE" in done.stderr:
+        done = _run_grep([*command[:4], "-E", *command[4:]])
     if done.returncode not in (0, 1):
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise ToolFailure(f"the search failed: {message[-1] if message else 'unknown error'}")
@@ -345,6 +342,17 @@ def _grep(session: Session, repo: indexing.Repository, result: ToolResult) -> No
         else []
     )
     result.output = _cap("\n".join(shown + notes)) if lines else "(no matches)"
+
+
+def _run_grep(command: list[str]) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(command, capture_output=True, timeout=GREP_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise ToolFailure(
+            f"the search took longer than {GREP_SECONDS:.0f} s; use a simpler pattern"
+        ) from None
+    except OSError as exc:
+        raise ToolFailure(f"the search could not run ({exc.strerror})") from None
 
 
 def _set_tool(change):

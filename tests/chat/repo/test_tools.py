@@ -79,6 +79,14 @@ def test_grep_finds_lines_in_text_files_only_and_respects_gitignore(session, rep
     assert only == "src/deep/util.py:1:GREETING = 'hello'"
 
 
+def test_grep_reads_the_pattern_as_python_checked_it(session, repo):
+    # Inline flags and non-capturing groups are Python's (and Perl's), not POSIX extended.
+    found = call(session, repo, "grep", pattern=r"(?i)DEF GREET\(").output
+    assert found == "src/app.py:1:def greet(name):"
+    grouped = call(session, repo, "grep", pattern=r"(?:GREET)ING = '\w+'").output
+    assert grouped == "src/deep/util.py:1:GREETING = 'hello'"
+
+
 def test_set_tools_change_the_same_sets_as_the_picker(session, repo):
     listed = call(session, repo, "list_files", path="src")
     assert listed.status == "ok"

@@ -1,8 +1,13 @@
-"""The access token that guards a non-loopback bind, on HTTP and on websockets.
+"""Who may talk to acdc: the access token, and the origin of a websocket handshake.
 
 When `ACDC_TOKEN` is set every request must carry it: as `?token=` on a first visit (which
 sets an HttpOnly cookie and redirects to the clean URL), as that cookie, or as a bearer
 header. Websocket handshakes carry the cookie. Comparisons are constant-time.
+
+In both modes a websocket is accepted only from a page of this server: its Origin must be
+`<scheme>://<Host>` of the handshake itself (scheme, host and port), and that host must be
+one of ALLOWED_HOSTS (a rebound DNS name agrees with itself, not with ALLOWED_HOSTS). A
+browser cannot forge either header; other clients are the token's business.
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ import secrets
 from collections.abc import Callable
 from http.cookies import SimpleCookie
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect
+from django.http.request import split_domain_port, validate_host
 
 COOKIE_NAME = "acdc_token"
 
@@ -68,10 +75,60 @@ class WebsocketTokenMiddleware:
 
 
 def _cookie_from_scope(scope: dict) -> str | None:
-    for name, value in scope.get("headers", []):
-        if name == b"cookie":
-            cookie = SimpleCookie()
-            cookie.load(value.decode("latin-1"))
-            if COOKIE_NAME in cookie:
-                return cookie[COOKIE_NAME].value
+    for value in _headers(scope, b"cookie"):
+        cookie = SimpleCookie()
+        cookie.load(value)
+        if COOKIE_NAME in cookie:
+            return cookie[COOKIE_NAME].value
     return None
+
+
+class WebsocketOriginMiddleware:
+    """ASGI middleware: closes, before it is accepted, a websocket whose Origin is not the
+    origin of the page it claims to come from (see the module docstring)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> Any:
+        if scope["type"] == "websocket" and not same_origin(scope):
+            await send({"type": "websocket.close", "code": 4403})
+            return None
+        return await self.app(scope, receive, send)
+
+
+def same_origin(scope: dict) -> bool:
+    """Whether the handshake's Origin header is exactly this server's origin as the browser
+    addressed it. A TLS proxy in front says so in X-Forwarded-Proto (a page cannot set it)."""
+    origins, hosts = _headers(scope, b"origin"), _headers(scope, b"host")
+    if len(origins) != 1 or len(hosts) != 1:
+        return False
+    domain, _ = split_domain_port(hosts[0])
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return False
+    forwarded = _headers(scope, b"x-forwarded-proto")
+    if forwarded:
+        scheme = forwarded[0].split(",")[0].strip().lower()
+    else:
+        scheme = "https" if scope.get("scheme") == "wss" else "http"
+    served = _origin_parts(f"{scheme}://{hosts[0]}")
+    return served is not None and _origin_parts(origins[0]) == served
+
+
+def _origin_parts(origin: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an http(s) origin, default port filled in; None for anything
+    else (`null`, a path, a user name, a malformed port)."""
+    try:
+        url = urlsplit(origin.strip())
+        port = url.port
+    except ValueError:
+        return None
+    if url.scheme not in ("http", "https") or not url.hostname or url.username is not None:
+        return None
+    if url.path or url.query or url.fragment:
+        return None
+    return url.scheme, url.hostname, port or (443 if url.scheme == "https" else 80)
+
+
+def _headers(scope: dict, wanted: bytes) -> list[str]:
+    return [value.decode("latin-1") for name, value in scope.get("headers", []) if name == wanted]

@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django (static files by WhiteNoise's middleware), websockets
-through Channels."""
+through Channels, once their Origin is this server's own and (in token mode) they carry the
+token cookie (acdc.access)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,14 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from acdc.access import WebsocketTokenMiddleware  # noqa: E402
+from acdc.access import WebsocketOriginMiddleware, WebsocketTokenMiddleware  # noqa: E402
 from chat.web.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
+        "websocket": WebsocketOriginMiddleware(
             WebsocketTokenMiddleware(URLRouter(websocket_urlpatterns))
         ),
     }

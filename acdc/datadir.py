@@ -6,7 +6,9 @@ in the repository's `.git/info/exclude`, so acdc never dirties the user's `git s
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -42,12 +44,26 @@ def _exclude_from_git(repo: Path) -> None:
 
 
 def secret_key(data_dir: Path, given: str) -> str:
+    """`given`, else the key kept in the data folder, made on first use.
+
+    The new key is written whole to a file only its owner can read (mkstemp's 0600, from
+    the start) and then linked into place, which fails if another worker got there first:
+    no reader ever sees the key half written or readable by others, and every worker ends
+    up with the same key.
+    """
     if given:
         return given
     path = data_dir / "secret_key"
     if path.exists():
         return path.read_text().strip()
     key = secrets.token_urlsafe(50)
-    path.write_text(key)
-    path.chmod(0o600)
+    fd, draft = tempfile.mkstemp(dir=data_dir, prefix=".secret_key.")
+    try:
+        with os.fdopen(fd, "w") as file:
+            file.write(key)
+        os.link(draft, path)
+    except FileExistsError:
+        key = path.read_text().strip()
+    finally:
+        os.unlink(draft)
     return key

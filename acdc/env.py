@@ -83,6 +83,31 @@ def is_loopback(address: str) -> bool:
     return ipaddress.ip_address(address).is_loopback
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def env_allowed_hosts(name: str, bind: str) -> list[str]:
+    """ALLOWED_HOSTS: the names a browser may use for the bind address, plus `name`'s
+    comma-separated host names (Django's patterns: `.example.com` takes subdomains too).
+
+    A loopback or wildcard bind answers on loopback; a wildcard bind answers on every
+    address of the machine too, which only the user can name (a DNS name acdc cannot know).
+    """
+    address = ipaddress.ip_address(bind)
+    hosts = [f"[{bind}]" if address.version == 6 else bind]
+    if address.is_loopback or address.is_unspecified:
+        hosts = [*LOOPBACK_HOSTS, *hosts]
+    for item in filter(None, (part.strip().lower() for part in env_str(name).split(","))):
+        outside_brackets = item.rpartition("]")[2] if item.startswith("[") else item
+        if "/" in item or ":" in outside_brackets:
+            raise ImproperlyConfigured(
+                f"{name} takes host names without scheme or port (example.com,.example.org), "
+                f"not {item[:60]!r}"
+            )
+        hosts.append(item)
+    return list(dict.fromkeys(hosts))
+
+
 def env_mounts(name: str) -> tuple[tuple[str, str], ...]:
     """`AGENT=CANONICAL[,AGENT=CANONICAL…]`: absolute path prefixes (seed 001 §5.3)."""
     pairs = []

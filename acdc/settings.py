@@ -14,6 +14,7 @@ import dj_database_url
 from acdc.datadir import prepare_data_dir, secret_key
 from acdc.env import (
     channel_layers,
+    env_allowed_hosts,
     env_bind_address,
     env_bool,
     env_choice,
@@ -64,7 +65,8 @@ ACDC_ENDLESS_TOKEN_THRESHOLD = env_int("ACDC_ENDLESS_TOKEN_THRESHOLD", 0, minimu
 
 SECRET_KEY = secret_key(ACDC_DATA_DIR, env_str("SECRET_KEY"))
 DEBUG = env_bool("ACDC_DEBUG", False)
-ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"] if not ACDC_TOKEN else ["*"]
+# The same in token mode: a DNS name rebound to this server is refused, token or not.
+ALLOWED_HOSTS = env_allowed_hosts("ACDC_ALLOWED_HOSTS", ACDC_BIND)
 
 INSTALLED_APPS = [
     "daphne",
@@ -82,6 +84,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "acdc.csp.ContentSecurityPolicyMiddleware",
     # Static files, before the access token: they are the app's own public CSS and JS.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "acdc.access.AccessTokenMiddleware",

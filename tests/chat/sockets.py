@@ -23,7 +23,7 @@ from acdc.asgi import application
 from history import services
 from history.models import Message, Session
 
-ORIGIN = [(b"origin", b"http://127.0.0.1:8000")]
+ORIGIN = [(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000")]
 WAIT = 30.0
 T = TypeVar("T")
 

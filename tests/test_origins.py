@@ -1,0 +1,125 @@
+"""Who may open the chat websocket: only a page of this very server (scheme, host, port), in
+loopback mode and in token mode alike; and ALLOWED_HOSTS, built from the bind address."""
+
+from __future__ import annotations
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
+
+from acdc.access import COOKIE_NAME
+from acdc.asgi import application
+from acdc.env import LOOPBACK_HOSTS, env_allowed_hosts
+
+TOKEN = "a-long-random-token"
+LOOPBACK = override_settings(ACDC_TOKEN="", ALLOWED_HOSTS=["127.0.0.1", "localhost", "[::1]"])
+TOKEN_MODE = override_settings(ACDC_TOKEN=TOKEN, ALLOWED_HOSTS=["0.0.0.0", "acdc.example"])
+COOKIE = (b"cookie", f"{COOKIE_NAME}={TOKEN}".encode())
+PATH = "/ws/session/sess_0_000000/"  # no such session: accepted, told so, closed
+
+REFUSED = {
+    "another port": [(b"origin", b"http://127.0.0.1:3000"), (b"host", b"127.0.0.1:8000")],
+    "localhost on another port": [(b"origin", b"http://localhost:3000"), (b"host", b"localhost")],
+    "another host": [(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1:8000")],
+    "null": [(b"origin", b"null"), (b"host", b"127.0.0.1:8000")],
+    "no origin": [(b"host", b"127.0.0.1:8000")],
+    "no host": [(b"origin", b"http://127.0.0.1:8000")],
+    "https for http": [(b"origin", b"https://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000")],
+    "a path": [(b"origin", b"http://127.0.0.1:8000/x"), (b"host", b"127.0.0.1:8000")],
+    "a rebound name": [(b"origin", b"http://evil.example:8000"), (b"host", b"evil.example:8000")],
+}
+TOKEN_REFUSED = {
+    **{
+        name: [(k, v.replace(b"127.0.0.1", b"acdc.example")) for k, v in headers]
+        for name, headers in REFUSED.items()
+    },
+    "another host": [(b"origin", b"http://evil.example"), (b"host", b"acdc.example")],
+    "plain http behind a TLS proxy": [
+        (b"origin", b"http://acdc.example"),
+        (b"host", b"acdc.example"),
+        (b"x-forwarded-proto", b"https"),
+    ],
+}
+
+
+async def handshake(headers: list[tuple[bytes, bytes]]) -> tuple[bool, int | None]:
+    communicator = WebsocketCommunicator(application, PATH, headers)
+    connected, code = await communicator.connect(timeout=30)
+    if connected:
+        assert "no session" in await communicator.receive_from(timeout=30)
+        assert (await communicator.receive_output(timeout=30))["type"] == "websocket.close"
+    return connected, code
+
+
+@LOOPBACK
+@pytest.mark.parametrize("headers", REFUSED.values(), ids=REFUSED.keys())
+async def test_loopback_mode_refuses_any_other_origin_before_accepting(headers):
+    assert await handshake(headers) == (False, 4403)
+
+
+@TOKEN_MODE
+@pytest.mark.parametrize("headers", TOKEN_REFUSED.values(), ids=TOKEN_REFUSED.keys())
+async def test_token_mode_refuses_any_other_origin_even_with_the_cookie(headers):
+    assert await handshake([*headers, COOKIE]) == (False, 4403)
+
+
+@LOOPBACK
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "origin, host",
+    [
+        (b"http://127.0.0.1:8000", b"127.0.0.1:8000"),
+        (b"http://localhost:8000", b"LOCALHOST:8000"),
+        (b"http://[::1]:8000", b"[::1]:8000"),
+        (b"http://127.0.0.1", b"127.0.0.1:80"),
+    ],
+)
+async def test_loopback_mode_accepts_the_page_s_own_origin(origin, host):
+    assert (await handshake([(b"origin", origin), (b"host", host)]))[0]
+
+
+@TOKEN_MODE
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"origin", b"http://acdc.example:8000"), (b"host", b"acdc.example:8000")],
+        [(b"origin", b"https://acdc.example"), (b"host", b"acdc.example")],
+    ],
+    ids=["direct", "behind a TLS proxy"],
+)
+async def test_token_mode_accepts_the_page_s_own_origin_with_the_cookie(headers):
+    if headers[0][1].startswith(b"https"):
+        headers = [*headers, (b"x-forwarded-proto", b"https")]
+    assert (await handshake([*headers, COOKIE]))[0]
+
+
+@TOKEN_MODE
+async def test_token_mode_still_wants_the_cookie_from_the_right_origin():
+    headers = [(b"origin", b"http://acdc.example:8000"), (b"host", b"acdc.example:8000")]
+    assert await handshake(headers) == (False, 4403)
+
+
+def test_a_loopback_bind_allows_the_loopback_names_only(monkeypatch):
+    monkeypatch.delenv("ACDC_ALLOWED_HOSTS", raising=False)
+    assert env_allowed_hosts("ACDC_ALLOWED_HOSTS", "127.0.0.1") == list(LOOPBACK_HOSTS)
+
+
+def test_a_public_bind_allows_its_address_and_the_named_hosts_never_any_host(monkeypatch):
+    monkeypatch.setenv("ACDC_ALLOWED_HOSTS", " acdc.example , .lan,[fd00::1]")
+    assert env_allowed_hosts("ACDC_ALLOWED_HOSTS", "192.168.1.5") == [
+        "192.168.1.5",
+        "acdc.example",
+        ".lan",
+        "[fd00::1]",
+    ]
+    hosts = env_allowed_hosts("ACDC_ALLOWED_HOSTS", "::")
+    assert hosts[:4] == ["127.0.0.1", "localhost", "[::1]", "[::]"] and "*" not in hosts
+
+
+@pytest.mark.parametrize("given", ["acdc.example:8000", "https://acdc.example", "[::1]:80"])
+def test_a_host_with_a_scheme_or_port_is_a_configuration_error(monkeypatch, given):
+    monkeypatch.setenv("ACDC_ALLOWED_HOSTS", given)
+    with pytest.raises(ImproperlyConfigured, match="ACDC_ALLOWED_HOSTS"):
+        env_allowed_hosts("ACDC_ALLOWED_HOSTS", "0.0.0.0")

@@ -3,8 +3,9 @@
 An exchange is a user message with the assistant messages that follow it (a leading
 assistant message forms an exchange of its own). Invariant: every function here keeps or
 drops whole exchanges, never half of a user/assistant pair. The window keeps the first
-exchange when it fits and says how many messages it left out with an "[N earlier messages
-omitted]" pair. Non-goal: summarising what was dropped (that is the compactor's job).
+exchange when it fits and says how many messages it left out with seed 002's "[N earlier
+messages omitted for brevity]", as a user/assistant pair. Non-goal: summarising what was
+dropped (that is the compactor's job).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def omission_marker(count: int) -> list[Message]:
     # A user/assistant pair rather than seed 002's system message: providers hoist system
     # messages to the top of the prompt, which would break the cached prefix.
     return [
-        {"role": "user", "content": f"[{count} earlier messages omitted]"},
+        {"role": "user", "content": f"[{count} earlier messages omitted for brevity]"},
         {"role": "assistant", "content": "Understood."},
     ]
 

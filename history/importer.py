@@ -112,7 +112,9 @@ def _import_batch(batch: list[_Line], repository: str, images_dir: Path, report:
     present = set(Message.objects.filter(pk__in=list(ids)).values_list("pk", flat=True))
     report.already_present += len(present)
     fresh = [(mid, line.record) for mid, line in ids.items() if mid not in present]
-    sessions = _ensure_sessions({r["session_id"] for _, r in fresh}, repository, fresh, report)
+    sessions, new_ids = _ensure_sessions(
+        {r["session_id"] for _, r in fresh}, repository, fresh, report
+    )
     next_seq = _next_seqs(sessions)
     rows = []
     for mid, record in fresh:
@@ -123,20 +125,44 @@ def _import_batch(batch: list[_Line], repository: str, images_dir: Path, report:
     for row, (_, record) in zip(created, fresh, strict=True):
         row.timestamp = _timestamp(record.get("timestamp"))
     Message.objects.bulk_update(created, ["timestamp"])
+    _keep_message_times(sessions, [r for _, r in fresh], new_ids)
     _attach_images(created, [r for _, r in fresh], images_dir, report)
     report.imported += len(created)
 
 
-def _ensure_sessions(ids, repository, fresh, report) -> dict[str, Session]:
+def _ensure_sessions(ids, repository, fresh, report) -> tuple[dict[str, Session], set[str]]:
     existing = {s.pk: s for s in Session.objects.filter(pk__in=ids)}
-    for sid in ids - existing.keys():
+    new_ids = ids - existing.keys()
+    for sid in new_ids:
         first_user = next(
             (r["content"] for _, r in fresh if r["session_id"] == sid and r["role"] == "user"), ""
         )
         title = " ".join(first_user.split())[:80]
         existing[sid] = Session.objects.create(id=sid, repository=repository, title=title)
         report.sessions_created += 1
-    return existing
+    return existing, new_ids
+
+
+def _keep_message_times(
+    sessions: dict[str, Session], records: list[dict[str, Any]], new_ids: set[str]
+) -> None:
+    """A new session spans its messages' times (created at the first, updated at the last);
+    one that already existed only widens its span. A queryset update, since `updated_at` is
+    auto_now and a save would stamp the import time on it again. Lines without a readable
+    timestamp leave the times alone rather than date a session 1970."""
+    spans: dict[str, tuple[datetime, datetime]] = {}
+    for record in records:
+        stamp = _parsed_timestamp(record.get("timestamp"))
+        if stamp is None:
+            continue
+        first, last = spans.get(record["session_id"], (stamp, stamp))
+        spans[record["session_id"]] = (min(first, stamp), max(last, stamp))
+    for sid, (first, last) in spans.items():
+        session = sessions[sid]
+        if sid not in new_ids:
+            first, last = min(first, session.created_at), max(last, session.updated_at)
+        Session.objects.filter(pk=sid).update(created_at=first, updated_at=last)
+        session.created_at, session.updated_at = first, last
 
 
 def _next_seqs(sessions: dict[str, Session]) -> dict[str, int]:
@@ -193,13 +219,17 @@ def _derived_id(record: dict[str, Any]) -> str:
 
 
 def _timestamp(value: Any) -> datetime:
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-        except ValueError:
-            pass
-    return datetime(1970, 1, 1, tzinfo=UTC)
+    return _parsed_timestamp(value) or datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _parsed_timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _string_list(value: Any) -> list[str]:

@@ -1,31 +1,47 @@
 """What the `acdc` subcommands do, once Django is set up (`acdc.cli` parses and sets up).
 
 serve, chat, import-history and export. `chat` runs the same turn and the same after-turn
-tasks as the browser (`chat.turn`), printing the events instead of rendering them.
+tasks as the browser (`chat.turn`), printing the events instead of rendering them. `serve`
+says why it cannot start (a port in use) in one line before any "serving" line, and on
+SIGINT or SIGTERM ends the hosted turns as interrupted and stops the file watchers before
+Daphne's event loop stops, so the process exits instead of waiting on their threads.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import gc
+import logging
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
 from daphne.cli import CommandLineInterface
 from django.conf import settings
 
+# After daphne, which installs Twisted's asyncio reactor on import.
+from twisted.internet import defer, reactor
+
 from acdc.env import is_loopback
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
 from chat.llm.sdk import warm_up_in_background
+from chat.repo.watcher import WATCHERS
 from chat.turn.after_turn import after_turn_tasks
 from chat.turn.context import restore_latest_session, select_files
 from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFinished, TurnNotice
 from chat.turn.session import end_dead_turns
 from chat.turn.turns import TurnRejected, run_turn
+from chat.web.turnhost import HOST
 from history import selectors, services
 from history.export import session_to_jsonl, session_to_markdown
 from history.importer import import_history
+
+log = logging.getLogger(__name__)
+SHUTDOWN_SECONDS = 3.0  # for the turns to store their text; the process then exits anyway
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +63,10 @@ def _serve(args: argparse.Namespace) -> int:
         )
     host = f"[{bind}]" if ":" in bind else bind
     url = f"http://{host}:{args.port}/" + (f"?token={token}" if token else "")
+    _check_port(bind, args.port)
+    warning = _not_git_warning(Path(settings.ACDC_REPO))
+    if warning:
+        print(f"acdc: warning: {warning}", flush=True)
     warm_up_in_background()
     ended = end_dead_turns()
     if ended:
@@ -59,8 +79,62 @@ def _serve(args: argparse.Namespace) -> int:
     for notice in notices:
         print(f"acdc: {notice}", flush=True)
     print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
+    reactor.addSystemEventTrigger("before", "shutdown", _before_shutdown)
     CommandLineInterface().run(daphne_arguments(bind, args.port))
+    # The heap is dropped whole at exit: collecting it first (litellm's modules make it
+    # large) would add a second or more to every stop.
+    gc.freeze()
     return 0
+
+
+def _check_port(bind: str, port: int) -> None:
+    """Bind the address as Daphne will (Twisted sets SO_REUSEADDR too) and let it go, so
+    a port in use is one line here rather than a log line after "serving"."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            bind, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            reason = f"port {port} on {bind} is in use (another acdc serve, or another program)"
+            raise CommandError(f"{reason}; stop it or choose another port with --port") from None
+        if exc.errno == errno.EACCES:
+            raise CommandError(f"no permission to listen on port {port} on {bind}") from None
+        detail = exc.strerror or str(exc)
+        raise CommandError(f"cannot listen on port {port} on {bind}: {detail}") from None
+
+
+def _not_git_warning(root: Path) -> str:
+    """Why the folder will be served without git, or "". Without git the file list is a
+    walk of the whole folder (chat.repo.git), so its .gitignore does not thin it."""
+    command = ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return f"git is not available; serving {root} as a plain folder ({_PLAIN})"
+    if done.returncode != 0 or done.stdout.strip() != "true":
+        return f"{root} is not a git repository; serving it as a plain folder ({_PLAIN})"
+    return ""
+
+
+_PLAIN = "no git status; every file in it is listed, .gitignore not applied"
+
+
+def _before_shutdown() -> defer.Deferred:
+    """Twisted's "before shutdown" trigger, run on SIGINT and SIGTERM while the event loop
+    still runs: Twisted stops the loop once the Deferred fires."""
+    return defer.Deferred.fromFuture(asyncio.ensure_future(_close_hosted_work()))
+
+
+async def _close_hosted_work() -> None:
+    try:
+        async with asyncio.timeout(SHUTDOWN_SECONDS):
+            await asyncio.gather(HOST.close(), WATCHERS.close())
+    except TimeoutError:
+        log.warning("shutdown: hosted turns or file watchers did not end in time")
 
 
 def daphne_arguments(bind: str, port: int) -> list[str]:

@@ -10,7 +10,10 @@ has met goes through the indexing protocol (a new version only when its bytes ch
 deleted file gets a null version; the sets do not change), and `on_change` hears about
 every relevant path, so the picker can mark it and the HUD can follow. A crash is logged
 and the watcher restarts once; it never takes the server down. The event source can be
-injected, so tests feed file events without waiting on the disk.
+injected, so tests feed file events without waiting on the disk. `WATCHERS.close()` at
+shutdown stops every watcher within a step (50 ms): watchfiles waits for the disk in an
+AnyIO worker thread that is not a daemon and ends only with the task that started it, so a
+watcher left running would keep the process from exiting.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +62,8 @@ class RepositoryWatcher:
         self.on_change = on_change
         self.rules = git.IgnoreRules(repo.root)
         self._source = changes_source or self._awatch
+        # Read by watchfiles' thread every step: set, the thread returns and `run` ends.
+        self.stopping = threading.Event()
 
     def _awatch(self) -> AsyncIterator[set]:
         def keep(change: object, path: str) -> bool:
@@ -65,7 +71,12 @@ class RepositoryWatcher:
             return not git.hidden(relative) and not _internal(self.repo, relative)
 
         return watchfiles.awatch(
-            self.repo.root, watch_filter=keep, debounce=DEBOUNCE_MS, step=50, recursive=True
+            self.repo.root,
+            watch_filter=keep,
+            debounce=DEBOUNCE_MS,
+            step=50,
+            recursive=True,
+            stop_event=self.stopping,
         )
 
     async def run(self) -> None:
@@ -133,6 +144,7 @@ class WatcherRegistry:
 
     def __init__(self) -> None:
         self._tasks: dict[str, asyncio.Task] = {}
+        self._watchers: dict[str, RepositoryWatcher] = {}
         self._users: dict[str, int] = {}
 
     async def attach(self, repo: indexing.Repository, on_change: OnChange, **options) -> None:
@@ -141,15 +153,30 @@ class WatcherRegistry:
         task = self._tasks.get(key)
         if task is None or task.done():
             watcher = RepositoryWatcher(repo, on_change, **options)
+            self._watchers[key] = watcher
             self._tasks[key] = asyncio.create_task(_supervised(watcher), name=f"watch {key}")
 
     async def detach(self, repo: indexing.Repository) -> None:
         key = str(repo.root)
         self._users[key] = max(0, self._users.get(key, 0) - 1)
         if self._users[key] == 0:
-            task = self._tasks.pop(key, None)
-            if task is not None:
-                task.cancel()
+            self._stop(key)
+
+    async def close(self) -> None:
+        """Stop every watcher and wait until each has ended (server shutdown)."""
+        tasks = [task for task in self._tasks.values() if not task.done()]
+        for key in list(self._tasks):
+            self._stop(key)
+        self._users.clear()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _stop(self, key: str) -> None:
+        watcher = self._watchers.pop(key, None)
+        if watcher is not None:
+            watcher.stopping.set()
+        task = self._tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
 
     def watching(self, repo: indexing.Repository) -> bool:
         task = self._tasks.get(str(repo.root))

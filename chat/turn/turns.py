@@ -2,7 +2,8 @@
 
 Order: store the user message -> assemble the prompt -> stream -> store the assistant
 message and usage -> save the context state -> maybe compact. A turn runs as one asyncio
-task; cancelling it (Stop, disconnect) stores the partial answer as `cancelled`. Provider
+task; cancelling it (Stop) stores the partial answer as `cancelled`, cancelling it with the
+message `SHUTDOWN` (the server stopping) as `interrupted`. Provider
 errors store the partial answer as `error`. Nothing already shown to the user is lost:
 the streaming row is saved at least once a second.
 """
@@ -58,6 +59,7 @@ Emit = Callable[[TurnEvent], Awaitable[None]]
 AfterReply = Callable[[SessionContext], Awaitable[object]]
 SAVE_EVERY_SECONDS = 1.0
 MAX_COMMIT_TRIES = 3
+SHUTDOWN = "acdc: the server is shutting down"
 CLOSED_EARLY = "The provider closed the stream early: the answer may be cut short."
 
 
@@ -189,8 +191,11 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
             request = replace(request, messages=toolrounds.fit_tool_outputs(turn, messages))
             if state.text and not state.text.endswith("\n\n"):
                 state.text += "\n\n"
-    except asyncio.CancelledError:
-        await asyncio.shield(_end(turn, state, "cancelled", ""))
+    except asyncio.CancelledError as exc:
+        if SHUTDOWN in exc.args:
+            await asyncio.shield(_end(turn, state, "interrupted", services.INTERRUPTED_NOTE))
+        else:
+            await asyncio.shield(_end(turn, state, "cancelled", ""))
         raise
     except LLMError as exc:
         log.warning("turn %s failed: %s %s", turn.turn_id, exc.user_message, exc.detail)

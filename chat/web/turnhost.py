@@ -11,7 +11,8 @@ it streams, so it reaches a turn whose worker has no tab of the session left.
 
 One turn at a time per session is the lease's work (`chat.turn.session`); here a message
 sent while the previous turn is in its after-reply work (checkpoint, compaction) waits
-for it instead of being refused.
+for it instead of being refused. At server shutdown `close` cancels every hosted turn as
+interrupted (its text so far is stored) and starts nothing that waited.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from channels.layers import get_channel_layer
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.events import TurnFinished
 from chat.turn.session import request_stop
-from chat.turn.turns import TurnRejected, run_turn
+from chat.turn.turns import SHUTDOWN, TurnRejected, run_turn
 from chat.web.conversation import render_session_event
 from chat.web.frames import DeltaCoalescer, render_error
 
@@ -52,6 +53,7 @@ class TurnHost:
 
     def __init__(self) -> None:
         self._hosted: dict[str, _Hosted] = {}
+        self._closing = False
 
     def running(self, session_id: str) -> bool:
         return session_id in self._hosted
@@ -81,7 +83,7 @@ class TurnHost:
         if self._hosted.get(session_id) is not hosted:
             return
         del self._hosted[session_id]
-        if hosted.waiting:
+        if hosted.waiting and not self._closing:
             frame, reply_to = hosted.waiting.popleft()
             self._start(session_id, frame, reply_to, hosted.waiting)
 
@@ -89,6 +91,15 @@ class TurnHost:
         hosted = self._hosted.get(session_id)
         if hosted is not None and hosted.task is not None:
             hosted.task.cancel()
+
+    async def close(self) -> None:
+        """Server shutdown: every hosted turn ends as interrupted, and this returns once
+        each has stored what it has."""
+        self._closing = True
+        tasks = [hosted.task for hosted in self._hosted.values() if hosted.task is not None]
+        for task in tasks:
+            task.cancel(SHUTDOWN)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def send_snapshot(self, session_id: str, reply_to: str) -> None:
         hosted = self._hosted.get(session_id)

@@ -46,7 +46,8 @@ class FakeStep:
 
     `chunk_delay` is slept before every chunk, the first included. `error` is raised after
     `error_after` chunks (0: before any text). `tool_calls` items are dicts with `name`,
-    `arguments` (a string or a JSON-able value) and optionally `id`. `usage` overrides
+    `arguments` (a string or a JSON-able value) and optionally `id` (without one, the call
+    gets an id no other call of the script has). `usage` overrides
     any of the reported usage fields. `finish_reason` replaces the usual "stop" (or
     "tool_calls"); `cut` ends the stream after the text and tool calls with no finish_reason
     and no usage, as a provider that closes the stream early.

@@ -94,7 +94,7 @@ class AcdcProvider(litellm.CustomLLM):
         if step.error:
             raise provider_error(step)
         for index, call in enumerate(step.tool_calls):
-            yield tool_chunk(index, call)
+            yield tool_chunk(index, call, len(script.requests))
         if step.cut:
             return
         usage = self._usage(messages, tools, step, script.cache)
@@ -164,12 +164,15 @@ def text_chunk(text: str) -> Chunk:
     return {"text": text, "is_finished": False, "finish_reason": "", "usage": None, "index": 0}
 
 
-def tool_chunk(index: int, call: Mapping[str, Any]) -> Chunk:
+def tool_chunk(index: int, call: Mapping[str, Any], request_number: int) -> Chunk:
+    """The `index`th tool call of the script's `request_number`th request. One scripted
+    without an `id` gets one made of both numbers, so no two calls the script answers
+    share an id (a real provider's ids differ from round to round too)."""
     arguments = call.get("arguments", "")
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments)
     tool_use = {
-        "id": call.get("id") or f"call_fake_{index}",
+        "id": call.get("id") or f"call_fake_{request_number}_{index}",
         "type": "function",
         "function": {"name": call["name"], "arguments": arguments},
         "index": index,

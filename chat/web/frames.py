@@ -77,19 +77,44 @@ TOOL_PREVIEW_CHARS = 4000
 
 
 def card(event: ToolCallStarted | ToolCallFinished) -> dict:
-    """What a tool card shows: name, arguments, status, and the start of the output."""
+    """What a tool card shows: the tool's name once and its arguments as the tool took
+    them (the whole call again as the tooltip of a line cut short), status, and the start
+    of the output.
+
+    Providers may reuse a call id from one round to the next, so no DOM id is the call id
+    alone. A finished card is named after its stored toolcall object (unique in the
+    session); a running one after its turn and call id, which is unique while it runs
+    because a turn runs its calls one at a time. The finished card replaces the running one.
+    """
     finished = isinstance(event, ToolCallFinished)
     output = event.output if finished else ""
+    running_id = _dom_id(f"{event.turn_id}:{event.call_id}")
+    object_id = event.object_id if finished else ""
     return {
         "call_id": event.call_id,
-        "dom_id": "tool-" + hashlib.sha1(event.call_id.encode()).hexdigest()[:12],
+        "dom_id": _dom_id(object_id) if object_id else running_id,
+        "running_id": running_id,
         "tool": event.tool,
-        "args": event.args_display,
+        "call": event.args_display,
+        "args": _arguments_shown(event.tool, event.args_display),
         "status": event.status if finished else "running",
         "output": output[:TOOL_PREVIEW_CHARS],
         "cut": max(0, len(output) - TOOL_PREVIEW_CHARS),
         "lines": output.count("\n") + 1 if output else 0,
     }
+
+
+def _dom_id(key: str) -> str:
+    return "tool-" + hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def _arguments_shown(tool: str, display: str) -> str:
+    """The arguments inside `display` ("name(arguments)", cut at 200 characters), so the
+    card can show the name once; "…" marks a cut. Any other display goes in whole."""
+    inner = display.removeprefix(f"{tool}(")
+    if inner == display:
+        return display
+    return inner[:-1] if inner.endswith(")") else inner + "…"
 
 
 def render_hud(hud: dict) -> str:

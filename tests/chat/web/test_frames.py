@@ -2,9 +2,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 
-from chat.turn.events import SetsChanged, TurnDelta, TurnFinished, TurnNotice, TurnStarted
+from chat.turn.events import (
+    SetsChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnDelta,
+    TurnFinished,
+    TurnNotice,
+    TurnStarted,
+)
 from chat.web.frames import DeltaCoalescer, render_event
 from chat.web.render import render_markdown
 
@@ -166,3 +175,64 @@ def test_a_failed_turn_shows_its_error_and_keeps_the_partial_text():
     assert "half an answer" in html
     assert "Rate limited." in html
     assert 'role="alert"' in html
+
+
+def tool_round(call_id: str, tool: str, display: str, object_id: str) -> tuple[str, str]:
+    """The running card's frame and the finished card's frame of one tool call."""
+    (running,) = render_event(ToolCallStarted("t1", call_id, tool, f"{tool}(…)"))
+    finished_event = ToolCallFinished("t1", call_id, tool, display, "ok", "out", object_id)
+    (finished,) = render_event(finished_event)
+    return running, finished
+
+
+def card_attributes(html: str) -> dict[str, str]:
+    tag = re.search(r"<details[^>]*>", html).group(0)
+    return dict(re.findall(r'([\w-]+)="([^"]*)"', tag))
+
+
+def test_rounds_that_reuse_a_call_id_get_cards_of_their_own():
+    # A provider may reuse an id from round to round; the stored toolcall objects differ.
+    first = tool_round("call_0", "list_files", "list_files(path='.')", "toolcall:s:call_0")
+    second = tool_round("call_0", "read_file", "read_file(path='a.py')", "toolcall:s:call_0-1a2b3c")
+    (run_1, done_1), (run_2, done_2) = [map(card_attributes, pair) for pair in (first, second)]
+    assert done_1["id"] != done_2["id"]
+    assert run_2["id"] not in (done_1["id"], done_2["id"])  # never mistaken for round 1's
+    # Each finished card takes the place of its running card (or of itself, if a tab
+    # that loaded the page mid-call already shows it).
+    for run, done in [(run_1, done_1), (run_2, done_2)]:
+        assert done["hx-swap-oob"] == f"outerHTML:#{run['id']},#{done['id']}"
+
+
+def test_the_finished_reply_redraws_each_card_under_the_id_it_had():
+    (live,) = render_event(
+        TurnFinished(
+            "t1",
+            "complete",
+            "ok",
+            "m",
+            tool_cards=(
+                ToolCallFinished(
+                    "t1", "c", "grep", "grep(pattern='a_b')", "ok", "", "toolcall:s:c"
+                ),
+            ),
+        )
+    )
+    (frame,) = render_event(
+        ToolCallFinished("t1", "c", "grep", "grep(pattern='a_b')", "ok", "", "toolcall:s:c")
+    )
+    assert card_attributes(live)["id"] == card_attributes(frame)["id"]
+
+
+def test_a_card_shows_the_tool_name_once_and_the_arguments_verbatim():
+    display = "read_file(path='src/snake_case_<util>.py')"
+    _, finished = tool_round("c1", "read_file", display, "toolcall:s:c1")
+    summary = re.search(r"<summary>(.*)</summary>", finished, re.S).group(1)
+    text = re.sub(r"<[^>]+>", "", summary)
+    assert text.count("read_file") == 1
+    assert "read_file(path=&#x27;src/snake_case_&lt;util&gt;.py&#x27;)" in text
+    assert "<em>" not in summary
+
+
+def test_a_cut_argument_display_ends_with_an_ellipsis():
+    _, finished = tool_round("c1", "grep", "grep(pattern='" + "x" * 190, "toolcall:s:c1")
+    assert "x…</span>)" in finished

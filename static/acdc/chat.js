@@ -1,19 +1,29 @@
 // What htmx does not cover on the chat page: keyboard shortcuts, clearing the box after
-// a send, keeping the newest message in view while the user has not scrolled up, and
+// a send (and filling it again if the server refuses the message), recalling the last
+// message, keeping the newest message in view while the user has not scrolled up, and
 // pasting images into the composer (uploaded to the same endpoint as "Attach image").
+// While a reply streams the input row's button is Stop (the stylesheet swaps it for Send
+// while the server keeps #stop-button enabled): nothing typed meanwhile is sent or lost.
 (function () {
   "use strict";
   const conversation = () => document.getElementById("conversation");
   const input = () => document.getElementById("message-input");
   let followTail = true;
   let sendWhenConnected = false;
+  let lastSent = "";  // what Up-arrow in an empty box recalls
+  let unconfirmed = "";  // sent, not yet shown back by the server as the user's message
+
+  function streaming() {
+    const stop = document.getElementById("stop-button");
+    return Boolean(stop && !stop.disabled);
+  }
 
   document.addEventListener("keydown", (event) => {
     if (event.target === input() && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      const stop = document.getElementById("stop-button");
       const send = document.getElementById("send-button");
-      if (!input().value.trim() || (stop && !stop.disabled)) return;
+      if (!input().value.trim() || streaming()) return;
+      if (send && send.title.startsWith("Compacting")) return;
       if (send && !send.disabled) {
         document.getElementById("composer").requestSubmit();
       } else {
@@ -22,14 +32,40 @@
         const status = document.getElementById("status-line");
         if (status) status.textContent = "Connecting… the message is sent as soon as it can be.";
       }
-    } else if (event.key === "Escape") {
-      const stop = document.getElementById("stop-button");
-      if (stop && !stop.disabled) stop.click();
+    } else if (event.target === input() && event.key === "ArrowUp" && input().value === "" && !event.isComposing) {
+      const recalled = lastSent || lastUserMessage();
+      if (recalled) {
+        event.preventDefault();
+        putInBox(recalled);
+      }
+    } else if (event.key === "Escape" && streaming()) {
+      document.getElementById("stop-button").click();
+    }
+  });
+
+  function lastUserMessage() {
+    const mine = document.querySelectorAll("#conversation article.message.user .body .plain");
+    return mine.length ? mine[mine.length - 1].innerText.trim() : "";
+  }
+
+  function putInBox(text) {
+    const box = input();
+    box.value = text;
+    box.focus();
+    box.setSelectionRange(text.length, text.length);
+  }
+
+  // A message never leaves while a reply streams, whatever asked for it.
+  document.addEventListener("htmx:wsConfigSend", (event) => {
+    if (event.target && event.target.id === "composer" && streaming()) {
+      event.preventDefault();
+      if (event.detail.triggeringEvent) event.detail.triggeringEvent.preventDefault();
     }
   });
 
   document.addEventListener("htmx:wsAfterSend", (event) => {
     if (event.target && event.target.id === "composer") {
+      lastSent = unconfirmed = input().value;
       input().value = "";
       clearAttachments();
       followTail = true;
@@ -126,7 +162,7 @@
   }
   document.addEventListener("htmx:wsOpen", () => {
     setConnected(true);
-    if (sendWhenConnected && input() && input().value.trim()) {
+    if (sendWhenConnected && input() && input().value.trim() && !streaming()) {
       sendWhenConnected = false;
       document.getElementById("composer").requestSubmit();
     }
@@ -149,6 +185,25 @@
       send.title = "Send (Enter)";
     }
   });
+
+  // The sent text is kept until the server shows it as the user's message; a refusal
+  // (an error frame of no turn, e.g. another tab's reply started first) puts it back.
+  document.addEventListener("htmx:wsAfterMessage", (event) => {
+    if (!unconfirmed || typeof event.detail.message !== "string") return;
+    const frame = document.createElement("template");
+    frame.innerHTML = event.detail.message;
+    const shown = Array.from(frame.content.querySelectorAll("article.message.user .plain"));
+    if (shown.some((p) => sameText(p.textContent, unconfirmed))) {
+      unconfirmed = "";
+    } else if (frame.content.querySelector('.notice.error[data-turn=""]')) {
+      const typed = input().value.trim();
+      putInBox(typed ? `${unconfirmed}\n${typed}` : unconfirmed);
+      unconfirmed = "";
+    }
+  });
+
+  // The server shows line breaks as <br>: compare the words, not the spacing.
+  const sameText = (a, b) => a.replace(/\s+/g, "") === b.replace(/\s+/g, "");
 
   document.addEventListener("DOMContentLoaded", () => {
     const log = conversation();

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -60,6 +61,9 @@ AfterReply = Callable[[SessionContext], Awaitable[object]]
 SAVE_EVERY_SECONDS = 1.0
 MAX_COMMIT_TRIES = 3
 SHUTDOWN = "acdc: the server is shutting down"
+# Set once the server starts stopping: whatever then ends a turn (the cancel, or an error
+# the cancel caused inside the provider's client) ends it as interrupted.
+_STOPPING = threading.Event()
 CLOSED_EARLY = "The provider closed the stream early: the answer may be cut short."
 
 
@@ -192,17 +196,24 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
             if state.text and not state.text.endswith("\n\n"):
                 state.text += "\n\n"
     except asyncio.CancelledError as exc:
-        if SHUTDOWN in exc.args:
+        if SHUTDOWN in exc.args or _STOPPING.is_set():
             await asyncio.shield(_end(turn, state, "interrupted", services.INTERRUPTED_NOTE))
         else:
             await asyncio.shield(_end(turn, state, "cancelled", ""))
         raise
     except LLMError as exc:
+        if _STOPPING.is_set():
+            return await _end(turn, state, "interrupted", services.INTERRUPTED_NOTE)
         log.warning("turn %s failed: %s %s", turn.turn_id, exc.user_message, exc.detail)
         return await _end(turn, state, "error", exc.user_message)
     if not state.ended:
         return await _end(turn, state, "interrupted", CLOSED_EARLY)
     return await _end(turn, state, "complete", "")
+
+
+def begin_shutdown() -> None:
+    """The server is stopping: turns that end from now on are stored as interrupted."""
+    _STOPPING.set()
 
 
 async def _one_response(

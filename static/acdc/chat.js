@@ -164,6 +164,8 @@
     setConnected(true);
     if (sendWhenConnected && input() && input().value.trim() && !streaming()) {
       sendWhenConnected = false;
+      const status = document.getElementById("status-line");
+      if (status) status.textContent = "Connected.";  // not "Connecting…" for the whole reply
       document.getElementById("composer").requestSubmit();
     }
   });

@@ -90,6 +90,8 @@ async def test_an_empty_message_gets_a_clear_error(server, page):
 
 
 async def test_enter_pressed_while_not_connected_sends_once_connected(server, page):
+    words = " ".join(f"slow words {n}" for n in range(60))
+    server.script_replies({"text": words, "chunk_size": 6, "chunk_delay": 0.1})
     await page.goto(server.session_url)
     send = page.get_by_role("button", name="Send")
     await expect(send).to_be_enabled()
@@ -106,4 +108,7 @@ async def test_enter_pressed_while_not_connected_sends_once_connected(server, pa
     await page.evaluate(
         "document.body.dispatchEvent(new CustomEvent('htmx:wsOpen', {bubbles: true}))"
     )
-    await expect(log).to_contain_text("Fake reply to: Sent early", timeout=SLOW)
+    await expect(log).to_contain_text("slow words", timeout=SLOW)
+    # While the reply streams the status line no longer says it is connecting.
+    await expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    assert "Connecting" not in await page.get_by_role("status").inner_text()

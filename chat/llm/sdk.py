@@ -64,3 +64,8 @@ def acdc_provider() -> Any:
 def model_info(model: str) -> Mapping[str, Any]:
     """litellm's bundled facts for `model`; raises when its map has no entry."""
     return litellm().get_model_info(model)
+
+
+def cost_map() -> Mapping[str, Any]:
+    """litellm's bundled model map (name -> facts), the one `model_info` looks models up in."""
+    return litellm().model_cost

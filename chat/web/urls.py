@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from chat.web import views, views_context
+from chat.web import views, views_context, views_model
 
 app_name = "chat"
 urlpatterns = [
@@ -35,6 +35,7 @@ urlpatterns = [
         name="grounding_toggle",
     ),
     path("s/<str:session_id>/endless/", views_context.endless_choose, name="endless_choose"),
+    path("s/<str:session_id>/model/", views_model.model_choose, name="model_choose"),
     path("images/<str:sha>/", views.image_file, name="image"),
     path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
     path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),

@@ -1,0 +1,138 @@
+"""The header's model chooser: which model a session's next message goes to.
+
+GET renders the chooser as it is; POST saves `Session.model`, which every turn reads when the
+composer names no model, so the choice holds for the next message and after a restart.
+Any model name litellm might know is accepted; only a clearly malformed one (empty, with
+spaces or control characters, longer than the column) is refused, as a message in the
+fragment. The suggestions are the offline models, the defaults of the providers whose keys
+are set, and those providers' chat models from litellm's bundled cost map -- listed once, in a
+thread, so that rendering the page never waits for the litellm import.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
+
+from chat.llm import sdk
+from chat.llm.facts import OFFLINE_MODELS, PROVIDER_KEYS
+from chat.llm.runtime import chat_model
+from history import selectors
+from history.models import Session
+
+log = logging.getLogger(__name__)
+
+MAX_MODEL_CHARS = Session._meta.get_field("model").max_length or 200
+MAX_SUGGESTIONS = 200
+SWITCH_NOTICE = (
+    "Takes effect on the next message; the cached prefix is rebuilt at the new model's prices."
+)
+
+_LISTINGS: dict[tuple[str, ...], tuple[str, ...]] = {}
+_LISTING_STARTED: set[tuple[str, ...]] = set()
+_LISTING_LOCK = threading.Lock()
+
+
+@require_http_methods(["GET", "POST"])
+def model_choose(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = selectors.session_get(session_id=session_id)
+    if session is None:
+        raise Http404("no such session")
+    if request.method == "GET":
+        return _chooser(request, session)
+    chosen = request.POST.get("model", "")
+    error = model_refusal(chosen)
+    if error:
+        return _chooser(request, session, error=error)
+    chosen = chosen.strip()
+    if chosen != session.model:
+        Session.objects.filter(pk=session.pk).update(model=chosen)
+        session.model = chosen
+    # Against what the page showed, not the row: a second request of the same change
+    # (Enter fires `change` and `submit`) still says what the change does.
+    switched = chosen != request.POST.get("shown", chosen)
+    return _chooser(request, session, switched=switched)
+
+
+def model_refusal(name: str) -> str:
+    """Why `name` cannot be a model name, or "" when it may be one."""
+    name = name.strip()
+    if not name:
+        return "Name a model, for example acdc/fake or anthropic/claude-sonnet-4-5."
+    if len(name) > MAX_MODEL_CHARS:
+        return f"A model name is at most {MAX_MODEL_CHARS} characters; this one has {len(name):,}."
+    if any(c.isspace() or not c.isprintable() for c in name):
+        return "A model name has no spaces or control characters."
+    return ""
+
+
+def _chooser(
+    request: HttpRequest, session: Session, *, error: str = "", switched: bool = False
+) -> HttpResponse:
+    context = {
+        "session": session,
+        "model": chat_model(session.model),
+        "default_model": chat_model(),
+        "suggestions": model_suggestions(os.environ),
+        "model_error": error,
+        "model_notice": SWITCH_NOTICE if switched else "",
+        "max_chars": MAX_MODEL_CHARS,
+    }
+    return render(request, "chat/_model_chooser.html", context)
+
+
+# -- suggestions --------------------------------------------------------------------------
+
+
+def model_suggestions(env: Mapping[str, str]) -> list[str]:
+    """Offline models, the configured default, each keyed provider's default, then (once
+    listed) the keyed providers' chat models from litellm's cost map; at most 200."""
+    keyed = [model for key, model in PROVIDER_KEYS if env.get(key)]
+    providers = tuple(model.split("/", 1)[0] for model in keyed)
+    names = [*OFFLINE_MODELS, chat_model(), *keyed, *(_listing(providers) if providers else ())]
+    return list(dict.fromkeys(names))[:MAX_SUGGESTIONS]
+
+
+def cost_map_models(cost_map: Mapping[str, Any], providers: tuple[str, ...]) -> tuple[str, ...]:
+    """The chat models of `providers` in litellm's cost map, as `provider/name`, sorted, an
+    even share of the suggestions each (fine-tuned entries are templates, not models)."""
+    share = max(1, (MAX_SUGGESTIONS - 10) // max(1, len(providers)))
+    found: dict[str, set[str]] = {provider: set() for provider in providers}
+    for key, entry in cost_map.items():
+        if not isinstance(entry, Mapping) or entry.get("mode") != "chat":
+            continue
+        provider = entry.get("litellm_provider")
+        if provider not in found or key.startswith("ft:"):
+            continue
+        found[provider].add(key if key.startswith(f"{provider}/") else f"{provider}/{key}")
+    return tuple(name for provider in providers for name in sorted(found[provider])[:share])
+
+
+def _listing(providers: tuple[str, ...]) -> tuple[str, ...]:
+    """The cost map's models of `providers` when listed; else starts listing them, once."""
+    with _LISTING_LOCK:
+        listed = _LISTINGS.get(providers)
+        if listed is None and providers not in _LISTING_STARTED:
+            _LISTING_STARTED.add(providers)
+            threading.Thread(
+                target=list_models, args=(providers,), name="acdc-model-list", daemon=True
+            ).start()
+    return listed or ()
+
+
+def list_models(providers: tuple[str, ...]) -> None:
+    """Read litellm's cost map (importing litellm if the warm-up has not) for `providers`."""
+    try:
+        listed = cost_map_models(sdk.cost_map(), providers)
+    except Exception:
+        log.exception("could not list the models of %s", ", ".join(providers))
+        listed = ()
+    with _LISTING_LOCK:
+        _LISTINGS[providers] = listed

@@ -15,7 +15,6 @@ import errno
 import gc
 import logging
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from acdc.env import is_loopback
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
 from chat.llm.sdk import warm_up_in_background
+from chat.repo.git import is_work_tree
 from chat.repo.watcher import WATCHERS
 from chat.turn.after_turn import after_turn_tasks
 from chat.turn.context import restore_latest_session, select_files
@@ -108,14 +108,12 @@ def _check_port(bind: str, port: int) -> None:
 
 
 def _not_git_warning(root: Path) -> str:
-    """Why the folder will be served without git, or "". Without git the file list is a
-    walk of the whole folder (chat.repo.git), so its .gitignore does not thin it."""
-    command = ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+    """Why the folder will be served without git, or "" (chat.repo.git says what that
+    means for the file list)."""
+    found = is_work_tree(root)
+    if found is None:
         return f"git is not available; serving {root} as a plain folder ({_PLAIN})"
-    if done.returncode != 0 or done.stdout.strip() != "true":
+    if not found:
         return f"{root} is not a git repository; serving it as a plain folder ({_PLAIN})"
     return ""
 

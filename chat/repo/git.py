@@ -30,6 +30,17 @@ def hidden(path: str) -> bool:
     return path.split("/", 1)[0] in HIDDEN_DIRS
 
 
+def is_work_tree(root: Path) -> bool | None:
+    """Whether `root` is inside a git work tree; None when git itself cannot run. Without
+    one, `list_files` walks the whole folder (its .gitignore does not thin the list)."""
+    command = ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=GIT_SECONDS)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
 def list_files(root: Path, below: str = "") -> Listing:
     """Every file of the repository (below the folder `below`, when given)."""
     command = ["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z"]

@@ -58,3 +58,11 @@ def test_a_backslash_in_a_file_name_is_part_of_the_name(tmp_path):
     root = _repo(tmp_path)
     (root / "odd\\name.txt").write_text("x\n")
     assert "odd\\name.txt" in git.list_files(root).paths
+
+
+def test_a_git_work_tree_is_told_from_a_plain_folder(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert git.is_work_tree(plain) is False
+    subprocess.run(["git", "init", "-q", str(plain)], check=True)
+    assert git.is_work_tree(plain) is True

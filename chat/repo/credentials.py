@@ -9,6 +9,7 @@ session. The scan names kinds, never the matched text, so the warning itself lea
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # (kind, pattern): shapes specific enough to be worth a warning on sight.
 SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -31,13 +32,19 @@ SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 
 def kinds_in(text: str) -> list[str]:
     """The kinds of credential `text` seems to hold, in the order of SHAPES."""
+    return list(_kinds(text))
+
+
+@lru_cache(maxsize=256)
+def _kinds(text: str) -> tuple[str, ...]:
+    # Cached: the same files go with every turn; a hit costs a string compare, not a scan.
     found = []
     for kind, pattern in SHAPES:
         if kind == "an OpenAI API key" and "an Anthropic API key" in found:
             continue  # sk-ant-… matches both
         if pattern.search(text):
             found.append(kind)
-    return found
+    return tuple(found)
 
 
 def warning(path: str, kinds: list[str]) -> str:

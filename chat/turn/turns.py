@@ -2,8 +2,8 @@
 
 Order: store the user message -> assemble the prompt -> stream -> store the assistant
 message and usage -> save the context state -> maybe compact. A turn runs as one asyncio
-task; cancelling it (Stop) stores the partial answer as `cancelled`, cancelling it with the
-message `SHUTDOWN` (the server stopping) as `interrupted`. Provider
+task; cancelling it (Stop) stores the partial answer as `cancelled`, and once the server is
+stopping (`begin_shutdown`) any ending is `interrupted`. Provider
 errors store the partial answer as `error`. Nothing already shown to the user is lost:
 the streaming row is saved at least once a second.
 """
@@ -60,7 +60,6 @@ Emit = Callable[[TurnEvent], Awaitable[None]]
 AfterReply = Callable[[SessionContext], Awaitable[object]]
 SAVE_EVERY_SECONDS = 1.0
 MAX_COMMIT_TRIES = 3
-SHUTDOWN = "acdc: the server is shutting down"
 # Set once the server starts stopping: whatever then ends a turn (the cancel, or an error
 # the cancel caused inside the provider's client) ends it as interrupted.
 _STOPPING = threading.Event()
@@ -195,8 +194,8 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
             request = replace(request, messages=toolrounds.fit_tool_outputs(turn, messages))
             if state.text and not state.text.endswith("\n\n"):
                 state.text += "\n\n"
-    except asyncio.CancelledError as exc:
-        if SHUTDOWN in exc.args or _STOPPING.is_set():
+    except asyncio.CancelledError:
+        if _STOPPING.is_set():
             await asyncio.shield(_end(turn, state, "interrupted", services.INTERRUPTED_NOTE))
         else:
             await asyncio.shield(_end(turn, state, "cancelled", ""))

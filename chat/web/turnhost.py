@@ -29,7 +29,7 @@ from channels.layers import get_channel_layer
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.events import TurnFinished
 from chat.turn.session import request_stop
-from chat.turn.turns import SHUTDOWN, TurnRejected, begin_shutdown, run_turn
+from chat.turn.turns import TurnRejected, begin_shutdown, run_turn
 from chat.web.conversation import render_session_event
 from chat.web.frames import DeltaCoalescer, render_error
 
@@ -99,7 +99,7 @@ class TurnHost:
         begin_shutdown()
         tasks = [hosted.task for hosted in self._hosted.values() if hosted.task is not None]
         for task in tasks:
-            task.cancel(SHUTDOWN)
+            task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def send_snapshot(self, session_id: str, reply_to: str) -> None:

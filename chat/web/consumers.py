@@ -24,7 +24,7 @@ from chat.turn import context
 from chat.turn.session import live_turn
 from chat.web.frames import picker_message, render_error, render_hud
 from chat.web.protocol import ClientFrame, FrameError, parse_frame
-from chat.web.turnhost import HOST, ask_snapshot, ask_stop, session_group
+from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot, ask_stop, session_group
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         await self.channel_layer.group_add(self.group, self.channel_name)
+        LOCAL_TABS.add(self.session_id, self.channel_name, self.send)
         if live:  # a turn is under way: what has streamed so far, then the live frames
             await ask_snapshot(self.session_id, self.channel_name)
         self.files_group = files_group(settings.ACDC_REPO)
@@ -51,6 +52,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         # The turn goes on without this tab: it belongs to the session (see turnhost).
+        LOCAL_TABS.discard(self.session_id, self.channel_name)
         await self.channel_layer.group_discard(self.group, self.channel_name)
         if getattr(self, "files_group", None):
             await self.channel_layer.group_discard(self.files_group, self.channel_name)

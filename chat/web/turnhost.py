@@ -9,6 +9,14 @@ tab that opened the session mid-turn gets what has streamed so far, then the liv
 frames). Stop is also written to the session row, which the turn reads every second while
 it streams, so it reaches a turn whose worker has no tab of the session left.
 
+Frames skip the channel layer while every tab of the session is on the turn's own worker
+(the usual case: one tab, which sent the message): they go straight to those sockets
+(`LOCAL_TABS`). On Redis a group send costs several round trips per frame and per tab, on
+the worker, on Redis and on the receiving worker, for frames that end up in this process
+anyway. The turn asks the layer once, at its first frame, whether the group has members
+elsewhere; a tab that joins later on another worker asks for a snapshot through the group,
+and from then on the turn's frames go through the group.
+
 One turn at a time per session is the lease's work (`chat.turn.session`); here a message
 sent while the previous turn is in its after-reply work (checkpoint, compaction) waits
 for it instead of being refused. At server shutdown `close` cancels every hosted turn as
@@ -24,7 +32,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from channels_redis.core import RedisChannelLayer
 
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.events import TurnFinished
@@ -40,12 +49,36 @@ def session_group(session_id: str) -> str:
     return f"session.{session_id}"
 
 
+class LocalTabs:
+    """The sockets of this process, by session: what a turn may reach without the layer."""
+
+    def __init__(self) -> None:
+        self._tabs: dict[str, dict[str, Callable[[str], Awaitable[None]]]] = {}
+
+    def add(self, session_id: str, channel: str, send: Callable[[str], Awaitable[None]]) -> None:
+        self._tabs.setdefault(session_id, {})[channel] = send
+
+    def discard(self, session_id: str, channel: str) -> None:
+        tabs = self._tabs.get(session_id, {})
+        tabs.pop(channel, None)
+        if not tabs:
+            self._tabs.pop(session_id, None)
+
+    def of(self, session_id: str) -> dict[str, Callable[[str], Awaitable[None]]]:
+        return dict(self._tabs.get(session_id, {}))
+
+
+LOCAL_TABS = LocalTabs()
+
+
 @dataclass
 class _Hosted:
     task: asyncio.Task | None = None
     coalescer: DeltaCoalescer | None = None
     after_reply: bool = False  # the reply is out; checkpoint or compaction may follow
     waiting: deque = field(default_factory=deque)  # (frame, reply_to), in order of arrival
+    # Whether the session has tabs on other workers: None until the first frame asks.
+    shared: bool | None = None
 
 
 class TurnHost:
@@ -106,10 +139,16 @@ class TurnHost:
         hosted = self._hosted.get(session_id)
         if hosted is None or hosted.coalescer is None:
             return
+        local = LOCAL_TABS.of(session_id).get(reply_to)
+        if local is None:
+            hosted.shared = True  # a tab elsewhere: the frames after this go through the group
         layer = get_channel_layer()
 
         async def to_tab(html: str) -> None:
-            await layer.send(reply_to, {"type": "chat.frame", "html": html})
+            if local is not None:  # in line with the frames sent straight to this process's tabs
+                await _deliver(local, html)
+            else:
+                await layer.send(reply_to, {"type": "chat.frame", "html": html})
 
         # Sent between two frames: every earlier frame is in it, later ones follow.
         await hosted.coalescer.send_snapshot(to_tab)
@@ -131,7 +170,7 @@ class TurnHost:
             self._next(session_id, hosted)
 
     async def _turn(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
-        broadcast = _broadcaster(session_id)
+        broadcast = _broadcaster(session_id, hosted)
         hosted.coalescer = DeltaCoalescer(broadcast)
 
         async def emit(event) -> None:
@@ -152,7 +191,7 @@ class TurnHost:
         )
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:
-        report = _reporter(_broadcaster(session_id))
+        report = _reporter(_broadcaster(session_id, hosted))
         await run_compaction(session_id, report, focus=focus, force=True)
 
 
@@ -169,14 +208,42 @@ async def ask_snapshot(session_id: str, reply_to: str) -> None:
     await get_channel_layer().group_send(session_group(session_id), message)
 
 
-def _broadcaster(session_id: str) -> Callable[[str], Awaitable[None]]:
+def _broadcaster(session_id: str, hosted: _Hosted) -> Callable[[str], Awaitable[None]]:
     layer = get_channel_layer()
     group = session_group(session_id)
 
     async def broadcast(html: str) -> None:
-        await layer.group_send(group, {"type": "chat.frame", "html": html})
+        tabs = LOCAL_TABS.of(session_id)
+        if hosted.shared is None and tabs:
+            hosted.shared = await _members_elsewhere(layer, group, set(tabs))
+        if hosted.shared is False and tabs:
+            for send in tabs.values():
+                await _deliver(send, html)
+        else:
+            await layer.group_send(group, {"type": "chat.frame", "html": html})
 
     return broadcast
+
+
+async def _members_elsewhere(layer, group: str, local: set[str]) -> bool:
+    """Whether the group has members other than this process's `local` tabs. When the layer
+    cannot say, the answer is yes: the group send is always right, only slower."""
+    if isinstance(layer, InMemoryChannelLayer):
+        members = set(layer.groups.get(group, {}))
+    elif isinstance(layer, RedisChannelLayer):
+        connection = layer.connection(layer.consistent_hash(group))
+        found = await connection.zrange(layer._group_key(group), 0, -1)
+        members = {member.decode() for member in found}
+    else:
+        return True
+    return bool(members - local)
+
+
+async def _deliver(send: Callable[[str], Awaitable[None]], html: str) -> None:
+    try:
+        await send(html)
+    except Exception:  # a socket closing as the frame goes out: the other tabs still get it
+        log.debug("a frame to a closing tab was dropped", exc_info=True)
 
 
 def _reporter(broadcast):

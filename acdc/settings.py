@@ -129,6 +129,8 @@ if _database_url:
             _database_url, conn_max_age=ACDC_DB_CONN_MAX_AGE, conn_health_checks=True
         )
     }
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["ENGINE"] = "acdc.postgres"  # a health check without a round trip
 else:
     DATABASES = {
         "default": {

@@ -48,6 +48,7 @@ class ClientFrame:
     images: tuple[str, ...] = ()  # sha256 of stored images, in the composer's order
     focus: str = ""  # `compact`: what the summary should keep
     confirm: tuple[str, ...] = ()  # `select`: secret-shaped paths the person confirmed
+    selection: str = ""  # `select`: the tab's name for this choice, echoed in the answer
 
 
 def _encodable(text: str) -> str:
@@ -89,6 +90,7 @@ class _WireFrame(BaseModel):
     focus: _Text = ""  # `compact`: what the summary should keep
     path: _Paths = []
     confirm: _Paths = []  # `select`: the secret-shaped paths the person confirmed
+    selection: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{0,64}$")] = ""
     image: Annotated[
         list[_Sha256],
         BeforeValidator(_listed),
@@ -103,6 +105,7 @@ _NOUNS = {
     "focus": "The compaction focus",
     "path": "File paths",
     "confirm": "Confirmed file paths",
+    "selection": "The selection's name",
 }
 
 
@@ -134,6 +137,7 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         paths=tuple(wire.path),
         images=tuple(wire.image),
         confirm=tuple(wire.confirm),
+        selection=wire.selection,
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 

@@ -105,7 +105,7 @@ def _rollback(session_id: str, checkpoint_id: int) -> str:
         raise RollbackRefused("There is no such checkpoint.")
     if checkpoint.session_id != session.id:
         raise RollbackRefused("That checkpoint belongs to another session.")
-    take(session, kind=Checkpoint.Kind.MANUAL, label="Before rollback")
+    take(session, kind=Checkpoint.Kind.AUTO, label="Before rollback")  # not the person's
     header = dict(checkpoint.context_state)
     layout_id = header.pop("layout_id", session.layout_id)
     session.context_state = header

@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import facts_for, supports_tools, token_counter
 from chat.repo.tools import TOOL_SPECS
 from contextcore.llm import Usage
@@ -52,6 +53,18 @@ def tool_tokens(tools: list[dict] | None) -> int:
     if not tools:
         return 0
     return token_counter("cl100k_base").count(json.dumps(tools)) + 16 * len(tools)
+
+
+def unbilled(facts: ModelFacts) -> str:
+    """Why the HUD shows no cost ("" when the model has prices): $0.0000 would read as a
+    price of nothing rather than as no bill at all."""
+    if facts.input_cost_per_token or facts.output_cost_per_token:
+        return ""
+    if facts.name == DRY_RUN_MODEL:
+        return "no cost (dry run)"
+    if facts.name in OFFLINE_MODELS:
+        return "no cost (offline model)"
+    return "cost unknown (no prices for this model)"
 
 
 def level_for(percent: float) -> str:
@@ -118,6 +131,7 @@ def hud_data(
         "last_hit_share": round(100 * shares[-1]) if shares else None,
         "last_cost": last["cost"] if last else None,
         "session_cost": sum(r["cost"] or 0 for r in rows) if rows else None,
+        "unbilled": unbilled(facts),
         "spark": sparkline_points(shares),
         "turns": len(rows),
         "history_tokens": manager.history_token_count(),

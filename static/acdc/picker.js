@@ -96,6 +96,16 @@
     return node;
   }
 
+  // A long name wraps after "_", "-" or "." before it wraps anywhere.
+  function breakable(name) {
+    const nodes = [];
+    for (const part of name.split(/(?<=[_.-])/)) {
+      if (nodes.length) nodes.push(document.createElement("wbr"));
+      nodes.push(document.createTextNode(part));
+    }
+    return nodes;
+  }
+
   function folderState(dir) {
     const files = allFiles(dir).filter((p) => !refusal(p) && (!state.locked[p] || state.active.has(p)));
     const on = files.filter((p) => state.active.has(p)).length;
@@ -139,7 +149,7 @@
     },
       box,
       lock,
-      el("span", { className: "name", text: name }),
+      el("span", { className: "name", title: path }, ...breakable(name)),
       state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null,
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
       el("span", {
@@ -382,13 +392,21 @@
     state.filter = event.target.value.trim();
     draw();
   });
+  // "/" filters the files unless it would type into something: the message box counts only
+  // once the person has used it (it has the focus from the start, and "/compact" typed
+  // there is a command). Ctrl/Cmd+K filters from anywhere.
   document.addEventListener("keydown", (event) => {
     const filter = document.getElementById("file-filter");
     if (!filter) return;
-    const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
-    if (event.key === "/" && !typing) {
+    const target = event.target;
+    const untouched = target.id === "message-input" && target.value === "" && "untouched" in target.dataset;
+    const typing = (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) && !untouched;
+    const modifier = event.ctrlKey || event.metaKey;
+    const slash = event.key === "/" && !typing && !modifier && !event.altKey;
+    if (slash || (modifier && !event.altKey && event.key.toLowerCase() === "k")) {
       event.preventDefault();
       filter.focus();
+      filter.select();
     } else if (event.key === "Escape" && event.target === filter) {
       filter.value = "";
       state.filter = "";

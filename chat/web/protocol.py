@@ -49,6 +49,7 @@ class ClientFrame:
     focus: str = ""  # `compact`: what the summary should keep
     confirm: tuple[str, ...] = ()  # `select`: secret-shaped paths the person confirmed
     selection: str = ""  # `select`: the tab's name for this choice, echoed in the answer
+    replaces: str = ""  # `send`: the id of the last user message this one is an edit of
 
 
 def _encodable(text: str) -> str:
@@ -91,6 +92,7 @@ class _WireFrame(BaseModel):
     path: _Paths = []
     confirm: _Paths = []  # `select`: the secret-shaped paths the person confirmed
     selection: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{0,64}$")] = ""
+    replaces: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
     image: Annotated[
         list[_Sha256],
         BeforeValidator(_listed),
@@ -106,6 +108,7 @@ _NOUNS = {
     "path": "File paths",
     "confirm": "Confirmed file paths",
     "selection": "The selection's name",
+    "replaces": "The edited message's id",
 }
 
 
@@ -138,6 +141,7 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         images=tuple(wire.image),
         confirm=tuple(wire.confirm),
         selection=wire.selection,
+        replaces=wire.replaces if action == "send" else "",
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 

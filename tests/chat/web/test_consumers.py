@@ -270,3 +270,38 @@ async def test_two_workers_sending_at_once_leave_a_well_formed_history(fake):
     )
     assert [m.role for m in rows] == ["user", "assistant"] and [m.seq for m in rows] == [0, 1]
     await watching.disconnect()
+
+
+async def test_an_edited_last_message_replaces_it_and_its_reply(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, message="How do I greet Bob?")
+    await frames_until(ws, 'data-status="complete"')
+    first, _ = await stored(session)
+    await send(ws, message="How do I greet Alice?", replaces=first.id)
+    frames = await frames_until(ws, 'data-status="complete"')
+    redrawn = next(f for f in frames if 'id="conversation"' in f)
+    assert "fold-rolled_back" in redrawn and frames.index(redrawn) < len(frames) - 1
+    assert "Fake reply to: How do I greet Alice?" in frames[-1]
+    rows = await stored(session)
+    set_aside = [(m.role, m.content) for m in rows if m.rolled_back]
+    assert set_aside == [
+        ("user", "How do I greet Bob?"),
+        ("assistant", "Fake reply to: How do I greet Bob?"),
+    ]
+    assert "Bob" not in json.dumps(fake.requests[-1].messages)  # answered without the old one
+    await ws.disconnect()
+
+
+async def test_only_the_last_message_can_be_edited_and_a_refusal_says_so(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    for text in ("first question", "second question"):
+        await send(ws, message=text)
+        await frames_until(ws, 'data-status="complete"')
+    first = (await stored(session))[0]
+    await send(ws, message="first, edited", replaces=first.id)
+    error = await frames_until(ws, "Only your last message can be edited")
+    assert 'role="alert"' in error[-1]
+    assert not any(m.rolled_back for m in await stored(session))  # nothing set aside
+    await ws.disconnect()

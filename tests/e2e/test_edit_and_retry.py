@@ -45,7 +45,10 @@ async def test_the_last_message_can_be_edited_and_resent(server, page):
 
     await edit.click()
     await box.fill("And Alice?")
-    await screenshot(page, "edit-last-message")
+    for width in (1400, 800):
+        await page.set_viewport_size({"width": width, "height": 860})
+        await screenshot(page, f"edit-last-message-{width}")
+    await page.set_viewport_size({"width": 1280, "height": 860})
     await page.get_by_role("button", name="Send", exact=True).click()
     await expect(log).to_contain_text("Fake reply to: And Alice?", timeout=SLOW)
     folded = log.locator("details.fold-rolled_back")

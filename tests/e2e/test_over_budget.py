@@ -54,7 +54,10 @@ async def test_over_budget_the_ticks_stay_and_the_files_to_shed_are_named(server
     picker_budget = _budget(await total.text_content())
     assert picker_budget == _budget(await hud.locator(".hud-total").text_content())
     assert picker_budget != "200,000"  # the window less the reply's reserve and the tools
-    await screenshot(page, "picker-over-budget")
+    for width in (1400, 800):
+        await page.set_viewport_size({"width": width, "height": 860})
+        await screenshot(page, f"picker-over-budget-{width}")
+    await page.set_viewport_size({"width": 1280, "height": 860})
 
     # A reload shows the same: nothing was unticked behind the person's back.
     await page.reload()

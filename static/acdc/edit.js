@@ -24,7 +24,7 @@
     button.type = "button";
     button.className = "edit-button";
     button.textContent = "Edit";
-    button.setAttribute("aria-label", "Edit and resend your last message");
+    button.setAttribute("aria-label", "Edit your last message");  // no "send" in it: the Send button is found by name
     button.title = "Put this message back in the box: sending replaces it and its reply";
     last.querySelector(".message-meta").append(button);
   }

@@ -97,3 +97,36 @@ async def test_a_long_file_name_is_shown_whole(server, page):
     await expect(name).to_have_attribute("title", LONG_NAME)
     assert await name.evaluate("el => el.scrollWidth <= el.clientWidth")  # not cut
     await screenshot(page, "picker-long-name")
+
+
+async def test_the_hud_counts_files_the_tools_activated_and_a_dry_run_costs_nothing(server, page):
+    server.script_replies(
+        {"tool_calls": [{"name": "activate", "arguments": {"id": "README.md"}}]},
+        {"tool_calls": [{"name": "activate", "arguments": {"id": "src/app.py"}}]},
+        "Both files are in the context now.",
+    )
+    await page.goto(server.session_url)
+    hud = page.get_by_role("region", name="Context")
+    send = page.get_by_role("button", name="Send", exact=True)
+    await expect(send).to_be_enabled(timeout=SLOW)
+    await page.get_by_role("textbox", name="Message").fill("Activate the readme and the app")
+    await send.click()
+    await expect(page.get_by_role("log", name="Conversation")).to_contain_text(
+        "Both files are in the context now.", timeout=SLOW
+    )
+    await expect(hud).to_contain_text("· 2 files")
+    await expect(page.get_by_role("checkbox", name="README.md")).to_be_checked()
+
+    chooser = page.get_by_role("combobox", name="Model")
+    await chooser.fill("acdc/dry-run")
+    await chooser.press("Enter")
+    await expect(chooser).to_have_value("acdc/dry-run")
+    await expect(send).to_be_enabled(timeout=SLOW)
+    await page.get_by_role("textbox", name="Message").fill("What would this cost?")
+    await send.click()
+    await expect(page.get_by_role("log", name="Conversation")).to_contain_text(
+        "Dry run: nothing was sent to a model", timeout=SLOW
+    )
+    await expect(hud).to_contain_text("no cost (dry run)")
+    await expect(hud).not_to_contain_text("$0.0000")
+    await screenshot(page, "hud-dry-run")

@@ -2,6 +2,7 @@
 // the message box, and sending then replaces that message and its reply (the frame names
 // it as "replaces"; the server sets both aside, kept in History). Cancel, or Esc in the
 // box, gives the box back what it held. No Edit while a reply streams (the stylesheet).
+// Retry on the newest reply replaces the failed exchange the same way.
 (function () {
   "use strict";
   const input = () => document.getElementById("message-input");
@@ -83,6 +84,25 @@
   document.addEventListener("htmx:wsAfterSend", (event) => {
     if (event.target && event.target.id === "composer") finish(false);
   });
+  // Retry on the newest reply replaces the exchange that failed, as an edit would (an
+  // older Retry sends the question again as a new message). Capture: before htmx sends.
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.classList.contains("retry-form")) return;
+    const last = lastMine();
+    const reply = form.closest("article");
+    const newest = last && reply && reply.dataset.turn && reply.dataset.turn === last.dataset.turn;
+    let field = form.querySelector("input[name=replaces]");
+    if (newest && !field) {
+      field = document.createElement("input");
+      field.type = "hidden";
+      field.name = "replaces";
+      form.append(field);
+    }
+    if (newest) field.value = last.dataset.messageId;
+    else if (field) field.remove();
+  }, true);
+
   document.addEventListener("DOMContentLoaded", placeButton);
   document.addEventListener("htmx:wsAfterMessage", placeButton);
   document.addEventListener("htmx:afterSettle", placeButton);

@@ -13,7 +13,8 @@ status, watching the disk (the caller calls `refresh()` before each request).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,6 +166,15 @@ class FileContext:
         self._stamps.pop(key, None)
         self.pinned.discard(key)
         return self._files.pop(key, None) is not None
+
+    @contextmanager
+    def trial(self) -> Iterator[None]:
+        """Changes made inside are undone on leaving (to ask "what would be shed?")."""
+        files, stamps, pinned = dict(self._files), dict(self._stamps), set(self.pinned)
+        try:
+            yield
+        finally:
+            self._files, self._stamps, self.pinned = files, stamps, pinned
 
     def get_files(self) -> list[str]:
         """Paths in context, sorted (for display); `items()` gives prompt order."""

@@ -192,6 +192,17 @@ class ContextManager:
             estimate = self.estimate_prompt_tokens(user_content, images)
         return dropped
 
+    def files_to_shed(self, user_content: str = "") -> list[str]:
+        """The files `prepare_request` would shed if sent now (layer 3, then the hard
+        cap), largest first; nothing changes. The picker and the HUD name them."""
+        if self._upper_bound_tokens(user_content, ()) <= self.facts.input_budget:
+            return []  # the common case: everything fits, even overestimated
+        with self.file_context.trial():
+            shed = self.shed_files_if_needed(user_content)
+            draft = Draft(self._inputs(user_content, ()), frozenset(self.file_context.pinned))
+            _, draft = self._builder().build(draft, None)
+            return shed + list(draft.shed)
+
     def _upper_bound_tokens(self, user_content: str, images: Sequence[ImageInput]) -> int:
         """A cheap overestimate of the plain layout: every text counted (from the cache),
         plus generous framing per file and per message."""

@@ -105,7 +105,7 @@ def _rollback(session_id: str, checkpoint_id: int) -> str:
         raise RollbackRefused("There is no such checkpoint.")
     if checkpoint.session_id != session.id:
         raise RollbackRefused("That checkpoint belongs to another session.")
-    take(session, kind=Checkpoint.Kind.MANUAL, label="Before rollback")
+    take(session, kind=Checkpoint.Kind.AUTO, label="Before rollback")  # not the person's
     header = dict(checkpoint.context_state)
     layout_id = header.pop("layout_id", session.layout_id)
     session.context_state = header
@@ -135,4 +135,39 @@ def _rollback(session_id: str, checkpoint_id: int) -> str:
     services.message_append(
         session=session, role=Message.Role.SYSTEM, content=note, system_event=True
     )
+    return note
+
+
+def set_aside_last(session_id: str, message_id: str) -> str:
+    """Edit and resend: the session's last user message (`message_id`) and everything
+    after it (its reply, tool calls, notes) are set aside as a rollback does, kept in the
+    store and in History, so the edited message is answered from the history before it.
+    Returns the note it adds; refused (`RollbackRefused`) unless it is the last message
+    the person sent, or while a reply is being written."""
+    try:
+        with held(session_id) as owner:
+            return _set_aside_last(session_id, message_id, owner)
+    except SessionMissing:
+        raise RollbackRefused(f"There is no session {session_id!r}.") from None
+    except SessionBusy:
+        raise RollbackRefused("A reply is being written: press Stop first.") from None
+
+
+@transaction.atomic
+def _set_aside_last(session_id: str, message_id: str, owner: str) -> str:
+    mine = Message.objects.filter(
+        session_id=session_id, role=Message.Role.USER, system_event=False, rolled_back=False
+    )
+    last = mine.order_by("-seq").first()
+    if last is None or last.id != message_id:
+        raise RollbackRefused("Only your last message can be edited; it may have changed.")
+    later = Message.objects.filter(session_id=session_id, seq__gte=last.seq, rolled_back=False)
+    later.update(rolled_back=True)
+    ctx = SessionContext.open(session_id, owner=owner)
+    ctx.commit()  # the engine's header follows the history it now derives
+    note = (
+        "Your last message was edited: the earlier version and its reply "
+        "are set aside (kept in History)."
+    )
+    ctx.append(role=Message.Role.SYSTEM, content=note, system_event=True)
     return note

@@ -225,6 +225,8 @@ def finish_turn(
         cost=cost,
     )
     row = (billed.get("prompt_tokens", 0), billed.get("cache_read_tokens", 0), cost)
+    if refs:  # the model's tools may have changed the sets: the HUD counts what they hold
+        sync_sets(ctx.session, manager)
     # The HUD shows what the context holds now: the next request, this exchange included.
     data = hud_of(ctx, prepared.grounding_relevance, extra_usage=row)
     ctx.commit(hud=data, usage=row, release=True)

@@ -2,12 +2,21 @@
 
 Computed on the server after every turn (and saved with the session, so a reload shows
 the last state); the template draws the bar and the sparkline as plain HTML and SVG.
+The budget is one figure, `request_facts(model).input_budget` (the window less the reply's
+reserve and the tool definitions): the HUD and the Files panel both show it, and over it
+both name the files that sending would shed.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from functools import cache
 from typing import Any
 
+from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
+from chat.llm.runtime import facts_for, supports_tools, token_counter
+from chat.repo.tools import TOOL_SPECS
 from contextcore.llm import Usage
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
@@ -27,6 +36,35 @@ SECTION_LABELS = {
 TIER_ORDER = ("L0", "L1", "L2", "L3", "cached", "active")
 SPARK_TURNS = 30
 COMPACTION_CASES = (Compaction.Case.TRUNCATE, Compaction.Case.SUMMARIZE)  # not engine rewrites
+
+
+@cache
+def request_facts(model: str) -> tuple[ModelFacts, str | None]:
+    """The model's facts as every request meets them: the tool definitions offered to a
+    model that calls tools count against its budget."""
+    facts, warning = facts_for(model)
+    if supports_tools(model):
+        facts = replace(facts, tool_tokens=tool_tokens(TOOL_SPECS))
+    return facts, warning
+
+
+def tool_tokens(tools: list[dict] | None) -> int:
+    """What the tool definitions cost in every request (counted like message text)."""
+    if not tools:
+        return 0
+    return token_counter("cl100k_base").count(json.dumps(tools)) + 16 * len(tools)
+
+
+def unbilled(facts: ModelFacts) -> str:
+    """Why the HUD shows no cost ("" when the model has prices): $0.0000 would read as a
+    price of nothing rather than as no bill at all."""
+    if facts.input_cost_per_token or facts.output_cost_per_token:
+        return ""
+    if facts.name == DRY_RUN_MODEL:
+        return "no cost (dry run)"
+    if facts.name in OFFLINE_MODELS:
+        return "no cost (offline model)"
+    return "cost unknown (no prices for this model)"
 
 
 def level_for(percent: float) -> str:
@@ -61,7 +99,8 @@ def hud_data(
     that already holds the newest usage rows ([prompt, cache read, cost], oldest first),
     the turn count and the live compactions passes them, and nothing is queried."""
     breakdown = manager.preview_request("").breakdown
-    window = facts.max_input_tokens
+    window = facts.input_budget
+    shed = manager.files_to_shed("")
     sections = _sections(manager.estimate_breakdown("")["sections"], window)
     total = sum(s["tokens"] for s in sections)
     if usage is None:
@@ -84,13 +123,15 @@ def hud_data(
         "window": window,
         "total": total,
         "percent": round(percent, 1),
-        "level": level_for(percent),
+        "level": "red" if shed else level_for(percent),
+        "shed": shed,
         "sections": sections,
         "tiers": _tiers(breakdown.get("tiers", {})),
         "breakpoints": len(breakdown.get("breakpoints", [])),
         "last_hit_share": round(100 * shares[-1]) if shares else None,
         "last_cost": last["cost"] if last else None,
         "session_cost": sum(r["cost"] or 0 for r in rows) if rows else None,
+        "unbilled": unbilled(facts),
         "spark": sparkline_points(shares),
         "turns": len(rows),
         "history_tokens": manager.history_token_count(),

@@ -35,9 +35,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Max, OuterRef, Q, Subquery, Value, When
 from django.utils import timezone
 
-from chat.llm.runtime import chat_model, facts_for, token_counter
+from chat.llm.runtime import chat_model, token_counter
 from chat.repo import sessionsets
 from chat.turn import working
+from chat.turn.hud import request_facts
 from contextcore.llm import Message as ChatMessage
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
@@ -209,7 +210,7 @@ class SessionContext:
         if session is None:
             raise SessionMissing(session_id)
         model = chat_model(model or session.model)
-        facts, warning = facts_for(model)
+        facts, warning = request_facts(model)
         rows = working.load_rows(session_id)
         header = dict(session.context_state or {})
         # The header counts the live compactions: none, and there is nothing to read.

@@ -10,14 +10,12 @@ window give way to a short note. `turn` and `state` are the turn's own objects
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.llm.runtime import token_counter
 from chat.repo import sessionsets
 from chat.repo.tools import ToolCall, ToolResult, run_tool
 from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
@@ -25,15 +23,6 @@ from chat.turn.session import SessionContext
 from chat.turn.working import ToolRef
 from contextcore.llm import LLMRequest
 from history.models import Message, Session
-
-
-def tool_tokens(tools: list[dict] | None) -> int:
-    """What the tool definitions cost in every request (counted like message text)."""
-    if not tools:
-        return 0
-
-    return token_counter("cl100k_base").count(json.dumps(tools)) + 16 * len(tools)
-
 
 TOOL_OUTPUT_DROPPED = "[output dropped: the context window is full; ask again more narrowly]"
 

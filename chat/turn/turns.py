@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 
 from chat.llm.runtime import llm_client, supports_tools
 from chat.repo.tools import TOOL_SPECS, ToolCall
-from chat.turn import context, toolrounds
+from chat.turn import context, hud, toolrounds
 from chat.turn.events import (
     HudUpdate,
     ToolCallFinished,
@@ -143,7 +143,7 @@ async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:
             user_text=text,
             turn_id=turn_id,
             images=images,
-            tool_tokens=toolrounds.tool_tokens(tools),
+            tool_tokens=hud.tool_tokens(tools),
         )
     except LLMError as exc:
         return await _end(turn, _Stream(), "error", exc.user_message)

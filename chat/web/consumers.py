@@ -88,7 +88,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.send(render_error(problem))
         active = await database_sync_to_async(_active_paths)(self.session_id)
         await self._broadcast(render_hud(hud))
-        await self._broadcast(picker_message(active=active))
+        # `answers` lets the tab that chose ignore answers to choices it has since changed.
+        over = {"shed": hud.get("shed", []), "budget": hud.get("window")}
+        answer = {"answers": frame.selection} if frame.selection else {}
+        await self._broadcast(picker_message(active=active, **over, **answer))
 
     async def _count_tokens(self) -> None:
         """Count the repository's files in the background (once per repository, whatever

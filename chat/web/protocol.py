@@ -48,6 +48,8 @@ class ClientFrame:
     images: tuple[str, ...] = ()  # sha256 of stored images, in the composer's order
     focus: str = ""  # `compact`: what the summary should keep
     confirm: tuple[str, ...] = ()  # `select`: secret-shaped paths the person confirmed
+    selection: str = ""  # `select`: the tab's name for this choice, echoed in the answer
+    replaces: str = ""  # `send`: the id of the last user message this one is an edit of
 
 
 def _encodable(text: str) -> str:
@@ -89,6 +91,8 @@ class _WireFrame(BaseModel):
     focus: _Text = ""  # `compact`: what the summary should keep
     path: _Paths = []
     confirm: _Paths = []  # `select`: the secret-shaped paths the person confirmed
+    selection: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{0,64}$")] = ""
+    replaces: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
     image: Annotated[
         list[_Sha256],
         BeforeValidator(_listed),
@@ -103,6 +107,8 @@ _NOUNS = {
     "focus": "The compaction focus",
     "path": "File paths",
     "confirm": "Confirmed file paths",
+    "selection": "The selection's name",
+    "replaces": "The edited message's id",
 }
 
 
@@ -134,6 +140,8 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         paths=tuple(wire.path),
         images=tuple(wire.image),
         confirm=tuple(wire.confirm),
+        selection=wire.selection,
+        replaces=wire.replaces if action == "send" else "",
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 

@@ -36,11 +36,13 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels_redis.core import RedisChannelLayer
 
 from chat.turn.after_turn import after_turn_tasks, run_compaction
+from chat.turn.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.events import TurnFinished
 from chat.turn.session import request_stop
 from chat.turn.turns import TurnRejected, begin_shutdown, run_turn
-from chat.web.conversation import render_session_event
+from chat.web.conversation import render_conversation, render_session_event
 from chat.web.frames import DeltaCoalescer, render_error
+from history.models import Session
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +183,13 @@ class TurnHost:
         async def after(ctx) -> None:
             await after_turn_tasks(ctx, _reporter(broadcast))
 
+        if frame.replaces:  # edit and resend: the edited exchange is set aside first
+            try:
+                await database_sync_to_async(set_aside_last)(session_id, frame.replaces)
+            except RollbackRefused as exc:
+                raise TurnRejected(str(exc)) from None
+            await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
+
         await run_turn(
             session_id=session_id,
             user_text=frame.message,
@@ -244,6 +253,10 @@ async def _deliver(send: Callable[[str], Awaitable[None]], html: str) -> None:
         await send(html)
     except Exception:  # a socket closing as the frame goes out: the other tabs still get it
         log.debug("a frame to a closing tab was dropped", exc_info=True)
+
+
+def _conversation_frame(session_id: str) -> str:
+    return render_conversation(Session.objects.get(pk=session_id), oob=True)
 
 
 def _reporter(broadcast):

@@ -12,10 +12,11 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from chat.llm.runtime import chat_model, facts_for
+from chat.llm.runtime import chat_model
 from chat.repo import boundary, picker, sessionsets
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
+from chat.turn.hud import request_facts
 from history import selectors
 from history.models import Message, Session
 
@@ -123,13 +124,14 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
     """The Files panel's tree (see chat.repo.picker.tree_payload)."""
     session = _session(session_id)
     repo = sessionsets.repository()
-    facts, _ = facts_for(chat_model(session.model))
+    facts, _ = request_facts(chat_model(session.model))
     payload = picker.tree_payload(
         repo.root,
         sessionsets.active_paths(session, repo),
         sessionsets.pinned_paths(session, repo),
         facts.input_budget,
     )
+    payload["shed"] = ((session.context_state or {}).get("hud") or {}).get("shed", [])
     return JsonResponse(payload)
 
 

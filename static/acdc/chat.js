@@ -207,9 +207,25 @@
   // The server shows line breaks as <br>: compare the words, not the spacing.
   const sameText = (a, b) => a.replace(/\s+/g, "") === b.replace(/\s+/g, "");
 
+  // The tab's title follows the session's, which the first message names (the server
+  // swaps #session-title in).
+  document.addEventListener("htmx:wsAfterMessage", () => {
+    const title = document.getElementById("session-title");
+    const repo = document.querySelector("header .repo");
+    if (!title || !title.textContent.trim()) return;
+    const wanted = [title.textContent.trim(), repo ? repo.textContent.trim() : "", "acdc"].filter(Boolean).join(" · ");
+    if (document.title !== wanted) document.title = wanted;
+  });
+
   document.addEventListener("DOMContentLoaded", () => {
     const log = conversation();
     if (log) log.scrollTop = log.scrollHeight;
-    if (input()) input().focus();
+    const box = input();
+    if (!box) return;
+    // Focused for the person, not by them: until they use the box, "/" filters the files.
+    box.dataset.untouched = "";
+    box.focus();
+    const touched = () => delete box.dataset.untouched;
+    for (const name of ["input", "pointerdown", "blur"]) box.addEventListener(name, touched, { once: true });
   });
 })();

@@ -10,14 +10,20 @@
 // one asks first in the #secret-confirm dialog, and a confirmed path travels as "confirm"
 // in every select frame while it stays selected (the server refuses it otherwise). A
 // folder's checkbox never takes a locked file with it.
+// Over budget nothing is unticked here: the total turns red and names the files that
+// sending would shed (the server's list, "shed"); they are shed at send time, with a notice.
+// Each choice sent is named ("selection"); while a newer one is unanswered, answers to
+// older ones (and other tabs' choices) do not overwrite the boxes the person just ticked.
 (function () {
   "use strict";
 
   const state = {
     files: [], badges: {}, counts: {}, active: new Set(), pinned: new Set(),
     changed: new Set(), open: new Set([""]), budget: 0, filter: "", root: null,
-    locked: {}, confirmed: new Set(), asking: null,
+    locked: {}, confirmed: new Set(), asking: null, shed: [], sent: "", answered: "",
   };
+  const tab = Math.random().toString(36).slice(2, 10);
+  let choices = 0;
   const panel = () => document.getElementById("files-panel");
   const PIN_ICON = '<svg aria-hidden="true" width="12" height="12" viewBox="0 0 24 24" fill="currentColor" stroke="currentColor" stroke-width="2" stroke-linejoin="round"><path d="M12 17v5"/><path d="M9 10.8V4h6v6.8l3 3.2v2H6v-2z"/></svg>';
   const LOCK_ICON = '<svg aria-hidden="true" width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round" stroke-linejoin="round"><rect x="5" y="11" width="14" height="10" rx="2"/><path d="M8 11V7a4 4 0 0 1 8 0v4"/></svg>';
@@ -90,6 +96,16 @@
     return node;
   }
 
+  // A long name wraps after "_", "-" or "." before it wraps anywhere.
+  function breakable(name) {
+    const nodes = [];
+    for (const part of name.split(/(?<=[_.-])/)) {
+      if (nodes.length) nodes.push(document.createElement("wbr"));
+      nodes.push(document.createTextNode(part));
+    }
+    return nodes;
+  }
+
   function folderState(dir) {
     const files = allFiles(dir).filter((p) => !refusal(p) && (!state.locked[p] || state.active.has(p)));
     const on = files.filter((p) => state.active.has(p)).length;
@@ -127,12 +143,13 @@
     });
     pin.innerHTML = PIN_ICON;
     const row = el("div", {
-      className: "picker-row file" + (reason ? " refused" : "") + (locked ? " locked" : "") + (state.changed.has(path) ? " changed" : ""),
-      role: "treeitem", "data-row": path, title: reason ? `${path}: ${reason}` : locked ? `${path}: locked, ${locked}` : path,
+      className: "picker-row file" + (reason ? " refused" : "") + (locked ? " locked" : "") + (state.changed.has(path) ? " changed" : "") + (state.shed.includes(path) ? " will-shed" : ""),
+      role: "treeitem", "data-row": path,
+      title: reason ? `${path}: ${reason}` : locked ? `${path}: locked, ${locked}` : state.shed.includes(path) ? `${path}: over budget, shed when you send (pin it to keep it)` : path,
     },
       box,
       lock,
-      el("span", { className: "name", text: name }),
+      el("span", { className: "name", title: path }, ...breakable(name)),
       state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null,
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
       el("span", {
@@ -226,7 +243,14 @@
     }
     const share = state.budget ? Math.round((100 * tokens) / state.budget) : 0;
     total.textContent = `${state.active.size} selected · ${unknown ? "≥ " : ""}${fmt(tokens)} of ${fmt(state.budget)} tokens (${share}%)`;
-    total.classList.toggle("over", state.budget > 0 && tokens > 0.9 * state.budget);
+    const shed = state.shed.filter((p) => state.active.has(p));
+    total.classList.toggle("over", shed.length > 0 || (state.budget > 0 && tokens > state.budget));
+    const over = document.getElementById("picker-shed");
+    if (!over) return;
+    over.hidden = !shed.length;
+    over.textContent = shed.length
+      ? `Over budget: sending now would shed ${plural(shed.length, "file", "files")} (largest first, pinned files stay): ${shed.join(", ")}`
+      : "";
   }
 
   // -- sending the selection --------------------------------------------------------------
@@ -236,7 +260,9 @@
     if (!holder || !form) return;
     const selected = [...state.active].sort();
     const confirmed = selected.filter((p) => state.confirmed.has(p));
+    state.sent = `${tab}-${++choices}`;
     holder.replaceChildren(
+      el("input", { type: "hidden", name: "selection", value: state.sent }),
       ...selected.map((p) => el("input", { type: "hidden", name: "path", value: p })),
       ...confirmed.map((p) => el("input", { type: "hidden", name: "confirm", value: p })),
     );
@@ -366,13 +392,21 @@
     state.filter = event.target.value.trim();
     draw();
   });
+  // "/" filters the files unless it would type into something: the message box counts only
+  // once the person has used it (it has the focus from the start, and "/compact" typed
+  // there is a command). Ctrl/Cmd+K filters from anywhere.
   document.addEventListener("keydown", (event) => {
     const filter = document.getElementById("file-filter");
     if (!filter) return;
-    const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
-    if (event.key === "/" && !typing) {
+    const target = event.target;
+    const untouched = target.id === "message-input" && target.value === "" && "untouched" in target.dataset;
+    const typing = (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) && !untouched;
+    const modifier = event.ctrlKey || event.metaKey;
+    const slash = event.key === "/" && !typing && !modifier && !event.altKey;
+    if (slash || (modifier && !event.altKey && event.key.toLowerCase() === "k")) {
       event.preventDefault();
       filter.focus();
+      filter.select();
     } else if (event.key === "Escape" && event.target === filter) {
       filter.value = "";
       state.filter = "";
@@ -383,7 +417,13 @@
   // Updates pushed by the server (this or another tab, the model's tools, the watcher).
   function applyUpdate(data) {
     if (data.locked) Object.assign(state.locked, data.locked);
-    if (data.active) state.active = new Set(data.active);
+    if (data.answers) state.answered = data.answers;
+    // An answer to an older choice of this tab, or another tab's choice, while this tab's
+    // newest choice is still on its way: the boxes keep what the person ticked.
+    const waiting = state.sent && state.answered !== state.sent;
+    if (data.active && !waiting) state.active = new Set(data.active);
+    if (data.shed && !waiting) state.shed = data.shed;
+    if (data.budget) state.budget = data.budget;
     if (data.pinned) state.pinned = new Set(data.pinned);
     for (const p of data.uncheck || []) state.active.delete(p);
     for (const p of data.changed || []) state.changed.add(p);
@@ -442,6 +482,7 @@
       state.active = new Set(data.active);
       state.pinned = new Set(data.pinned);
       state.budget = data.budget;
+      state.shed = data.shed || [];
       state.locked = data.locked || {};
       keepConfirmed();
       state.root = buildTree(data.files);

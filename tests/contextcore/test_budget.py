@@ -32,6 +32,25 @@ def test_prepare_request_sheds_and_tells_the_user_which_files(make_manager):
     assert prepared.estimated_tokens <= SMALL.input_budget
 
 
+def test_files_to_shed_names_what_sending_would_shed_and_changes_nothing(make_manager):
+    manager = make_manager(facts_=SMALL)
+    manager.file_context.add_file("small.py", "x = 1\n")
+    manager.file_context.add_file("big.py", "word " * 9_000)
+    manager.file_context.add_file("pinned.py", "word " * 3_000)
+    manager.pin_file("pinned.py")
+    assert manager.files_to_shed() == ["big.py"]
+    assert manager.file_context.get_files() == ["big.py", "pinned.py", "small.py"]
+    assert manager.file_context.pinned == {"pinned.py"}
+    shed = next(n for n in manager.prepare_request("").notices if n.kind == "files_shed")
+    assert shed.paths == ("big.py",)
+
+
+def test_files_to_shed_is_empty_when_everything_fits(make_manager):
+    manager = make_manager(facts_=SMALL)
+    manager.file_context.add_file("a.py", "x = 1\n")
+    assert manager.files_to_shed() == []
+
+
 def test_emergency_truncate_drops_old_exchanges_and_keeps_pairs(make_manager):
     manager = make_manager(compaction_trigger_tokens=300)
     for i in range(20):

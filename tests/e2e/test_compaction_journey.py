@@ -52,6 +52,7 @@ async def test_a_long_conversation_is_compacted_visibly_and_can_be_undone(server
     await page.goto(server.session_url)
     status = page.locator("#compaction-status")
     hud = page.get_by_role("region", name="Context")
+    composer = page.locator("#composer")
     for n in range(1, 9):
         await send(page, f"Question {n}: {LONG}", f"Fake reply to: Question {n}")
         # The HUD of this turn says whether the history is now past the trigger; if it
@@ -64,6 +65,9 @@ async def test_a_long_conversation_is_compacted_visibly_and_can_be_undone(server
     await expect(status).to_have_attribute("data-state", "start", timeout=SLOW)
     await expect(status).to_contain_text("Compacting the history")
     await expect(page.get_by_role("button", name="Send")).to_be_disabled()
+    during = await composer.bounding_box()
+    page_height = await page.evaluate("document.documentElement.scrollHeight")
+    await expect(page.get_by_role("button", name="Stop")).to_be_hidden()
     await screenshot(page, "compaction-running")
 
     log = page.get_by_role("log", name="Conversation")
@@ -78,6 +82,11 @@ async def test_a_long_conversation_is_compacted_visibly_and_can_be_undone(server
     # A reload shows the compacted view; the next turn sends the summary, not the old text.
     await page.reload()
     await expect(page.locator("details.folded")).to_have_count(1)
+    # Without the status (a fresh page), the input row and the page are where they were
+    # while "Compacting…" showed: the status never moves them.
+    await expect(status).to_be_empty()
+    assert await composer.bounding_box() == during
+    assert await page.evaluate("document.documentElement.scrollHeight") == page_height
     await send(page, "And now?", "Fake reply to: And now?")
 
     undo = page.get_by_role("button", name="Undo compaction")
@@ -108,6 +117,9 @@ async def test_a_checkpoint_rolls_the_conversation_back(server, page):
     log = page.get_by_role("log", name="Conversation")
     await expect(log.locator("details.fold-rolled_back")).to_have_count(1, timeout=SLOW)
     await expect(log).to_contain_text("Rolled back to checkpoint “first idea”")
+    before = tools.get_by_role("listitem").filter(has_text="Before rollback")
+    await expect(before).to_contain_text("Auto")  # acdc took it, not the person
+    await expect(before).not_to_contain_text("Manual")
     await screenshot(page, "checkpoint-rolled-back")
 
     await send(page, "Fresh start", "Fake reply to: Fresh start")

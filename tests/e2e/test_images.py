@@ -71,8 +71,11 @@ async def test_attached_and_pasted_images_are_sent_shown_and_survive_a_reload(se
     assert full.ok and full.headers["content-type"] == "image/png"
     assert "immutable" in full.headers["cache-control"]
 
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     await log.get_by_role("button", name="Re-attach image 1").click()
     await expect(tray.get_by_role("img", name="Pending image 320×200")).to_be_visible()
+    assert errors == []  # with no image pending, hx-include still names something
     await screenshot(page, "images-reloaded-reattached")
 
 

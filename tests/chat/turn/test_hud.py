@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.turn.hud import cost_of, level_for, sparkline_points
+from chat.turn.hud import cost_of, level_for, sparkline_points, unbilled
 from contextcore.llm import Usage
 from contextcore.models import ModelFacts
 
@@ -37,3 +37,10 @@ def test_cost_is_unknown_without_prices():
 def test_the_sparkline_spans_the_box_and_needs_two_points():
     assert sparkline_points([0.5]) == ""
     assert sparkline_points([0.0, 1.0], width=100, height=20) == "0.0,20.0 100.0,0.0"
+
+
+def test_a_model_without_a_bill_says_so_instead_of_costing_nothing():
+    assert unbilled(ModelFacts(name="acdc/dry-run")) == "no cost (dry run)"
+    assert unbilled(ModelFacts(name="acdc/fake")) == "no cost (offline model)"
+    assert unbilled(ModelFacts(name="someone/new-model")).startswith("cost unknown")
+    assert unbilled(ModelFacts(name="m", input_cost_per_token=3e-6)) == ""

@@ -133,6 +133,19 @@ async def test_tool_cards_and_the_picker_update_reach_the_browser(fake):
     assert "tool-card status-ok" in page.content.decode()  # and after a reload
 
 
+async def test_the_huds_file_count_includes_the_files_the_tools_activated(fake):
+    session = await new_session()
+    fake.enqueue(
+        FakeStep(tool_calls=[tool("activate", {"id": "README.md"}, "a1")]),
+        FakeStep(tool_calls=[tool("activate", {"id": "src/app.py"}, "a2")]),
+        FakeStep(text="Both are in."),
+    )
+    events = await turn(session, "Activate the readme and the app")
+    hud = next(e for e in reversed(events) if type(e).__name__ == "HudUpdate").hud
+    assert hud["files"] == 2
+    assert "Active files" in [s["label"] for s in hud["sections"]]
+
+
 async def test_nul_bytes_from_the_user_or_the_model_are_never_stored(fake):
     session = await new_session()
     fake.enqueue(FakeStep(text="odd\0reply"))

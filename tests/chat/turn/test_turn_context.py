@@ -128,6 +128,8 @@ def test_a_rollback_restores_context_not_settings(fake):
     history = SessionContext.open(session.id).manager.get_history()
     assert [m["content"] for m in history if m["role"] == "user"] == ["one"]
     assert Checkpoint.objects.filter(session=session).count() == 2  # with "Before rollback"
+    before = Checkpoint.objects.get(session=session, label="Before rollback")
+    assert before.kind == Checkpoint.Kind.AUTO  # taken by acdc, not by the person
 
 
 async def test_after_every_kind_of_turn_a_reload_derives_the_history_the_engine_held(fake):

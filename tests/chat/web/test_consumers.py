@@ -166,6 +166,18 @@ async def test_ticking_files_updates_the_hud_and_persists_the_selection(fake):
     await ws.disconnect()
 
 
+async def test_the_answer_to_a_choice_names_it_and_carries_the_huds_budget(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, action="select", path="src/app.py", selection="tab1-7")
+    hud = await next_frame(ws)
+    answer = json.loads(await next_frame(ws))["update"]
+    assert answer["answers"] == "tab1-7" and answer["active"] == ["src/app.py"]
+    assert answer["shed"] == []  # everything fits
+    assert f"of {answer['budget']:,} tokens" in hud  # one budget figure, HUD and picker
+    await ws.disconnect()
+
+
 async def test_a_refused_file_says_why(fake):
     session = await new_session()
     ws = await connect(session.id)
@@ -258,3 +270,38 @@ async def test_two_workers_sending_at_once_leave_a_well_formed_history(fake):
     )
     assert [m.role for m in rows] == ["user", "assistant"] and [m.seq for m in rows] == [0, 1]
     await watching.disconnect()
+
+
+async def test_an_edited_last_message_replaces_it_and_its_reply(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, message="How do I greet Bob?")
+    await frames_until(ws, 'data-status="complete"')
+    first, _ = await stored(session)
+    await send(ws, message="How do I greet Alice?", replaces=first.id)
+    frames = await frames_until(ws, 'data-status="complete"')
+    redrawn = next(f for f in frames if 'id="conversation"' in f)
+    assert "fold-rolled_back" in redrawn and frames.index(redrawn) < len(frames) - 1
+    assert "Fake reply to: How do I greet Alice?" in frames[-1]
+    rows = await stored(session)
+    set_aside = [(m.role, m.content) for m in rows if m.rolled_back]
+    assert set_aside == [
+        ("user", "How do I greet Bob?"),
+        ("assistant", "Fake reply to: How do I greet Bob?"),
+    ]
+    assert "Bob" not in json.dumps(fake.requests[-1].messages)  # answered without the old one
+    await ws.disconnect()
+
+
+async def test_only_the_last_message_can_be_edited_and_a_refusal_says_so(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    for text in ("first question", "second question"):
+        await send(ws, message=text)
+        await frames_until(ws, 'data-status="complete"')
+    first = (await stored(session))[0]
+    await send(ws, message="first, edited", replaces=first.id)
+    error = await frames_until(ws, "Only your last message can be edited")
+    assert 'role="alert"' in error[-1]
+    assert not any(m.rolled_back for m in await stored(session))  # nothing set aside
+    await ws.disconnect()

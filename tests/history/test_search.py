@@ -183,12 +183,12 @@ def test_a_huge_message_is_stored_and_found_by_its_beginning():
 def test_sqlite_ranks_only_the_newest_matches_and_postgresql_ranks_all(monkeypatch):
     from django.db import connection
 
-    from history import search
+    from history.search import sqlite
 
     _session("parser parser parser parser: the best match, but the oldest")
     _session("a parser note")
     _session("another parser note")
-    monkeypatch.setattr(search, "CANDIDATES", 2)
+    monkeypatch.setattr(sqlite, "CANDIDATES", 2)
     texts = [
         "".join(p.text for p in hit.parts)
         for hit in search_messages(repository=REPO, query="parser").hits

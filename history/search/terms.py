@@ -1,0 +1,91 @@
+"""What a search query asks for: its words for the word index, its pieces for substrings.
+
+A query is cleaned to printable text with single spaces, then read twice. As words, each
+whitespace-separated term with a letter or digit becomes a quoted FTS5 string (so no user
+text is query syntax); a term of one or two letters or digits also matches words that
+begin with it (`"db"*`), since no substring index can look up fewer than three characters.
+As pieces, each term with its surrounding double quotes stripped is a literal substring;
+pieces of three or more characters drive the trigram indexes, shorter ones only filter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_QUERY_CHARS = 200
+TRIGRAM = 3
+_INDEXABLE = re.compile(r"[^\W_]")
+
+
+@dataclass(frozen=True)
+class Terms:
+    text: str
+    pieces: tuple[str, ...]
+
+    @property
+    def long_pieces(self) -> tuple[str, ...]:
+        return tuple(p for p in self.pieces if len(p) >= TRIGRAM)
+
+    @property
+    def short_pieces(self) -> tuple[str, ...]:
+        return tuple(p for p in self.pieces if len(p) < TRIGRAM)
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """Terms matched as word beginnings: too short for a trigram, all letters or digits."""
+        return tuple(t for t in self.text.split() if len(t) < TRIGRAM and t.isalnum())
+
+    @property
+    def words(self) -> str:
+        """The terms that are not prefixes, for a word index's own query parser."""
+        prefixes = set(self.prefixes)
+        return " ".join(t for t in self.text.split() if t not in prefixes)
+
+
+def clean_query(raw: str) -> tuple[str, bool]:
+    """Printable text with single spaces, at most MAX_QUERY_CHARS; and whether it was cut."""
+    printable = "".join(ch if ch.isprintable() else " " for ch in raw or "")
+    text = " ".join(printable.split())
+    if len(text) <= MAX_QUERY_CHARS:
+        return text, False
+    return text[:MAX_QUERY_CHARS].rstrip(), True
+
+
+def terms_of(text: str) -> Terms:
+    pieces = (term.strip('"') for term in text.split())
+    return Terms(text=text, pieces=tuple(dict.fromkeys(p for p in pieces if p)))
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts5_query(text: str) -> str:
+    """Each term as an FTS5 string, short all-letter terms as prefixes; '' without words."""
+    prefixes = set(terms_of(text).prefixes)
+    return " ".join(
+        _quoted(t) + ("*" if t in prefixes else "") for t in text.split() if _INDEXABLE.search(t)
+    )
+
+
+def fts5_substring_query(pieces: tuple[str, ...]) -> str:
+    """Every piece as an FTS5 string, for the trigram table: each must occur somewhere."""
+    return " ".join(_quoted(p) for p in pieces)
+
+
+def like_pattern(piece: str) -> str:
+    """A LIKE pattern matching `piece` anywhere, its wildcards escaped with a backslash."""
+    escaped = piece.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def where_filters(repository: str, role: str | None, exclude: list[str]) -> tuple[str, list]:
+    """The SQL both backends add after their match (aliases m, s) and its parameters."""
+    sql, params = "AND s.repository = %s", [repository]
+    if role:
+        sql, params = sql + " AND m.role = %s", [*params, role]
+    if exclude:
+        sql += f" AND m.id NOT IN ({', '.join(['%s'] * len(exclude))})"
+        params += exclude
+    return sql, params

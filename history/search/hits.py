@@ -62,10 +62,22 @@ def substring_hits(ids: list[str], pieces: tuple[str, ...]) -> list[SearchHit]:
     """Hits for message ids found by substring, in the ids' order, every piece marked."""
     messages = _messages_by_id(ids)
     return [
-        _hit(messages[i], pieces_snippet(messages[i].content, pieces), whole_words=False)
+        _hit(
+            messages[i],
+            pieces_snippet(messages[i].content, pieces),
+            whole_words=_as_words(messages[i].content, pieces),
+        )
         for i in ids
         if i in messages
     ]
+
+
+def _as_words(content: str, pieces: tuple[str, ...]) -> bool:
+    """Whether every piece stands as a word of its own somewhere in `content` (a word
+    match the word index left out, e.g. one older than the window SQLite ranks)."""
+    return all(
+        re.search(rf"(?<!\w){re.escape(piece)}(?!\w)", content, re.IGNORECASE) for piece in pieces
+    )
 
 
 def _messages_by_id(ids: list[str]) -> dict[str, Message]:

@@ -1,11 +1,13 @@
 """Search on SQLite: FTS5's word index (migration 0009) and its trigram index (0013).
 
 Both are external-content tables joined to their message by rowid. Only the newest
-CANDIDATES matches of a query are ranked (bm25): ranking every hit of a common word costs
-seconds on a million messages, and in a chat history recent work matters most. FTS5
+CANDIDATES word matches of a query are ranked (bm25): ranking every hit of a common word
+costs seconds on a million messages, and in a chat history recent work matters most. FTS5
 walks its rowids (insertion order) backwards cheaply and honours a rowid bound. The
 trigram table matches each piece of three or more characters case-insensitively anywhere
 in a message; shorter pieces filter with LIKE (ASCII case-insensitive, as SQLite's is).
+Substring hits come newest first, read backwards until the limit: bm25 over trigrams says
+little (every message shares the common ones) and would cost a pass over the window.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def word_rows(terms: Terms, repository: str, role: str | None, limit: int):
 def substring_ids(
     terms: Terms, repository: str, role: str | None, limit: int, exclude: list[str]
 ) -> list[str]:
-    """Ids of messages holding every piece, best first, leaving out `exclude`."""
+    """Ids of messages holding every piece, newest first, leaving out `exclude`."""
     match = fts5_substring_query(terms.long_pieces)
     filters, params = where_filters(repository, role, exclude)
     for piece in terms.short_pieces:
@@ -66,10 +68,9 @@ def substring_ids(
         FROM history_message_trigram f
         JOIN history_message m ON m.rowid = f.rowid
         JOIN history_session s ON s.id = m.session_id
-        WHERE history_message_trigram MATCH %s AND {_newest_window("history_message_trigram")}
-          {filters}
-        ORDER BY bm25(history_message_trigram), m.timestamp DESC
+        WHERE history_message_trigram MATCH %s {filters}
+        ORDER BY f.rowid DESC
         LIMIT %s"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [match, match, *params, limit])
+        cursor.execute(sql, [match, *params, limit])
         return [row[0] for row in cursor.fetchall()]

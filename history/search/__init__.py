@@ -5,8 +5,7 @@ hold every term as a whole word come first (the word index: stems, bm25 or ts_ra
 messages that hold every term only as a substring, newest first ("keniz" in
 "Tokenization", "parse_" in "parse_frame"; the trigram index). The substring pass runs
 only when the word pass leaves room under the limit. A query with no term of three
-characters or more cannot use a trigram index: its words match as whole words and word
-beginnings. Without any index
+characters or more cannot use a trigram index: it matches whole words only. Without any index
 (or when one fails) search falls back to a plain case-insensitive substring match, and
 when the store finds nothing, to the histories this process holds (history.memory).
 Backends: history.search.sqlite and history.search.postgres; snippets: .hits.

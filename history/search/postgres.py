@@ -1,10 +1,9 @@
 """Search on PostgreSQL: the tsvector column (migration 0004) and pg_trgm's index (0013).
 
 Raw SQL: the tsvector is not a model field, and the ORM's Coalesce would not match it.
-User text is never query syntax: words go through plainto_tsquery, and a one- or
-two-character term (letters or digits only, so it is a valid lexeme as it stands) is a
-prefix query. Whole-word hits are ranked by ts_rank over every hit (the GIN index makes
-that cheap); substring hits (ILIKE, served by the trigram GIN index) newest first.
+User text is never query syntax: words go through plainto_tsquery. Whole-word hits are
+ranked by ts_rank over every hit (the GIN index makes that cheap); substring hits (ILIKE,
+served by the trigram GIN index) come newest first.
 """
 
 from __future__ import annotations
@@ -17,22 +16,9 @@ from history.search.terms import Terms, like_pattern, where_filters
 _HEADLINE = f"StartSel={START}, StopSel={STOP}, MaxWords=30, MinWords=12, MaxFragments=2"
 
 
-def _tsquery(terms: Terms) -> tuple[str, list[str]]:
-    parts, params = [], []
-    if terms.words:
-        parts.append("plainto_tsquery('english', %s)")
-        params.append(terms.words)
-    for prefix in terms.prefixes:
-        parts.append("to_tsquery('simple', %s)")
-        params.append(prefix.lower() + ":*")
-    return " && ".join(parts), params
-
-
 def word_rows(terms: Terms, repository: str, role: str | None, limit: int):
     """(message id, snippet) of whole-word hits, best first; None without words to look up."""
-    query, query_params = _tsquery(terms)
-    if not query:
-        return None
+    query, query_params = "plainto_tsquery('english', %s)", [terms.text]
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT numnode({query})", query_params)
         if not cursor.fetchone()[0]:

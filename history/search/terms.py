@@ -43,8 +43,9 @@ def clean_query(raw: str) -> tuple[str, bool]:
 
 
 def terms_of(text: str) -> Terms:
-    pieces = (term.strip('"') for term in text.split())
-    return Terms(text=text, pieces=tuple(dict.fromkeys(p for p in pieces if p)))
+    """The query's terms; a query of quotes only is its own single piece."""
+    pieces = tuple(dict.fromkeys(p for p in (t.strip('"') for t in text.split()) if p))
+    return Terms(text=text, pieces=pieces or ((text,) if text else ()))
 
 
 def _quoted(term: str) -> str:

@@ -196,3 +196,11 @@ def test_a_postgresql_server_without_pg_trgm_stops_with_a_clear_message():
         pytest.raises(CommandError, match="pg_trgm extension is needed.*contrib"),
     ):
         module.ensure_pg_trigram(editor)
+
+
+@pytest.mark.parametrize("query", ['"', '""', '" "'])
+def test_a_query_of_quotes_finds_quotes_not_every_message(query):
+    _say('she said "" twice', "no quotes here")
+    hits = search_messages(repository=REPO, query=query).hits
+    expected = ['she said "" twice'] if query != '" "' else []
+    assert [_content(h) for h in hits] == expected

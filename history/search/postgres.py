@@ -2,8 +2,11 @@
 
 Raw SQL: the tsvector is not a model field, and the ORM's Coalesce would not match it.
 User text is never query syntax: words go through plainto_tsquery. Whole-word hits are
-ranked by ts_rank over every hit (the GIN index makes that cheap); substring hits (ILIKE,
-served by the trigram GIN index) come newest first.
+ranked by ts_rank over every hit (the GIN index makes that cheap); substring hits (ILIKE)
+come newest first by message id, which sorts by creation time (history.ids): walking the
+primary key backwards stops at the limit for a common piece, and the trigram GIN index
+serves a rare one (ordering by timestamp, which has no index, read every match: 1.6 s for
+a piece in 30% of 200,000 messages, against 1 ms by id).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ def substring_ids(
     sql = f"""
         SELECT m.id FROM history_message m JOIN history_session s ON s.id = m.session_id
         WHERE {likes} {filters}
-        ORDER BY m.timestamp DESC, m.seq DESC LIMIT %s"""
+        ORDER BY m.id DESC LIMIT %s"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [*map(like_pattern, terms.pieces), *params, limit])
         return [row[0] for row in cursor.fetchall()]

@@ -1,9 +1,10 @@
 """The synthetic session store for `acdc bench history`, and the timings taken on it.
 
-The store is built through the ORM, so the full-text index is filled by the same triggers
-as in use; deterministic (seeded). Words are drawn from a fixed vocabulary: "function" is
-common, "kumquat" rare, "error handling" a phrase. The newest session has 1,000 messages,
-which is what load and restore measure. Imports the models, so it loads only after Django
+The store is built through the ORM, so the word and trigram indexes are filled by the same
+triggers as in use; deterministic (seeded). Words are drawn from a fixed vocabulary:
+"function" is common, "kumquat" rare, "error handling" a phrase; "unctio" and "mquat" are
+parts of words only. The newest session has 1,000 messages, which is what load and restore
+measure. Imports the models, so it loads only after Django
 is set up on the store's folder (`history_bench.run` imports it then).
 """
 
@@ -25,6 +26,8 @@ from tests.bench.history_bench import HistorySpec
 
 BATCH = 5_000
 COMMON, RARE, PHRASE = "function", "kumquat", "error handling"
+# Parts of those words, found only by the trigram index (no word in the store is either).
+COMMON_PART, RARE_PART = "unctio", "mquat"
 BIG_SESSION_MESSAGES = 1_000
 
 
@@ -103,6 +106,12 @@ def measure(spec: HistorySpec, repository: str) -> dict[str, list[float]]:
         "search, common word": lambda: search_messages(repository=repository, query=COMMON),
         "search, rare word": lambda: search_messages(repository=repository, query=RARE),
         "search, phrase": lambda: search_messages(repository=repository, query=PHRASE),
+        "search, part of a common word": lambda: search_messages(
+            repository=repository, query=COMMON_PART
+        ),
+        "search, part of a rare word": lambda: search_messages(
+            repository=repository, query=RARE_PART
+        ),
         "list sessions (50)": lambda: selectors.list_sessions(repository=repository, limit=50),
         "load a 1,000-message session": lambda: selectors.session_messages(session=newest),
         "start-up restore": lambda: restore_latest_session(repository),

@@ -75,3 +75,27 @@ async def test_a_query_of_only_syntax_characters_and_an_unknown_session_are_hand
     response = await page.goto(server.url + "history/sess_0_000000/")
     assert response.status == 404
     await expect(page.get_by_role("heading", name="No such session")).to_be_visible()
+
+
+async def test_part_of_a_word_finds_its_message_ranked_after_whole_words(server, page):
+    await page.goto(server.session_url)
+    await expect(page.get_by_role("button", name="Send")).to_be_enabled(timeout=SLOW)
+    await _chat(page, "Why is Qxtokenization slow in parse_qxframe?")
+    await _chat(page, "Is qxtoken the word?")
+
+    await page.get_by_role("link", name="History").click()
+    search = page.get_by_role("searchbox", name="Search history")
+    hits = page.get_by_role("list", name="Matching messages").get_by_role("listitem")
+    await search.fill("QXTOKEN")
+    # Each message and its fake reply: the whole word twice, then the part of a word twice.
+    await expect(hits).to_have_count(4)
+    await expect(hits.nth(0)).to_contain_text("Is qxtoken the word?")
+    await expect(hits.nth(1)).not_to_contain_text("inside a word")
+    await expect(hits.nth(3)).to_contain_text("Why is Qxtokenization slow")
+    await expect(hits.nth(3)).to_contain_text("inside a word")
+    await expect(hits.nth(3).locator("mark")).to_have_text(["Qxtoken"])
+    await screenshot(page, "history-search-ranked-substring")
+
+    await search.fill("e_qxfr")
+    await expect(hits).to_have_count(2)
+    await expect(hits.locator("mark")).to_have_text(["e_qxfr", "e_qxfr"])

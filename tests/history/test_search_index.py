@@ -1,8 +1,9 @@
-"""The search index follows every write to a message; on SQLite it indexes, never copies.
+"""The search indexes follow every write to a message; on SQLite they index, never copy.
 
-On SQLite (migration 0009) each test ends with FTS5's integrity check against the message
-table, which fails as soon as the index and the text it points at disagree (a missed
-trigger, a renumbered row). PostgreSQL's generated column is recomputed by every write.
+On SQLite (migrations 0009 and 0013) each test ends with FTS5's integrity check of the word
+and the trigram index against the message table, which fails as soon as an index and the
+text it points at disagree (a missed trigger, a renumbered row). PostgreSQL's generated
+column is recomputed by every write, and pg_trgm's index is an ordinary index.
 """
 
 from __future__ import annotations
@@ -58,10 +59,8 @@ def _assert_index_matches_messages() -> None:
     if connection.vendor != "sqlite":
         return
     with connection.cursor() as cursor:  # raises "malformed" on any disagreement
-        cursor.execute(
-            "INSERT INTO history_message_fts(history_message_fts, rank) "
-            "VALUES ('integrity-check', 1)"
-        )
+        for table in ("history_message_fts", "history_message_trigram"):
+            cursor.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
 
 
 def _hits(query: str) -> list[tuple[str, list[str]]]:
@@ -76,12 +75,32 @@ def _tables() -> set[str]:
     return set(connection.introspection.table_names())
 
 
-def test_the_index_keeps_no_copy_of_the_text():
+def _trigram_index_bytes() -> int:
+    """The substring index's own storage: trigram positions, never the text."""
+    if connection.vendor != "sqlite":
+        return 0  # PostgreSQL's GIN index holds one entry per distinct trigram of a row
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(sum(length(block)), 0) FROM history_message_trigram_data")
+        return cursor.fetchone()[0]
+
+
+def _pg_trigram_index() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'history_message_trigram'"
+        )
+        row = cursor.fetchone()
+    return row is not None and "gin_trgm_ops" in row[0]
+
+
+def test_the_indexes_keep_no_copy_of_the_text():
     if connection.vendor == "postgresql":
         assert "history_message_fts" not in _tables() and _generated_search_column()
+        assert _pg_trigram_index()
         return
-    assert "history_message_fts" in _tables()
+    assert {"history_message_fts", "history_message_trigram"} <= _tables()
     assert "history_message_fts_content" not in _tables()
+    assert "history_message_trigram_content" not in _tables()
 
 
 def test_every_migration_leaves_the_triggers_that_keep_the_index_current():
@@ -96,18 +115,21 @@ def test_every_migration_leaves_the_triggers_that_keep_the_index_current():
             ["history_message"],
         )
         names = {row[0] for row in cursor.fetchall()}
-    assert {f"history_message_fts_{event}" for event in ("insert", "update", "delete")} <= names
+    for index in ("fts", "trigram"):
+        assert {f"history_message_{index}_{e}" for e in ("insert", "update", "delete")} <= names
 
 
-def test_a_megabyte_message_grows_the_database_by_one_copy_and_a_small_index():
+def test_a_megabyte_message_grows_the_database_by_one_copy_and_its_indexes():
     session = services.session_create(repository=REPO)
     text = _prose(1_000_000)
-    before = _used_bytes()
+    before, trigrams_before = _used_bytes(), _trigram_index_bytes()
     services.message_append(session=session, role="user", content=text)
-    grown = _used_bytes() - before
-    # The text once (1 MB) plus the index's positions; a second copy would pass 2 MB.
+    trigrams = _trigram_index_bytes() - trigrams_before
+    grown = _used_bytes() - before - trigrams
+    # The text once (1 MB) plus the word index's positions; a second copy would pass 2 MB.
+    # The trigram index (counted apart) holds a position per character, about 1.7 bytes.
     # (PostgreSQL compresses the text, so only the upper bound holds there.)
-    assert grown < 1.5 * len(text)
+    assert grown < 1.5 * len(text) and trigrams < 2.5 * len(text)
     if connection.vendor == "sqlite":
         assert len(text) <= grown
     _assert_index_matches_messages()

@@ -1,8 +1,9 @@
 """A reply's "What the model saw" note, in the browser (issue 12 item 9).
 
 With related context on, the reply names what it was offered besides the history: here
-a message pinned in an earlier session, with its source and relevance. The note is folded
-until opened, and the same after a reload.
+a message pinned in an earlier session, with its source and relevance. With Endless mode
+on, it shows the managed summary the model saw instead of the earlier history, and the
+template that wrote it. The note is folded until opened, and the same after a reload.
 """
 
 from __future__ import annotations
@@ -63,3 +64,41 @@ async def test_a_reply_shows_the_related_context_it_saw_and_keeps_it_after_reloa
     await expect(note).to_be_visible()
     await note.get_by_text("What the model saw").click()
     await expect(note.get_by_role("region", name="Related context")).to_contain_text(FACT)
+
+
+@pytest.mark.server_env(ACDC_SMALLER_MODEL="acdc/fake", ACDC_ENDLESS_PASSTHROUGH_RUNS="1")
+async def test_an_endless_reply_shows_the_managed_summary_it_saw_instead(server, page):
+    await page.goto(server.session_url)
+    for n in (1, 2):
+        await _send(page, f"Plain question {n}")
+    endless = page.get_by_role("checkbox", name="Endless")
+    await endless.check()
+    await expect(page.get_by_role("combobox", name="Context template")).to_be_enabled()
+    server.script_replies(
+        {"text": "- Instructions: answer in one line", "purpose": "managed_view"},
+        {"text": "Managed answer."},
+    )
+    send = page.get_by_role("button", name="Send", exact=True)
+    await page.get_by_role("textbox", name="Message").fill("And now?")
+    await send.click()
+    reply = page.get_by_role("article", name="acdc reply").filter(has_text="Managed answer.")
+    await expect(reply).to_be_visible(timeout=SLOW)
+    note = reply.get_by_role("group", name="What the model saw")
+    await note.get_by_text("What the model saw").click()
+    summary = note.get_by_role("region", name="Managed summary")
+    await expect(summary).to_contain_text("answer in one line")
+    await expect(summary).to_contain_text("template default (built in)")
+    earlier = page.get_by_role("article", name="acdc reply").filter(has_text="Plain question 1")
+    await expect(earlier.get_by_role("group", name="What the model saw")).to_have_count(0)
+    await page.emulate_media(color_scheme="dark")
+    for width in (1400, 800):
+        await page.set_viewport_size({"width": width, "height": 900})
+        await screenshot(page, f"seen-note-endless-dark-{width}")
+
+    await page.reload()
+    reply = page.get_by_role("article", name="acdc reply").filter(has_text="Managed answer.")
+    note = reply.get_by_role("group", name="What the model saw")
+    await note.get_by_text("What the model saw").click()
+    await expect(note.get_by_role("region", name="Managed summary")).to_contain_text(
+        "answer in one line"
+    )

@@ -36,7 +36,8 @@ def test_the_index_lists_only_this_repositorys_sessions(client):
 
 def test_the_search_box_searches_as_you_type_with_a_form_fallback(client):
     html = client.get("/history/").content.decode()
-    assert 'hx-trigger="input changed delay:300ms, search"' in html
+    assert 'hx-trigger="input changed delay:300ms"' in html  # typing
+    assert 'hx-trigger="submit"' in html  # Enter: the form's alone, or the two race
     assert 'hx-get="/history/search/"' in html and 'action="/history/"' in html
 
 

@@ -116,6 +116,9 @@ class TokenUsage(models.Model):
     cache_read_tokens = models.PositiveIntegerField(default=0)
     cache_write_tokens = models.PositiveIntegerField(default=0)
     cost = models.FloatField(null=True, blank=True)  # USD; null when prices are unknown
+    # The related context this request offered (kind, text, source session and title,
+    # relevance), as sent: the reply's "What the model saw" note reads it after a reload.
+    related = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

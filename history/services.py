@@ -116,6 +116,7 @@ def token_usage_record(
     estimated_prompt_tokens: int,
     usage: dict[str, int],
     cost: float | None,
+    related: list[dict[str, Any]] | None = None,
 ) -> None:
     TokenUsage.objects.create(
         session_id=session_id,
@@ -129,4 +130,5 @@ def token_usage_record(
         cache_read_tokens=usage.get("cache_read_tokens", 0),
         cache_write_tokens=usage.get("cache_write_tokens", 0),
         cost=cost,
+        related=related or [],
     )

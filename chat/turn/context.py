@@ -24,7 +24,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.repo import boundary, credentials, sessionsets
-from chat.turn import endless, hud
+from chat.turn import endless, hud, seen
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
@@ -40,7 +40,7 @@ from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
 from history import services
-from history.grounding import format_related, related_context
+from history.grounding import RelatedItem, format_related, related_context
 from history.images import data_url, history_text, images_get
 from history.models import Message, Session
 from history.selectors import session_latest
@@ -61,6 +61,8 @@ class Prepared:
     estimated_tokens: int = 0
     history_text: str = ""  # how this turn's user message reads in later prompts
     grounding_relevance: float | None = None  # of the related context offered, 0..1
+    related: list[dict[str, Any]] = field(default_factory=list)  # as sent, with sources
+    seen: dict[str, Any] | None = None  # the reply's "What the model saw" note
 
 
 # -- the turn --------------------------------------------------------------------------
@@ -104,15 +106,15 @@ def grounding_enabled(session: Session) -> bool:
     return settings.ACDC_GROUNDING if session.grounding is None else bool(session.grounding)
 
 
-def _ground(session: Session, manager: ContextManager, user_text: str) -> float | None:
+def _ground(session: Session, manager: ContextManager, user_text: str) -> list[RelatedItem]:
     """Offer the most relevant earlier summaries and pinned notes as "Related context"
-    (within its token budget); returns their average relevance, None when off."""
+    (within its token budget); returns them (none when off)."""
     if not grounding_enabled(session):
         if manager.reference:
             manager.set_context_texts(
                 repo_map=manager.repo_map, file_tree=manager.file_tree, metadata=manager.metadata
             )
-        return None
+        return []
     in_view = tuple(m["id"] for m in manager.get_history() if m.get("id"))
     items = related_context(
         repository=session.repository,
@@ -128,13 +130,13 @@ def _ground(session: Session, manager: ContextManager, user_text: str) -> float 
         reference=format_related(items),
         metadata=manager.metadata,
     )
-    return sum(i.relevance for i in items) / len(items) if items else None
+    return items
 
 
 def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=None) -> Prepared:
     session, manager = ctx.session, ctx.manager
     set_notices, entries = sync_sets(session, manager)
-    relevance = _ground(session, manager, user_text)
+    related = _ground(session, manager, user_text)
     attached = images_get(images) if images else []
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
     with manager.substituted_history(managed.history if managed else None):
@@ -158,6 +160,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
         ctx.append(
             role=Message.Role.SYSTEM, content=notice.text, turn_id=turn_id, system_event=True
         )
+    related_rows = seen.related_rows(related)
     return Prepared(
         messages=prompt.messages,
         manager=manager,
@@ -167,7 +170,21 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
         metadata={"acdc": {"price_model": ctx.model, "breakdown": _report_breakdown(prompt)}},
         estimated_tokens=prompt.estimated_tokens,
         history_text=history_text(user_text, attached),
-        grounding_relevance=relevance,
+        grounding_relevance=sum(i.relevance for i in related) / len(related) if related else None,
+        related=related_rows,
+        seen=_seen_note(managed, related_rows),
+    )
+
+
+def _seen_note(managed: endless.Managed | None, related: list[dict[str, Any]]):
+    view = managed.view if managed is not None else None
+    if view is None or not view.applies:
+        return seen.note(related=related)
+    return seen.note(
+        template=view.template_name,
+        template_source=view.template_source,
+        summary=view.managed_prompt,
+        related=related,
     )
 
 
@@ -223,6 +240,7 @@ def finish_turn(
         estimated_prompt_tokens=prepared.estimated_tokens,
         usage=billed,
         cost=cost,
+        related=prepared.related,
     )
     row = (billed.get("prompt_tokens", 0), billed.get("cache_read_tokens", 0), cost)
     if refs:  # the model's tools may have changed the sets: the HUD counts what they hold

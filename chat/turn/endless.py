@@ -36,6 +36,7 @@ class Managed:
 
     history: list[ChatMessage] | None = None
     notice: str = ""
+    view: endless.ManagedView | None = None  # the view used, for the reply's note
 
 
 def endless_state(session: Session) -> dict[str, Any]:
@@ -109,7 +110,7 @@ async def managed_history(
     if view.failed:
         log.warning("endless mode failed open in %s: %s", session.id, view.error)
         return Managed(notice=f"Endless mode used the full history this turn: {view.error}")
-    return Managed(history=endless.apply_managed_view(history, view, settings_now))
+    return Managed(history=endless.apply_managed_view(history, view, settings_now), view=view)
 
 
 @database_sync_to_async

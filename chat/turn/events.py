@@ -45,6 +45,7 @@ class TurnFinished:
     error: str = ""
     tool_cards: tuple[ToolCallFinished, ...] = ()  # kept when the answer is re-rendered
     question: str = ""  # the user's message, for Retry after a failed or cut reply
+    seen: dict[str, Any] | None = None  # what the model saw beside the history (`seen.note`)
 
 
 @dataclass(frozen=True)

@@ -263,8 +263,17 @@ async def _end(turn: _Turn, state: _Stream, status: str, error: str) -> TurnFini
         await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
     usage = state.usage.as_dict() if state.usage else {}
     cards = tuple(state.tool_cards)
+    seen = turn.prepared.seen if turn.prepared is not None else None
     finished = TurnFinished(
-        turn.turn_id, status, state.text, state.message_id, usage, error, cards, turn.user_text
+        turn.turn_id,
+        status,
+        state.text,
+        state.message_id,
+        usage,
+        error,
+        cards,
+        turn.user_text,
+        seen,
     )
     await turn.emit(finished)
     if hud_data is not None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from chat.turn import seen
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
 from chat.turn.session import live_turn
 from chat.web.frames import card, render_hud
@@ -62,6 +63,7 @@ def conversation_items(session: Session) -> list[dict[str, Any]]:
         replaced.update(ids)
     images = images_for_messages(m.id for m in rows if m.role == "user")
     questions = {m.turn_id: m.content for m in rows if m.role == "user" and m.turn_id}
+    notes = seen.notes_for(session.id, (m.turn_id for m in rows if m.role == "assistant"))
     items: list[dict[str, Any]] = []
     for reason, run in groupby(rows, key=lambda m: _fold_reason(m, replaced)):
         entries = [
@@ -71,6 +73,7 @@ def conversation_items(session: Session) -> list[dict[str, Any]]:
                 "images": [i.sha256 for i in images.get(m.id, [])],
                 "card": _tool_card(m) if m.role == Message.Role.TOOL else None,
                 "question": questions.get(m.turn_id, "") if m.status in RETRYABLE else "",
+                "seen": notes.get(m.turn_id) if m.role == Message.Role.ASSISTANT else None,
             }
             for m in run
         ]

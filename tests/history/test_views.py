@@ -36,7 +36,8 @@ def test_the_index_lists_only_this_repositorys_sessions(client):
 
 def test_the_search_box_searches_as_you_type_with_a_form_fallback(client):
     html = client.get("/history/").content.decode()
-    assert 'hx-trigger="input changed delay:300ms, search"' in html
+    assert 'hx-trigger="input changed delay:300ms"' in html  # typing
+    assert 'hx-trigger="submit"' in html  # Enter: the form's alone, or the two race
     assert 'hx-get="/history/search/"' in html and 'action="/history/"' in html
 
 
@@ -87,9 +88,22 @@ def test_a_session_page_shows_its_messages_and_actions(client):
     session = _session("What is <b>bold</b>?", "Markdown **bold**.")
     html = client.get(f"/history/{session.id}/").content.decode()
     assert "What is &lt;b&gt;bold&lt;/b&gt;?" in html
-    assert '<pre class="wrap">Markdown **bold**.</pre>' in html
+    assert "<p>Markdown <strong>bold</strong>.</p>" in html  # rendered, as in the chat
     for name in ("Load into chat", "Rename", "Delete", "Export Markdown", "Export JSON Lines"):
         assert f">{name}</" in html
+
+
+def test_a_transcript_renders_replies_like_the_chat_highlighted_and_sanitized(client):
+    reply = (
+        "Use it:\n\n```python\ndef greet():\n    return 1\n```\n\n"
+        "<script>alert(1)</script> [x](javascript:alert(1))"
+    )
+    session = _session("How?", reply)
+    html = client.get(f"/history/{session.id}/").content.decode()
+    body = html.split("</head>")[-1]
+    assert '<span class="k">def</span>' in body  # Pygments classes, styled by pygments.css
+    assert "<script>alert" not in body and 'href="javascript:' not in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body  # shown as text, never run
 
 
 def test_an_unknown_session_is_a_clear_404_everywhere(client):

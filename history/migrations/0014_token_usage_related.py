@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('history', '0012_imported_session_times'),
+        ('history', '0013_message_search_trigram'),
     ]
 
     operations = [

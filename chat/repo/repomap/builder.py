@@ -1,0 +1,181 @@
+"""The repository map of one repository: files read through the boundary, symbols cached.
+
+`RepoMaps.build` lists the repository once (git's listing, the boundary's screen: internal
+and secret-shaped files are never read and never named), parses each source file whose
+(size, mtime) changed since the last look, and keeps its symbols by the sha256 of its bytes
+(the picker's token counts use the same hash), so an unchanged file is never parsed twice
+and an edited one re-parses alone. The map comes in two parts: `main`, ranked towards the
+selected and pinned files, which changes only when files or the selection change (it sits
+in the cached prefix), and `focus`, ranked towards identifiers named in recent messages,
+sent after the history. Files over the size cap, binary files and other languages appear
+by path only. Non-goals: where the texts go in the prompt (contextcore), rendering.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from chat.repo import boundary, git
+from chat.repo.repomap import render
+from chat.repo.repomap.graph import build_graph, pagerank
+from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of, parse
+from contextcore.files import DEFAULT_SIZE_CAP, check_text
+
+MAX_TOKENS = 8000
+WINDOW_SHARE = 16  # the map's default budget: a sixteenth of the model's window
+FOCUS_SHARE = 4  # the focus part: a quarter of the map's budget
+PINNED_WEIGHT = 2.0
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def map_budget(window: int, setting: int | None = None) -> int:
+    """ACDC_MAP_TOKENS when set (0 turns the map off), else a sixteenth of the window, at
+    most 8k tokens."""
+    if setting is not None:
+        return max(0, setting)
+    return min(MAX_TOKENS, max(0, window) // WINDOW_SHARE)
+
+
+@dataclass(frozen=True)
+class RepoMap:
+    main: str
+    focus: str
+    files: int  # files in the listing the map was built from
+    parsed: int  # files parsed for this build (not found in the cache)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    stamp: tuple[int, int]
+    sha256: str
+
+
+class RepoMaps:
+    """Process-wide symbol caches; one per server, shared by every session."""
+
+    def __init__(self, size_cap: int = DEFAULT_SIZE_CAP) -> None:
+        self.size_cap = size_cap
+        self._seen: dict[tuple[str, str], _Seen] = {}
+        self._symbols: dict[str, FileSymbols] = {}  # sha256 -> symbols
+        self._lock = threading.Lock()
+
+    def symbols(self, root: Path) -> tuple[dict[str, FileSymbols], int]:
+        """Symbols of every file the map may name (path-only files have none), and how
+        many files had to be parsed."""
+        root = Path(root).resolve()
+        screened = boundary.screen(git.list_files(root).paths, root=root)
+        result: dict[str, FileSymbols] = {}
+        parsed = 0
+        for path in screened.kept:
+            if path in screened.locked:
+                continue
+            found, fresh = self.file_symbols(root, path)
+            result[path] = found
+            parsed += fresh
+        return result, parsed
+
+    def file_symbols(self, root: Path, path: str) -> tuple[FileSymbols, bool]:
+        """One file's symbols (from the cache when its bytes are known) and whether it
+        was parsed now. The caller has judged `path` against the boundary."""
+        if not language_of(path):
+            return NO_SYMBOLS, False
+        full = root / path
+        try:
+            info = os.stat(full)
+        except OSError:
+            return NO_SYMBOLS, False
+        stamp = (info.st_size, info.st_mtime_ns)
+        key = (str(root), path)
+        with self._lock:
+            seen = self._seen.get(key)
+            if seen and seen.stamp == stamp and seen.sha256 in self._symbols:
+                return self._symbols[seen.sha256], False
+        if info.st_size > self.size_cap:
+            return NO_SYMBOLS, False
+        try:
+            raw = full.read_bytes()
+        except OSError:
+            return NO_SYMBOLS, False
+        sha = hashlib.sha256(raw).hexdigest()
+        with self._lock:
+            cached = self._symbols.get(sha)
+        fresh = cached is None
+        if cached is None:
+            text, _ = check_text(raw, self.size_cap)
+            cached = parse(path, text) if text is not None else NO_SYMBOLS
+        with self._lock:
+            self._symbols[sha] = cached
+            self._seen[key] = _Seen(stamp, sha)
+        return cached, fresh
+
+    def build(
+        self,
+        root: Path,
+        *,
+        budget: int,
+        count: Callable[[str], int],
+        selected: Iterable[str] = (),
+        pinned: Iterable[str] = (),
+        recent: Iterable[str] = (),
+    ) -> RepoMap:
+        symbols, parsed = self.symbols(root)
+        if budget <= 0 or not symbols:
+            return RepoMap("", "", len(symbols), parsed)
+        selected, pinned = set(selected), set(pinned)
+        graph = build_graph(symbols)
+        personal = {p: PINNED_WEIGHT if p in pinned else 1.0 for p in selected | pinned}
+        rank = pagerank(graph, {p: w for p, w in personal.items() if p in symbols})
+        in_context = selected | pinned
+        main_budget = budget - budget // FOCUS_SHARE
+        main = render.fit(
+            symbols, graph, rank, budget=main_budget, count=count, leave_out=in_context
+        )
+        focus = self._focus(symbols, graph, main, recent, budget // FOCUS_SHARE, count)
+        return RepoMap(main, focus, len(symbols), parsed)
+
+    @staticmethod
+    def _focus(symbols, graph, main, recent, budget, count) -> str:
+        """Definitions of identifiers the recent messages name, not already in `main`."""
+        words = {w for text in recent for w in _WORD.findall(text)}
+        personal: dict[str, float] = {}
+        for word in sorted(words):
+            for path in graph.defined_in.get(word, ()):
+                personal[path] = personal.get(path, 0.0) + 1.0
+        if not personal:
+            return ""
+        shown = {line.rstrip(":") for line in main.splitlines() if not line.startswith(" ")}
+        named = {p for p in personal if p not in shown}
+        if not named:
+            return ""
+        rank = pagerank(graph, personal)
+        subset = {p: symbols[p] for p in named}
+        return render.fit(
+            subset,
+            graph,
+            rank,
+            budget=budget,
+            count=count,
+            paths_too=False,
+            prefer=words,
+            intro="",
+        )
+
+
+def outline(root: Path, path: str, maps: RepoMaps) -> str:
+    """One file's outline (signatures only), or ValueError with a reason to show."""
+    root = Path(root).resolve()
+    judged = boundary.verdict(path, root=root)
+    if not judged.ok:
+        raise ValueError(f"{path}: {judged.reason}")
+    if not language_of(path):
+        raise ValueError(f"{path}: acdc has no grammar for this kind of file")
+    if not (root / path).is_file():
+        raise ValueError(f"{path}: no such file")
+    found, _ = maps.file_symbols(root, path)
+    return render.outline_text(path, found)

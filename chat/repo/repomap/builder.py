@@ -136,12 +136,13 @@ class RepoMaps:
         main = render.fit(
             symbols, graph, rank, budget=main_budget, count=count, leave_out=in_context
         )
-        focus = self._focus(symbols, graph, main, recent, budget // FOCUS_SHARE, count)
+        focus = self._focus(symbols, graph, main, recent, budget // FOCUS_SHARE, count, in_context)
         return RepoMap(main, focus, len(symbols), parsed)
 
     @staticmethod
-    def _focus(symbols, graph, main, recent, budget, count) -> str:
-        """Definitions of identifiers the recent messages name, not already in `main`."""
+    def _focus(symbols, graph, main, recent, budget, count, in_context) -> str:
+        """Definitions of identifiers the recent messages name, from files neither in
+        `main` nor in the context."""
         words = {w for text in recent for w in _WORD.findall(text)}
         personal: dict[str, float] = {}
         for word in sorted(words):
@@ -150,7 +151,7 @@ class RepoMaps:
         if not personal:
             return ""
         shown = {line.rstrip(":") for line in main.splitlines() if not line.startswith(" ")}
-        named = {p for p in personal if p not in shown}
+        named = {p for p in personal if p not in shown and p not in in_context}
         if not named:
             return ""
         rank = pagerank(graph, personal)

@@ -168,7 +168,10 @@ class RepoMaps:
         )
 
 
-def outline(root: Path, path: str, maps: RepoMaps) -> str:
+MAPS = RepoMaps()  # one symbol cache per process, shared by every session and tool
+
+
+def outline(root: Path, path: str, maps: RepoMaps = MAPS) -> str:
     """One file's outline (signatures only), or ValueError with a reason to show."""
     root = Path(root).resolve()
     judged = boundary.verdict(path, root=root)

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from django.conf import settings
 
-from chat.repo.repomap.builder import RepoMap, RepoMaps, map_budget
+from chat.repo.repomap.builder import MAPS, RepoMap, map_budget
 from contextcore.manager import ContextManager
 
 log = logging.getLogger(__name__)
-MAPS = RepoMaps()  # one symbol cache per process, shared by every session
 RECENT_MESSAGES = 2  # history messages (besides the new one) whose identifiers steer the focus
 
 

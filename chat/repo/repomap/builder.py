@@ -23,7 +23,7 @@ from pathlib import Path
 
 from chat.repo import boundary, git
 from chat.repo.repomap import render
-from chat.repo.repomap.graph import build_graph, pagerank
+from chat.repo.repomap.graph import GraphIndex, pagerank
 from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of, parse
 from contextcore.files import DEFAULT_SIZE_CAP, check_text
 
@@ -31,6 +31,7 @@ MAX_TOKENS = 8000
 WINDOW_SHARE = 16  # the map's default budget: a sixteenth of the model's window
 FOCUS_SHARE = 4  # the focus part: a quarter of the map's budget
 PINNED_WEIGHT = 2.0
+RERANK_SHARE = 20  # rank again once a twentieth of the files were edited since the last time
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -64,12 +65,17 @@ class RepoMaps:
         self._seen: dict[tuple[str, str], _Seen] = {}
         self._symbols: dict[str, FileSymbols] = {}  # sha256 -> symbols
         self._lock = threading.Lock()
+        self._build_lock = threading.Lock()  # the graph index and the memo, per build
+        self._graphs: dict[str, GraphIndex] = {}
+        self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
+        self._ranks: dict[str, tuple] = {}  # root -> (selection, files, rank, edits since)
+        self._screens: dict[str, tuple] = {}  # root -> (listing key, boundary.Screened)
 
     def symbols(self, root: Path) -> tuple[dict[str, FileSymbols], int]:
         """Symbols of every file the map may name (path-only files have none), and how
         many files had to be parsed."""
         root = Path(root).resolve()
-        screened = boundary.screen(git.list_files(root).paths, root=root)
+        screened = self._screened(root, git.list_files(root).paths)
         result: dict[str, FileSymbols] = {}
         parsed = 0
         for path in screened.kept:
@@ -79,6 +85,21 @@ class RepoMaps:
             result[path] = found
             parsed += fresh
         return result, parsed
+
+    def _screened(self, root: Path, paths: list[str]) -> boundary.Screened:
+        """The boundary's judgement of the listing, judged again only when the listing,
+        the secret patterns or the repository's ignore file change."""
+        ignore = root / boundary.IGNORE_FILE
+        stamp = ignore.stat().st_mtime_ns if ignore.exists() else 0
+        key = (tuple(paths), stamp, boundary.secret_patterns())
+        with self._lock:
+            memo = self._screens.get(str(root))
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        screened = boundary.screen(paths, root=root)
+        with self._lock:
+            self._screens[str(root)] = (key, screened)
+        return screened
 
     def file_symbols(self, root: Path, path: str) -> tuple[FileSymbols, bool]:
         """One file's symbols (from the cache when its bytes are known) and whether it
@@ -128,44 +149,65 @@ class RepoMaps:
         if budget <= 0 or not symbols:
             return RepoMap("", "", len(symbols), parsed)
         selected, pinned = set(selected), set(pinned)
-        graph = build_graph(symbols)
-        personal = {p: PINNED_WEIGHT if p in pinned else 1.0 for p in selected | pinned}
-        rank = pagerank(graph, {p: w for p, w in personal.items() if p in symbols})
         in_context = selected | pinned
-        main_budget = budget - budget // FOCUS_SHARE
-        main = render.fit(
-            symbols, graph, rank, budget=main_budget, count=count, leave_out=in_context
+        key = (
+            tuple((p, id(s)) for p, s in symbols.items()),  # cached symbols live as long
+            frozenset(selected),
+            frozenset(pinned),
+            budget,
         )
-        focus = self._focus(symbols, graph, main, recent, budget // FOCUS_SHARE, count, in_context)
+        with self._build_lock:
+            memo = self._main.get(str(root))
+            if memo is None or memo[0] != key:
+                index = self._graphs.setdefault(str(root), GraphIndex())
+                graph = index.update(symbols)
+                rank = self._rank(str(root), graph, selected, pinned, memo, symbols)
+                main_budget = budget - budget // FOCUS_SHARE
+                main = render.fit(
+                    symbols, graph, rank, budget=main_budget, count=count, leave_out=in_context
+                )
+                memo = (key, main, graph, rank)
+                self._main[str(root)] = memo
+            _, main, graph, rank = memo
+            focus = _focus(
+                symbols, graph, rank, main, recent, budget // FOCUS_SHARE, count, in_context
+            )
         return RepoMap(main, focus, len(symbols), parsed)
 
-    @staticmethod
-    def _focus(symbols, graph, main, recent, budget, count, in_context) -> str:
-        """Definitions of identifiers the recent messages name, from files neither in
-        `main` nor in the context."""
-        words = {w for text in recent for w in _WORD.findall(text)}
-        personal: dict[str, float] = {}
-        for word in sorted(words):
-            for path in graph.defined_in.get(word, ()):
-                personal[path] = personal.get(path, 0.0) + 1.0
-        if not personal:
-            return ""
-        shown = {line.rstrip(":") for line in main.splitlines() if not line.startswith(" ")}
-        named = {p for p in personal if p not in shown and p not in in_context}
-        if not named:
-            return ""
-        rank = pagerank(graph, personal)
-        subset = {p: symbols[p] for p in named}
-        return render.fit(
-            subset,
-            graph,
-            rank,
-            budget=budget,
-            count=count,
-            paths_too=False,
-            prefer=words,
-            intro="",
-        )
+    def _rank(self, root: str, graph, selected, pinned, memo, symbols) -> dict[str, float]:
+        """The ranking, computed again when the selection or the set of files changed, or
+        when a twentieth of the files were edited since it was; a few edits in between
+        are rendered with the kept ranking (their new signatures show at once)."""
+        edited = 0
+        if memo is not None:
+            before = dict(memo[0][0])
+            edited = sum(1 for p, s in symbols.items() if before.get(p) != id(s))
+        selection = (frozenset(selected), frozenset(pinned))
+        kept = self._ranks.get(root)
+        if kept and kept[0] == selection and kept[1] == graph.files:
+            total = kept[3] + edited
+            if total * RERANK_SHARE < max(1, len(graph.files)):
+                self._ranks[root] = (*kept[:3], total)
+                return kept[2]
+        personal = {p: PINNED_WEIGHT if p in pinned else 1.0 for p in selection[0] | selection[1]}
+        rank = pagerank(graph, {p: w for p, w in personal.items() if p in symbols})
+        self._ranks[root] = (selection, graph.files, rank, 0)
+        return rank
+
+
+def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str:
+    """Definitions of identifiers the recent messages name, from files neither in `main`
+    nor in the context; the named definitions first, then by the main map's ranking."""
+    words = {w for text in recent for w in _WORD.findall(text)}
+    named = {p for word in words for p in graph.defined_in.get(word, ())}
+    shown = {line.rstrip(":") for line in main.splitlines() if not line.startswith(" ")}
+    named -= shown | in_context
+    if not named:
+        return ""
+    subset = {p: symbols[p] for p in sorted(named)}
+    return render.fit(
+        subset, graph, rank, budget=budget, count=count, paths_too=False, prefer=words, intro=""
+    )
 
 
 MAPS = RepoMaps()  # one symbol cache per process, shared by every session and tool

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from chat.repo.repomap.symbols import FileSymbols
 
 DAMPING = 0.85
-ITERATIONS = 40
-TOLERANCE = 1e-9
+ITERATIONS = 30
 
 
 @dataclass(frozen=True)
@@ -27,9 +26,9 @@ class Graph:
     files: tuple[str, ...]
     # source -> {target: weight}
     edges: Mapping[str, Mapping[str, float]]
-    # (target, name) -> weight of the uses of that definition, per source file
-    uses: Mapping[tuple[str, str], Mapping[str, float]]
-    defined_in: Mapping[str, tuple[str, ...]]
+    # source -> {(target, name): weight}: which definitions a file's uses point at
+    uses: Mapping[str, Mapping[tuple[str, str], float]]
+    defined_in: Mapping[str, set[str]]
 
 
 def name_weight(name: str) -> float:
@@ -39,58 +38,109 @@ def name_weight(name: str) -> float:
 
 
 def build_graph(symbols: Mapping[str, FileSymbols]) -> Graph:
-    defined: dict[str, set[str]] = {}
-    for path, found in symbols.items():
-        for definition in found.definitions:
-            defined.setdefault(definition.name, set()).add(path)
-    defined_in = {name: tuple(sorted(paths)) for name, paths in defined.items()}
-    edges: dict[str, dict[str, float]] = {}
-    uses: dict[tuple[str, str], dict[str, float]] = {}
-    for source in sorted(symbols):
-        for name, count in symbols[source].references:
-            targets = [t for t in defined_in.get(name, ()) if t != source]
-            if not targets:
+    return GraphIndex().update(symbols)
+
+
+class GraphIndex:
+    """The graph kept up to date: after an edit only the rows of the edited file and of
+    the files that use a name it defines (or defined) are computed again. Not thread-safe:
+    the caller holds a lock."""
+
+    def __init__(self) -> None:
+        self._symbols: dict[str, FileSymbols] = {}
+        self._defined: dict[str, set[str]] = {}
+        self._readers: dict[str, set[str]] = {}  # name -> files that use it
+        self._edges: dict[str, dict[str, float]] = {}
+        self._uses: dict[str, dict[tuple[str, str], float]] = {}
+
+    def update(self, symbols: Mapping[str, FileSymbols]) -> Graph:
+        old = self._symbols
+        changed = {p for p in old.keys() | symbols.keys() if old.get(p) is not symbols.get(p)}
+        names: set[str] = set()
+        for path in changed:
+            for found, sign in ((old.get(path), -1), (symbols.get(path), 1)):
+                if found is not None:
+                    names |= self._index(path, found, sign)
+        sources = changed | {s for name in names for s in self._readers.get(name, ())}
+        self._symbols = dict(symbols)
+        for source in sources:
+            self._edges.pop(source, None)
+            self._uses.pop(source, None)
+            if source in symbols:
+                self._row(source)
+        files = tuple(sorted(symbols))
+        return Graph(files, self._edges, self._uses, self._defined)
+
+    def _index(self, path: str, found: FileSymbols, sign: int) -> set[str]:
+        """Add (sign 1) or remove (-1) a file's definitions and uses; the names it defines."""
+        defined = {d.name for d in found.definitions}
+        for name, table in [(n, self._defined) for n in defined] + [
+            (n, self._readers) for n, _ in found.references
+        ]:
+            holders = table.setdefault(name, set())
+            if sign > 0:
+                holders.add(path)
+            else:
+                holders.discard(path)
+                if not holders:
+                    del table[name]
+        return defined
+
+    def _row(self, source: str) -> None:
+        row: dict[str, float] = {}
+        uses: dict[tuple[str, str], float] = {}
+        for name, count in self._symbols[source].references:
+            holders = self._defined.get(name)
+            if not holders or holders == {source}:
                 continue
-            weight = math.sqrt(count) * name_weight(name) / len(defined_in[name])
-            row = edges.setdefault(source, {})
-            for target in targets:
-                row[target] = row.get(target, 0.0) + weight
-                uses.setdefault((target, name), {})[source] = weight
-    return Graph(tuple(sorted(symbols)), edges, uses, defined_in)
+            weight = math.sqrt(count) * name_weight(name) / len(holders)
+            for target in holders:
+                if target != source:
+                    row[target] = row.get(target, 0.0) + weight
+                    uses[(target, name)] = weight
+        if row:
+            self._edges[source], self._uses[source] = row, uses
 
 
 def pagerank(graph: Graph, personal: Mapping[str, float]) -> dict[str, float]:
-    """Rank of every file; `personal` weights restart nodes (empty: every file alike)."""
+    """Rank of every file; `personal` weights restart nodes (empty: every file alike).
+    A fixed number of steps from a fixed start: the same graph gives the same floats."""
     files = graph.files
     if not files:
         return {}
-    restart = {f: personal.get(f, 0.0) for f in files if personal.get(f, 0.0) > 0}
-    if not restart:
-        restart = {f: 1.0 for f in files}
-    total = sum(restart.values())
-    restart = {f: w / total for f, w in restart.items()}
-    out_weight = {s: sum(row.values()) for s, row in graph.edges.items()}
-    rank = dict.fromkeys(files, 1.0 / len(files))
+    at = {f: i for i, f in enumerate(files)}
+    restart = [max(0.0, personal.get(f, 0.0)) for f in files]
+    if not any(restart):
+        restart = [1.0] * len(files)
+    total = sum(restart)
+    restart = [w / total for w in restart]
+    rows = []
+    for source in sorted(graph.edges):
+        row = graph.edges[source]
+        out = sum(row.values())
+        rows.append((at[source], [(at[t], w / out) for t, w in sorted(row.items())]))
+    linked = {i for i, _ in rows}
+    dangling_nodes = [i for i in range(len(files)) if i not in linked]
+    rank = [1.0 / len(files)] * len(files)
     for _ in range(ITERATIONS):
-        dangling = sum(rank[f] for f in files if not out_weight.get(f))
-        nxt = {f: (1 - DAMPING + DAMPING * dangling) * restart.get(f, 0.0) for f in files}
-        for source, row in graph.edges.items():
-            share = DAMPING * rank[source] / out_weight[source]
-            for target, weight in row.items():
+        dangling = sum(rank[i] for i in dangling_nodes)
+        base = 1 - DAMPING + DAMPING * dangling
+        nxt = [base * r for r in restart]
+        for source, targets in rows:
+            share = DAMPING * rank[source]
+            for target, weight in targets:
                 nxt[target] += share * weight
-        change = sum(abs(nxt[f] - rank[f]) for f in files)
         rank = nxt
-        if change < TOLERANCE:
-            break
-    return rank
+    return dict(zip(files, rank, strict=True))
 
 
 def definition_scores(graph: Graph, rank: Mapping[str, float]) -> dict[tuple[str, str], float]:
     """(file, name) -> the rank that flows into that definition along the uses of it."""
-    out_weight = {s: sum(row.values()) for s, row in graph.edges.items()}
     scores: dict[tuple[str, str], float] = {}
-    for key, sources in graph.uses.items():
-        scores[key] = sum(rank[s] * w / out_weight[s] for s, w in sources.items())
+    for source, uses in graph.uses.items():
+        share = rank[source] / sum(graph.edges[source].values())
+        for key, weight in uses.items():
+            scores[key] = scores.get(key, 0.0) + share * weight
     return scores
 
 

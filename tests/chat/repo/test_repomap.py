@@ -8,7 +8,8 @@ import pytest
 
 from chat.repo.repomap import builder
 from chat.repo.repomap.builder import RepoMaps, map_budget
-from chat.repo.repomap.graph import build_graph, ordered_files, pagerank
+from chat.repo.repomap.graph import GraphIndex, build_graph, ordered_files, pagerank
+from chat.repo.repomap.symbols import parse
 from contextcore.tokens import TokenCounter
 from tests.chat.repo.polyglot import FILES
 
@@ -69,6 +70,24 @@ def test_the_selection_moves_the_top_of_the_ranking(root):
     rank = pagerank(build_graph(symbols), {"other/report.py": 1.0})
 
     assert [p for p in ordered_files(rank) if p != "other/report.py"][0] == "util/text.py"
+
+
+def test_the_graph_updated_after_edits_equals_one_built_afresh(root):
+    symbols, _ = RepoMaps().symbols(root)
+    index = GraphIndex()
+    index.update(symbols)
+    edited = dict(symbols)
+    edited["util/text.py"] = parse("util/text.py", "def slugify(text): ...\n")
+    edited["new/uses.py"] = parse("new/uses.py", "slugify(load_orders())\n")
+    del edited["other/report.py"]
+
+    updated, fresh = index.update(edited), build_graph(edited)
+
+    assert updated.edges == fresh.edges
+    assert updated.uses == fresh.uses
+    assert updated.defined_in == fresh.defined_in
+    assert updated.edges["new/uses.py"].keys() == {"util/text.py", "core/models.py"}
+    assert "util/text.py" not in updated.edges.get("app/main.py", {})  # slug is gone
 
 
 @pytest.mark.parametrize("budget", [60, 150, 400, 1200])

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from chat.repo import boundary, git
 from chat.repo.repomap import render
-from chat.repo.repomap.graph import GraphIndex, pagerank
+from chat.repo.repomap.graph import Graph, GraphIndex, pagerank
 from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of, parse
 from contextcore.files import DEFAULT_SIZE_CAP, check_text
 
@@ -49,6 +49,8 @@ class RepoMap:
     focus: str
     files: int  # files in the listing the map was built from
     parsed: int  # files parsed for this build (not found in the cache)
+    # Initial cache tiers of the selected and pinned files, from the reference graph
+    tiers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -166,13 +168,13 @@ class RepoMaps:
                 main = render.fit(
                     symbols, graph, rank, budget=main_budget, count=count, leave_out=in_context
                 )
-                memo = (key, main, graph, rank)
+                memo = (key, main, graph, rank, initial_tiers(graph, in_context))
                 self._main[str(root)] = memo
-            _, main, graph, rank = memo
+            _, main, graph, rank, tiers = memo
             focus = _focus(
                 symbols, graph, rank, main, recent, budget // FOCUS_SHARE, count, in_context
             )
-        return RepoMap(main, focus, len(symbols), parsed)
+        return RepoMap(main, focus, len(symbols), parsed, tiers)
 
     def _rank(self, root: str, graph, selected, pinned, memo, symbols) -> dict[str, float]:
         """The ranking, computed again when the selection or the set of files changed, or
@@ -193,6 +195,22 @@ class RepoMaps:
         rank = pagerank(graph, {p: w for p, w in personal.items() if p in symbols})
         self._ranks[root] = (selection, graph.files, rank, 0)
         return rank
+
+
+def initial_tiers(graph: Graph, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """Seed 000's tiers from the graph: of the given files, the most referenced go deepest
+    (the first third of those referenced at all to L1, the next to L2, the rest to L3);
+    files nothing refers to start as active."""
+    wanted = set(files)
+    incoming = dict.fromkeys(wanted, 0.0)
+    for row in graph.edges.values():
+        for target, weight in row.items():
+            if target in wanted:
+                incoming[target] += weight
+    used = sorted((p for p in wanted if incoming[p] > 0), key=lambda p: (-incoming[p], p))
+    third = max(1, -(-len(used) // 3))
+    tiers = {p: ("L1", "L2", "L3")[min(i // third, 2)] for i, p in enumerate(used)}
+    return tuple(sorted((p, tiers.get(p, "active")) for p in wanted))
 
 
 def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str:

@@ -50,6 +50,8 @@ def fill(
         metadata=manager.metadata,
     )
     manager.map_focus = built.focus if built else ""
+    if built and built.tiers:
+        manager.stability.seed_tiers({f"file:{p}": tier for p, tier in built.tiers})
     return built
 
 

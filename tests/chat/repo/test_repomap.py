@@ -6,13 +6,17 @@ import os
 
 import pytest
 
-from chat.repo.repomap import builder
+from acdc.offline import configure_offline_environment
+from chat.repo.repomap import builder, engine
 from chat.repo.repomap.builder import RepoMaps, map_budget
 from chat.repo.repomap.graph import GraphIndex, build_graph, ordered_files, pagerank
 from chat.repo.repomap.symbols import parse
+from contextcore.manager import ContextConfig, ContextManager
+from contextcore.models import ModelFacts
 from contextcore.tokens import TokenCounter
 from tests.chat.repo.polyglot import FILES
 
+configure_offline_environment()
 COUNTER = TokenCounter()
 RANKED = {
     # main.py uses models.py a lot and text.py once; nothing else refers to either.
@@ -195,3 +199,34 @@ def test_the_budget_is_a_sixteenth_of_the_window_at_most_8k():
     assert map_budget(1_000_000) == 8000
     assert map_budget(1_000_000, 500) == 500
     assert map_budget(1_000_000, 0) == 0
+
+
+def test_initial_tiers_put_the_most_referenced_selected_file_deepest(root):
+    built = build(root, selected=["app/main.py", "core/models.py", "util/text.py"])
+
+    assert dict(built.tiers) == {
+        "core/models.py": "L1",
+        "util/text.py": "L2",
+        "app/main.py": "active",  # nothing refers to it
+    }
+
+
+def test_the_seed_scheme_starts_from_the_graphs_tiers(root):
+    manager = ContextManager(
+        ModelFacts(name="anthropic/claude-sonnet-4-5", max_input_tokens=200_000),
+        COUNTER,
+        repo_root=root,
+        config=ContextConfig(tier_scheme="seed"),
+    )
+    for path in ("app/main.py", "core/models.py"):
+        manager.file_context.add_file(path)
+
+    engine.fill(
+        manager, selected=["app/main.py", "core/models.py"], pinned=[], user_text="hi", root=root
+    )
+    messages = manager.prepare_request("hi").messages
+
+    assert manager.stability.tier_of("file:core/models.py") == "L1"
+    assert manager.stability.tier_of("file:app/main.py") == "active"
+    reference = [m for m in messages if "# Reference Files (L1)" in str(m["content"])]
+    assert len(reference) == 1 and "class Order" in str(reference[0]["content"])

@@ -161,22 +161,32 @@ class RepoMaps:
         with self._build_lock:
             memo = self._main.get(str(root))
             if memo is None or memo[0] != key:
-                index = self._graphs.setdefault(str(root), GraphIndex())
-                graph = index.update(symbols)
-                rank = self._rank(str(root), graph, selected, pinned, memo, symbols)
-                main_budget = budget - budget // FOCUS_SHARE
-                main = render.fit(
-                    symbols, graph, rank, budget=main_budget, count=count, leave_out=in_context
-                )
-                memo = (key, main, graph, rank, initial_tiers(graph, in_context))
+                memo = self._main_map(str(root), key, memo, symbols, count, in_context)
                 self._main[str(root)] = memo
-            _, main, graph, rank, tiers = memo
+            _, fitted, graph, rank, tiers, _ = memo
+            main = fitted.text
             focus = _focus(
                 symbols, graph, rank, main, recent, budget // FOCUS_SHARE, count, in_context
             )
         return RepoMap(main, focus, len(symbols), parsed, tiers)
 
-    def _rank(self, root: str, graph, selected, pinned, memo, symbols) -> dict[str, float]:
+    def _main_map(self, root: str, key, memo, symbols, count, in_context) -> tuple:
+        """(key, fitted map, graph, rank, initial tiers, symbols) for this build. After a
+        few edits with the same selection and ranking, only the edited files' lines are
+        brought up to date (`render.refit`); otherwise the map is fitted afresh."""
+        graph = self._graphs.setdefault(root, GraphIndex()).update(symbols)
+        rank, kept = self._rank(root, graph, key[1], key[2], memo, symbols)
+        budget = key[3] - key[3] // FOCUS_SHARE
+        fitted = None
+        if kept and memo is not None and memo[0][1:] == key[1:]:
+            fitted = render.refit(memo[1], memo[5], symbols, budget=budget, count=count)
+        if fitted is None:
+            fitted = render.fit(
+                symbols, graph, rank, budget=budget, count=count, leave_out=in_context
+            )
+        return key, fitted, graph, rank, initial_tiers(graph, in_context), symbols
+
+    def _rank(self, root: str, graph, selected, pinned, memo, symbols) -> tuple[dict, bool]:
         """The ranking, computed again when the selection or the set of files changed, or
         when a twentieth of the files were edited since it was; a few edits in between
         are rendered with the kept ranking (their new signatures show at once)."""
@@ -190,11 +200,11 @@ class RepoMaps:
             total = kept[3] + edited
             if total * RERANK_SHARE < max(1, len(graph.files)):
                 self._ranks[root] = (*kept[:3], total)
-                return kept[2]
+                return kept[2], True
         personal = {p: PINNED_WEIGHT if p in pinned else 1.0 for p in selection[0] | selection[1]}
         rank = pagerank(graph, {p: w for p, w in personal.items() if p in symbols})
         self._ranks[root] = (selection, graph.files, rank, 0)
-        return rank
+        return rank, False
 
 
 def initial_tiers(graph: Graph, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
@@ -223,9 +233,10 @@ def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str
     if not named:
         return ""
     subset = {p: symbols[p] for p in sorted(named)}
-    return render.fit(
+    fitted = render.fit(
         subset, graph, rank, budget=budget, count=count, paths_too=False, prefer=words, intro=""
     )
+    return fitted.text
 
 
 MAPS = RepoMaps()  # one symbol cache per process, shared by every session and tool

@@ -11,12 +11,22 @@ counts more than the budget. Non-goals: ranking itself (graph), reading files (b
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 
 from chat.repo.repomap.graph import Graph, definition_scores, ordered_files
 from chat.repo.repomap.symbols import FileSymbols
 
 INTRO = "Signatures of the repository's most relevant definitions, by file (bodies elided):"
 MAX_MISSES = 64  # candidates in a row that did not fit before the budget counts as full
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A map's text and what it holds: definition indexes by file, and bare paths."""
+
+    text: str
+    chosen: Mapping[str, frozenset[int]]
+    bare: frozenset[str]
 
 
 def outline_lines(symbols: FileSymbols, chosen: Collection[int] | None = None) -> list[str]:
@@ -45,11 +55,11 @@ def fit(
     paths_too: bool = True,
     prefer: Collection[str] = (),
     intro: str = INTRO,
-) -> str:
+) -> Fitted:
     """The map: definitions by score until `budget` tokens, then bare paths by rank.
     Definitions named in `prefer` come before every other."""
     if budget <= 0:
-        return ""
+        return Fitted("", {}, frozenset())
     scores = definition_scores(graph, rank)
     candidates = [
         (-_score(scores, rank, path, d.name, prefer), path, index)
@@ -87,6 +97,37 @@ def fit(
             bare.add(path)
             spent += cost
     return _trimmed(symbols, chosen, bare, budget, count, intro)
+
+
+def refit(
+    previous: Fitted,
+    old: Mapping[str, FileSymbols],
+    new: Mapping[str, FileSymbols],
+    *,
+    budget: int,
+    count: Callable[[str], int],
+    intro: str = INTRO,
+) -> Fitted | None:
+    """`previous` with the edited files' lines brought up to date: the definitions chosen
+    before, found again by name (with their parents). None when a file came or went or
+    the result passes the budget: then the caller fits afresh."""
+    if old.keys() != new.keys():
+        return None
+    chosen = {path: set(indexes) for path, indexes in previous.chosen.items()}
+    for path, indexes in previous.chosen.items():
+        if new[path] is old[path]:
+            continue
+        names = {old[path].definitions[i].name for i in indexes}
+        picked: set[int] = set()
+        for index, definition in enumerate(new[path].definitions):
+            if definition.name in names:
+                picked.update(_with_parents(new[path], index))
+        chosen[path] = picked
+    chosen = {path: indexes for path, indexes in chosen.items() if indexes}
+    text = render(new, chosen, previous.bare, intro)
+    if count(text) > budget:
+        return None
+    return Fitted(text, {p: frozenset(i) for p, i in chosen.items()}, previous.bare)
 
 
 def _score(scores, rank, path: str, name: str, prefer: Collection[str]) -> float:
@@ -134,7 +175,7 @@ def _trimmed(
     budget: int,
     count: Callable[[str], int],
     intro: str,
-) -> str:
+) -> Fitted:
     """The per-line estimate can be a little off: drop bare paths, then the last-chosen
     files, until the whole text fits."""
     text = render(symbols, chosen, bare, intro)
@@ -144,4 +185,4 @@ def _trimmed(
         else:
             chosen.pop(max(chosen))
         text = render(symbols, chosen, bare, intro)
-    return text
+    return Fitted(text, {p: frozenset(i) for p, i in chosen.items()}, frozenset(bare))

@@ -88,3 +88,15 @@ def test_a_map_too_large_for_the_window_is_left_out_with_a_notice(make_manager, 
 
     assert "# Repository Structure" not in _text(prompt.messages[0])
     assert any("repo map" in n.text for n in prompt.notices)
+
+
+def test_the_breakdown_counts_the_map_and_its_focus_as_the_repository_map(make_manager, counter):
+    manager = make_manager()
+    manager.set_context_texts(repo_map=MAP)
+    manager.map_focus = "pkg/b.py:\n  def beta()"
+
+    sections = manager.prepare_request("q").breakdown["sections"]
+
+    focus = counter.count_text(FOCUS_HEADER + manager.map_focus)
+    assert sections["repo_map"] >= counter.count_text(MAP) + focus
+    assert sections["system"] < counter.count_text(MAP)

@@ -237,8 +237,15 @@ class PromptAssembler:
         chunks: list[Chunk] = []
         for index in range(len(history) + 1):
             if index in by_anchor:
-                body = "\n\n".join(_entry_text(e, layout) for e in by_anchor[index].entries)
-                chunks += _pair("active_files", _UPDATE_INTRO + body, "Noted.")
+                entries = by_anchor[index].entries
+                # The map's changes go in a pair of their own, counted as the map's tokens.
+                for section, mine in (
+                    ("active_files", [e for e in entries if e.key != MAP_KEY]),
+                    ("repo_map", [e for e in entries if e.key == MAP_KEY]),
+                ):
+                    if mine:
+                        body = "\n\n".join(_entry_text(e, layout) for e in mine)
+                        chunks += _pair(section, _UPDATE_INTRO + body, "Noted.")
             if index < len(history):
                 chunks.append(Chunk("history", wire_message(history[index])))
         return chunks

@@ -108,7 +108,7 @@ class RepoMaps:
         was parsed now. The caller has judged `path` against the boundary."""
         if not language_of(path):
             return NO_SYMBOLS, False
-        full = root / path
+        full = os.path.join(root, path)  # no Path objects: this runs for every listed file
         try:
             info = os.stat(full)
         except OSError:
@@ -122,7 +122,8 @@ class RepoMaps:
         if info.st_size > self.size_cap:
             return NO_SYMBOLS, False
         try:
-            raw = full.read_bytes()
+            with open(full, "rb") as handle:
+                raw = handle.read()
         except OSError:
             return NO_SYMBOLS, False
         sha = hashlib.sha256(raw).hexdigest()
@@ -184,7 +185,9 @@ class RepoMaps:
             fitted = render.fit(
                 symbols, graph, rank, budget=budget, count=count, leave_out=in_context
             )
-        return key, fitted, graph, rank, initial_tiers(graph, in_context), symbols
+        # Tiers only matter on a first request; they follow the ranking's refreshes.
+        tiers = memo[4] if kept and memo is not None else initial_tiers(graph, in_context)
+        return key, fitted, graph, rank, tiers, symbols
 
     def _rank(self, root: str, graph, selected, pinned, memo, symbols) -> tuple[dict, bool]:
         """The ranking, computed again when the selection or the set of files changed, or

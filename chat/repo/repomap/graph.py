@@ -12,7 +12,8 @@ the same symbols and weights give the same floats, and ties are broken by path.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from chat.repo.repomap.symbols import FileSymbols
@@ -61,13 +62,15 @@ class GraphIndex:
             for found, sign in ((old.get(path), -1), (symbols.get(path), 1)):
                 if found is not None:
                     names |= self._index(path, found, sign)
-        sources = changed | {s for name in names for s in self._readers.get(name, ())}
         self._symbols = dict(symbols)
-        for source in sources:
+        for source in changed:
             self._edges.pop(source, None)
             self._uses.pop(source, None)
             if source in symbols:
-                self._row(source)
+                self._set_row(source, self._uses_of(source, self._symbols[source].references))
+        readers = {s for name in names for s in self._readers.get(name, ())} - changed
+        for source in readers:
+            self._patch(source, names)
         files = tuple(sorted(symbols))
         return Graph(files, self._edges, self._uses, self._defined)
 
@@ -86,20 +89,42 @@ class GraphIndex:
                     del table[name]
         return defined
 
-    def _row(self, source: str) -> None:
-        row: dict[str, float] = {}
+    def _uses_of(
+        self, source: str, references: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, str], float]:
         uses: dict[tuple[str, str], float] = {}
-        for name, count in self._symbols[source].references:
+        for name, count in references:
             holders = self._defined.get(name)
             if not holders or holders == {source}:
                 continue
             weight = math.sqrt(count) * name_weight(name) / len(holders)
             for target in holders:
                 if target != source:
-                    row[target] = row.get(target, 0.0) + weight
                     uses[(target, name)] = weight
-        if row:
-            self._edges[source], self._uses[source] = row, uses
+        return uses
+
+    def _patch(self, source: str, names: set[str]) -> None:
+        """A row again for the uses of `names` only (their definitions moved)."""
+        references = self._symbols[source].references
+        mine = []
+        for name in sorted(names):
+            at = bisect_left(references, (name,))
+            if at < len(references) and references[at][0] == name:
+                mine.append(references[at])
+        uses = {k: w for k, w in self._uses.get(source, {}).items() if k[1] not in names}
+        uses.update(self._uses_of(source, mine))
+        self._edges.pop(source, None)
+        self._uses.pop(source, None)
+        self._set_row(source, uses)
+
+    def _set_row(self, source: str, uses: dict[tuple[str, str], float]) -> None:
+        """Summed in name order, as a row built afresh is, so the floats are the same."""
+        if not uses:
+            return
+        row: dict[str, float] = {}
+        for (target, _), weight in sorted(uses.items(), key=lambda item: item[0][1]):
+            row[target] = row.get(target, 0.0) + weight
+        self._edges[source], self._uses[source] = row, uses
 
 
 def pagerank(graph: Graph, personal: Mapping[str, float]) -> dict[str, float]:

@@ -15,7 +15,7 @@ import functools
 import importlib
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import tree_sitter
 
@@ -71,13 +71,21 @@ NO_SYMBOLS = FileSymbols("")
 
 
 def language_of(path: str) -> str:
-    spec = LANGUAGES.get(PurePosixPath(path).suffix.lower())
+    spec = LANGUAGES.get(_suffix(path))
     return spec[0] if spec else ""
+
+
+def _suffix(path: str) -> str:
+    """PurePosixPath(path).suffix, lower-cased, without building a path (called for
+    every listed file on every turn)."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
 def parse(path: str, text: str) -> FileSymbols:
     """The symbols of `text`, read as the language `path`'s suffix names."""
-    spec = LANGUAGES.get(PurePosixPath(path).suffix.lower())
+    spec = LANGUAGES.get(_suffix(path))
     if spec is None:
         return NO_SYMBOLS
     language, query = _grammar(*spec)

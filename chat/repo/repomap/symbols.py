@@ -88,26 +88,26 @@ def parse(path: str, text: str) -> FileSymbols:
     spec = LANGUAGES.get(_suffix(path))
     if spec is None:
         return NO_SYMBOLS
-    language, query = _grammar(*spec)
+    language, definitions_query, references_query = _grammar(*spec)
     source = text.encode("utf-8", "surrogatepass")
     tree = tree_sitter.Parser(language).parse(source)
     # by the name node's start byte (the first pattern wins): (definition, its node's span)
     found: dict[int, tuple[Definition, tuple[int, int]]] = {}
-    used: list[tree_sitter.Node] = []
-    for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+    for _, captures in tree_sitter.QueryCursor(definitions_query).matches(tree.root_node):
         for capture, nodes in captures.items():
-            if capture == "name.reference":
-                used += nodes
-            elif capture.startswith("name.definition."):
+            if capture.startswith("name.definition."):
                 whole = captures.get("definition." + capture.rsplit(".", 1)[1])
                 for node in nodes:
                     if whole and node.start_byte not in found:
                         span = (whole[0].start_byte, whole[0].end_byte)
                         found[node.start_byte] = (_definition(node, whole[0], capture), span)
+    # One capture list for every identifier: far fewer Python objects than a match each.
+    used = tree_sitter.QueryCursor(references_query).captures(tree.root_node)
     counts: dict[str, int] = {}
-    for node in used:
-        if node.start_byte not in found:
-            word = _text(node)
+    for node in used.get("name.reference", ()):
+        start = node.start_byte
+        if start not in found:
+            word = source[start : node.end_byte].decode("utf-8", "replace")
             counts[word] = counts.get(word, 0) + 1
     definitions = _nest(sorted(found.values(), key=lambda f: (f[1][0], -f[1][1], f[0].name)))
     return FileSymbols(spec[0], tuple(definitions), tuple(sorted(counts.items())))
@@ -116,10 +116,18 @@ def parse(path: str, text: str) -> FileSymbols:
 @functools.cache
 def _grammar(
     name: str, module: str, function: str
-) -> tuple[tree_sitter.Language, tree_sitter.Query]:
+) -> tuple[tree_sitter.Language, tree_sitter.Query, tree_sitter.Query]:
+    """The language and its query file twice: once with the definition patterns only
+    (read match by match), once with the reference patterns only (read as one list)."""
     language = tree_sitter.Language(getattr(importlib.import_module(module), function)())
     source = (QUERIES / f"{name}.scm").read_text(encoding="utf-8")
-    return language, tree_sitter.Query(language, source)
+    definitions, references = (tree_sitter.Query(language, source) for _ in range(2))
+    for index in range(definitions.pattern_count):
+        pattern = source[
+            definitions.start_byte_for_pattern(index) : definitions.end_byte_for_pattern(index)
+        ]
+        (definitions if "@name.reference" in pattern else references).disable_pattern(index)
+    return language, definitions, references
 
 
 def _text(node: tree_sitter.Node) -> str:

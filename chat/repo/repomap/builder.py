@@ -119,7 +119,7 @@ class RepoMaps:
             seen = self._seen.get(key)
             if seen and seen.stamp == stamp and seen.sha256 in self._symbols:
                 return self._symbols[seen.sha256], False
-        if info.st_size > self.size_cap:
+        if info.st_size > self.size_cap or not _inside(root, full):
             return NO_SYMBOLS, False
         try:
             with open(full, "rb") as handle:
@@ -210,6 +210,12 @@ class RepoMaps:
         return rank, False
 
 
+def _inside(root: Path, full: str) -> bool:
+    """No symlink out of the repository (checked when a file is read, not on each look)."""
+    real = os.path.realpath(full)
+    return real.startswith(str(root) + os.sep)
+
+
 def initial_tiers(graph: Graph, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """Seed 000's tiers from the graph: of the given files, the most referenced go deepest
     (the first third of those referenced at all to L1, the next to L2, the rest to L3);
@@ -255,5 +261,7 @@ def outline(root: Path, path: str, maps: RepoMaps = MAPS) -> str:
         raise ValueError(f"{path}: acdc has no grammar for this kind of file")
     if not (root / path).is_file():
         raise ValueError(f"{path}: no such file")
+    if not _inside(root, os.path.join(root, path)):
+        raise ValueError(f"{path}: outside the repository")
     found, _ = maps.file_symbols(root, path)
     return render.outline_text(path, found)

@@ -127,6 +127,17 @@ def test_a_secret_file_never_appears_in_the_map(root):
     assert ".env" not in built.main
 
 
+def test_a_symlink_out_of_the_repository_is_never_read(root, tmp_path):
+    (tmp_path / "outside.py").write_text("def stolen_secret_function(): ...\n")
+    (root / "app/link.py").symlink_to(tmp_path / "outside.py")
+
+    built = build(root, budget=8000, recent=["stolen_secret_function"])
+
+    assert "stolen_secret_function" not in built.main + built.focus
+    with pytest.raises(ValueError, match="outside the repository"):
+        builder.outline(root, "app/link.py", RepoMaps())
+
+
 def test_the_focus_names_definitions_the_recent_messages_mention(root):
     built = build(root, budget=200, selected=["app/main.py"], recent=["Why is make_invoice slow?"])
 

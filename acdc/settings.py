@@ -62,6 +62,8 @@ ACDC_GROUNDING_TOKENS = env_int("ACDC_GROUNDING_TOKENS", 1500, minimum=100)
 ACDC_ENDLESS_RECENT_RUNS = env_int("ACDC_ENDLESS_RECENT_RUNS", 6, minimum=0)
 ACDC_ENDLESS_PASSTHROUGH_RUNS = env_int("ACDC_ENDLESS_PASSTHROUGH_RUNS", 2, minimum=0)
 ACDC_ENDLESS_TOKEN_THRESHOLD = env_int("ACDC_ENDLESS_TOKEN_THRESHOLD", 0, minimum=0)
+# The repository map's token budget (0: no map); unset, a sixteenth of the window, at most 8k.
+ACDC_MAP_TOKENS = env_int("ACDC_MAP_TOKENS", 0, minimum=0) if env_str("ACDC_MAP_TOKENS") else None
 
 SECRET_KEY = secret_key(ACDC_DATA_DIR, env_str("SECRET_KEY"))
 DEBUG = env_bool("ACDC_DEBUG", False)

@@ -56,6 +56,7 @@ class ContextManager:
         tracker_scheme = "seed" if self.config.tier_scheme == "seed" else "acdc"
         self.stability = StabilityTracker(tracker_scheme)
         self.repo_map = self.file_tree = self.reference = ""
+        self.map_focus = ""  # the map's per-turn part, set by the caller each turn
         self.metadata: tuple[str, ...] = ()
         self._history: list[Message] = []
         self._last_items: dict[str, str] = {}
@@ -260,6 +261,7 @@ class ContextManager:
         return PromptInputs(
             system_prompt=self.config.system_prompt,
             repo_map=self.repo_map,
+            map_focus=self.map_focus,
             file_tree=self.file_tree,
             reference=self.reference,
             metadata=self.metadata,

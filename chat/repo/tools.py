@@ -34,6 +34,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaV
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError
 
 from chat.repo import boundary, git, indexing, sessionsets
+from chat.repo.repomap import builder as repomap
 from history.models import Session
 
 MAX_OUTPUT_CHARS = 20_000
@@ -122,6 +123,11 @@ _TOOLS_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
         "Search the repository's text files for a regular expression (Perl/Python "
         "syntax); answers with path:line:text lines.",
         GrepArguments,
+    ),
+    "outline": (
+        "A source file's outline: the signatures of its classes, functions, methods, "
+        "types and constants, nested, without bodies; much shorter than read_file.",
+        ReadFileArguments,
     ),
     "activate": (
         "Put an object's full content into your context (a file is read fresh).",
@@ -355,6 +361,15 @@ def _run_grep(command: list[str]) -> subprocess.CompletedProcess:
         raise ToolFailure(f"the search could not run ({exc.strerror})") from None
 
 
+def _outline(session: Session, repo: indexing.Repository, result: ToolResult) -> None:
+    """Signatures only; the file is neither indexed nor activated (the map's cache is)."""
+    try:
+        key, _ = indexing.locate(repo, result.args["path"])
+        result.output = _cap(repomap.outline(repo.root, key))
+    except (indexing.IndexingError, ValueError) as exc:
+        raise ToolFailure(str(exc)) from None
+
+
 def _set_tool(change):
     def run(session: Session, repo: indexing.Repository, result: ToolResult) -> None:
         ref = result.args["id"]
@@ -380,6 +395,7 @@ _TOOLS = {
     "read_file": _read_file,
     "list_files": _list_files,
     "grep": _grep,
+    "outline": _outline,
     "activate": _set_tool(sessionsets.activate),
     "deactivate": _set_tool(sessionsets.deactivate),
     "pin": _set_tool(sessionsets.pin),

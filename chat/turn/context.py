@@ -24,6 +24,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.repo import boundary, credentials, sessionsets
+from chat.repo.repomap import engine as repomap_engine
 from chat.turn import endless, hud, seen
 from chat.turn.session import (
     SessionBusy,
@@ -137,6 +138,12 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
     session, manager = ctx.session, ctx.manager
     set_notices, entries = sync_sets(session, manager)
     related = _ground(session, manager, user_text)
+    repomap_engine.fill(
+        manager,
+        selected=[e.path for e in entries if e.type == "file" and e.active and not e.stub],
+        pinned=[e.path for e in entries if e.type == "file" and e.pinned],
+        user_text=user_text,
+    )
     attached = images_get(images) if images else []
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
     with manager.substituted_history(managed.history if managed else None):

@@ -2,15 +2,15 @@
 
 Why: a provider cache only hits on an exact prefix, so moving an item between tiers (the
 seed scheme) rewrites everything after it. Here the prompt only ever grows at the end:
-  L0 system prompt (+ repo map) | L1 snapshot of files/tree/reference taken at the last
-  rebuild | L2 history, with "context update" pairs spliced in where a change was first
-  seen | tail: manifest of current versions, current message.
+  L0 system prompt + the repo map as of the snapshot | L1 snapshot of files/tree/reference
+  taken at the last rebuild | L2 history, with "context update" pairs spliced in where a
+  change was first seen | tail: map focus, manifest of current versions, current message.
 A file edited after the snapshot is carried as an update (a unified diff against the last
 full copy when that is at most `diff_ratio` of the file's tokens, else the full text)
 labelled with its new version; the manifest names the current version of every selected
 file, so the model is never unsure which copy is current. A removed file gets a notice.
 The layout is rebuilt (fresh snapshot, no updates) only when the prefix is lost anyway:
-first request, system prompt or repo map changed, history rewritten (compaction,
+first request, system prompt changed, history rewritten (compaction,
 truncation, windowing), cache expired (`cache_ttl_seconds` since the last request, when
 the caller passes a clock) - or when stale copies pass `stale_budget_tokens`.
 Pure: `plan_layout` returns a new state and never mutates its input.
@@ -39,7 +39,7 @@ def history_digest(history: Sequence[Message]) -> str:
 
 @dataclass(frozen=True)
 class Doc:
-    """A document the layout carries: `file:<path>`, `tree` or `reference`."""
+    """A document the layout carries: `file:<path>`, `map`, `tree` or `reference`."""
 
     key: str
     text: str
@@ -176,7 +176,7 @@ def _rebuild_reason(
     if state is None:
         return "first request"
     if state.l0_digest != l0_digest:
-        return "system prompt or repository map changed"
+        return "system prompt changed"
     if len(history) < state.history_len or (
         history_digest(history[: state.history_len]) != state.history_digest
     ):
@@ -220,7 +220,8 @@ def _changes(
         if doc.key in shown and shown[doc.key].version == version:
             continue
         text, form, base = doc.text, "full", None
-        if doc.key in shown and doc.key.startswith("file:") and policy.update_style == "auto":
+        diffable = doc.key.startswith("file:") or doc.key == "map"
+        if doc.key in shown and diffable and policy.update_style == "auto":
             full = copies[doc.key]
             diff = make_diff(state.blobs[full.blob], doc.text)
             if diff is not None and counter.count_text(diff) <= policy.diff_ratio * max(

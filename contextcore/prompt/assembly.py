@@ -13,7 +13,7 @@ the same inputs give byte-identical messages, which is what makes provider cache
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextcore.llm import Message
@@ -25,6 +25,8 @@ MAX_BREAKPOINTS = 4
 TIER_ORDER = ("L0", "L1", "L2", "L3", "active")
 FILES_ACK = "Ok, I have these files."
 UPDATE_HEADER = "# Context update"
+FOCUS_HEADER = "# Repository focus\nDefinitions named in the recent messages:\n"
+MAP_KEY = "map"
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,9 @@ class ImageInput:
 class PromptInputs:
     system_prompt: str
     repo_map: str = ""
+    # The map's per-turn part (ranked towards recent messages): after the history, never
+    # in the cached prefix.
+    map_focus: str = ""
     file_tree: str = ""
     reference: str = ""
     metadata: tuple[str, ...] = ()
@@ -106,6 +111,12 @@ def _context_pairs(
     return chunks
 
 
+def _focus_pair(inputs: PromptInputs) -> list[Chunk]:
+    if not inputs.map_focus:
+        return []
+    return _pair("repo_map", FOCUS_HEADER + inputs.map_focus, "Ok.")
+
+
 def _metadata_pair(inputs: PromptInputs) -> list[Chunk]:
     if not inputs.metadata:
         return []
@@ -151,6 +162,7 @@ class PromptAssembler:
         """System, file tree, reference, metadata, working files, history, message; with
         `cache_last` one breakpoint on the final message."""
         chunks = [_system_chunk(inputs), *_context_pairs(inputs), *_metadata_pair(inputs)]
+        chunks += _focus_pair(inputs)
         chunks += _files_pair("# Working Files", inputs.files)
         chunks += _history_chunks(inputs.history) + [_current_message(inputs)]
         return self._chunks([TierBlock("active", tuple(chunks), cached=cache_last)], inputs)
@@ -167,7 +179,7 @@ class PromptAssembler:
             header = f"# Reference Files ({tier})"
             chunks = _files_pair(header, files_by_tier[tier]) + history_by_tier[tier]
             blocks.append(TierBlock(tier, tuple(chunks), cached=True))
-        active = _context_pairs(inputs) + _metadata_pair(inputs)
+        active = _context_pairs(inputs) + _metadata_pair(inputs) + _focus_pair(inputs)
         active += _files_pair("# Working Files", files_by_tier["active"])
         active += history_by_tier["active"] + [_current_message(inputs)]
         blocks.append(TierBlock("active", tuple(active)))
@@ -190,8 +202,11 @@ class PromptAssembler:
     def appendonly(
         self, inputs: PromptInputs, layout: LayoutState, versions: Mapping[str, Sequence[Any]]
     ) -> PromptChunks:
-        """acdc's layout: L0 system, L1 snapshot, L2 history with updates, then the tail."""
+        """acdc's layout: L0 system, L1 snapshot, L2 history with updates, then the tail.
+        The map in L0 is the one of the snapshot; later changes to it are updates."""
         snapshot = [e for e in layout.snapshot if e.form == "full"]
+        shown_map = [layout.blobs[e.blob] for e in snapshot if e.key == MAP_KEY]
+        system = _system_chunk(replace(inputs, repo_map=shown_map[0] if shown_map else ""))
         tree = [e for e in snapshot if e.key == "tree"]
         reference = [e for e in snapshot if e.key == "reference"]
         l1: list[Chunk] = []
@@ -206,9 +221,10 @@ class PromptAssembler:
             l1 += _pair("active_files", _SNAPSHOT_HEADER + body, FILES_ACK)
         l2 = self._stream(inputs.history, layout)
         current = {p: int(versions[f"file:{p}"][0]) for p, _ in inputs.files}
-        tail = _pair("metadata", format_manifest(current, inputs.metadata), "Ok.")
+        tail = _focus_pair(inputs)
+        tail += _pair("metadata", format_manifest(current, inputs.metadata), "Ok.")
         blocks = [
-            TierBlock("L0", (_system_chunk(inputs),), cached=True),
+            TierBlock("L0", (system,), cached=True),
             TierBlock("L1", tuple(l1), cached=True),
             TierBlock("L2", tuple(l2), cached=True),
             TierBlock("active", (*tail, _current_message(inputs))),
@@ -221,8 +237,15 @@ class PromptAssembler:
         chunks: list[Chunk] = []
         for index in range(len(history) + 1):
             if index in by_anchor:
-                body = "\n\n".join(_entry_text(e, layout) for e in by_anchor[index].entries)
-                chunks += _pair("active_files", _UPDATE_INTRO + body, "Noted.")
+                entries = by_anchor[index].entries
+                # The map's changes go in a pair of their own, counted as the map's tokens.
+                for section, mine in (
+                    ("active_files", [e for e in entries if e.key != MAP_KEY]),
+                    ("repo_map", [e for e in entries if e.key == MAP_KEY]),
+                ):
+                    if mine:
+                        body = "\n\n".join(_entry_text(e, layout) for e in mine)
+                        chunks += _pair(section, _UPDATE_INTRO + body, "Noted.")
             if index < len(history):
                 chunks.append(Chunk("history", wire_message(history[index])))
         return chunks
@@ -276,6 +299,8 @@ def _entry_text(entry: Entry, layout: LayoutState) -> str:
     if entry.form == "removed":
         return f"{name} was removed from the context: no copy of it above is current."
     text = layout.blobs[entry.blob]
+    if entry.key == MAP_KEY and entry.form == "diff":
+        return f"The repository map changed (unified diff of the map above):\n{text}"
     if not entry.key.startswith("file:"):
         return f"The {name} section changed; this version supersedes the earlier one:\n{text}"
     if entry.form == "diff":

@@ -19,7 +19,7 @@ from contextcore.history.exchanges import window_history
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
 from contextcore.prompt.appendonly import Doc, LayoutPolicy, LayoutState, bump_versions, plan_layout
-from contextcore.prompt.assembly import PromptAssembler, PromptChunks, PromptInputs
+from contextcore.prompt.assembly import MAP_KEY, PromptAssembler, PromptChunks, PromptInputs
 from contextcore.prompt.stability import StabilityTracker
 from contextcore.tokens import IMAGE_FLAT_TOKENS, TokenCounter
 
@@ -55,7 +55,11 @@ class Built:
 
 
 def docs_for(inputs: PromptInputs) -> list[Doc]:
-    docs = [Doc("tree", inputs.file_tree)] if inputs.file_tree else []
+    """The layout's documents. The repository map is one, so that a change to it is a
+    small diff after the prefix instead of a new prefix (it ends in a newline so that
+    it can be diffed)."""
+    docs = [Doc(MAP_KEY, inputs.repo_map.rstrip("\n") + "\n")] if inputs.repo_map else []
+    docs += [Doc("tree", inputs.file_tree)] if inputs.file_tree else []
     docs += [Doc("reference", inputs.reference)] if inputs.reference else []
     return docs + [Doc(f"file:{path}", text) for path, text in inputs.files]
 
@@ -89,7 +93,7 @@ class RequestBuilder:
             state = None if draft.rebuild else self.tracker.layout
             layout, reason = plan_layout(
                 state,
-                l0_text=inputs.system_prompt + "\0" + inputs.repo_map,
+                l0_text=inputs.system_prompt,
                 docs=docs_for(inputs),
                 versions=versions,
                 history=inputs.history,

@@ -46,6 +46,18 @@ class StabilityTracker:
         # "version 3" means the same text for the whole session.
         self.versions: dict[str, list[Any]] = {}
         self.layout: LayoutState | None = None
+        # Seed 000: "tiers rebuild from the reference graph on first request". Counts an
+        # item starts from when it is first seen, set while the tracker holds no items.
+        self._initial: dict[str, int] = {}
+
+    def seed_tiers(self, tiers: Mapping[str, str]) -> None:
+        """Initial tiers ({key: tier}) for a tracker that has seen no request yet (a new
+        session, or after the cache was lost): an item starts at its tier's count instead
+        of as active. Ignored once items are tracked."""
+        if self._items:
+            return
+        counts = {tier: minimum for minimum, tier in SEED_THRESHOLDS}
+        self._initial = {key: counts[tier] for key, tier in tiers.items() if tier in counts}
 
     def update(self, items: Mapping[str, str]) -> None:
         """Record one request's items ({key: content hash}), after its response arrived."""
@@ -55,16 +67,14 @@ class StabilityTracker:
             fresh[key] = (
                 (content_hash, old[1] + 1)
                 if old and old[0] == content_hash
-                else (
-                    content_hash,
-                    0,
-                )
+                else (content_hash, 0 if old else self._initial.get(key, 0))
             )
         self._items = fresh
+        self._initial = {}
 
     def count_of(self, key: str) -> int:
         item = self._items.get(key)
-        return item[1] if item else 0
+        return item[1] if item else self._initial.get(key, 0)
 
     def tier_of(self, key: str) -> str:
         if key == "system":

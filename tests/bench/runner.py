@@ -26,6 +26,7 @@ BENCHMARKS = {
     "assembly": "tests.bench.assembly_bench",
     "cache": "tests.bench.cache_bench",
     "history": "tests.bench.history_bench",
+    "map": "tests.bench.map_bench",
     "repo": "tests.bench.repo_bench",
     "turn": "tests.bench.turn_bench",
 }
@@ -50,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     history = names.add_parser("history", parents=[common], help="run the history benchmark")
     history.add_argument("--messages", type=int, help="messages in the synthetic store")
     history.add_argument("--sessions", type=int, help="sessions in the synthetic store")
+    repomap = names.add_parser("map", parents=[common], help="run the repository-map benchmark")
+    repomap.add_argument("--source", type=Path, help="folder of code to copy (default: Django's)")
     repo = names.add_parser("repo", parents=[common], help="run the repository benchmark")
     repo.add_argument("--files", type=int, help="files in the synthetic repository")
     _add_turn_options(names.add_parser("turn", parents=[common], help="run the turn benchmark"))

@@ -37,7 +37,8 @@ def call(session, repo, name, **args):
 
 def test_every_tool_has_a_schema_the_provider_can_read():
     assert TOOL_NAMES == (
-        "read_file", "list_files", "grep", "activate", "deactivate", "pin", "unpin",
+        "read_file", "list_files", "grep", "outline", "activate", "deactivate", "pin",
+        "unpin",
     )  # fmt: skip
     for spec in TOOL_SPECS:
         assert spec["type"] == "function"

@@ -56,3 +56,34 @@ def test_tracker_state_round_trips_through_json():
 def test_an_unknown_scheme_is_refused():
     with pytest.raises(ValueError, match="unknown tier scheme"):
         StabilityTracker("fancy")
+
+
+def test_initial_tiers_from_the_graph_apply_to_the_first_request():
+    tracker = StabilityTracker("seed")
+    tracker.seed_tiers({"file:core.py": "L1", "file:util.py": "L3", "file:new.py": "active"})
+
+    assert tracker.tier_of("file:core.py") == "L1"
+    assert tracker.tier_of("file:util.py") == "L3"
+    assert tracker.tier_of("file:new.py") == "active"
+    tracker.update({"file:core.py": "h1", "file:util.py": "h2"})
+    tracker.update({"file:core.py": "h1", "file:util.py": "h2"})
+    assert tracker.tier_of("file:core.py") == "L1"  # 9 + 1
+    assert tracker.tier_of("file:util.py") == "L3"  # 3 + 1
+
+
+def test_initial_tiers_are_ignored_once_requests_were_tracked():
+    tracker = StabilityTracker("seed")
+    tracker.update({"file:core.py": "h1"})
+    tracker.seed_tiers({"file:core.py": "L1", "file:late.py": "L2"})
+
+    assert tracker.tier_of("file:core.py") == "active"
+    assert tracker.tier_of("file:late.py") == "active"
+
+
+def test_an_edit_after_the_first_request_still_sends_a_seeded_item_to_active():
+    tracker = StabilityTracker("seed")
+    tracker.seed_tiers({"file:core.py": "L1"})
+    tracker.update({"file:core.py": "h1"})
+    tracker.update({"file:core.py": "h2"})
+
+    assert tracker.tier_of("file:core.py") == "active"

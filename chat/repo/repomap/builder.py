@@ -1,0 +1,267 @@
+"""The repository map of one repository: files read through the boundary, symbols cached.
+
+`RepoMaps.build` lists the repository once (git's listing, the boundary's screen: internal
+and secret-shaped files are never read and never named), parses each source file whose
+(size, mtime) changed since the last look, and keeps its symbols by the sha256 of its bytes
+(the picker's token counts use the same hash), so an unchanged file is never parsed twice
+and an edited one re-parses alone. The map comes in two parts: `main`, ranked towards the
+selected and pinned files, which changes only when files or the selection change (it sits
+in the cached prefix), and `focus`, ranked towards identifiers named in recent messages,
+sent after the history. Files over the size cap, binary files and other languages appear
+by path only. Non-goals: where the texts go in the prompt (contextcore), rendering.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from chat.repo import boundary, git
+from chat.repo.repomap import render
+from chat.repo.repomap.graph import Graph, GraphIndex, pagerank
+from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of, parse
+from contextcore.files import DEFAULT_SIZE_CAP, check_text
+
+MAX_TOKENS = 8000
+WINDOW_SHARE = 16  # the map's default budget: a sixteenth of the model's window
+FOCUS_SHARE = 4  # the focus part: a quarter of the map's budget
+PINNED_WEIGHT = 2.0
+RERANK_SHARE = 20  # rank again once a twentieth of the files were edited since the last time
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def map_budget(window: int, setting: int | None = None) -> int:
+    """ACDC_MAP_TOKENS when set (0 turns the map off), else a sixteenth of the window, at
+    most 8k tokens."""
+    if setting is not None:
+        return max(0, setting)
+    return min(MAX_TOKENS, max(0, window) // WINDOW_SHARE)
+
+
+@dataclass(frozen=True)
+class RepoMap:
+    main: str
+    focus: str
+    files: int  # files in the listing the map was built from
+    parsed: int  # files parsed for this build (not found in the cache)
+    # Initial cache tiers of the selected and pinned files, from the reference graph
+    tiers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class _Seen:
+    stamp: tuple[int, int]
+    sha256: str
+
+
+class RepoMaps:
+    """Process-wide symbol caches; one per server, shared by every session."""
+
+    def __init__(self, size_cap: int = DEFAULT_SIZE_CAP) -> None:
+        self.size_cap = size_cap
+        self._seen: dict[tuple[str, str], _Seen] = {}
+        self._symbols: dict[str, FileSymbols] = {}  # sha256 -> symbols
+        self._lock = threading.Lock()
+        self._build_lock = threading.Lock()  # the graph index and the memo, per build
+        self._graphs: dict[str, GraphIndex] = {}
+        self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
+        self._ranks: dict[str, tuple] = {}  # root -> (selection, files, rank, edits since)
+        self._screens: dict[str, tuple] = {}  # root -> (listing key, boundary.Screened)
+
+    def symbols(self, root: Path) -> tuple[dict[str, FileSymbols], int]:
+        """Symbols of every file the map may name (path-only files have none), and how
+        many files had to be parsed."""
+        root = Path(root).resolve()
+        screened = self._screened(root, git.list_files(root).paths)
+        result: dict[str, FileSymbols] = {}
+        parsed = 0
+        for path in screened.kept:
+            if path in screened.locked:
+                continue
+            found, fresh = self.file_symbols(root, path)
+            result[path] = found
+            parsed += fresh
+        return result, parsed
+
+    def _screened(self, root: Path, paths: list[str]) -> boundary.Screened:
+        """The boundary's judgement of the listing, judged again only when the listing,
+        the secret patterns or the repository's ignore file change."""
+        ignore = root / boundary.IGNORE_FILE
+        stamp = ignore.stat().st_mtime_ns if ignore.exists() else 0
+        key = (tuple(paths), stamp, boundary.secret_patterns())
+        with self._lock:
+            memo = self._screens.get(str(root))
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        screened = boundary.screen(paths, root=root)
+        with self._lock:
+            self._screens[str(root)] = (key, screened)
+        return screened
+
+    def file_symbols(self, root: Path, path: str) -> tuple[FileSymbols, bool]:
+        """One file's symbols (from the cache when its bytes are known) and whether it
+        was parsed now. The caller has judged `path` against the boundary."""
+        if not language_of(path):
+            return NO_SYMBOLS, False
+        full = os.path.join(root, path)  # no Path objects: this runs for every listed file
+        try:
+            info = os.stat(full)
+        except OSError:
+            return NO_SYMBOLS, False
+        stamp = (info.st_size, info.st_mtime_ns)
+        key = (str(root), path)
+        with self._lock:
+            seen = self._seen.get(key)
+            if seen and seen.stamp == stamp and seen.sha256 in self._symbols:
+                return self._symbols[seen.sha256], False
+        if info.st_size > self.size_cap or not _inside(root, full):
+            return NO_SYMBOLS, False
+        try:
+            with open(full, "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            return NO_SYMBOLS, False
+        sha = hashlib.sha256(raw).hexdigest()
+        with self._lock:
+            cached = self._symbols.get(sha)
+        fresh = cached is None
+        if cached is None:
+            text, _ = check_text(raw, self.size_cap)
+            cached = parse(path, text) if text is not None else NO_SYMBOLS
+        with self._lock:
+            self._symbols[sha] = cached
+            self._seen[key] = _Seen(stamp, sha)
+        return cached, fresh
+
+    def build(
+        self,
+        root: Path,
+        *,
+        budget: int,
+        count: Callable[[str], int],
+        selected: Iterable[str] = (),
+        pinned: Iterable[str] = (),
+        recent: Iterable[str] = (),
+    ) -> RepoMap:
+        symbols, parsed = self.symbols(root)
+        if budget <= 0 or not symbols:
+            return RepoMap("", "", len(symbols), parsed)
+        selected, pinned = set(selected), set(pinned)
+        in_context = selected | pinned
+        key = (
+            tuple((p, id(s)) for p, s in symbols.items()),  # cached symbols live as long
+            frozenset(selected),
+            frozenset(pinned),
+            budget,
+        )
+        with self._build_lock:
+            memo = self._main.get(str(root))
+            if memo is None or memo[0] != key:
+                memo = self._main_map(str(root), key, memo, symbols, count, in_context)
+                self._main[str(root)] = memo
+            _, fitted, graph, rank, tiers, _ = memo
+            main = fitted.text
+            focus = _focus(
+                symbols, graph, rank, main, recent, budget // FOCUS_SHARE, count, in_context
+            )
+        return RepoMap(main, focus, len(symbols), parsed, tiers)
+
+    def _main_map(self, root: str, key, memo, symbols, count, in_context) -> tuple:
+        """(key, fitted map, graph, rank, initial tiers, symbols) for this build. After a
+        few edits with the same selection and ranking, only the edited files' lines are
+        brought up to date (`render.refit`); otherwise the map is fitted afresh."""
+        graph = self._graphs.setdefault(root, GraphIndex()).update(symbols)
+        rank, kept = self._rank(root, graph, key[1], key[2], memo, symbols)
+        budget = key[3] - key[3] // FOCUS_SHARE
+        fitted = None
+        if kept and memo is not None and memo[0][1:] == key[1:]:
+            fitted = render.refit(memo[1], memo[5], symbols, budget=budget, count=count)
+        if fitted is None:
+            fitted = render.fit(
+                symbols, graph, rank, budget=budget, count=count, leave_out=in_context
+            )
+        # Tiers only matter on a first request; they follow the ranking's refreshes.
+        tiers = memo[4] if kept and memo is not None else initial_tiers(graph, in_context)
+        return key, fitted, graph, rank, tiers, symbols
+
+    def _rank(self, root: str, graph, selected, pinned, memo, symbols) -> tuple[dict, bool]:
+        """The ranking, computed again when the selection or the set of files changed, or
+        when a twentieth of the files were edited since it was; a few edits in between
+        are rendered with the kept ranking (their new signatures show at once)."""
+        edited = 0
+        if memo is not None:
+            before = dict(memo[0][0])
+            edited = sum(1 for p, s in symbols.items() if before.get(p) != id(s))
+        selection = (frozenset(selected), frozenset(pinned))
+        kept = self._ranks.get(root)
+        if kept and kept[0] == selection and kept[1] == graph.files:
+            total = kept[3] + edited
+            if total * RERANK_SHARE < max(1, len(graph.files)):
+                self._ranks[root] = (*kept[:3], total)
+                return kept[2], True
+        personal = {p: PINNED_WEIGHT if p in pinned else 1.0 for p in selection[0] | selection[1]}
+        rank = pagerank(graph, {p: w for p, w in personal.items() if p in symbols})
+        self._ranks[root] = (selection, graph.files, rank, 0)
+        return rank, False
+
+
+def _inside(root: Path, full: str) -> bool:
+    """No symlink out of the repository (checked when a file is read, not on each look)."""
+    real = os.path.realpath(full)
+    return real.startswith(str(root) + os.sep)
+
+
+def initial_tiers(graph: Graph, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """Seed 000's tiers from the graph: of the given files, the most referenced go deepest
+    (the first third of those referenced at all to L1, the next to L2, the rest to L3);
+    files nothing refers to start as active."""
+    wanted = set(files)
+    incoming = dict.fromkeys(wanted, 0.0)
+    for row in graph.edges.values():
+        for target, weight in row.items():
+            if target in wanted:
+                incoming[target] += weight
+    used = sorted((p for p in wanted if incoming[p] > 0), key=lambda p: (-incoming[p], p))
+    third = max(1, -(-len(used) // 3))
+    tiers = {p: ("L1", "L2", "L3")[min(i // third, 2)] for i, p in enumerate(used)}
+    return tuple(sorted((p, tiers.get(p, "active")) for p in wanted))
+
+
+def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str:
+    """Definitions of identifiers the recent messages name, from files neither in `main`
+    nor in the context; the named definitions first, then by the main map's ranking."""
+    words = {w for text in recent for w in _WORD.findall(text)}
+    named = {p for word in words for p in graph.defined_in.get(word, ())}
+    shown = {line.rstrip(":") for line in main.splitlines() if not line.startswith(" ")}
+    named -= shown | in_context
+    if not named:
+        return ""
+    subset = {p: symbols[p] for p in sorted(named)}
+    fitted = render.fit(
+        subset, graph, rank, budget=budget, count=count, paths_too=False, prefer=words, intro=""
+    )
+    return fitted.text
+
+
+MAPS = RepoMaps()  # one symbol cache per process, shared by every session and tool
+
+
+def outline(root: Path, path: str, maps: RepoMaps = MAPS) -> str:
+    """One file's outline (signatures only), or ValueError with a reason to show."""
+    root = Path(root).resolve()
+    judged = boundary.verdict(path, root=root)
+    if not judged.ok:
+        raise ValueError(f"{path}: {judged.reason}")
+    if not language_of(path):
+        raise ValueError(f"{path}: acdc has no grammar for this kind of file")
+    if not (root / path).is_file():
+        raise ValueError(f"{path}: no such file")
+    if not _inside(root, os.path.join(root, path)):
+        raise ValueError(f"{path}: outside the repository")
+    found, _ = maps.file_symbols(root, path)
+    return render.outline_text(path, found)

@@ -1,0 +1,59 @@
+"""The repository map for one turn: built from the session's sets, handed to the engine.
+
+The main map goes where seed 000 puts it (the system message, under "Repository
+Structure"); the focus part goes to the engine's `map_focus`, which the prompt places after
+the history. A map that cannot be built costs the turn nothing but the map: the failure is
+logged and the request goes out without it (fail open).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from django.conf import settings
+
+from chat.repo.repomap.builder import MAPS, RepoMap, map_budget
+from contextcore.manager import ContextManager
+
+log = logging.getLogger(__name__)
+RECENT_MESSAGES = 2  # history messages (besides the new one) whose identifiers steer the focus
+
+
+def fill(
+    manager: ContextManager,
+    *,
+    selected: Iterable[str],
+    pinned: Iterable[str],
+    user_text: str,
+    root: Path | None = None,
+) -> RepoMap | None:
+    budget = map_budget(manager.facts.max_input_tokens, settings.ACDC_MAP_TOKENS)
+    recent = [*_texts(manager.get_history()[-RECENT_MESSAGES:]), user_text]
+    try:
+        built = MAPS.build(
+            Path(root or settings.ACDC_REPO),
+            budget=budget,
+            count=manager.counter.count_text,
+            selected=selected,
+            pinned=pinned,
+            recent=recent,
+        )
+    except Exception:  # the map is an aid; the turn goes on without it
+        log.exception("the repository map could not be built")
+        built = None
+    manager.set_context_texts(
+        repo_map=built.main if built else "",
+        file_tree=manager.file_tree,
+        reference=manager.reference,
+        metadata=manager.metadata,
+    )
+    manager.map_focus = built.focus if built else ""
+    if built and built.tiers:
+        manager.stability.seed_tiers({f"file:{p}": tier for p, tier in built.tiers})
+    return built
+
+
+def _texts(messages: Sequence[dict]) -> list[str]:
+    return [m["content"] for m in messages if isinstance(m.get("content"), str)]

@@ -1,0 +1,188 @@
+"""The map as text: the best-ranked definitions that fit a token budget, as an outline.
+
+Each file is a line with its path and a colon, then its chosen definitions' signatures
+indented by nesting (a chosen method brings its class along); bodies are elided. Files
+without chosen definitions may follow as bare paths while the budget lasts. The text is
+sorted by path, not by rank: ranking decides what is in, the order stays put, so a change
+in one file changes the lines of that file and little else. Invariant: the result never
+counts more than the budget. Non-goals: ranking itself (graph), reading files (builder).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+
+from chat.repo.repomap.graph import Graph, definition_scores, ordered_files
+from chat.repo.repomap.symbols import FileSymbols
+
+INTRO = "Signatures of the repository's most relevant definitions, by file (bodies elided):"
+MAX_MISSES = 64  # candidates in a row that did not fit before the budget counts as full
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A map's text and what it holds: definition indexes by file, and bare paths."""
+
+    text: str
+    chosen: Mapping[str, frozenset[int]]
+    bare: frozenset[str]
+
+
+def outline_lines(symbols: FileSymbols, chosen: Collection[int] | None = None) -> list[str]:
+    """A file's definition lines (all, or the indexes in `chosen`), indented by nesting."""
+    return [
+        "  " * (d.depth + 1) + d.signature
+        for i, d in enumerate(symbols.definitions)
+        if chosen is None or i in chosen
+    ]
+
+
+def outline_text(path: str, symbols: FileSymbols) -> str:
+    """One file as its outline: what the `outline` tool and the picker's outline state send."""
+    lines = outline_lines(symbols)
+    return "\n".join([f"{path}:", *lines]) if lines else f"{path}: (no definitions found)"
+
+
+def fit(
+    symbols: Mapping[str, FileSymbols],
+    graph: Graph,
+    rank: Mapping[str, float],
+    *,
+    budget: int,
+    count: Callable[[str], int],
+    leave_out: Collection[str] = (),
+    paths_too: bool = True,
+    prefer: Collection[str] = (),
+    intro: str = INTRO,
+) -> Fitted:
+    """The map: definitions by score until `budget` tokens, then bare paths by rank.
+    Definitions named in `prefer` come before every other."""
+    if budget <= 0:
+        return Fitted("", {}, frozenset())
+    scores = definition_scores(graph, rank)
+    candidates = [
+        (-_score(scores, rank, path, d.name, prefer), path, index)
+        for path, found in symbols.items()
+        if path not in leave_out
+        for index, d in enumerate(found.definitions)
+    ]
+    candidates.sort()
+    chosen: dict[str, set[int]] = {}
+    spent, misses = count(intro) + 1, 0
+    for _, path, index in candidates:
+        found = symbols[path]
+        picked = chosen.get(path, set())
+        wanted = [i for i in _with_parents(found, index) if i not in picked]
+        cost = sum(
+            count(found.definitions[i].signature) + 1 + found.definitions[i].depth for i in wanted
+        )
+        cost += 0 if path in chosen else count(path) + 2
+        if spent + cost > budget:
+            misses += 1
+            if misses >= MAX_MISSES:
+                break
+            continue
+        misses = 0
+        chosen.setdefault(path, set()).update(wanted)
+        spent += cost
+    bare: set[str] = set()
+    if paths_too:
+        for path in ordered_files(rank):
+            if path in chosen or path in leave_out:
+                continue
+            cost = count(path) + 1
+            if spent + cost > budget:
+                break
+            bare.add(path)
+            spent += cost
+    return _trimmed(symbols, chosen, bare, budget, count, intro)
+
+
+def refit(
+    previous: Fitted,
+    old: Mapping[str, FileSymbols],
+    new: Mapping[str, FileSymbols],
+    *,
+    budget: int,
+    count: Callable[[str], int],
+    intro: str = INTRO,
+) -> Fitted | None:
+    """`previous` with the edited files' lines brought up to date: the definitions chosen
+    before, found again by name (with their parents). None when a file came or went or
+    the result passes the budget: then the caller fits afresh."""
+    if old.keys() != new.keys():
+        return None
+    chosen = {path: set(indexes) for path, indexes in previous.chosen.items()}
+    for path, indexes in previous.chosen.items():
+        if new[path] is old[path]:
+            continue
+        names = {old[path].definitions[i].name for i in indexes}
+        picked: set[int] = set()
+        for index, definition in enumerate(new[path].definitions):
+            if definition.name in names:
+                picked.update(_with_parents(new[path], index))
+        chosen[path] = picked
+    chosen = {path: indexes for path, indexes in chosen.items() if indexes}
+    text = render(new, chosen, previous.bare, intro)
+    if count(text) > budget:
+        return None
+    return Fitted(text, {p: frozenset(i) for p, i in chosen.items()}, previous.bare)
+
+
+def _score(scores, rank, path: str, name: str, prefer: Collection[str]) -> float:
+    # Ranks sum to 1, so a preferred name outranks every other definition.
+    bonus = 1.0 if name in prefer else 0.0
+    return bonus + scores.get((path, name), 0.0) + rank.get(path, 0.0) * 1e-3
+
+
+def _line_cost(found: FileSymbols, index: int, count: Callable[[str], int]) -> int:
+    definition = found.definitions[index]
+    return count(definition.signature) + 1 + definition.depth
+
+
+def _with_parents(found: FileSymbols, index: int) -> list[int]:
+    result = [index]
+    depth = found.definitions[index].depth
+    for i in range(index - 1, -1, -1):
+        if depth == 0:
+            break
+        if found.definitions[i].depth < depth:
+            result.append(i)
+            depth = found.definitions[i].depth
+    return sorted(result)
+
+
+def render(
+    symbols: Mapping[str, FileSymbols],
+    chosen: Mapping[str, Collection[int]],
+    bare: Collection[str],
+    intro: str = INTRO,
+) -> str:
+    lines = [intro] if intro else []
+    for path in sorted(set(chosen) | set(bare)):
+        if path in chosen:
+            lines += [f"{path}:", *outline_lines(symbols[path], chosen[path])]
+        else:
+            lines.append(path)
+    return "\n".join(lines) if len(lines) > bool(intro) else ""
+
+
+def _trimmed(
+    symbols: Mapping[str, FileSymbols],
+    chosen: dict[str, set[int]],
+    bare: set[str],
+    budget: int,
+    count: Callable[[str], int],
+    intro: str,
+) -> Fitted:
+    """The per-line estimate can be a little off: drop bare paths, then the last-chosen
+    files, until the whole text fits."""
+    text = render(symbols, chosen, bare, intro)
+    while text and count(text) > budget:
+        if bare:
+            bare.discard(max(bare))
+        else:
+            chosen.pop(max(chosen))
+        text = render(symbols, chosen, bare, intro)
+    return Fitted(text, {p: frozenset(i) for p, i in chosen.items()}, frozenset(bare))

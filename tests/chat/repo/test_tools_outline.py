@@ -1,0 +1,71 @@
+"""The model's `outline` tool: a file's signatures, through the same path checks as read_file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chat.repo.tools import ToolCall, run_tool
+from history import services
+from history.models import SessionObject
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def repo_files():
+    return {
+        "src/shop.py": (
+            "class Cart:\n"
+            "    def add(self, item: str, qty: int = 1) -> None:\n"
+            "        self.items.append((item, qty))\n"
+        ),
+        "secrets.py": "def api_key() -> str:\n    return 'k'\n",
+        "README.md": "# Shop\n",
+    }
+
+
+@pytest.fixture
+def repo_is_git():
+    return True
+
+
+@pytest.fixture
+def session(root):
+    return services.session_create(repository=str(root), model="acdc/fake")
+
+
+def outline(session, repo, arguments: str):
+    return run_tool(session, ToolCall("c-outline", "outline", arguments), repo)
+
+
+def test_it_answers_with_the_signatures_and_leaves_the_sets_alone(session, repo):
+    result = outline(session, repo, json.dumps({"path": "src/shop.py"}))
+
+    assert result.status == "ok"
+    assert result.output == (
+        "src/shop.py:\n  class Cart\n    def add(self, item: str, qty: int = 1) -> None"
+    )
+    assert "append" not in result.output
+    files = SessionObject.objects.filter(session=session, object__type="file")
+    assert not files.filter(active=True).exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        ('{"path": "secrets.py"}', "secret"),
+        ('{"path": "../outside.py"}', "traversal"),
+        ('{"path": ".git/config"}', ".git"),
+        ('{"path": "README.md"}', "no grammar"),
+        ('{"path": "src/missing.py"}', "no such file"),
+        ("{}", "missing argument 'path'"),
+    ],
+)
+def test_it_refuses_in_words(session, repo, arguments, reason):
+    result = outline(session, repo, arguments)
+
+    assert result.status == "fail"
+    assert reason in result.output
+    assert "api_key" not in result.output

@@ -1,0 +1,106 @@
+"""The repository map through real turns: built from the served repository and the session's
+selection, byte-identical while nothing changes, a small delta after one file is edited."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import override_settings
+
+from chat.repo import sessionsets
+from chat.turn.turns import run_turn
+from tests.chat.repo.polyglot import FILES
+from tests.chat.sockets import new_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def repo_files():
+    return {**FILES, "secrets.py": "def leaked_api_key():\n    return 'k'\n"}
+
+
+@pytest.fixture
+def repo_is_git():
+    return True
+
+
+@pytest.fixture
+def root(root):
+    with override_settings(ACDC_REPO=root, ACDC_MAP_TOKENS=2000):
+        yield root
+
+
+async def ignore(event) -> None:
+    return None
+
+
+async def turn(session, fake, text: str) -> list[dict]:
+    await run_turn(session_id=session.id, user_text=text, emit=ignore, model="acdc/fake")
+    return fake.requests[-1].messages
+
+
+def text(message) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+async def test_the_map_reaches_the_system_message_and_stays_put(root, fake):
+    session = await new_session()
+    await database_sync_to_async(sessionsets.set_active_files)(session, ["py/main.py"])
+
+    first = await turn(session, fake, "What does run do?")
+    second = await turn(session, fake, "And make_invoice?")
+
+    system = text(first[0])
+    assert "# Repository Structure\n" in system
+    assert "py/shapes.py:\n  SIDES = 4\n  class Shape" in system
+    assert "func NewServer(port int) *Server" in system
+    assert "leaked_api_key" not in system and "secrets.py" not in system
+    assert text(second[0]) == system
+    # Everything the questions name is in the map or the context already: no focus.
+    assert not [m for m in second if text(m).startswith("# Repository focus")]
+
+
+async def test_a_small_map_leaves_what_the_question_names_to_the_focus(root, fake):
+    session = await new_session()
+    await database_sync_to_async(sessionsets.set_active_files)(session, ["py/main.py"])
+
+    with override_settings(ACDC_MAP_TOKENS=160):
+        first = await turn(session, fake, "hello")
+        second = await turn(session, fake, "Why is make_invoice slow?")
+
+    assert "make_invoice" not in text(second[0])
+    assert text(second[0]) == text(first[0])
+    focus = [text(m) for m in second if text(m).startswith("# Repository focus")]
+    assert len(focus) == 1 and "function make_invoice(string $id): Invoice" in focus[0]
+    assert second.index(next(m for m in second if "# Repository focus" in text(m))) > 2
+
+
+async def test_an_edited_file_changes_the_map_only_after_the_prefix(root, fake):
+    session = await new_session()
+    first = await turn(session, fake, "hello")
+    source = root / "go/server.go"
+    source.write_text(
+        FILES["go/server.go"].replace("NewServer(port int)", "NewServer(port, n int)")
+    )
+    os.utime(source, ns=(1, 1))
+
+    second = await turn(session, fake, "again")
+
+    assert text(second[0]) == text(first[0])
+    updates = [text(m) for m in second if "The repository map changed" in text(m)]
+    assert len(updates) == 1
+    assert "+  func NewServer(port, n int) *Server" in updates[0]
+    assert "-  func NewServer(port int) *Server" in updates[0]
+    assert "rust/geometry.rs" not in updates[0]
+
+
+async def test_a_map_of_zero_tokens_is_no_map(root, fake):
+    session = await new_session()
+    with override_settings(ACDC_MAP_TOKENS=0):
+        sent = await turn(session, fake, "hello")
+
+    assert "# Repository Structure" not in text(sent[0])

@@ -29,7 +29,15 @@ def machine() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "load_start": _load_average(),
     }
+
+
+def _load_average() -> str:
+    try:
+        return " / ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def _cpu_model() -> str:
@@ -44,9 +52,13 @@ def _cpu_model() -> str:
 
 
 def machine_line(info: dict[str, Any]) -> str:
+    """The machine, and its load average (1, 5, 15 min) when `machine()` was asked and now:
+    the machines are shared, and a figure means little without what else ran beside it."""
+    info.setdefault("load_end", _load_average())
     return (
         f"Machine: {info['cpu']}, {info['nproc']} cores, Python {info['python']}, "
-        f"{info['platform']} ({info['date']})"
+        f"{info['platform']} ({info['date']}); load average (1, 5, 15 min) "
+        f"{info.get('load_start', 'unknown')} at the start, {info['load_end']} at the end"
     )
 
 

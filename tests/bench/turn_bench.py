@@ -56,7 +56,6 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     args.database_url = args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
     args.redis_url = args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
     info, started = machine(), time.perf_counter()
-    load_start = os.getloadavg()
     sections, data = [], {"machine": info, "quick": args.quick}
     with tempfile.TemporaryDirectory(prefix="acdc-bench-turn-") as tmp:
         for part in parts:
@@ -64,20 +63,11 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             folder.mkdir()
             markdown, data[part] = _PARTS[part](args, folder)
             sections.append(f"### {TITLES[part]}\n\n{markdown}")
-    load_end = os.getloadavg()
-    data["load_average"] = {"start": load_start, "end": load_end}
-    head = (
-        f"{machine_line(info)}; load average (1, 5, 15 min) {_load(load_start)} at the start, "
-        f"{_load(load_end)} at the end; took {time.perf_counter() - started:.0f} s."
-    )
+    head = f"{machine_line(info)}; took {time.perf_counter() - started:.0f} s."
     lines = ["## acdc bench turn", "", head, "", "\n\n".join(sections)]
     if args.quick:
         lines += ["", QUICK_NOTE]
     return "\n".join(lines), data
-
-
-def _load(values: tuple[float, float, float]) -> str:
-    return " / ".join(f"{v:.2f}" for v in values)
 
 
 def _cpu(args: argparse.Namespace, folder: Path) -> tuple[str, Any]:

@@ -25,12 +25,14 @@ class ModelFacts:
     output_cost_per_token: float = 0.0
     cache_read_cost_per_token: float = 0.0
     cache_write_cost_per_token: float = 0.0
+    cache_write_1h_cost_per_token: float = 0.0  # Anthropic's 1-hour lifetime
     min_cacheable_tokens: int = DEFAULT_MIN_CACHEABLE_TOKENS
     supports_tools: bool = False
     supports_vision: bool = False
     supports_prompt_caching: bool = False
     tokenizer: str = "cl100k_base"
     known: bool = True
+    provider: str = ""  # litellm's provider name, which picks the cache rules
     tool_tokens: int = 0  # tool definitions sent with every request of this turn
 
     @property

@@ -55,7 +55,7 @@ def test_a_repeated_marked_prefix_costs_one_write_then_one_read():
     plain = [{"role": "user", "content": text}]
     reports = {}
     for name, messages in (("none", plain), ("last", marked), ("seed", plain), ("acdc", marked)):
-        simulator = CacheSimulator(counter, min_cacheable_tokens=1024)
+        simulator = CacheSimulator(counter)
         simulator.request(messages, now=0.0)
         simulator.request(messages, now=10.0)
         reports[name] = simulator.report

@@ -26,6 +26,7 @@ from typing import Any
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
+from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.cachesim import CacheSimulator, SimulationReport
 from contextcore.tokens import TokenCounter
 from tests.bench.django_env import close_database, setup_django
@@ -94,7 +95,7 @@ def replay_direct(
 ) -> SimulationReport:
     counter = counter or TokenCounter("cl100k_base")
     config = ContextConfig(tier_scheme=strategy)
-    simulator = CacheSimulator(counter, min_cacheable_tokens=facts.min_cacheable_tokens)
+    simulator = CacheSimulator(counter, rules_for(facts))
     now = START_TIME
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

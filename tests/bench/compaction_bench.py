@@ -26,6 +26,7 @@ from django.test import override_settings
 from chat.llm.fake import FakeStep
 from chat.llm.runtime import facts_for
 from chat.turn.compaction import compact_session, needs_compaction
+from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.tokens import TokenCounter
 from history import services
@@ -100,7 +101,7 @@ def replay_long(session: Session, strategy: str, repo: Path) -> LongReport:
 async def _replay(session: Session, strategy: str, repo: Path, clock, script) -> LongReport:
     facts, _ = facts_for(MODEL)
     counter = TokenCounter(facts.tokenizer)
-    simulator = CacheSimulator(counter, min_cacheable_tokens=facts.min_cacheable_tokens)
+    simulator = CacheSimulator(counter, rules_for(facts))
     stored = await database_sync_to_async(services.session_create)(
         repository=str(repo), model=MODEL, title=f"bench: {session.name} ({strategy})"
     )

@@ -31,6 +31,7 @@ from chat.llm.runtime import facts_for
 from chat.llm.sdk import acdc_provider
 from chat.turn.context import select_files
 from chat.turn.turns import run_turn
+from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.cachesim import CacheSimulator, SimulationReport
 from contextcore.tokens import TokenCounter
 from history import services
@@ -77,9 +78,7 @@ def replay_through_turns(session: Session, strategy: str, repo: Path) -> Simulat
 
 async def _replay(session: Session, repo: Path, clock: FakeClock, script: Any) -> SimulationReport:
     facts, _ = facts_for(MODEL)
-    simulator = CacheSimulator(
-        TokenCounter(facts.tokenizer), min_cacheable_tokens=facts.min_cacheable_tokens
-    )
+    simulator = CacheSimulator(TokenCounter(facts.tokenizer), rules_for(facts))
     stored = await database_sync_to_async(services.session_create)(
         repository=str(repo), model=MODEL, title=f"bench: {session.name}"
     )

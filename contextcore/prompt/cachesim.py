@@ -5,7 +5,8 @@ A request is a sequence of content blocks (a string message is one text block;
 each breakpoint whose prefix reaches the minimum writes that prefix, for the lifetime its
 `cache_control` asks ("ttl": "1h", else 5 minutes) at that lifetime's premium; a later
 request reads the longest written prefix it repeats exactly, found by looking back up to
-`lookback` blocks from each of its breakpoints. Under automatic rules every block
+`lookback` blocks from each of its breakpoints; every cached prefix the request marks is
+used by it, so each is refreshed, not only the longest. Under automatic rules every block
 boundary of every request is cached at no premium, and a request reads its longest cached
 prefix, counted from the minimum in steps of the granularity. Entries live their
 lifetime, refreshed on use, on the caller's fake clock. Cost is in input-token units:
@@ -126,9 +127,10 @@ class CacheSimulator:
                     hit = max(hit, j)
                     break
         read = found.totals[hit] if hit >= 0 else 0
-        if hit >= 0:
-            ttl = self._entries[found.digests[hit]][1]
-            self._entries[found.digests[hit]] = (now + ttl, ttl)
+        # The request uses every cached prefix it marks, not only the longest it reads.
+        for used in {hit, *(mark for mark, _ in found.marks)} - {-1}:
+            if (entry := self._entries.get(found.digests[used])) is not None:
+                self._entries[found.digests[used]] = (now + entry[1], entry[1])
         written_to, cost = read, read * self.rules.read_multiplier
         for mark, asked in found.marks:
             tokens = found.totals[mark]

@@ -150,3 +150,15 @@ def test_no_caching_prices_every_token_in_full(counter):
     sim = CacheSimulator(counter, NO_CACHE)
     sim.request([_marked(_words(1996))], now=0)
     assert sim.request([_marked(_words(1996))], now=1).cost == 2000
+
+
+def test_every_marked_prefix_a_request_repeats_is_refreshed_not_only_the_longest(counter):
+    sim = CacheSimulator(counter, ANTHROPIC)
+    files = _marked(_words(1996))
+    talk = [{"role": "user", "content": _words(100) + f" turn {n}"} for n in range(3)]
+    sim.request([files, _marked(talk[0]["content"])], now=0)
+    sim.request([files, talk[0], _marked(talk[1]["content"])], now=200)
+    second = sim.request([files, *talk[:2], _marked(talk[2]["content"])], now=400)
+    assert second.cache_read_tokens > 2000  # the longest prefix was read each time
+    # 600 s after the files were written they are still cached: each request used them.
+    assert sim.request([files, _marked("a new topic")], now=600).cache_read_tokens == 2000

@@ -296,6 +296,7 @@ class ContextManager:
                     paths,
                 )
             )
+        self.stability.note_request(now)
         if built.layout is not None:
             self.stability.layout = built.layout
             self.stability.versions = built.versions

@@ -71,6 +71,7 @@ class PromptChunks:
     images: tuple[ImageInput, ...] = ()
     provider: str = "openai"
     notes: dict[str, Any] = field(default_factory=dict)
+    cache_write: str = "5m"  # breakpoints' lifetime: "5m", "1h", or "off" for none
 
     def all_messages(self) -> list[Message]:
         return [chunk.message for block in self.blocks for chunk in block.chunks]
@@ -289,13 +290,14 @@ def _has_marker(message: Message) -> bool:
     return isinstance(content, list) and any("cache_control" in b for b in content)
 
 
-def _mark(message: Message) -> Message:
+def _mark(message: Message, ttl: str = "5m") -> Message:
     content = message["content"]
     if isinstance(content, str):
         blocks: list[dict[str, Any]] = [{"type": "text", "text": content}]
     else:
         blocks = [dict(block) for block in content]
-    blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
+    marker = {"type": "ephemeral", **({"ttl": ttl} if ttl == "1h" else {})}
+    blocks[-1] = {**blocks[-1], "cache_control": marker}
     return {**message, "content": blocks}
 
 
@@ -304,7 +306,8 @@ def add_cache_markers(
 ) -> list[Message]:
     """Messages with a breakpoint ending each non-empty cached block whose prefix holds at
     least `min_tokens` (a shorter prefix cannot be cached, a marker there would only cost),
-    keeping the last `MAX_BREAKPOINTS` when there are more."""
+    keeping the last `MAX_BREAKPOINTS` when there are more; each asks for the chunks'
+    `cache_write` lifetime, and "off" places none."""
     messages: list[Message] = []
     ends: list[int] = []
     prefix = 0
@@ -314,6 +317,8 @@ def add_cache_markers(
             prefix += counter.count(chunk.message)
         if block.cached and block.chunks and prefix >= min_tokens:
             ends.append(len(messages) - 1)
+    if chunks.cache_write == "off":
+        return messages
     for index in ends[-MAX_BREAKPOINTS:]:
-        messages[index] = _mark(messages[index])
+        messages[index] = _mark(messages[index], chunks.cache_write)
     return messages

@@ -87,9 +87,10 @@ GEMINI = CacheRules(
 GROK = CacheRules("grok (automatic prefix)", "automatic", read_multiplier=0.25)
 NO_CACHE = CacheRules("no caching", "none")
 
-# First match wins, on "<litellm provider> <model name>", lower case.
+# First match wins, on "<litellm provider> <model name>", lower case. The offline models
+# stand in for a Claude model (their facts carry Sonnet-like prices).
 _FAMILIES: tuple[tuple[str, CacheRules], ...] = (
-    (r"claude|^anthropic|^bedrock|vertex_ai-anthropic", ANTHROPIC),
+    (r"claude|anthropic|^acdc/", ANTHROPIC),
     (r"deepseek", DEEPSEEK),
     (r"gemini", GEMINI),
     (r"^xai|grok", GROK),
@@ -99,7 +100,7 @@ _FAMILIES: tuple[tuple[str, CacheRules], ...] = (
 
 def rules_for(facts: ModelFacts) -> CacheRules:
     """The cache rules of the model `facts` describe, priced from the facts themselves."""
-    key = f"{facts.provider} {facts.name.rsplit('/', 1)[-1]}".strip().lower()
+    key = f"{facts.provider} {facts.name}".strip().lower()
     family = next((rules for pattern, rules in _FAMILIES if re.search(pattern, key)), None)
     if family is None:
         # The offline models and anything else with explicit write prices behave like

@@ -194,8 +194,15 @@ def test_the_long_session_plot_shows_compactions():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_repository_benchmark_measures_listing_and_counting(tmp_path):
-    size = build_repo(tmp_path, RepoSpec(files=60, folders=3))
-    result = measure(tmp_path, size)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    size = build_repo(repo, RepoSpec(files=60, folders=3))
+    result = measure(repo, size, tmp_path / "data")
     assert result["files"] == 60 and result["cold_mb_s"] > 0 and result["cold_ratio"] > 0
+    assert result["new_process_page_cache"] in ("evicted", "warm")
+    assert result["new_process_cold_cache_s"] > 0 and result["new_process_warm_cache_s"] > 0
     table = repo_markdown(result)
     assert "60 files" in table and "| warm, same process (stat only) |" in table
+    assert "| warm, new process, page cache " + result["new_process_page_cache"] in table
+    gc = subprocess.run(["git", "-C", str(repo), "config", "gc.auto"], capture_output=True)
+    assert gc.stdout.strip() == b"0"

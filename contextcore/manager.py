@@ -175,7 +175,7 @@ class ContextManager:
     ) -> list[str]:
         """Layer 3: while the estimate passes `shed_ratio` of the window, drop the largest
         unpinned file. Returns the dropped paths (for the chat notice)."""
-        limit = self.config.shed_ratio * self.facts.max_input_tokens
+        limit = self.config.shed_ratio * self.facts.estimate_window
         if self._upper_bound_tokens(user_content, images) <= limit:
             return []  # the common case, decided without assembling anything
         estimate = self.estimate_prompt_tokens(user_content, images)

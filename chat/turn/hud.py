@@ -61,7 +61,7 @@ def hud_data(
     that already holds the newest usage rows ([prompt, cache read, cost], oldest first),
     the turn count and the live compactions passes them, and nothing is queried."""
     breakdown = manager.preview_request("").breakdown
-    window = facts.max_input_tokens
+    window = facts.estimate_window  # acdc's estimates against the calibrated window
     sections = _sections(manager.estimate_breakdown("")["sections"], window)
     total = sum(s["tokens"] for s in sections)
     if usage is None:

@@ -24,7 +24,13 @@ from contextcore.files import FileContext
 from contextcore.history.exchanges import drop_oldest_exchanges, history_entry
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
-from contextcore.prompt.assembly import ImageInput, PromptAssembler, PromptChunks, PromptInputs
+from contextcore.prompt.assembly import (
+    ImageInput,
+    PromptAssembler,
+    PromptChunks,
+    PromptInputs,
+    has_marker,
+)
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
 from contextcore.prompt.stability import StabilityTracker, stability_items
 from contextcore.tokens import TokenCounter, count_image, provider_for_model
@@ -257,6 +263,16 @@ class ContextManager:
             user_content=user_content,
             images=tuple(images),
         )
+
+    def cached_prefix(self) -> list[Message]:
+        """The next request up to its last cache breakpoint, for side requests (topic
+        detector, summarizer) to reuse with their instruction appended; empty unless the
+        acdc layout is in use (the simple layouts are baselines) and something is marked."""
+        if self.config.tier_scheme != "acdc":
+            return []
+        messages = self.preview_request("").messages
+        marks = [i for i, message in enumerate(messages) if has_marker(message)]
+        return messages[: marks[-1] + 1] if marks else []
 
     def preview_request(
         self, user_content: str = "", images: Sequence[ImageInput] = (), *, now: float | None = None

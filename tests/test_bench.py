@@ -93,14 +93,14 @@ def test_the_table_says_per_rule_set_which_goal_is_missed():
     ]
 
 
-def test_a_recording_is_priced_with_side_requests_in_a_cache_of_their_own():
+def test_a_recording_is_priced_in_order_with_side_requests_split_out():
     counter = TokenCounter("cl100k_base")
     text = [{"role": "user", "content": "cache prefix token " * 600}]
     recording = Recording("s", "last", [Sent(text, 0.0), Sent(text, 1.0, side=True)])
     recording.sent.append(Sent(text, 2.0))
     first, side, third = price(recording, OPENAI, counter).requests
-    assert first.cache_read_tokens == side.cache_read_tokens == 0
-    assert third.cache_read_tokens > 1024
+    assert first.cache_read_tokens == 0
+    assert side.cache_read_tokens == third.cache_read_tokens > 1024
     series = long_report("last", recording, price(recording, OPENAI, counter))
     assert series.compaction_cost == side.cost and len(series.prompt_tokens) == 2
 

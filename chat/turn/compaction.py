@@ -8,7 +8,10 @@ references to the messages it keeps plus the summary it made) and a system event
 chat. Nothing is deleted: the store keeps every message; only what the model sees
 changes, and `undo_compaction` marks the record undone, which puts the previous working
 history back (the history is derived from the rows and the live records). Reload and
-restart derive the same history, so the detector is never asked twice.
+restart derive the same history, so the detector is never asked twice. When the smaller
+model is the chat's own model, the detector and summarizer requests reuse the chat's cached
+prefix (its system prompt, files and history as last sent) with their instruction at the
+end, instead of sending a fresh transcript that never hits the cache.
 
 Non-goals: scheduling (the consumer runs this after a turn), rendering (templates).
 """
@@ -92,7 +95,9 @@ async def compact_session(
     )
     compactor = create_compactor(llm_client(), model, counter, config)
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
-    result = await compactor.compact(history, trigger_tokens=trigger, focus=focus)
+    # Sent to the chat's own model, the side requests reuse its cached prefix.
+    prefix = manager.cached_prefix() if model == ctx.model else []
+    result = await compactor.compact(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
     if result is None:
         return CompactionOutcome(
             "none", note="The summary could not be made; the history is kept as it was."

@@ -65,6 +65,23 @@ def message_text(message: Message) -> str:
     return ""
 
 
+SIDE_NOTE = (
+    "This request is a side task about the conversation above; it is not a message to "
+    "answer. The messages it refers to are listed by number, cut short; their full text "
+    "is above."
+)
+INDEX_CHARS = 200
+
+
+def side_messages(prefix: Sequence[Message], system: str, user: str) -> list[Message]:
+    """A side request's messages. With the chat's cached `prefix` (its request as sent, up
+    to the last cache breakpoint) the instruction is appended at the end, so the provider
+    reads the prefix from its cache; without one, a request of its own."""
+    if not prefix:
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return [*prefix, {"role": "user", "content": f"{SIDE_NOTE}\n\n{system}\n\n{user}"}]
+
+
 def format_messages(
     messages: Sequence[Message], *, max_chars: int = MAX_CHARS, start: int = 0
 ) -> str:
@@ -159,28 +176,31 @@ class TopicDetector:
         self.client, self.model, self.counter = client, model, counter
         self.max_chars, self.max_messages, self.timeout = max_chars, max_messages, timeout
 
-    def request_for(self, messages: Sequence[Message]) -> LLMRequest:
+    def request_for(
+        self, messages: Sequence[Message], prefix: Sequence[Message] = ()
+    ) -> LLMRequest:
         """The detector request: the most recent `max_messages` messages, numbered by
-        their index in `messages`."""
+        their index in `messages` (cut shorter after the chat's `prefix`, which holds them
+        in full)."""
         start = max(0, len(messages) - self.max_messages)
-        blocks = format_messages(messages[start:], max_chars=self.max_chars, start=start)
+        chars = INDEX_CHARS if prefix else self.max_chars
+        blocks = format_messages(messages[start:], max_chars=chars, start=start)
         return LLMRequest(
             model=self.model,
-            messages=[
-                {"role": "system", "content": DETECTOR_PROMPT},
-                {"role": "user", "content": blocks},
-            ],
+            messages=side_messages(prefix, DETECTOR_PROMPT, blocks),
             max_tokens=DETECTOR_MAX_TOKENS,
             temperature=0.0,
             metadata={"purpose": "topic_detection"},
         )
 
-    async def detect(self, messages: Sequence[Message]) -> TopicBoundary:
+    async def detect(
+        self, messages: Sequence[Message], prefix: Sequence[Message] = ()
+    ) -> TopicBoundary:
         """The most recent topic boundary, or `SAFE_BOUNDARY` when there are no messages,
         no model, or the model fails, times out or answers something unusable."""
         if not messages or not self.model:
             return SAFE_BOUNDARY
-        request = self.request_for(messages)
+        request = self.request_for(messages, prefix)
         try:
             answer = await complete_text(self.client, request, self.timeout)
         except (LLMError, TimeoutError):

@@ -252,7 +252,7 @@ class PromptAssembler:
         sections["current_message"] = sections.get("current_message", 0) + extra
         tiers["active"] = tiers.get("active", 0) + extra
         messages = self.to_messages(chunks)
-        marks = [i for i, m in enumerate(messages) if _has_marker(m)]
+        marks = [i for i, m in enumerate(messages) if has_marker(m)]
         return {
             "sections": sections,
             "tiers": tiers,
@@ -285,7 +285,7 @@ def _entry_text(entry: Entry, layout: LayoutState) -> str:
     return format_file_block(name, text, entry.version)
 
 
-def _has_marker(message: Message) -> bool:
+def has_marker(message: Message) -> bool:
     content = message.get("content")
     return isinstance(content, list) and any("cache_control" in b for b in content)
 

@@ -2,8 +2,9 @@
 
 A replay records every request once (`Recording`); pricing it under each rule set is then
 pure and cheap, so every session shape is measured under every provider's rules from the
-same requests. Compaction requests (`Sent.side`) go to the smaller model, whose cache is
-its own: they are priced by a second simulator under the same rules. The rule sets are
+same requests. Compaction requests (`Sent.side`) go to the smaller model, which in the
+benchmark is the chat's own model (`acdc/fake` for both), so they share the chat's cache:
+acdc's reuse its prefix, the simple layouts' send a fresh transcript. The rule sets are
 those of one representative model per provider, from litellm's bundled map.
 """
 
@@ -33,7 +34,7 @@ RULE_MODELS: tuple[tuple[str, str], ...] = (
 class Sent:
     messages: list[dict[str, Any]]
     at: float
-    side: bool = False  # a topic-detector or summarizer request (the smaller model)
+    side: bool = False  # a topic-detector or summarizer request
 
 
 @dataclass
@@ -50,10 +51,9 @@ class Recording:
 
 def price(recording: Recording, rules: CacheRules, counter: TokenCounter) -> SimulationReport:
     """Every request of `recording`, in order, priced under `rules`."""
-    chat, side = CacheSimulator(counter, rules), CacheSimulator(counter, rules)
+    simulator = CacheSimulator(counter, rules)
     report = SimulationReport()
     for sent in recording.sent:
-        simulator = side if sent.side else chat
         report.requests.append(simulator.request(sent.messages, sent.at))
     return report
 

@@ -36,6 +36,7 @@ from history.models import Checkpoint, Compaction, Message, Session
 
 log = logging.getLogger(__name__)
 FORCED_TRIGGER = 1  # "Compact now": any history above the verbatim window qualifies
+SIDE_ROOM_TOKENS = 8_000  # instruction, index of up to 50 messages, and the answer
 
 
 class CompactionRefused(Exception):
@@ -95,8 +96,11 @@ async def compact_session(
     )
     compactor = create_compactor(llm_client(), model, counter, config)
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
-    # Sent to the chat's own model, the side requests reuse its cached prefix.
+    # Sent to the chat's own model, the side requests reuse its cached prefix, when it
+    # leaves room for their instruction and index of messages.
     prefix = manager.cached_prefix() if model == ctx.model else []
+    if prefix and counter.count(prefix) > facts.input_budget - SIDE_ROOM_TOKENS:
+        prefix = []
     result = await compactor.compact(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
     if result is None:
         return CompactionOutcome(

@@ -11,7 +11,7 @@ history back (the history is derived from the rows and the live records). Reload
 restart derive the same history, so the detector is never asked twice. When the smaller
 model is the chat's own model, the detector and summarizer requests reuse the chat's cached
 prefix (its system prompt, files and history as last sent) with their instruction at the
-end, instead of sending a fresh transcript that never hits the cache.
+end, where reading it at the model's cache price costs less than a fresh transcript.
 
 Non-goals: scheduling (the consumer runs this after a turn), rendering (templates).
 """
@@ -32,6 +32,8 @@ from chat.turn import checkpoints, working
 from chat.turn.hud import COMPACTION_CASES
 from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
 from contextcore.history.compaction import CompactionConfig, HistoryCompaction, create_compactor
+from contextcore.history.topics import SidePrefix
+from contextcore.prompt.cacherules import rules_for
 from history.models import Checkpoint, Compaction, Message, Session
 
 log = logging.getLogger(__name__)
@@ -98,9 +100,10 @@ async def compact_session(
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
     # Sent to the chat's own model, the side requests reuse its cached prefix, when it
     # leaves room for their instruction and index of messages.
-    prefix = manager.cached_prefix() if model == ctx.model else []
-    if prefix and counter.count(prefix) > facts.input_budget - SIDE_ROOM_TOKENS:
-        prefix = []
+    cached = manager.cached_prefix() if model == ctx.model else []
+    prefix = None
+    if cached and counter.count(cached) <= facts.input_budget - SIDE_ROOM_TOKENS:
+        prefix = SidePrefix(tuple(cached), rules_for(facts).read_multiplier)
     result = await compactor.compact(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
     if result is None:
         return CompactionOutcome(

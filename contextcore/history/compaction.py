@@ -20,6 +20,7 @@ from contextcore.history.exchanges import group_exchanges
 from contextcore.history.topics import (
     INDEX_CHARS,
     SAFE_BOUNDARY,
+    SidePrefix,
     TopicBoundary,
     TopicDetector,
     complete_text,
@@ -197,12 +198,12 @@ class HistoryCompactor:
         *,
         trigger_tokens: int | None = None,
         focus: str = "",
-        prefix: Sequence[Message] = (),
+        prefix: SidePrefix | None = None,
     ) -> HistoryCompaction | None:
         """Compact `messages`. `trigger_tokens` (the manager's trigger) wins over the
         config's; `focus` steers what the summary keeps (`/compact focus text`); `prefix`,
-        the chat's cached prefix, is reused by the detector and summarizer requests when
-        they go to the chat's model."""
+        the chat's cached prefix, is reused by the detector and summarizer requests (which
+        then go to the chat's model) where that costs less than a fresh transcript."""
         messages = list(messages)
         trigger = trigger_tokens or self.config.compaction_trigger_tokens
         tokens = self.counter.count(messages)
@@ -237,7 +238,7 @@ class HistoryCompactor:
         return [i for i in range(cut) if i not in kept]
 
     async def summarize(
-        self, messages: Sequence[Message], focus: str = "", prefix: Sequence[Message] = ()
+        self, messages: Sequence[Message], focus: str = "", prefix: SidePrefix | None = None
     ) -> str | None:
         """A summary of `messages` within `summary_budget_tokens` (asked of the model as
         max_tokens, then enforced by cutting); None when the model fails or says nothing."""
@@ -245,11 +246,15 @@ class HistoryCompactor:
         system = SUMMARIZER_PROMPT.format(budget=budget)
         if focus.strip():
             system += f"\nPay particular attention to: {focus.strip()}"
-        chars = INDEX_CHARS if prefix else SUMMARIZER_MAX_CHARS
-        blocks = format_messages(messages, max_chars=chars)
         request = LLMRequest(
             model=self.model,
-            messages=side_messages(prefix, system, blocks),
+            messages=side_messages(
+                prefix,
+                system,
+                index=format_messages(messages, max_chars=INDEX_CHARS),
+                transcript=format_messages(messages, max_chars=SUMMARIZER_MAX_CHARS),
+                counter=self.counter,
+            ),
             max_tokens=budget,
             temperature=0.0,
             metadata={"purpose": "history_summary"},

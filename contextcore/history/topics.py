@@ -73,13 +73,32 @@ SIDE_NOTE = (
 INDEX_CHARS = 200
 
 
-def side_messages(prefix: Sequence[Message], system: str, user: str) -> list[Message]:
-    """A side request's messages. With the chat's cached `prefix` (its request as sent, up
-    to the last cache breakpoint) the instruction is appended at the end, so the provider
-    reads the prefix from its cache; without one, a request of its own."""
-    if not prefix:
-        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    return [*prefix, {"role": "user", "content": f"{SIDE_NOTE}\n\n{system}\n\n{user}"}]
+@dataclass(frozen=True)
+class SidePrefix:
+    """The chat's request as it will be sent, up to its last cache breakpoint, and the
+    price of reading it from the provider's cache (a multiple of the input price)."""
+
+    messages: tuple[Message, ...]
+    read_price: float
+
+
+def side_messages(
+    prefix: SidePrefix | None,
+    system: str,
+    *,
+    index: str,
+    transcript: str,
+    counter: TokenCounter | None,
+) -> list[Message]:
+    """A side request's messages: the chat's cached `prefix` with the instruction and a
+    short `index` of the messages appended at the end, when reading the prefix from the
+    cache costs less than sending the `transcript` fresh; else a request of its own."""
+    fresh = [{"role": "system", "content": system}, {"role": "user", "content": transcript}]
+    if prefix is None or not prefix.messages or counter is None:
+        return fresh
+    tail = {"role": "user", "content": f"{SIDE_NOTE}\n\n{system}\n\n{index}"}
+    reused = prefix.read_price * counter.count(list(prefix.messages)) + counter.count([tail])
+    return [*prefix.messages, tail] if reused < counter.count(fresh) else fresh
 
 
 def format_messages(
@@ -177,24 +196,29 @@ class TopicDetector:
         self.max_chars, self.max_messages, self.timeout = max_chars, max_messages, timeout
 
     def request_for(
-        self, messages: Sequence[Message], prefix: Sequence[Message] = ()
+        self, messages: Sequence[Message], prefix: SidePrefix | None = None
     ) -> LLMRequest:
         """The detector request: the most recent `max_messages` messages, numbered by
-        their index in `messages` (cut shorter after the chat's `prefix`, which holds them
-        in full)."""
+        their index in `messages` (cut shorter after the chat's `prefix` when that is
+        reused, since it holds them in full)."""
         start = max(0, len(messages) - self.max_messages)
-        chars = INDEX_CHARS if prefix else self.max_chars
-        blocks = format_messages(messages[start:], max_chars=chars, start=start)
+        recent = messages[start:]
         return LLMRequest(
             model=self.model,
-            messages=side_messages(prefix, DETECTOR_PROMPT, blocks),
+            messages=side_messages(
+                prefix,
+                DETECTOR_PROMPT,
+                index=format_messages(recent, max_chars=INDEX_CHARS, start=start),
+                transcript=format_messages(recent, max_chars=self.max_chars, start=start),
+                counter=self.counter,
+            ),
             max_tokens=DETECTOR_MAX_TOKENS,
             temperature=0.0,
             metadata={"purpose": "topic_detection"},
         )
 
     async def detect(
-        self, messages: Sequence[Message], prefix: Sequence[Message] = ()
+        self, messages: Sequence[Message], prefix: SidePrefix | None = None
     ) -> TopicBoundary:
         """The most recent topic boundary, or `SAFE_BOUNDARY` when there are no messages,
         no model, or the model fails, times out or answers something unusable."""

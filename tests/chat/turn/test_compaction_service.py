@@ -188,7 +188,7 @@ async def test_rollback_to_another_sessions_checkpoint_is_refused(fake):
 
 
 async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, root):
-    (root / "lexer.py").write_text("token = next_token(stream)\n" * 300)  # past 1,024
+    (root / "lexer.py").write_text("token = next_token(stream)\n" * 100)  # past 1,024
     with override_settings(ACDC_REPO=root):
         session = await new_session()
         assert await database_sync_to_async(select_files)(session.id, add=["lexer.py"]) == []
@@ -199,13 +199,16 @@ async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, r
         outcome = await compact_session(session.id)
 
     assert outcome.case == "summarize", outcome.note
-    side = [r for r in fake.requests if r.metadata.get("purpose") in PURPOSES]
-    assert [r.metadata["purpose"] for r in side] == list(PURPOSES)
+    detect, summary = [r for r in fake.requests if r.metadata.get("purpose") in PURPOSES]
+    assert (detect.metadata["purpose"], summary.metadata["purpose"]) == PURPOSES
     simulator = CacheSimulator(TokenCounter("cl100k_base"))
     simulator.request(chat, now=0)
-    for request in side:
-        assert request.messages[0] == chat[0]  # the chat's system prompt, not the detector's
-        assert "side task" in request.messages[-1]["content"]
-        cost = simulator.request(request.messages, now=1)
-        # Only the newest exchange and the instruction are not read from the cache.
-        assert cost.cache_read_tokens > 0.6 * cost.prompt_tokens
+    # The detector's transcript (every message) costs more than reading the prefix at 0.1x
+    # and sending a short index: it reuses the chat's prefix.
+    assert detect.messages[0] == chat[0]  # the chat's system prompt, not the detector's
+    assert "side task" in detect.messages[-1]["content"]
+    cost = simulator.request(detect.messages, now=1)
+    assert cost.cache_read_tokens > 0.6 * cost.prompt_tokens
+    # The summarizer's few old messages are cheaper sent as they are.
+    assert summary.messages[0]["content"].startswith("Summarize the earlier part")
+    assert len(summary.messages) == 2

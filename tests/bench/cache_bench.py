@@ -22,13 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chat.llm.facts import model_facts
+from chat.llm.sdk import model_info
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
 from contextcore.prompt.cacherules import NO_CACHE, CacheRules
 from contextcore.prompt.cachesim import SimulationReport
 from contextcore.tokens import TokenCounter
-from tests.bench.cache_pricing import Recording, Sent, price, rule_sets
+from tests.bench.cache_pricing import Recording, RuleSet, Sent, acting_as, price, rule_sets
 from tests.bench.compaction_bench import long_report, prompt_series_svg
 from tests.bench.django_env import close_database, setup_django
 from tests.bench.report import QUICK_NOTE, machine, machine_line, markdown_table
@@ -201,27 +203,30 @@ def rows_as_data(rows: list[StrategyRow]) -> list[dict[str, Any]]:
     ]
 
 
-Replay = Callable[[Session, str], Recording]
+Replay = Callable[[Session, str, "ModelFacts | None"], Recording]
 
 
 def run_sessions(
     replay: Replay,
     sessions: Sequence[Session],
-    rules: Sequence[tuple[str, CacheRules]],
+    rules: Sequence[RuleSet],
     counter: TokenCounter,
     out: Path,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Every session under every layout, priced under every rule set: tables and data."""
+    """Every session under every layout and rule set: tables and data. The simple layouts
+    are recorded once; acdc once per rule set, deciding for that provider."""
     parts, data = [], []
     for session in sessions:
-        recordings = {strategy: replay(session, strategy) for strategy in REPLAYED}
+        simple = {strategy: replay(session, strategy, None) for strategy in ("last", "seed")}
         results, shape = [], []
-        for label, rule in rules:
-            reports = priced(recordings, rule, counter)
+        for rule_set in rules:
+            recordings = {**simple, "acdc": replay(session, "acdc", rule_set.facts)}
+            reports = priced(recordings, rule_set.rules, counter)
             rows = compare(reports)
-            results.append((label, rows, goal_misses(rows, rule, session.name)))
-            shape.append({"rules": label, "strategies": rows_as_data(rows)})
-            if session.compaction_trigger and rule is rules[0][1]:
+            misses = goal_misses(rows, rule_set.rules, session.name)
+            results.append((rule_set.label, rows, misses))
+            shape.append({"rules": rule_set.label, "strategies": rows_as_data(rows)})
+            if session.compaction_trigger and rule_set is rules[0]:
                 _plot(out, recordings, reports)
         title = f"{session.name} ({len(session.turns)} turns)"
         parts.append(shape_markdown(title, results))
@@ -266,7 +271,9 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     started = time.perf_counter()
     if args.direct:
         tables, data = run_sessions(
-            lambda session, strategy: replay_direct(session, strategy, counter=counter),
+            lambda session, strategy, facts: replay_direct(
+                session, strategy, counter=counter, facts=acting_as(SONNET, facts or SONNET)
+            ),
             sessions,
             rules,
             counter,
@@ -283,7 +290,7 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         "",
         path,
         "Cost in input-token units at each model's prices from litellm's map; (b)-(d) as a "
-        "share of (a). Rules: " + "; ".join(_describe(label, rule) for label, rule in rules) + ".",
+        "share of (a). Rules: " + "; ".join(_describe(r.label, r.rules) for r in rules) + ".",
         machine_line(info) + f"; took {time.perf_counter() - started:.1f} s.",
         "",
         tables,
@@ -311,7 +318,7 @@ def _describe(label: str, rules: CacheRules) -> str:
 def _through_pipeline(
     tmp: Path,
     sessions: Sequence[Session],
-    rules: Sequence[tuple[str, CacheRules]],
+    rules: Sequence[RuleSet],
     counter: TokenCounter,
     args: argparse.Namespace,
 ) -> tuple[str, list[dict[str, Any]], list[str]]:
@@ -324,8 +331,11 @@ def _through_pipeline(
     # Lazy: it imports chat's models, which load only once Django is set up on `repo`.
     from tests.bench import turn_replay
 
+    fake = model_facts(turn_replay.MODEL, model_info)[0]
     tables, data = run_sessions(
-        lambda session, strategy: turn_replay.replay_through_turns(session, strategy, repo),
+        lambda session, strategy, facts: turn_replay.replay_through_turns(
+            session, strategy, repo, acting_as(fake, facts) if facts else None
+        ),
         sessions,
         rules,
         counter,

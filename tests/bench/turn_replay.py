@@ -29,12 +29,15 @@ from unittest import mock
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+import chat.turn.compaction
 import chat.turn.context
+import chat.turn.session
 from chat.llm.fake import FakeScript, FakeStep
 from chat.llm.sdk import acdc_provider
 from chat.turn.compaction import compact_session, needs_compaction
 from chat.turn.context import select_files
 from chat.turn.turns import run_turn
+from contextcore.models import ModelFacts
 from history import services
 from tests.bench.cache_pricing import Recording, Sent
 from tests.bench.sessions import START_TIME, Session, Turn, prose, write_file
@@ -71,8 +74,11 @@ def scripted_pipeline(repo: Path, strategy: str, clock: FakeClock) -> Iterator[A
         acdc_provider().install(previous)
 
 
-def replay_through_turns(session: Session, strategy: str, repo: Path) -> Recording:
-    """Replay `session` in `repo` (its files are reset first) with tier scheme `strategy`."""
+def replay_through_turns(
+    session: Session, strategy: str, repo: Path, facts: ModelFacts | None = None
+) -> Recording:
+    """Replay `session` in `repo` (its files are reset first) with tier scheme `strategy`;
+    with `facts`, the fake model is served with those facts (see `cache_pricing.acting_as`)."""
     clock = FakeClock()
     for path, text in session.files.items():
         write_file(repo, path, text, clock.now)
@@ -83,7 +89,15 @@ def replay_through_turns(session: Session, strategy: str, repo: Path) -> Recordi
             "ACDC_SMALLER_MODEL": MODEL,
             "ACDC_CHECKPOINT_EVERY": 0,
         }
-    with scripted_pipeline(repo, strategy, clock) as script, override_settings(**compaction):
+    acting = (lambda model: (facts, None)) if facts else None
+    with (
+        scripted_pipeline(repo, strategy, clock) as script,
+        override_settings(**compaction),
+        mock.patch.object(chat.turn.session, "facts_for", acting or chat.turn.session.facts_for),
+        mock.patch.object(
+            chat.turn.compaction, "facts_for", acting or chat.turn.compaction.facts_for
+        ),
+    ):
         recording = Recording(session.name, strategy)
         asyncio.run(_replay(session, repo, clock, script, recording))
         return recording

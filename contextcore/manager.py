@@ -24,7 +24,13 @@ from contextcore.files import FileContext
 from contextcore.history.exchanges import drop_oldest_exchanges, history_entry
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
-from contextcore.prompt.assembly import ImageInput, PromptAssembler, PromptChunks, PromptInputs
+from contextcore.prompt.assembly import (
+    ImageInput,
+    PromptAssembler,
+    PromptChunks,
+    PromptInputs,
+    has_marker,
+)
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
 from contextcore.prompt.stability import StabilityTracker, stability_items
 from contextcore.tokens import TokenCounter, count_image, provider_for_model
@@ -176,7 +182,7 @@ class ContextManager:
     ) -> list[str]:
         """Layer 3: while the estimate passes `shed_ratio` of the window, drop the largest
         unpinned file. Returns the dropped paths (for the chat notice)."""
-        limit = self.config.shed_ratio * self.facts.max_input_tokens
+        limit = self.config.shed_ratio * self.facts.estimate_window
         if self._upper_bound_tokens(user_content, images) <= limit:
             return []  # the common case, decided without assembling anything
         estimate = self.estimate_prompt_tokens(user_content, images)
@@ -271,6 +277,16 @@ class ContextManager:
             images=tuple(images),
         )
 
+    def cached_prefix(self) -> list[Message]:
+        """The next request up to its last cache breakpoint, for side requests (topic
+        detector, summarizer) to reuse with their instruction appended; empty unless the
+        acdc layout is in use (the simple layouts are baselines) and something is marked."""
+        if self.config.tier_scheme != "acdc":
+            return []
+        messages = self.preview_request("").messages
+        marks = [i for i, message in enumerate(messages) if has_marker(message)]
+        return messages[: marks[-1] + 1] if marks else []
+
     def preview_request(
         self, user_content: str = "", images: Sequence[ImageInput] = (), *, now: float | None = None
     ) -> PreparedPrompt:
@@ -309,6 +325,7 @@ class ContextManager:
                     paths,
                 )
             )
+        self.stability.note_request(now)
         if built.layout is not None:
             self.stability.layout = built.layout
             self.stability.versions = built.versions

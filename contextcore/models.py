@@ -25,13 +25,18 @@ class ModelFacts:
     output_cost_per_token: float = 0.0
     cache_read_cost_per_token: float = 0.0
     cache_write_cost_per_token: float = 0.0
+    cache_write_1h_cost_per_token: float = 0.0  # Anthropic's 1-hour lifetime
     min_cacheable_tokens: int = DEFAULT_MIN_CACHEABLE_TOKENS
     supports_tools: bool = False
     supports_vision: bool = False
     supports_prompt_caching: bool = False
     tokenizer: str = "cl100k_base"
     known: bool = True
+    provider: str = ""  # litellm's provider name, which picks the cache rules
     tool_tokens: int = 0  # tool definitions sent with every request of this turn
+    # Provider tokens per token acdc estimates (`contextcore.calibration`): budgets are
+    # kept in acdc's units, so the window they are measured against is divided by it.
+    token_factor: float = 1.0
 
     @property
     def max_history_tokens(self) -> int:
@@ -44,9 +49,16 @@ class ModelFacts:
 
     @property
     def input_budget(self) -> int:
-        """The most an assembled request may ever hold (the tool definitions sent beside
-        the messages count against it too)."""
-        return self.max_input_tokens - self.output_reserve - self.tool_tokens
+        """The most an assembled request may ever hold, in acdc's estimate (the tool
+        definitions sent beside the messages count against it too): the provider's count
+        of it, the estimate times `token_factor`, stays within the window."""
+        provider_tokens = self.max_input_tokens - self.output_reserve - self.tool_tokens
+        return int(provider_tokens / self.token_factor)
+
+    @property
+    def estimate_window(self) -> int:
+        """The window in acdc's estimate: what shedding and the HUD measure against."""
+        return int(self.max_input_tokens / self.token_factor)
 
     @classmethod
     def unknown(cls, name: str) -> ModelFacts:

@@ -12,7 +12,18 @@ from datetime import datetime
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Substr
 
-from history.models import Message, MessageImage, Session
+from history.models import Message, MessageImage, Session, TokenUsage
+
+
+def token_samples(*, model: str, limit: int) -> list[tuple[int, int]]:
+    """(acdc's estimate, provider-reported prompt tokens) of the model's newest requests
+    that reported any, newest first: what `contextcore.calibration` corrects with."""
+    rows = (
+        TokenUsage.objects.filter(model=model, prompt_tokens__gt=0, estimated_prompt_tokens__gt=0)
+        .order_by("-id")
+        .values_list("estimated_prompt_tokens", "prompt_tokens")[:limit]
+    )
+    return [(int(e), int(r)) for e, r in rows]
 
 
 def session_latest(*, repository: str) -> Session | None:

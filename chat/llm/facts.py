@@ -28,6 +28,7 @@ _OFFLINE = {
     "output_cost_per_token": 1.5e-05,
     "cache_read_cost_per_token": 3e-07,
     "cache_write_cost_per_token": 3.75e-06,
+    "cache_write_1h_cost_per_token": 6e-06,
     "min_cacheable_tokens": 1_024,
     "supports_tools": True,
     "supports_vision": True,
@@ -40,6 +41,7 @@ _FREE = {
     "output_cost_per_token": 0.0,
     "cache_read_cost_per_token": 0.0,
     "cache_write_cost_per_token": 0.0,
+    "cache_write_1h_cost_per_token": 0.0,
 }
 # What the dry-run report prices with when the request names no real model to price with.
 REFERENCE_PRICES = ModelFacts(**{**_OFFLINE, "name": "reference prices (Claude Sonnet-like)"})
@@ -47,7 +49,8 @@ REFERENCE_PRICES = ModelFacts(**{**_OFFLINE, "name": "reference prices (Claude S
 # Minimum cacheable prompt, first match wins, matched against the model name without its
 # provider prefix. Anthropic's prompt-caching documentation: 4096 for Opus 4.5+ and Haiku
 # 4.5, 2048 for Sonnet 4.6 and Haiku 3/3.5, 1024 for other Claude models. OpenAI caches
-# prompts of 1024 tokens or more. Anything else: contextcore's default (1024).
+# prompts of 1024 tokens or more. Gemini's implicit cache: 2048 for 2.5 Flash and Pro, 4096
+# for later models. Anything else: contextcore's default (1024).
 _MIN_CACHEABLE: tuple[tuple[str, int], ...] = (
     (r"opus-4-[5-9]|opus-4\.[5-9]", 4_096),
     (r"haiku-4", 4_096),
@@ -55,6 +58,8 @@ _MIN_CACHEABLE: tuple[tuple[str, int], ...] = (
     (r"claude-3-haiku|claude-3-5-haiku|claude-3\.5-haiku|haiku-3", 2_048),
     (r"claude", 1_024),
     (r"gpt|^o\d|chatgpt", 1_024),
+    (r"gemini-(1|2)\.", 2_048),
+    (r"gemini", 4_096),
 )
 
 # Environment variables that name a provider key, and the model acdc then uses by default.
@@ -107,6 +112,7 @@ def model_facts(
             ModelFacts.unknown(model),
             min_cacheable_tokens=min_cacheable_tokens(base),
             tokenizer=tokenizer_for(base),
+            provider=model.split("/", 1)[0] if "/" in model else "",
         )
         return facts, warning
     return _facts_from_info(model, info), None
@@ -127,11 +133,15 @@ def _facts_from_info(model: str, info: Mapping[str, Any]) -> ModelFacts:
         output_cost_per_token=float(info.get("output_cost_per_token") or 0.0),
         cache_read_cost_per_token=float(info.get("cache_read_input_token_cost") or 0.0),
         cache_write_cost_per_token=float(info.get("cache_creation_input_token_cost") or 0.0),
+        cache_write_1h_cost_per_token=float(
+            info.get("cache_creation_input_token_cost_above_1hr") or 0.0
+        ),
         min_cacheable_tokens=min_cacheable_tokens(base),
         supports_tools=bool(info.get("supports_function_calling")),
         supports_vision=bool(info.get("supports_vision")),
         supports_prompt_caching=bool(info.get("supports_prompt_caching")),
         tokenizer=tokenizer_for(base),
+        provider=str(info.get("litellm_provider") or model.split("/", 1)[0]),
     )
 
 

@@ -7,6 +7,7 @@ model facts are looked up once per model name. Nothing here holds per-session st
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -14,9 +15,11 @@ from django.conf import settings
 
 from chat.llm import sdk
 from chat.llm.client import LiteLLMClient
-from chat.llm.facts import default_model, model_facts
+from chat.llm.facts import OFFLINE_MODELS, default_model, model_facts
+from contextcore.calibration import WINDOW, correction_factor
 from contextcore.models import ModelFacts
 from contextcore.tokens import TokenCounter
+from history import selectors
 
 
 @cache
@@ -36,6 +39,15 @@ def chat_model(requested: str = "") -> str:
 @cache
 def facts_for(model: str) -> tuple[ModelFacts, str | None]:
     return model_facts(model, sdk.model_info)
+
+
+def calibrated(facts: ModelFacts) -> ModelFacts:
+    """`facts` with the token correction its stored requests call for (one query). The
+    offline models report what acdc's own counter says: nothing to correct."""
+    if facts.name in OFFLINE_MODELS:
+        return facts
+    samples = selectors.token_samples(model=facts.name, limit=WINDOW)
+    return replace(facts, token_factor=correction_factor(samples))
 
 
 def supports_tools(model: str) -> bool:

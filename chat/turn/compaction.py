@@ -8,7 +8,10 @@ references to the messages it keeps plus the summary it made) and a system event
 chat. Nothing is deleted: the store keeps every message; only what the model sees
 changes, and `undo_compaction` marks the record undone, which puts the previous working
 history back (the history is derived from the rows and the live records). Reload and
-restart derive the same history, so the detector is never asked twice.
+restart derive the same history, so the detector is never asked twice. When the smaller
+model is the chat's own model, the detector and summarizer requests reuse the chat's cached
+prefix (its system prompt, files and history as last sent) with their instruction at the
+end, where reading it at the model's cache price costs less than a fresh transcript.
 
 Non-goals: scheduling (the consumer runs this after a turn), rendering (templates).
 """
@@ -29,10 +32,13 @@ from chat.turn import checkpoints, working
 from chat.turn.hud import COMPACTION_CASES
 from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
 from contextcore.history.compaction import CompactionConfig, HistoryCompaction, create_compactor
+from contextcore.history.topics import SidePrefix
+from contextcore.prompt.cacherules import rules_for
 from history.models import Checkpoint, Compaction, Message, Session
 
 log = logging.getLogger(__name__)
 FORCED_TRIGGER = 1  # "Compact now": any history above the verbatim window qualifies
+SIDE_ROOM_TOKENS = 8_000  # instruction, index of up to 50 messages, and the answer
 
 
 class CompactionRefused(Exception):
@@ -92,7 +98,13 @@ async def compact_session(
     )
     compactor = create_compactor(llm_client(), model, counter, config)
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
-    result = await compactor.compact(history, trigger_tokens=trigger, focus=focus)
+    # Sent to the chat's own model, the side requests reuse its cached prefix, when it
+    # leaves room for their instruction and index of messages.
+    cached = manager.cached_prefix() if model == ctx.model else []
+    prefix = None
+    if cached and counter.count(cached) <= facts.input_budget - SIDE_ROOM_TOKENS:
+        prefix = SidePrefix(tuple(cached), rules_for(facts).read_multiplier)
+    result = await compactor.compact(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
     if result is None:
         return CompactionOutcome(
             "none", note="The summary could not be made; the history is kept as it was."

@@ -35,7 +35,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Max, OuterRef, Q, Subquery, Value, When
 from django.utils import timezone
 
-from chat.llm.runtime import chat_model, token_counter
+from chat.llm.runtime import calibrated, chat_model, token_counter
 from chat.repo import sessionsets
 from chat.turn import working
 from chat.turn.hud import request_facts
@@ -211,6 +211,7 @@ class SessionContext:
             raise SessionMissing(session_id)
         model = chat_model(model or session.model)
         facts, warning = request_facts(model)
+        facts = calibrated(facts)
         rows = working.load_rows(session_id)
         header = dict(session.context_state or {})
         # The header counts the live compactions: none, and there is nothing to read.

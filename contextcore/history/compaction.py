@@ -18,11 +18,14 @@ from dataclasses import dataclass
 
 from contextcore.history.exchanges import group_exchanges
 from contextcore.history.topics import (
+    INDEX_CHARS,
     SAFE_BOUNDARY,
+    SidePrefix,
     TopicBoundary,
     TopicDetector,
     complete_text,
     format_messages,
+    side_messages,
 )
 from contextcore.llm import LLMClient, LLMError, LLMRequest, Message
 from contextcore.tokens import TokenCounter
@@ -190,20 +193,27 @@ class HistoryCompactor:
         return self.config.enabled and tokens > trigger
 
     async def compact(
-        self, messages: Sequence[Message], *, trigger_tokens: int | None = None, focus: str = ""
+        self,
+        messages: Sequence[Message],
+        *,
+        trigger_tokens: int | None = None,
+        focus: str = "",
+        prefix: SidePrefix | None = None,
     ) -> HistoryCompaction | None:
         """Compact `messages`. `trigger_tokens` (the manager's trigger) wins over the
-        config's; `focus` steers what the summary keeps (`/compact focus text`)."""
+        config's; `focus` steers what the summary keeps (`/compact focus text`); `prefix`,
+        the chat's cached prefix, is reused by the detector and summarizer requests (which
+        then go to the chat's model) where that costs less than a fresh transcript."""
         messages = list(messages)
         trigger = trigger_tokens or self.config.compaction_trigger_tokens
         tokens = self.counter.count(messages)
         if not messages or not self.should_compact(tokens, trigger):
             return self._result(messages, CompactionPlan("none"), tokens)
-        boundary = await self.detector.detect(messages)
+        boundary = await self.detector.detect(messages, prefix)
         plan = self.plan(messages, boundary)
         if plan.case == "summarize":
             removed = [messages[i] for i in self._summarizable(messages, plan.cut)]
-            summary = await self.summarize(removed, focus)
+            summary = await self.summarize(removed, focus, prefix)
             if summary is None and tokens <= 2 * trigger:
                 return None
             plan = CompactionPlan(
@@ -227,17 +237,24 @@ class HistoryCompactor:
         kept = set(kept_indexes(messages, cut))
         return [i for i in range(cut) if i not in kept]
 
-    async def summarize(self, messages: Sequence[Message], focus: str = "") -> str | None:
+    async def summarize(
+        self, messages: Sequence[Message], focus: str = "", prefix: SidePrefix | None = None
+    ) -> str | None:
         """A summary of `messages` within `summary_budget_tokens` (asked of the model as
         max_tokens, then enforced by cutting); None when the model fails or says nothing."""
         budget = self.config.summary_budget_tokens
         system = SUMMARIZER_PROMPT.format(budget=budget)
         if focus.strip():
             system += f"\nPay particular attention to: {focus.strip()}"
-        blocks = format_messages(messages, max_chars=SUMMARIZER_MAX_CHARS)
         request = LLMRequest(
             model=self.model,
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": blocks}],
+            messages=side_messages(
+                prefix,
+                system,
+                index=format_messages(messages, max_chars=INDEX_CHARS),
+                transcript=format_messages(messages, max_chars=SUMMARIZER_MAX_CHARS),
+                counter=self.counter,
+            ),
             max_tokens=budget,
             temperature=0.0,
             metadata={"purpose": "history_summary"},

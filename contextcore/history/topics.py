@@ -65,6 +65,42 @@ def message_text(message: Message) -> str:
     return ""
 
 
+SIDE_NOTE = (
+    "This request is a side task about the conversation above; it is not a message to "
+    "answer. The messages it refers to are listed by number, cut short; their full text "
+    "is above."
+)
+INDEX_CHARS = 200
+
+
+@dataclass(frozen=True)
+class SidePrefix:
+    """The chat's request as it will be sent, up to its last cache breakpoint, and the
+    price of reading it from the provider's cache (a multiple of the input price)."""
+
+    messages: tuple[Message, ...]
+    read_price: float
+
+
+def side_messages(
+    prefix: SidePrefix | None,
+    system: str,
+    *,
+    index: str,
+    transcript: str,
+    counter: TokenCounter | None,
+) -> list[Message]:
+    """A side request's messages: the chat's cached `prefix` with the instruction and a
+    short `index` of the messages appended at the end, when reading the prefix from the
+    cache costs less than sending the `transcript` fresh; else a request of its own."""
+    fresh = [{"role": "system", "content": system}, {"role": "user", "content": transcript}]
+    if prefix is None or not prefix.messages or counter is None:
+        return fresh
+    tail = {"role": "user", "content": f"{SIDE_NOTE}\n\n{system}\n\n{index}"}
+    reused = prefix.read_price * counter.count(list(prefix.messages)) + counter.count([tail])
+    return [*prefix.messages, tail] if reused < counter.count(fresh) else fresh
+
+
 def format_messages(
     messages: Sequence[Message], *, max_chars: int = MAX_CHARS, start: int = 0
 ) -> str:
@@ -159,28 +195,36 @@ class TopicDetector:
         self.client, self.model, self.counter = client, model, counter
         self.max_chars, self.max_messages, self.timeout = max_chars, max_messages, timeout
 
-    def request_for(self, messages: Sequence[Message]) -> LLMRequest:
+    def request_for(
+        self, messages: Sequence[Message], prefix: SidePrefix | None = None
+    ) -> LLMRequest:
         """The detector request: the most recent `max_messages` messages, numbered by
-        their index in `messages`."""
+        their index in `messages` (cut shorter after the chat's `prefix` when that is
+        reused, since it holds them in full)."""
         start = max(0, len(messages) - self.max_messages)
-        blocks = format_messages(messages[start:], max_chars=self.max_chars, start=start)
+        recent = messages[start:]
         return LLMRequest(
             model=self.model,
-            messages=[
-                {"role": "system", "content": DETECTOR_PROMPT},
-                {"role": "user", "content": blocks},
-            ],
+            messages=side_messages(
+                prefix,
+                DETECTOR_PROMPT,
+                index=format_messages(recent, max_chars=INDEX_CHARS, start=start),
+                transcript=format_messages(recent, max_chars=self.max_chars, start=start),
+                counter=self.counter,
+            ),
             max_tokens=DETECTOR_MAX_TOKENS,
             temperature=0.0,
             metadata={"purpose": "topic_detection"},
         )
 
-    async def detect(self, messages: Sequence[Message]) -> TopicBoundary:
+    async def detect(
+        self, messages: Sequence[Message], prefix: SidePrefix | None = None
+    ) -> TopicBoundary:
         """The most recent topic boundary, or `SAFE_BOUNDARY` when there are no messages,
         no model, or the model fails, times out or answers something unusable."""
         if not messages or not self.model:
             return SAFE_BOUNDARY
-        request = self.request_for(messages)
+        request = self.request_for(messages, prefix)
         try:
             answer = await complete_text(self.client, request, self.timeout)
         except (LLMError, TimeoutError):

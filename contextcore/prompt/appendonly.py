@@ -11,8 +11,9 @@ labelled with its new version; the manifest names the current version of every s
 file, so the model is never unsure which copy is current. A removed file gets a notice.
 The layout is rebuilt (fresh snapshot, no updates) only when the prefix is lost anyway:
 first request, system prompt changed, history rewritten (compaction,
-truncation, windowing), cache expired (`cache_ttl_seconds` since the last request, when
-the caller passes a clock) - or when stale copies pass `stale_budget_tokens`.
+truncation, windowing), cache expired (the lifetime the last request wrote, `written_ttl`,
+else `cache_ttl_seconds`, since the last request, when the caller passes a clock; nothing
+written means nothing to keep) - or when stale copies pass `stale_budget_tokens`.
 Pure: `plan_layout` returns a new state and never mutates its input.
 """
 
@@ -82,6 +83,7 @@ class LayoutState:
     history_len: int = 0
     history_digest: str = ""
     last_at: float | None = None
+    written_ttl: float | None = None  # seconds the last request's writes live; 0: none
 
     def presented(self) -> dict[str, Entry]:
         """The newest entry of every document still in the prompt (removed ones are not)."""
@@ -117,6 +119,7 @@ class LayoutState:
             history_len=data["history_len"],
             history_digest=data["history_digest"],
             last_at=data["last_at"],
+            written_ttl=data.get("written_ttl"),
         )
 
 
@@ -181,9 +184,10 @@ def _rebuild_reason(
         history_digest(history[: state.history_len]) != state.history_digest
     ):
         return "history rewritten"
+    lifetime = policy.cache_ttl_seconds if state.written_ttl is None else state.written_ttl
     expired = now is not None and state.last_at is not None
-    if expired and now - state.last_at > policy.cache_ttl_seconds:  # type: ignore[operator]
-        return "provider cache expired"
+    if expired and now - state.last_at > lifetime:  # type: ignore[operator]
+        return "provider cache expired" if lifetime else "nothing was cached"
     return ""
 
 

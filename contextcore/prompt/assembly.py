@@ -76,6 +76,7 @@ class PromptChunks:
     images: tuple[ImageInput, ...] = ()
     provider: str = "openai"
     notes: dict[str, Any] = field(default_factory=dict)
+    cache_write: str = "5m"  # breakpoints' lifetime: "5m", "1h", or "off" for none
 
     def all_messages(self) -> list[Message]:
         return [chunk.message for block in self.blocks for chunk in block.chunks]
@@ -274,7 +275,7 @@ class PromptAssembler:
         sections["current_message"] = sections.get("current_message", 0) + extra
         tiers["active"] = tiers.get("active", 0) + extra
         messages = self.to_messages(chunks)
-        marks = [i for i, m in enumerate(messages) if _has_marker(m)]
+        marks = [i for i, m in enumerate(messages) if has_marker(m)]
         return {
             "sections": sections,
             "tiers": tiers,
@@ -309,18 +310,19 @@ def _entry_text(entry: Entry, layout: LayoutState) -> str:
     return format_file_block(name, text, entry.version)
 
 
-def _has_marker(message: Message) -> bool:
+def has_marker(message: Message) -> bool:
     content = message.get("content")
     return isinstance(content, list) and any("cache_control" in b for b in content)
 
 
-def _mark(message: Message) -> Message:
+def _mark(message: Message, ttl: str = "5m") -> Message:
     content = message["content"]
     if isinstance(content, str):
         blocks: list[dict[str, Any]] = [{"type": "text", "text": content}]
     else:
         blocks = [dict(block) for block in content]
-    blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
+    marker = {"type": "ephemeral", **({"ttl": ttl} if ttl == "1h" else {})}
+    blocks[-1] = {**blocks[-1], "cache_control": marker}
     return {**message, "content": blocks}
 
 
@@ -329,7 +331,8 @@ def add_cache_markers(
 ) -> list[Message]:
     """Messages with a breakpoint ending each non-empty cached block whose prefix holds at
     least `min_tokens` (a shorter prefix cannot be cached, a marker there would only cost),
-    keeping the last `MAX_BREAKPOINTS` when there are more."""
+    keeping the last `MAX_BREAKPOINTS` when there are more; each asks for the chunks'
+    `cache_write` lifetime, and "off" places none."""
     messages: list[Message] = []
     ends: list[int] = []
     prefix = 0
@@ -339,6 +342,8 @@ def add_cache_markers(
             prefix += counter.count(chunk.message)
         if block.cached and block.chunks and prefix >= min_tokens:
             ends.append(len(messages) - 1)
+    if chunks.cache_write == "off":
+        return messages
     for index in ends[-MAX_BREAKPOINTS:]:
-        messages[index] = _mark(messages[index])
+        messages[index] = _mark(messages[index], chunks.cache_write)
     return messages

@@ -20,6 +20,8 @@ from contextcore.llm import Message
 from contextcore.models import ModelFacts
 from contextcore.prompt.appendonly import Doc, LayoutPolicy, LayoutState, bump_versions, plan_layout
 from contextcore.prompt.assembly import MAP_KEY, PromptAssembler, PromptChunks, PromptInputs
+from contextcore.prompt.cachepolicy import FIVE_MINUTES, OFF, ONE_HOUR, choose_write
+from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.stability import StabilityTracker
 from contextcore.tokens import IMAGE_FLAT_TOKENS, TokenCounter
 
@@ -84,11 +86,15 @@ class RequestBuilder:
     ) -> None:
         self.facts, self.counter, self.assembler = facts, counter, assembler
         self.tracker, self.scheme, self.policy = tracker, scheme, policy
+        self.rules = rules_for(facts)
 
     def assemble(self, draft: Draft, now: float | None) -> Built:
         inputs = draft.inputs
         layout, versions, reason = None, self.tracker.versions, ""
-        if self.scheme == "acdc":
+        if self.scheme == "acdc" and self.rules.kind == "none":
+            # Nothing is cached: the plainest layout sends the fewest tokens.
+            chunks = self.assembler.flat(inputs, cache_last=False)
+        elif self.scheme == "acdc":
             versions = bump_versions(self.tracker.versions, docs_for(inputs))
             state = None if draft.rebuild else self.tracker.layout
             layout, reason = plan_layout(
@@ -101,7 +107,9 @@ class RequestBuilder:
                 counter=self.counter,
                 policy=self.policy,
             )
-            chunks = self.assembler.appendonly(inputs, layout, versions)
+            write, seconds = self._cache_write(reason, now)
+            layout = replace(layout, written_ttl=seconds)
+            chunks = replace(self.assembler.appendonly(inputs, layout, versions), cache_write=write)
         elif self.scheme == "seed":
             chunks = self.assembler.tiered(inputs, self.tracker.tier_of)
         else:
@@ -109,6 +117,15 @@ class RequestBuilder:
         messages = self.assembler.to_messages(chunks)
         tokens = self.counter.count(messages) + self._image_extra(chunks)
         return Built(chunks, messages, tokens, layout, dict(versions), reason)
+
+    def _cache_write(self, reason: str, now: float | None) -> tuple[str, float]:
+        """The lifetime this request writes (see `cachepolicy`). A prefix still cached
+        keeps being marked even when the policy would not write, or it could not be read."""
+        choice = choose_write(self.rules, self.tracker.rhythm(now))
+        previous = self.tracker.layout.written_ttl if self.tracker.layout else None
+        if choice.write == OFF and not reason and previous:
+            return (ONE_HOUR if previous > self.rules.ttl else FIVE_MINUTES), previous
+        return choice.write, choice.seconds
 
     def _image_extra(self, chunks: PromptChunks) -> int:
         return self.assembler.image_tokens(chunks) - IMAGE_FLAT_TOKENS * len(chunks.images)

@@ -7,6 +7,8 @@ content hash and a count `n` of consecutive requests it appeared unchanged. Two 
   and an item that leaves the selection is forgotten.
 - "acdc" (default): the append-only layout of `contextcore.prompt.appendonly`, which beats the
   seed on the cache benchmark because promotions never reshuffle the cached prefix.
+It also keeps the session's rhythm, the gaps between its requests (on the caller's clock),
+which the cache policy reads; a compaction does not forget it.
 Deterministic (no clock of its own) and serializable: `to_state()` is JSON-safe and
 `from_state()` restores it, so a new process keeps the same prompt layout.
 """
@@ -18,6 +20,7 @@ from typing import Any
 
 from contextcore.prompt.appendonly import LayoutState, digest
 from contextcore.prompt.assembly import PromptInputs
+from contextcore.prompt.cachepolicy import RHYTHM_LENGTH
 
 SCHEMES = ("seed", "acdc")
 TIERS = ("L0", "L1", "L2", "L3", "active")
@@ -49,6 +52,8 @@ class StabilityTracker:
         # Seed 000: "tiers rebuild from the reference graph on first request". Counts an
         # item starts from when it is first seen, set while the tracker holds no items.
         self._initial: dict[str, int] = {}
+        self.gaps: list[float] = []  # seconds between requests, the most recent last
+        self.last_request_at: float | None = None
 
     def seed_tiers(self, tiers: Mapping[str, str]) -> None:
         """Initial tiers ({key: tier}) for a tracker that has seen no request yet (a new
@@ -58,6 +63,19 @@ class StabilityTracker:
             return
         counts = {tier: minimum for minimum, tier in SEED_THRESHOLDS}
         self._initial = {key: counts[tier] for key, tier in tiers.items() if tier in counts}
+
+    def rhythm(self, now: float | None) -> tuple[float, ...]:
+        """The observed gaps, including the one that ends with a request at `now`."""
+        if now is None or self.last_request_at is None:
+            return tuple(self.gaps)
+        return (*self.gaps, max(0.0, now - self.last_request_at))
+
+    def note_request(self, now: float | None) -> None:
+        """Record that a request was sent at `now` (nothing without a clock)."""
+        if now is None:
+            return
+        self.gaps = list(self.rhythm(now))[-RHYTHM_LENGTH:]
+        self.last_request_at = now
 
     def update(self, items: Mapping[str, str]) -> None:
         """Record one request's items ({key: content hash}), after its response arrived."""
@@ -96,6 +114,8 @@ class StabilityTracker:
             "items": {key: [h, n] for key, (h, n) in self._items.items()},
             "versions": {key: list(v) for key, v in self.versions.items()},
             "layout": self.layout.to_dict() if self.layout else None,
+            "gaps": list(self.gaps),
+            "last_request_at": self.last_request_at,
         }
 
     @classmethod
@@ -105,4 +125,6 @@ class StabilityTracker:
         tracker.versions = {key: list(v) for key, v in state.get("versions", {}).items()}
         layout = state.get("layout")
         tracker.layout = LayoutState.from_dict(layout) if layout else None
+        tracker.gaps = [float(g) for g in state.get("gaps", [])]
+        tracker.last_request_at = state.get("last_request_at")
         return tracker

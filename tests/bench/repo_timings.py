@@ -2,9 +2,10 @@
 
 Listing (`chat.repo.git`) and the picker's payload, tiktoken's raw throughput on the
 same texts (two threads, the picker's own encoding), then counting through
-`chat.repo.picker.TokenCounts`: cold (empty table), warm in the same process and warm as
-a fresh process would. Imports chat's models, so it loads only after Django is set up on
-the repository (`repo_bench.run` imports it then).
+`chat.repo.picker.TokenCounts`: cold (empty table), warm in the same process, and warm
+in a new process (`tests.bench.repo_probe`), once with the page cache as it is and once
+with the repository's files evicted from it. Imports chat's models, so it loads only
+after Django is set up on the repository (`repo_bench.run` imports it then).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from chat.models import TokenCount
 from chat.repo import git, picker
+from tests.bench.repo_probe import fresh_process_count
 
 
 def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
@@ -24,7 +26,7 @@ def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return value, time.perf_counter() - started
 
 
-def measure(root: Path, size: int) -> dict[str, Any]:
+def measure(root: Path, size: int, data_dir: Path) -> dict[str, Any]:
     listing, listing_s = _timed(git.list_files, root)
     paths = listing.paths
     payload, payload_s = _timed(picker.tree_payload, root, [], [], 200_000)
@@ -38,7 +40,8 @@ def measure(root: Path, size: int) -> dict[str, Any]:
     counts = picker.TokenCounts()
     _, cold_s = _timed(counts.count, root, paths)
     _, warm_same_s = _timed(counts.count, root, paths)
-    _, warm_fresh_s = _timed(picker.TokenCounts().count, root, paths)
+    warm = fresh_process_count(root, data_dir, paths, cold=False)
+    cold = fresh_process_count(root, data_dir, paths, cold=True)
     mb = size / 1e6
     return {
         "files": len(paths),
@@ -51,5 +54,7 @@ def measure(root: Path, size: int) -> dict[str, Any]:
         "cold_mb_s": round(mb / cold_s, 1),
         "cold_ratio": round(raw_s / cold_s, 2),
         "warm_same_process_s": round(warm_same_s, 3),
-        "warm_fresh_process_s": round(warm_fresh_s, 3),
+        "new_process_warm_cache_s": warm["count_s"],
+        "new_process_cold_cache_s": cold["count_s"],
+        "new_process_page_cache": cold["page_cache"],
     }

@@ -7,14 +7,18 @@ stored. The simulator prices the messages exactly as the fake provider received 
 Edits are written to the repository on disk between turns and selection changes go
 through `chat.turn.context.select_files`, as the Files panel does. The clock is faked only
 where the pipeline reads it (`chat.turn.context.time`), so the 400 s pause is seen by the
-layout and by the simulated cache alike. Imports chat's models, so it loads only after
-Django is set up (`tests.bench.django_env`).
-Non-goals: images (`run_turn` carries text only), tools, compaction.
+layout and by the simulated cache alike. A session with a compaction trigger is compacted
+after a turn whenever its history passed it, as in the chat
+(`chat.turn.compaction.compact_session`, detector and summarizer played by `acdc/fake`);
+those requests are recorded as side requests. The replay records; `cache_pricing` prices.
+Imports chat's models, so it loads only after Django is set up (`tests.bench.django_env`).
+Non-goals: images (`run_turn` carries text only), tools.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,17 +29,22 @@ from unittest import mock
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+import chat.turn.compaction
 import chat.turn.context
+import chat.turn.hud
+import chat.turn.session
 from chat.llm.fake import FakeScript, FakeStep
-from chat.llm.runtime import facts_for
 from chat.llm.sdk import acdc_provider
+from chat.turn.compaction import compact_session, needs_compaction
 from chat.turn.context import select_files
 from chat.turn.turns import run_turn
-from contextcore.prompt.cachesim import CacheSimulator, SimulationReport
-from contextcore.tokens import TokenCounter
+from contextcore.models import ModelFacts
 from history import services
-from tests.bench.cache_bench import START_TIME, write_file
-from tests.bench.sessions import TURN_SECONDS, Session, Turn
+from tests.bench.cache_pricing import Recording, Sent
+from tests.bench.sessions import START_TIME, Session, Turn, prose, write_file
+
+SUMMARY_WORDS = 220
+DETECTOR_ANSWER = '{"boundary_index": null, "boundary_reason": "", "confidence": 0.2}'
 
 MODEL = "acdc/fake"
 LIMITATIONS = "The image turn is sent as text only: `run_turn` carries no images."
@@ -66,33 +75,59 @@ def scripted_pipeline(repo: Path, strategy: str, clock: FakeClock) -> Iterator[A
         acdc_provider().install(previous)
 
 
-def replay_through_turns(session: Session, strategy: str, repo: Path) -> SimulationReport:
-    """Replay `session` in `repo` (its files are reset first) with tier scheme `strategy`."""
+def replay_through_turns(
+    session: Session, strategy: str, repo: Path, facts: ModelFacts | None = None
+) -> Recording:
+    """Replay `session` in `repo` (its files are reset first) with tier scheme `strategy`;
+    with `facts`, the fake model is served with those facts (see `cache_pricing.acting_as`)."""
     clock = FakeClock()
     for path, text in session.files.items():
         write_file(repo, path, text, clock.now)
-    with scripted_pipeline(repo, strategy, clock) as script:
-        return asyncio.run(_replay(session, repo, clock, script))
+    compaction = {}
+    if session.compaction_trigger:
+        compaction = {
+            "ACDC_COMPACTION_TRIGGER_TOKENS": session.compaction_trigger,
+            "ACDC_SMALLER_MODEL": MODEL,
+            "ACDC_CHECKPOINT_EVERY": 0,
+        }
+    acting = (lambda model: (facts, None)) if facts else None
+    with (
+        scripted_pipeline(repo, strategy, clock) as script,
+        override_settings(**compaction),
+        mock.patch.object(chat.turn.hud, "facts_for", acting or chat.turn.hud.facts_for),
+        mock.patch.object(
+            chat.turn.compaction, "facts_for", acting or chat.turn.compaction.facts_for
+        ),
+    ):
+        recording = Recording(session.name, strategy)
+        asyncio.run(_replay(session, repo, clock, script, recording))
+        return recording
 
 
-async def _replay(session: Session, repo: Path, clock: FakeClock, script: Any) -> SimulationReport:
-    facts, _ = facts_for(MODEL)
-    simulator = CacheSimulator(
-        TokenCounter(facts.tokenizer), min_cacheable_tokens=facts.min_cacheable_tokens
-    )
+async def _replay(
+    session: Session, repo: Path, clock: FakeClock, script: Any, recording: Recording
+) -> None:
     stored = await database_sync_to_async(services.session_create)(
-        repository=str(repo), model=MODEL, title=f"bench: {session.name}"
+        repository=str(repo), model=MODEL, title=f"bench: {session.name} ({recording.strategy})"
     )
     await select_paths(stored.id, add=session.selected)
-    for turn in session.turns:
-        clock.now += TURN_SECONDS + turn.pause
+    rng = random.Random(99)
+    for index, turn in enumerate(session.turns):
+        clock.now += turn.seconds_before
         for path, text in turn.edits.items():
             write_file(repo, path, text, clock.now)
         if turn.add or turn.drop:
             await select_paths(stored.id, add=turn.add, drop=turn.drop)
         messages = await scripted_turn(stored.id, turn, script)
-        simulator.request(messages, clock.now)
-    return simulator.report
+        recording.sent.append(Sent(messages, clock.now))
+        if session.compaction_trigger and await database_sync_to_async(needs_compaction)(stored.id):
+            script.enqueue(FakeStep(text=DETECTOR_ANSWER), FakeStep(text=prose(rng, SUMMARY_WORDS)))
+            before = len(script.requests)
+            outcome = await compact_session(stored.id)
+            for request in script.requests[before:]:
+                recording.sent.append(Sent(request.messages, clock.now, side=True))
+            if outcome.changed:
+                recording.compactions.append(index)
 
 
 async def select_paths(

@@ -23,6 +23,7 @@ from contextcore.llm import (
     Usage,
     UsageReport,
 )
+from contextcore.prompt.cacherules import rules_for
 
 CACHED = {"type": "ephemeral"}
 
@@ -371,6 +372,30 @@ def test_model_facts_come_from_litellms_bundled_map():
 def test_model_facts_pick_cache_minimum_and_tokenizer_per_model(model, min_cacheable, tokenizer):
     facts, _ = model_facts(model, model_info)
     assert (facts.min_cacheable_tokens, facts.tokenizer) == (min_cacheable, tokenizer)
+
+
+@pytest.mark.parametrize(
+    ("model", "kind", "minimum", "step", "read", "write", "long_write"),
+    [
+        ("anthropic/claude-sonnet-4-5", "explicit", 1024, 1, 0.1, 1.25, 2.0),
+        ("vertex_ai/claude-sonnet-4-5", "explicit", 1024, 1, 0.1, 1.25, 2.0),
+        ("openai/gpt-4.1", "automatic", 1024, 128, 0.25, 1.0, 2.0),
+        ("openai/gpt-4o", "automatic", 1024, 128, 0.5, 1.0, 2.0),
+        ("deepseek/deepseek-chat", "automatic", 64, 64, 0.1, 1.0, 2.0),
+        ("gemini/gemini-2.5-pro", "automatic", 2048, 1, 0.1, 1.0, 2.0),
+        ("xai/grok-4", "automatic", 1024, 1, 0.16, 1.0, 2.0),
+        ("mistral/mistral-large-latest", "none", 1024, 1, 1.0, 1.0, 2.0),
+        ("acdc/fake", "explicit", 1024, 1, 0.1, 1.25, 2.0),
+    ],
+)
+def test_cache_rules_follow_the_provider_with_prices_from_the_map(
+    model, kind, minimum, step, read, write, long_write
+):
+    rules = rules_for(model_facts(model, model_info)[0])
+    assert (rules.kind, rules.min_tokens, rules.granularity) == (kind, minimum, step)
+    assert rules.read_multiplier == pytest.approx(read)
+    assert rules.write_multiplier == pytest.approx(write)
+    assert rules.long_write_multiplier == pytest.approx(long_write)
 
 
 def test_an_unknown_model_gets_safe_facts_and_a_warning():

@@ -12,14 +12,17 @@ from django.test import override_settings
 from chat.llm.fake import FakeStep
 from chat.turn import checkpoints
 from chat.turn.compaction import CompactionRefused, compact_session, undo_compaction
-from chat.turn.context import restore_latest_session
+from chat.turn.context import restore_latest_session, select_files
 from chat.turn.session import SessionContext
 from chat.turn.turns import run_turn
 from chat.turn.working import expand
+from contextcore.prompt.cachesim import CacheSimulator
+from contextcore.tokens import TokenCounter
 from history.models import Compaction, Message, Session
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
+PURPOSES = ("topic_detection", "history_summary")
 FILLER = "Tell me more about the parser and the lexer and their error recovery. " * 6
 
 
@@ -182,3 +185,30 @@ async def test_rollback_to_another_sessions_checkpoint_is_refused(fake):
     mark = await database_sync_to_async(checkpoints.take)(first, label="x")
     with pytest.raises(checkpoints.RollbackRefused, match="another session"):
         await database_sync_to_async(checkpoints.rollback)(second.id, mark.id)
+
+
+async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, root):
+    (root / "lexer.py").write_text("token = next_token(stream)\n" * 100)  # past 1,024
+    with override_settings(ACDC_REPO=root):
+        session = await new_session()
+        assert await database_sync_to_async(select_files)(session.id, add=["lexer.py"]) == []
+        await turns(session, fake, 6)
+        chat = fake.requests[-1].messages
+        fake.enqueue(detector(), FakeStep(text="They discussed the parser at length."))
+
+        outcome = await compact_session(session.id)
+
+    assert outcome.case == "summarize", outcome.note
+    detect, summary = [r for r in fake.requests if r.metadata.get("purpose") in PURPOSES]
+    assert (detect.metadata["purpose"], summary.metadata["purpose"]) == PURPOSES
+    simulator = CacheSimulator(TokenCounter("cl100k_base"))
+    simulator.request(chat, now=0)
+    # The detector's transcript (every message) costs more than reading the prefix at 0.1x
+    # and sending a short index: it reuses the chat's prefix.
+    assert detect.messages[0] == chat[0]  # the chat's system prompt, not the detector's
+    assert "side task" in detect.messages[-1]["content"]
+    cost = simulator.request(detect.messages, now=1)
+    assert cost.cache_read_tokens > 0.6 * cost.prompt_tokens
+    # The summarizer's few old messages are cheaper sent as they are.
+    assert summary.messages[0]["content"].startswith("Summarize the earlier part")
+    assert len(summary.messages) == 2

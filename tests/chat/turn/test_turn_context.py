@@ -19,7 +19,7 @@ from chat.turn.after_turn import after_turn_tasks
 from chat.turn.session import SessionContext
 from chat.turn.turns import TurnRejected, run_turn
 from history import services
-from history.models import Checkpoint, Message, Session
+from history.models import Checkpoint, Message, Session, TokenUsage
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -192,3 +192,23 @@ def test_at_start_up_a_dead_processes_turn_ends_as_interrupted_with_its_text(fak
     reply.refresh_from_db()
     assert reply.status == "interrupted" and reply.content == "half of it"
     assert Session.objects.get(pk=session.pk).turn_owner == ""
+
+
+@pytest.mark.django_db
+def test_a_session_opens_with_the_token_correction_its_models_usage_calls_for():
+    claude = services.session_create(repository="x", model="anthropic/claude-sonnet-4-5")
+    fake = services.session_create(repository="x", model="acdc/fake")
+    for session in (claude, fake):
+        for n in range(3):
+            TokenUsage.objects.create(
+                session=session,
+                turn_id=f"t{n}",
+                model=session.model,
+                estimated_prompt_tokens=20_000,
+                prompt_tokens=23_000,
+            )
+    opened = SessionContext.open(claude.id)
+    assert opened.facts.token_factor == pytest.approx(1.15 * 1.05)
+    assert opened.manager.facts.input_budget < opened.facts.max_input_tokens / 1.15
+    # The offline models are counted by acdc's own counter: nothing to correct.
+    assert SessionContext.open(fake.id).facts.token_factor == 1.0

@@ -5,10 +5,12 @@ import json
 
 from contextcore.history.topics import (
     SAFE_BOUNDARY,
+    SidePrefix,
     TopicBoundary,
     TopicDetector,
     format_messages,
     parse_boundary,
+    side_messages,
 )
 from contextcore.llm import LLMError, StreamEnd, TextDelta
 
@@ -179,3 +181,25 @@ def test_an_out_of_range_confidence_is_clamped_to_zero_and_one():
 def test_fields_of_the_wrong_type_become_empty_strings():
     boundary = parse_boundary(answer(2, 0.9, reason=5, summary=["a"]), count=4)
     assert boundary.boundary_reason == "" and boundary.summary == ""
+
+
+def test_a_side_request_reuses_the_chats_prefix_only_where_that_costs_less(counter):
+    prefix = ({"role": "system", "content": "chat system " * 500},)
+    long_talk = format_messages([{"role": "user", "content": "lexer " * 100}] * 8)
+    short_talk = format_messages([{"role": "user", "content": "lexer " * 40}])
+    index = "[0] USER: lexer lexer"
+
+    def build(read_price: float, transcript: str) -> list:
+        return side_messages(
+            SidePrefix(prefix, read_price),
+            "instruction",
+            index=index,
+            transcript=transcript,
+            counter=counter,
+        )
+
+    reused = build(0.1, long_talk)
+    assert reused[0] == prefix[0] and index in reused[-1]["content"]
+    # Reads at full price, or a transcript smaller than a tenth of the prefix: send it fresh.
+    for fresh in (build(1.0, long_talk), build(0.1, short_talk)):
+        assert fresh[0] == {"role": "system", "content": "instruction"}

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from contextcore.prompt.cacherules import ANTHROPIC, DEEPSEEK, GEMINI, GROK, NO_CACHE, OPENAI
 from contextcore.prompt.cachesim import CacheSimulator
 
 BIG = "word " * 2000
@@ -60,3 +63,102 @@ def test_a_changed_block_breaks_the_prefix_after_it(counter):
     sim = CacheSimulator(counter)
     sim.request(_msgs(BIG, BIG + "x", mark=[1]), now=0)
     assert sim.request(_msgs(BIG + "y", BIG + "x", mark=[1]), now=1).cache_read_tokens == 0
+
+
+def _words(n: int) -> str:
+    """A text of exactly `n` cl100k tokens (a message adds 4)."""
+    return " ".join(["word"] * n)
+
+
+def _marked(text: str, ttl: str | None = None) -> dict:
+    marker = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+    return {"role": "user", "content": [{"type": "text", "text": text, "cache_control": marker}]}
+
+
+def test_explicit_rules_price_a_write_at_1_25x_and_a_read_at_0_1x(counter):
+    sim = CacheSimulator(counter, ANTHROPIC)
+    prefix = _marked(_words(1996))  # 2,000 tokens
+    first = sim.request([prefix, {"role": "user", "content": _words(96)}], now=0)
+    second = sim.request([prefix, {"role": "user", "content": _words(196)}], now=60)
+    # 2,000 written at 1.25 + 100 uncached; then 2,000 read at 0.1 + 200 uncached.
+    assert (first.cache_write_tokens, first.cost) == (2000, pytest.approx(2600))
+    assert (second.cache_read_tokens, second.cost) == (2000, pytest.approx(400))
+
+
+def test_the_one_hour_lifetime_costs_2x_to_write_and_outlives_a_long_pause(counter):
+    five, hour = CacheSimulator(counter, ANTHROPIC), CacheSimulator(counter, ANTHROPIC)
+    assert five.request([_marked(_words(1996))], now=0).cost == pytest.approx(2500)
+    assert hour.request([_marked(_words(1996), "1h")], now=0).cost == pytest.approx(4000)
+    # Twenty minutes later: the 5-minute entry is gone, the 1-hour one is read.
+    assert five.request([_marked(_words(1996))], now=1200).cache_read_tokens == 0
+    assert hour.request([_marked(_words(1996), "1h")], now=1200).cost == pytest.approx(200)
+
+
+def test_explicit_rules_cache_nothing_below_the_models_minimum(counter):
+    sim = CacheSimulator(counter, replace(ANTHROPIC, min_tokens=4096))
+    sim.request([_marked(_words(2996))], now=0)
+    assert sim.request([_marked(_words(2996))], now=1).cost == 3000
+
+
+def test_openai_reads_from_1024_tokens_in_128_token_steps_with_no_write_premium(counter):
+    sim = CacheSimulator(counter, OPENAI)
+    first = sim.request([{"role": "user", "content": _words(1496)}], now=0)  # 1,500 tokens
+    second = sim.request(
+        [{"role": "user", "content": _words(1496)}, {"role": "user", "content": _words(96)}],
+        now=30,
+    )
+    assert (first.cache_write_tokens, first.cost) == (0, 1500)
+    # 1,024 + 3 x 128 = 1,408 of the 1,500 repeated tokens are read, at 0.5x.
+    assert second.cache_read_tokens == 1408
+    assert second.cost == pytest.approx(1408 * 0.5 + (1600 - 1408))
+
+
+def test_automatic_rules_read_nothing_below_the_minimum_or_after_the_lifetime(counter):
+    sim = CacheSimulator(counter, OPENAI)
+    sim.request([{"role": "user", "content": _words(996)}], now=0)  # 1,000 tokens
+    assert sim.request([{"role": "user", "content": _words(996)}], now=1).cache_read_tokens == 0
+    sim.request([{"role": "user", "content": _words(1996)}], now=2)
+    assert sim.request([{"role": "user", "content": _words(1996)}], now=400).cache_read_tokens == 0
+
+
+def test_deepseek_counts_hits_in_64_token_units_and_keeps_them_an_hour(counter):
+    sim = CacheSimulator(counter, DEEPSEEK)
+    sim.request([{"role": "user", "content": _words(196)}], now=0)  # 200 tokens
+    hit = sim.request([{"role": "user", "content": _words(196)}], now=3000)
+    assert hit.cache_read_tokens == 192  # 3 x 64
+    assert hit.cost == pytest.approx(192 * 0.1 + 8)
+
+
+def test_gemini_and_grok_cache_by_prefix_at_their_own_minimum_and_price(counter):
+    gemini, grok = CacheSimulator(counter, GEMINI), CacheSimulator(counter, GROK)
+    for sim in (gemini, grok):
+        sim.request([{"role": "user", "content": _words(1496)}], now=0)
+    assert gemini.request([{"role": "user", "content": _words(1496)}], now=1).cost == 1500
+    hit = grok.request([{"role": "user", "content": _words(1496)}], now=1)
+    assert (hit.cache_read_tokens, hit.cost) == (1500, pytest.approx(375))
+
+
+def test_automatic_rules_ignore_breakpoints_and_read_the_longest_common_prefix(counter):
+    sim = CacheSimulator(counter, replace(OPENAI, granularity=1))
+    shared = {"role": "user", "content": _words(1996)}
+    sim.request([shared, {"role": "assistant", "content": "a"}], now=0)
+    hit = sim.request([_marked(_words(1996)), {"role": "assistant", "content": "b"}], now=1)
+    assert hit.cache_read_tokens == 2000
+
+
+def test_no_caching_prices_every_token_in_full(counter):
+    sim = CacheSimulator(counter, NO_CACHE)
+    sim.request([_marked(_words(1996))], now=0)
+    assert sim.request([_marked(_words(1996))], now=1).cost == 2000
+
+
+def test_every_marked_prefix_a_request_repeats_is_refreshed_not_only_the_longest(counter):
+    sim = CacheSimulator(counter, ANTHROPIC)
+    files = _marked(_words(1996))
+    talk = [{"role": "user", "content": _words(100) + f" turn {n}"} for n in range(3)]
+    sim.request([files, _marked(talk[0]["content"])], now=0)
+    sim.request([files, talk[0], _marked(talk[1]["content"])], now=200)
+    second = sim.request([files, *talk[:2], _marked(talk[2]["content"])], now=400)
+    assert second.cache_read_tokens > 2000  # the longest prefix was read each time
+    # 600 s after the files were written they are still cached: each request used them.
+    assert sim.request([files, _marked("a new topic")], now=600).cache_read_tokens == 2000

@@ -20,6 +20,8 @@ indexing layer's refusal (`indexing.locate`); this module judges what is inside.
 from __future__ import annotations
 
 import os
+import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -125,14 +127,26 @@ class Screened:
 
 def screen(paths: Iterable[str], *, root: Path | None = None) -> Screened:
     """Judge a listing (repo-relative paths) at one `lstat` per path: a listing from git
-    never descends into a symlinked folder, so only a symlink itself needs resolving."""
+    never descends into a symlinked folder, so only a symlink itself needs resolving. A
+    plainly written path (git's own spelling) is judged on its text; any other, the slow
+    way, as `verdict` would."""
     root = Path(root or settings.ACDC_REPO).resolve()
     data_dir = _data_dir()
+    if root.is_relative_to(data_dir):  # a repository inside the data folder: all of it
+        data_prefix: str | None = "."
+    elif data_dir.is_relative_to(root):
+        data_prefix = data_dir.relative_to(root).as_posix()
+    else:
+        data_prefix = None
+    is_secret = _secret_test(_secret_spec(root))
+    base = str(root)
     kept: list[str] = []
     locked: dict[str, str] = {}
     for path in paths:
-        if _is_link(root / path):
+        if _is_link(os.path.join(base, path)):
             found = verdict(path, root=root)
+        elif _plain(path):
+            found = _judged_on_text(path, data_prefix, is_secret)
         else:
             found = _written(path, root, data_dir)
         if found.kind == "secret":
@@ -142,10 +156,42 @@ def screen(paths: Iterable[str], *, root: Path | None = None) -> Screened:
     return Screened(kept, locked)
 
 
-def _is_link(full: Path) -> bool:
+def _plain(path: str) -> bool:
+    """Relative, '/'-separated, with no empty, '.' or '..' part: how git lists a path."""
+    if not path or path[0] == "/" or "\\" in path:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _judged_on_text(path: str, data_prefix: str | None, is_secret) -> Verdict:
+    """`_written`'s verdict for a plain path, without building a Path per part."""
+    inside = data_prefix == "." or path == data_prefix or path.startswith(f"{data_prefix}/")
+    if data_prefix is not None and inside:
+        return Verdict("internal", "acdc's own data folder is never read")
+    if any(part.casefold() == ".git" for part in path.split("/")):
+        return Verdict("internal", "git's internal folder is never read")
+    if is_secret(path.casefold()):
+        return Verdict("secret", SECRET_REASON)
+    return OK
+
+
+def _secret_test(spec: pathspec.PathSpec):
+    """The spec's judgement of a casefolded path, asked only of the few paths that some
+    pattern matches at all: one regular expression of every pattern rules out the rest."""
+    patterns = [p for p in spec.patterns if p.include is not None and p.regex is not None]
+    if not patterns:
+        return lambda path: False
+    alternatives = (p.regex.pattern.replace("(?P<ps_d>", "(?:") for p in patterns)
+    any_pattern = re.compile("|".join(f"(?:{a})" for a in alternatives)).match
+    return lambda path: any_pattern(path) is not None and spec.match_file(path)
+
+
+def _is_link(full: str) -> bool:
     try:
-        return full.is_symlink()
-    except OSError:
+        return stat.S_ISLNK(os.lstat(full).st_mode)
+    except FileNotFoundError:
+        return False  # listed but gone (deleted in the work tree): judged on its text
+    except (OSError, ValueError):
         return True  # judged the slow way
 
 

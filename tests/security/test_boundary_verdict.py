@@ -96,3 +96,35 @@ def test_screen_drops_internal_paths_and_locks_secrets(tree):
     screened = boundary.screen(paths)
     assert screened.kept == ["src/app.py", ".env", "to-env", "id_rsa.pub", "id_rsa"]
     assert set(screened.locked) == {".env", "to-env", "id_rsa"}
+
+
+PARTS = [
+    "src",
+    ".env",
+    ".ENV.local",
+    ".git",
+    ".acdc",
+    "id_rsa",
+    "id_rsa.pub",
+    "x.pem",
+    "Secrets.yaml",
+]
+PARTS += ["private", "notes.md", "credentials.json", "a.tfstate", "keep"]
+
+
+@pytest.mark.parametrize("ignore", ["", "private/\n*.md\n", "*.pem\n!x.pem\n"])
+def test_screen_judges_a_listing_as_verdict_judges_each_path(tree, ignore):
+    """The listing's fast path (plain paths judged on their text, one regular expression
+    for the patterns) gives each path the verdict it gets alone; with a `!` line the spec
+    judges by itself."""
+    (tree / ".acdcignore").write_text(ignore)
+    paths = (
+        [f"{a}/{b}" for a in PARTS for b in PARTS]
+        + PARTS
+        + [f"src/{a}/{b}" for a in PARTS for b in PARTS]
+    )
+    screened = boundary.screen(paths)
+    for path in paths:
+        found = boundary.verdict(path)
+        assert (path in screened.kept) == (found.kind != "internal"), path
+        assert (path in screened.locked) == (found.kind == "secret"), path

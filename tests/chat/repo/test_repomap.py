@@ -241,3 +241,24 @@ def test_the_seed_scheme_starts_from_the_graphs_tiers(root):
     assert manager.stability.tier_of("file:app/main.py") == "active"
     reference = [m for m in messages if "# Reference Files (L1)" in str(m["content"])]
     assert len(reference) == 1 and "class Order" in str(reference[0]["content"])
+
+
+def test_the_graph_after_an_edit_that_keeps_or_adds_names_equals_one_built_afresh(root):
+    symbols, _ = RepoMaps().symbols(root)
+    index = GraphIndex()
+    index.update(symbols)
+    edited = dict(symbols)
+    # the same names with another signature, then a second file defining a used name
+    edited["util/text.py"] = parse("util/text.py", "def slug(text, sep='-'): ...\n")
+    index.update(edited)
+    edited["other/report.py"] = parse("other/report.py", "class Order: ...\nslug('r')\n")
+
+    updated, fresh = index.update(edited), build_graph(edited)
+
+    assert updated.edges == fresh.edges
+    assert updated.uses == fresh.uses
+    assert updated.edges["app/main.py"].keys() == {
+        "core/models.py",
+        "util/text.py",
+        "other/report.py",
+    }

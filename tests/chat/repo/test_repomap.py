@@ -7,7 +7,7 @@ import os
 import pytest
 
 from acdc.offline import configure_offline_environment
-from chat.repo.repomap import builder, engine
+from chat.repo.repomap import builder, engine, parallel
 from chat.repo.repomap.builder import RepoMaps, map_budget
 from chat.repo.repomap.graph import GraphIndex, build_graph, ordered_files, pagerank
 from chat.repo.repomap.symbols import parse
@@ -262,3 +262,26 @@ def test_the_graph_after_an_edit_that_keeps_or_adds_names_equals_one_built_afres
         "util/text.py",
         "other/report.py",
     }
+
+
+def test_a_pool_of_processes_parses_chunks_as_one_process_does():
+    found = {}
+    parsing = parallel.Parsing(10**6, 2, found.__setitem__)
+    parsing.chunk = 4
+    for path, text in FILES.items():
+        parsing.add(path, text.encode())
+
+    assert parsing.finish() == len(FILES)
+    assert parsing.pooled > 0  # chunks went to other processes
+    assert found == {path: parse(path, text) for path, text in FILES.items()}
+    assert list(found) == list(FILES)
+
+
+def test_a_map_parsed_in_a_pool_equals_one_parsed_alone(root, monkeypatch):
+    monkeypatch.setattr(parallel.Parsing, "chunk", 4)
+    pooled, alone = RepoMaps(workers=2), RepoMaps(workers=1)
+
+    assert pooled.symbols(root) == alone.symbols(root)
+    assert build(root, pooled, selected=["app/main.py"]) == build(
+        root, alone, selected=["app/main.py"]
+    )

@@ -14,6 +14,7 @@ by path only. Non-goals: where the texts go in the prompt (contextcore), renderi
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -32,7 +33,9 @@ MAX_TOKENS = 8000
 WINDOW_SHARE = 16  # the map's default budget: a sixteenth of the model's window
 FOCUS_SHARE = 4  # the focus part: a quarter of the map's budget
 PINNED_WEIGHT = 2.0
+WARM_NICE = 10  # the start-up build's workers yield the cores to the page and to turns
 RERANK_SHARE = 20  # rank again once a twentieth of the files were edited since the last time
+log = logging.getLogger(__name__)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -69,16 +72,51 @@ class RepoMaps:
         self._seen: dict[tuple[str, str], _Seen] = {}
         self._symbols: dict[str, FileSymbols] = {}  # sha256 -> symbols
         self._lock = threading.Lock()
+        self._symbols_lock = threading.Lock()  # one listing and parse at a time
+        self._warming: set[str] = set()
         self._build_lock = threading.Lock()  # the graph index and the memo, per build
         self._graphs: dict[str, GraphIndex] = {}
         self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
         self._ranks: dict[str, tuple] = {}  # root -> (selection, files, rank, edits since)
         self._screens: dict[str, tuple] = {}  # root -> (listing key, boundary.Screened)
 
-    def symbols(self, root: Path) -> tuple[dict[str, FileSymbols], int]:
-        """Symbols of every file the map may name (path-only files have none), and how
-        many files had to be parsed (many at once in a pool of processes)."""
+    def warm_in_background(self, root: Path) -> threading.Thread:
+        """At start-up: parse the repository and build its graph in a thread (workers at
+        a lower priority), so the first turn does not pay the cold build. A turn that
+        comes sooner waits for it in `symbols` (see `warming`) rather than parse twice."""
         root = Path(root).resolve()
+        with self._lock:
+            self._warming.add(str(root))
+        thread = threading.Thread(
+            target=self._warm, args=(root,), daemon=True, name="acdc-map-warm"
+        )
+        thread.start()
+        return thread
+
+    def _warm(self, root: Path) -> None:
+        try:
+            symbols, _ = self.symbols(root, nice=WARM_NICE)
+            with self._build_lock:
+                self._graphs.setdefault(str(root), GraphIndex()).update(symbols)
+        except Exception:  # the map is an aid: a turn builds it (or goes without) later
+            log.exception("warming the repository map of %s failed", root)
+        finally:
+            with self._lock:
+                self._warming.discard(str(root))
+
+    def warming(self, root: Path) -> bool:
+        """Whether the start-up build of `root`'s map is still running."""
+        with self._lock:
+            return str(Path(root).resolve()) in self._warming
+
+    def symbols(self, root: Path, nice: int = 0) -> tuple[dict[str, FileSymbols], int]:
+        """Symbols of every file the map may name (path-only files have none), and how
+        many files had to be parsed (many at once in a pool of processes). One build at
+        a time: a second waits and then finds the first one's symbols cached."""
+        with self._symbols_lock:
+            return self._symbols_of(Path(root).resolve(), nice)
+
+    def _symbols_of(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int]:
         screened = self._screened(root, git.list_files(root).paths)
         result: dict[str, FileSymbols] = {}
         pending: dict[str, _Seen] = {}
@@ -86,7 +124,7 @@ class RepoMaps:
         def done(path: str, found: FileSymbols) -> None:
             result[path] = self._remember(root, path, pending.pop(path), found)
 
-        parsing = Parsing(self.size_cap, self.workers, done)
+        parsing = Parsing(self.size_cap, self.workers, done, nice)
         for path in screened.kept:
             if path in screened.locked:
                 continue

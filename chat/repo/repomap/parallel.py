@@ -48,8 +48,15 @@ class Parsing:
 
     chunk = 64  # files per task: enough to outweigh sending them, small enough to balance
 
-    def __init__(self, size_cap: int, workers: int, done: Callable[[str, FileSymbols], None]):
+    def __init__(
+        self,
+        size_cap: int,
+        workers: int,
+        done: Callable[[str, FileSymbols], None],
+        nice: int = 0,
+    ):
         self.size_cap = size_cap
+        self.nice = nice  # added to the workers' niceness: a warm-up yields to the page
         self.workers = workers
         self.done = done
         self._chunk: list[Item] = []
@@ -68,7 +75,9 @@ class Parsing:
         try:
             if self._pool is None:
                 context = multiprocessing.get_context("spawn")
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
+                self._pool = ProcessPoolExecutor(
+                    self.workers, mp_context=context, initializer=os.nice, initargs=(self.nice,)
+                )
             self._sent.append((chunk, self._pool.submit(parse_chunk, chunk, self.size_cap)))
         except Exception:  # no processes here (limits, a sandbox): parse in this thread
             log.exception("the map's parsing pool could not start; parsing in one thread")

@@ -285,3 +285,29 @@ def test_a_map_parsed_in_a_pool_equals_one_parsed_alone(root, monkeypatch):
     assert build(root, pooled, selected=["app/main.py"]) == build(
         root, alone, selected=["app/main.py"]
     )
+
+
+def test_the_start_up_build_leaves_nothing_to_parse_for_the_first_turn(root):
+    maps = RepoMaps()
+
+    maps.warm_in_background(root).join()
+
+    assert not maps.warming(root)
+    first = build(root, maps, selected=["app/main.py"])
+    assert first.parsed == 0
+    alone = build(root, RepoMaps(), selected=["app/main.py"])
+    assert alone.parsed > 10
+    assert (first.main, first.focus, first.tiers) == (alone.main, alone.focus, alone.tiers)
+
+
+def test_a_turn_says_it_waits_while_the_start_up_build_runs(root, monkeypatch):
+    maps = RepoMaps()
+    monkeypatch.setattr(engine, "MAPS", maps)
+    assert engine.warming_notice(root) == ""
+
+    with maps._symbols_lock:  # a build holds the repository: the warm-up waits behind it
+        thread = maps.warm_in_background(root)
+        assert engine.warming_notice(root) == engine.WARMING
+    thread.join()
+
+    assert engine.warming_notice(root) == ""

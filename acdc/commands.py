@@ -29,6 +29,7 @@ from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
 from chat.llm.sdk import warm_up_in_background
 from chat.repo.git import is_work_tree
+from chat.repo.repomap import engine as repomap_engine
 from chat.repo.watcher import WATCHERS
 from chat.turn.after_turn import after_turn_tasks
 from chat.turn.context import restore_latest_session, select_files
@@ -78,6 +79,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"acdc: restored session {session.id} ({session.display_title})", flush=True)
     for notice in notices:
         print(f"acdc: {notice}", flush=True)
+    repomap_engine.warm()  # after the restore's token counts; turns wait for it if early
     print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
     reactor.addSystemEventTrigger("before", "shutdown", _before_shutdown)
     CommandLineInterface().run(daphne_arguments(bind, args.port))

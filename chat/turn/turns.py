@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from chat.llm.runtime import llm_client, supports_tools
+from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools import TOOL_SPECS, ToolCall
 from chat.turn import context, hud, toolrounds
 from chat.turn.events import (
@@ -137,6 +138,9 @@ async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:
     )
     tools = TOOL_SPECS if await asyncio.to_thread(supports_tools, ctx.model) else None
     turn = _Turn(emit, turn_id, ctx, text, None, user_message.id)
+    waiting = repomap_engine.warming_notice()
+    if waiting:
+        await emit(TurnNotice(turn_id, waiting, "info"))
     try:
         turn.prepared = await context.prepare(
             ctx,

@@ -14,6 +14,7 @@ by path only. Non-goals: where the texts go in the prompt (contextcore), renderi
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -24,14 +25,17 @@ from pathlib import Path
 from chat.repo import boundary, git
 from chat.repo.repomap import render
 from chat.repo.repomap.graph import Graph, GraphIndex, pagerank
-from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of, parse
-from contextcore.files import DEFAULT_SIZE_CAP, check_text
+from chat.repo.repomap.parallel import Parsing, default_workers, parse_bytes
+from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of
+from contextcore.files import DEFAULT_SIZE_CAP
 
 MAX_TOKENS = 8000
 WINDOW_SHARE = 16  # the map's default budget: a sixteenth of the model's window
 FOCUS_SHARE = 4  # the focus part: a quarter of the map's budget
 PINNED_WEIGHT = 2.0
+WARM_NICE = 10  # the start-up build's workers yield the cores to the page and to turns
 RERANK_SHARE = 20  # rank again once a twentieth of the files were edited since the last time
+log = logging.getLogger(__name__)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -62,31 +66,76 @@ class _Seen:
 class RepoMaps:
     """Process-wide symbol caches; one per server, shared by every session."""
 
-    def __init__(self, size_cap: int = DEFAULT_SIZE_CAP) -> None:
+    def __init__(self, size_cap: int = DEFAULT_SIZE_CAP, workers: int | None = None) -> None:
         self.size_cap = size_cap
+        self.workers = default_workers() if workers is None else workers
         self._seen: dict[tuple[str, str], _Seen] = {}
         self._symbols: dict[str, FileSymbols] = {}  # sha256 -> symbols
         self._lock = threading.Lock()
+        self._symbols_lock = threading.Lock()  # one listing and parse at a time
+        self._warming: set[str] = set()
         self._build_lock = threading.Lock()  # the graph index and the memo, per build
         self._graphs: dict[str, GraphIndex] = {}
         self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
         self._ranks: dict[str, tuple] = {}  # root -> (selection, files, rank, edits since)
         self._screens: dict[str, tuple] = {}  # root -> (listing key, boundary.Screened)
 
-    def symbols(self, root: Path) -> tuple[dict[str, FileSymbols], int]:
-        """Symbols of every file the map may name (path-only files have none), and how
-        many files had to be parsed."""
+    def warm_in_background(self, root: Path) -> threading.Thread:
+        """At start-up: parse the repository and build its graph in a thread (workers at
+        a lower priority), so the first turn does not pay the cold build. A turn that
+        comes sooner waits for it in `symbols` (see `warming`) rather than parse twice."""
         root = Path(root).resolve()
+        with self._lock:
+            self._warming.add(str(root))
+        thread = threading.Thread(
+            target=self._warm, args=(root,), daemon=True, name="acdc-map-warm"
+        )
+        thread.start()
+        return thread
+
+    def _warm(self, root: Path) -> None:
+        try:
+            symbols, _ = self.symbols(root, nice=WARM_NICE)
+            with self._build_lock:
+                self._graphs.setdefault(str(root), GraphIndex()).update(symbols)
+        except Exception:  # the map is an aid: a turn builds it (or goes without) later
+            log.exception("warming the repository map of %s failed", root)
+        finally:
+            with self._lock:
+                self._warming.discard(str(root))
+
+    def warming(self, root: Path) -> bool:
+        """Whether the start-up build of `root`'s map is still running."""
+        with self._lock:
+            return str(Path(root).resolve()) in self._warming
+
+    def symbols(self, root: Path, nice: int = 0) -> tuple[dict[str, FileSymbols], int]:
+        """Symbols of every file the map may name (path-only files have none), and how
+        many files had to be parsed (many at once in a pool of processes). One build at
+        a time: a second waits and then finds the first one's symbols cached."""
+        with self._symbols_lock:
+            return self._symbols_of(Path(root).resolve(), nice)
+
+    def _symbols_of(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int]:
         screened = self._screened(root, git.list_files(root).paths)
         result: dict[str, FileSymbols] = {}
-        parsed = 0
+        pending: dict[str, _Seen] = {}
+
+        def done(path: str, found: FileSymbols) -> None:
+            result[path] = self._remember(root, path, pending.pop(path), found)
+
+        parsing = Parsing(self.size_cap, self.workers, done, nice)
         for path in screened.kept:
             if path in screened.locked:
                 continue
-            found, fresh = self.file_symbols(root, path)
-            result[path] = found
-            parsed += fresh
-        return result, parsed
+            looked = self._look(root, path)
+            if isinstance(looked, FileSymbols):
+                result[path] = looked
+            else:
+                result[path] = NO_SYMBOLS  # keeps the listing's order while parsing
+                pending[path] = looked[1]
+                parsing.add(path, looked[0])
+        return result, parsing.finish()
 
     def _screened(self, root: Path, paths: list[str]) -> boundary.Screened:
         """The boundary's judgement of the listing, judged again only when the listing,
@@ -106,37 +155,48 @@ class RepoMaps:
     def file_symbols(self, root: Path, path: str) -> tuple[FileSymbols, bool]:
         """One file's symbols (from the cache when its bytes are known) and whether it
         was parsed now. The caller has judged `path` against the boundary."""
+        looked = self._look(root, path)
+        if isinstance(looked, FileSymbols):
+            return looked, False
+        raw, seen = looked
+        return self._remember(root, path, seen, parse_bytes(path, raw, self.size_cap)), True
+
+    def _look(self, root: Path, path: str) -> FileSymbols | tuple[bytes, _Seen]:
+        """The file's symbols when they are known (or it has none to find), else its
+        bytes to parse, with their stamp and hash."""
         if not language_of(path):
-            return NO_SYMBOLS, False
+            return NO_SYMBOLS
         full = os.path.join(root, path)  # no Path objects: this runs for every listed file
         try:
             info = os.stat(full)
         except OSError:
-            return NO_SYMBOLS, False
+            return NO_SYMBOLS
         stamp = (info.st_size, info.st_mtime_ns)
         key = (str(root), path)
         with self._lock:
             seen = self._seen.get(key)
             if seen and seen.stamp == stamp and seen.sha256 in self._symbols:
-                return self._symbols[seen.sha256], False
+                return self._symbols[seen.sha256]
         if info.st_size > self.size_cap or not _inside(root, full):
-            return NO_SYMBOLS, False
+            return NO_SYMBOLS
         try:
             with open(full, "rb") as handle:
                 raw = handle.read()
         except OSError:
-            return NO_SYMBOLS, False
+            return NO_SYMBOLS
         sha = hashlib.sha256(raw).hexdigest()
         with self._lock:
             cached = self._symbols.get(sha)
-        fresh = cached is None
-        if cached is None:
-            text, _ = check_text(raw, self.size_cap)
-            cached = parse(path, text) if text is not None else NO_SYMBOLS
+            if cached is not None:  # the same bytes under another name or stamp
+                self._seen[key] = _Seen(stamp, sha)
+                return cached
+        return raw, _Seen(stamp, sha)
+
+    def _remember(self, root: Path, path: str, seen: _Seen, found: FileSymbols) -> FileSymbols:
         with self._lock:
-            self._symbols[sha] = cached
-            self._seen[key] = _Seen(stamp, sha)
-        return cached, fresh
+            self._symbols[seen.sha256] = found
+            self._seen[(str(root), path)] = seen
+        return found
 
     def build(
         self,

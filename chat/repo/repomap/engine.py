@@ -19,6 +19,27 @@ from contextcore.manager import ContextManager
 
 log = logging.getLogger(__name__)
 RECENT_MESSAGES = 2  # history messages (besides the new one) whose identifiers steer the focus
+WARMING = (
+    "Reading the repository for its map (the first build after the server started); "
+    "the request goes out when it is ready."
+)
+
+
+def warm(root: Path | None = None) -> bool:
+    """At start-up: build the map's symbols and graph in the background, unless
+    ACDC_MAP_TOKENS=0 turned the map off. Whether a build started."""
+    if settings.ACDC_MAP_TOKENS == 0:
+        return False
+    MAPS.warm_in_background(Path(root or settings.ACDC_REPO))
+    return True
+
+
+def warming_notice(root: Path | None = None) -> str:
+    """What a turn shows while it waits for the start-up build ("" when there is none).
+    It waits rather than go without the map: a first turn without it would put the map
+    into the second turn's cached prefix and lose that cache, which costs more than the
+    few seconds the build has left."""
+    return WARMING if MAPS.warming(Path(root or settings.ACDC_REPO)) else ""
 
 
 def fill(

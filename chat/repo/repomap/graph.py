@@ -59,9 +59,13 @@ class GraphIndex:
         changed = {p for p in old.keys() | symbols.keys() if old.get(p) is not symbols.get(p)}
         names: set[str] = set()
         for path in changed:
+            before, after = (_defined(old.get(path)), _defined(symbols.get(path)))
             for found, sign in ((old.get(path), -1), (symbols.get(path), 1)):
                 if found is not None:
-                    names |= self._index(path, found, sign)
+                    self._index(path, found, sign)
+            # A row depends on a name only through the files defining it: an edit that
+            # keeps a file's names (a changed signature, a new use) moves no other row.
+            names |= before ^ after
         self._symbols = dict(symbols)
         for source in changed:
             self._edges.pop(source, None)
@@ -74,9 +78,9 @@ class GraphIndex:
         files = tuple(sorted(symbols))
         return Graph(files, self._edges, self._uses, self._defined)
 
-    def _index(self, path: str, found: FileSymbols, sign: int) -> set[str]:
-        """Add (sign 1) or remove (-1) a file's definitions and uses; the names it defines."""
-        defined = {d.name for d in found.definitions}
+    def _index(self, path: str, found: FileSymbols, sign: int) -> None:
+        """Add (sign 1) or remove (-1) a file's definitions and uses."""
+        defined = _defined(found)
         for name, table in [(n, self._defined) for n in defined] + [
             (n, self._readers) for n, _ in found.references
         ]:
@@ -87,7 +91,6 @@ class GraphIndex:
                 holders.discard(path)
                 if not holders:
                     del table[name]
-        return defined
 
     def _uses_of(
         self, source: str, references: Iterable[tuple[str, int]]
@@ -125,6 +128,10 @@ class GraphIndex:
         for (target, _), weight in sorted(uses.items(), key=lambda item: item[0][1]):
             row[target] = row.get(target, 0.0) + weight
         self._edges[source], self._uses[source] = row, uses
+
+
+def _defined(found: FileSymbols | None) -> set[str]:
+    return {d.name for d in found.definitions} if found is not None else set()
 
 
 def pagerank(graph: Graph, personal: Mapping[str, float]) -> dict[str, float]:

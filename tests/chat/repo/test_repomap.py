@@ -7,7 +7,7 @@ import os
 import pytest
 
 from acdc.offline import configure_offline_environment
-from chat.repo.repomap import builder, engine
+from chat.repo.repomap import builder, engine, parallel
 from chat.repo.repomap.builder import RepoMaps, map_budget
 from chat.repo.repomap.graph import GraphIndex, build_graph, ordered_files, pagerank
 from chat.repo.repomap.symbols import parse
@@ -241,3 +241,73 @@ def test_the_seed_scheme_starts_from_the_graphs_tiers(root):
     assert manager.stability.tier_of("file:app/main.py") == "active"
     reference = [m for m in messages if "# Reference Files (L1)" in str(m["content"])]
     assert len(reference) == 1 and "class Order" in str(reference[0]["content"])
+
+
+def test_the_graph_after_an_edit_that_keeps_or_adds_names_equals_one_built_afresh(root):
+    symbols, _ = RepoMaps().symbols(root)
+    index = GraphIndex()
+    index.update(symbols)
+    edited = dict(symbols)
+    # the same names with another signature, then a second file defining a used name
+    edited["util/text.py"] = parse("util/text.py", "def slug(text, sep='-'): ...\n")
+    index.update(edited)
+    edited["other/report.py"] = parse("other/report.py", "class Order: ...\nslug('r')\n")
+
+    updated, fresh = index.update(edited), build_graph(edited)
+
+    assert updated.edges == fresh.edges
+    assert updated.uses == fresh.uses
+    assert updated.edges["app/main.py"].keys() == {
+        "core/models.py",
+        "util/text.py",
+        "other/report.py",
+    }
+
+
+def test_a_pool_of_processes_parses_chunks_as_one_process_does():
+    found = {}
+    parsing = parallel.Parsing(10**6, 2, found.__setitem__)
+    parsing.chunk = 4
+    for path, text in FILES.items():
+        parsing.add(path, text.encode())
+
+    assert parsing.finish() == len(FILES)
+    assert parsing.pooled > 0  # chunks went to other processes
+    assert found == {path: parse(path, text) for path, text in FILES.items()}
+    assert list(found) == list(FILES)
+
+
+def test_a_map_parsed_in_a_pool_equals_one_parsed_alone(root, monkeypatch):
+    monkeypatch.setattr(parallel.Parsing, "chunk", 4)
+    pooled, alone = RepoMaps(workers=2), RepoMaps(workers=1)
+
+    assert pooled.symbols(root) == alone.symbols(root)
+    assert build(root, pooled, selected=["app/main.py"]) == build(
+        root, alone, selected=["app/main.py"]
+    )
+
+
+def test_the_start_up_build_leaves_nothing_to_parse_for_the_first_turn(root):
+    maps = RepoMaps()
+
+    maps.warm_in_background(root).join()
+
+    assert not maps.warming(root)
+    first = build(root, maps, selected=["app/main.py"])
+    assert first.parsed == 0
+    alone = build(root, RepoMaps(), selected=["app/main.py"])
+    assert alone.parsed > 10
+    assert (first.main, first.focus, first.tiers) == (alone.main, alone.focus, alone.tiers)
+
+
+def test_a_turn_says_it_waits_while_the_start_up_build_runs(root, monkeypatch):
+    maps = RepoMaps()
+    monkeypatch.setattr(engine, "MAPS", maps)
+    assert engine.warming_notice(root) == ""
+
+    with maps._symbols_lock:  # a build holds the repository: the warm-up waits behind it
+        thread = maps.warm_in_background(root)
+        assert engine.warming_notice(root) == engine.WARMING
+    thread.join()
+
+    assert engine.warming_notice(root) == ""

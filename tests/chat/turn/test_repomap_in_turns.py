@@ -3,13 +3,18 @@ selection, byte-identical while nothing changes, a small delta after one file is
 
 from __future__ import annotations
 
+import asyncio
 import os
+from unittest.mock import patch
 
 import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
 from chat.repo import sessionsets
+from chat.repo.repomap import engine
+from chat.repo.repomap.builder import RepoMaps
+from chat.turn.events import TurnNotice
 from chat.turn.turns import run_turn
 from tests.chat.repo.polyglot import FILES
 from tests.chat.sockets import new_session
@@ -104,3 +109,35 @@ async def test_a_map_of_zero_tokens_is_no_map(root, fake):
         sent = await turn(session, fake, "hello")
 
     assert "# Repository Structure" not in text(sent[0])
+
+
+async def test_a_turn_during_the_start_up_build_says_so_and_waits_for_the_map(root, fake):
+    session = await new_session()
+    await database_sync_to_async(sessionsets.set_active_files)(session, ["py/main.py"])
+    maps, said = RepoMaps(), asyncio.Event()
+    notices: list[str] = []
+
+    async def watch(event) -> None:
+        if isinstance(event, TurnNotice):
+            notices.append(event.text)
+            said.set()
+
+    with patch.object(engine, "MAPS", maps):
+        maps._symbols_lock.acquire()  # the start-up build is still reading the repository
+        try:
+            maps.warm_in_background(root)
+            running = asyncio.create_task(
+                run_turn(session_id=session.id, user_text="Hi", emit=watch, model="acdc/fake")
+            )
+            # the notice comes first; a turn that ended without one fails below, not hangs
+            await asyncio.wait(
+                {running, asyncio.ensure_future(said.wait())},
+                return_when=asyncio.FIRST_COMPLETED,
+                timeout=120,  # only a broken build gets near this
+            )
+        finally:
+            maps._symbols_lock.release()
+        await running
+
+    assert notices[0] == engine.WARMING
+    assert "py/shapes.py:\n  SIDES = 4\n  class Shape" in text(fake.requests[-1].messages[0])

@@ -152,8 +152,7 @@ def map_markdown(data: dict[str, Any], info: dict[str, Any], quick: bool) -> str
         "",
         markdown_table(["step", "time", "CPU (process + workers)", "goal"], rows, "lrrl"),
         "",
-        machine_line(info)
-        + f"; load average before: {info['load']}, after: {info.get('load_after', '?')}",
+        machine_line(info) + ".",
     ]
     if quick:
         lines += ["", QUICK_NOTE]

@@ -21,7 +21,7 @@ from chat.repo.repomap import builder
 from chat.repo.repomap.render import outline_text
 from chat.repo.repomap.symbols import LANGUAGES, language_of
 
-LABEL = "(outline: signatures only, bodies elided; activate it without outline for its text)"
+LABEL = "(outline: signatures only, bodies elided)"
 
 
 def text(root: Path, path: str) -> str:

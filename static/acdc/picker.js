@@ -172,7 +172,7 @@
       title: state.pinned.has(path) ? "Pinned: never dropped to make room" : "Pin: never drop this file to make room",
     });
     pin.innerHTML = PIN_ICON;
-    const outline = locked || reason ? null : outlineButton(path);
+    const outline = locked || reason ? null : outlineButton(path, state.outlineCounts[path]);
     const row = el("div", {
       className: "picker-row file" + (reason ? " refused" : "") + (locked ? " locked" : "") + (state.changed.has(path) ? " changed" : "") + (state.shed.includes(path) ? " will-shed" : ""),
       role: "treeitem", "data-row": path,
@@ -184,7 +184,6 @@
       state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null,
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
       outline,
-      outline && hasGrammar(path) ? outlineTokens(state.outlineCounts[path], true, state.outlines.has(path)) : null,
       el("span", {
         className: "tokens" + (state.outlines.has(path) ? " unsent" : ""),
         title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : count !== null ? "Tokens of the whole file" : false,
@@ -204,16 +203,16 @@
       el("button", { type: "button", className: "twisty", "data-toggle": dir.path, "aria-label": (open ? "Collapse " : "Expand ") + dir.path, text: open ? "▾" : "▸" }),
       box,
       el("span", { className: "name", text: dir.name + "/" }),
-      s.outlined ? folderOutlineButton(dir.path, s.asOutline) : null,
-      s.outlined ? outlineTokens(s.outline, s.outlineKnown, s.asOutline) : null,
+      s.outlined ? folderOutlineButton(dir.path, s) : null,
       el("span", { className: "tokens", text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
     );
     return row;
   }
 
-  // The ≡ toggle: pressed, the file goes as its outline; a file without a grammar gets a
-  // button that says so on hover (aria-disabled, so the hint is still reachable).
-  function outlineButton(path) {
+  // The ≡ toggle, with the outline's count in it: pressed, the file goes as its outline; a
+  // file without a grammar gets a bare button that says so on hover (aria-disabled, so
+  // the hint is still reachable).
+  function outlineButton(path, count) {
     const can = hasGrammar(path);
     const on = state.outlines.has(path);
     const button = el("button", {
@@ -223,23 +222,23 @@
       title: can ? (on ? "Sent as its outline (signatures only): press for off" : "Send only its outline (signatures)") : NO_GRAMMAR,
     });
     button.innerHTML = OUTLINE_ICON;
+    if (can) button.append(outlineTokens(count, true));
     return button;
   }
-  function folderOutlineButton(path, on) {
+  function folderOutlineButton(path, s) {
+    const on = s.asOutline;
     const button = el("button", {
       type: "button", className: "outline-file" + (on ? " on" : ""), "data-outline-folder": path,
       "aria-pressed": String(on), "aria-label": `Outline folder ${path}`,
       title: on ? "Its files go as outlines: press for off" : "Send its files as outlines (those acdc has a grammar for)",
     });
     button.innerHTML = OUTLINE_ICON;
+    button.append(outlineTokens(s.outline, s.outlineKnown));
     return button;
   }
-  function outlineTokens(count, known, on) {
+  function outlineTokens(count, known) {
     const shown = typeof count === "number" ? fmt(count) : "…";
-    return el("span", {
-      className: "tokens outline-tokens" + (on ? " sent" : ""),
-      title: "Tokens as an outline", text: "≡ " + (known ? "" : "≥ ") + shown,
-    });
+    return el("span", { className: "outline-tokens", title: "Tokens as an outline", text: (known ? "" : "≥ ") + shown });
   }
 
   function drawNode(dir, container, query) {

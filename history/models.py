@@ -227,6 +227,8 @@ class SessionObject(models.Model):
     in_pool = models.BooleanField(default=True)
     active = models.BooleanField(default=False)
     pinned = models.BooleanField(default=False)
+    # An active file sent as its outline (signatures only) instead of its whole text.
+    outline = models.BooleanField(default=False)
     indexed_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

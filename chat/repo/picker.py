@@ -222,8 +222,15 @@ def _encode(texts: list[str]) -> list[int]:
 COUNTS = TokenCounts()
 
 
-def tree_payload(repo: Path, active: Iterable[str], pinned: Iterable[str], budget: int) -> dict:
-    """What picker.js renders: files with badges, selection, pins, known counts."""
+def tree_payload(
+    repo: Path,
+    active: Iterable[str],
+    pinned: Iterable[str],
+    budget: int,
+    outlines: Iterable[str] = (),
+) -> dict:
+    """What picker.js renders: files with badges, selection (and which of it goes as
+    outlines), pins, known counts; outline counts come from chat.repo.outlines."""
     screened = boundary.screen(git.list_files(repo).paths, root=repo)
     paths = screened.kept
     badges = git.status(repo)
@@ -238,6 +245,7 @@ def tree_payload(repo: Path, active: Iterable[str], pinned: Iterable[str], budge
         "deleted": deleted,
         "active": sorted(set(active)),
         "pinned": sorted(set(pinned)),
+        "outlines": sorted(set(outlines)),
         "counts": {p: c.as_json() for p, c in known.items()},
         "complete": len(known) == len(paths),
         "budget": budget,

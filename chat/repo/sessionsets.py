@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, Subquery
 
 from chat.repo import boundary, indexing
+from chat.repo.repomap.symbols import language_of
 from history import objects
 from history.models import ContentObject, ObjectVersion, Session, SessionObject
 
@@ -52,6 +53,7 @@ class Entry:
     content: str | None
     file_hash: str | None
     indexed_at: datetime | None = None
+    outline: bool = False  # active as its outline (signatures only), not its whole text
 
 
 @cache
@@ -126,6 +128,7 @@ def _entry(
         content=content,
         file_hash=version.file_hash if version else None,
         indexed_at=link.indexed_at,
+        outline=link.outline,
     )
 
 
@@ -228,14 +231,20 @@ def activate(
     *,
     repo: indexing.Repository | None = None,
     allow_secret: bool = False,
+    outline: bool = False,
 ) -> Entry:
     """§3.3 activate: into the pool and the active set; a file is (re)read first, so the
-    active content is current and a stub becomes a full version."""
+    active content is current and a stub becomes a full version. With `outline` a file
+    goes to the prompt as its outline (only a file of a language acdc has a grammar for)."""
     repo = repo or repository()
     obj = resolve(session, ref, repo, allow_secret=allow_secret)
     _judge(obj, repo, allow_secret=allow_secret)
+    if outline and obj.type != ContentObject.Type.FILE:
+        raise SetsError(f"{ref}: only a file has an outline")
     if obj.type == ContentObject.Type.FILE:
         path = display_path(obj, repo)
+        if outline and not language_of(path):
+            raise SetsError(f"{path}: no outline, acdc has no grammar for this kind of file")
         try:
             result = indexing.index_file(repo, path, session=session, allow_secret=allow_secret)
         except indexing.IndexingError as exc:
@@ -244,7 +253,8 @@ def activate(
             raise SetsError(f"{path}: the file no longer exists")
     link = _link(session, obj)
     link.in_pool = link.active = True
-    link.save(update_fields=["in_pool", "active"])
+    link.outline = outline
+    link.save(update_fields=["in_pool", "active", "outline"])
     return _entry_of(session, obj, repo)
 
 
@@ -291,17 +301,21 @@ def set_active_files(
     *,
     repo: indexing.Repository | None = None,
     confirmed: Collection[str] = (),
+    outlines: Collection[str] = (),
 ) -> list[str]:
     """Make the active file set exactly `paths` (the picker's checkboxes); returns a
     message for every path that could not be activated. Toolcalls are left alone.
-    A secret-shaped path is activated only when it is in `confirmed`."""
+    A secret-shaped path is activated only when it is in `confirmed`; a path also in
+    `outlines` is activated as its outline."""
     repo = repo or repository()
     wanted = list(dict.fromkeys(p for p in paths if p))
     problems = []
     keep: set[str] = set()
     for path in wanted:
         try:
-            entry = activate(session, path, repo=repo, allow_secret=path in confirmed)
+            entry = activate(
+                session, path, repo=repo, allow_secret=path in confirmed, outline=path in outlines
+            )
             keep.add(entry.object_id)
         except SetsError as exc:
             problems.append(str(exc))
@@ -314,6 +328,11 @@ def set_active_files(
 
 def active_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:
     return [e.path for e in entries(session, repo) if e.type == "file" and e.active]
+
+
+def outline_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:
+    """Active files sent as their outline (a subset of `active_paths`)."""
+    return [e.path for e in entries(session, repo) if e.type == "file" and e.active and e.outline]
 
 
 def pinned_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:

@@ -33,7 +33,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError
 
-from chat.repo import boundary, git, indexing, sessionsets
+from chat.repo import boundary, git, indexing, outlines, sessionsets
 from chat.repo.repomap import builder as repomap
 from history.models import Session
 
@@ -86,6 +86,13 @@ class ObjectArguments(_Arguments):
     id: _Text = Field(description=_ID)
 
 
+class ActivateArguments(ObjectArguments):
+    outline: bool = Field(
+        False,
+        description="a file only: its outline (signatures, no bodies) instead of its text",
+    )
+
+
 class _ToolSchema(GenerateJsonSchema):
     """JSON schema as a provider wants it: no titles, the description lives on the function."""
 
@@ -130,8 +137,9 @@ _TOOLS_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
         ReadFileArguments,
     ),
     "activate": (
-        "Put an object's full content into your context (a file is read fresh).",
-        ObjectArguments,
+        "Put an object's full content into your context (a file is read fresh), or a "
+        "source file's outline only (outline: true); activate again to switch.",
+        ActivateArguments,
     ),
     "deactivate": (
         "Take an object's content out of your context; it stays listed as metadata.",
@@ -370,11 +378,19 @@ def _outline(session: Session, repo: indexing.Repository, result: ToolResult) ->
         raise ToolFailure(str(exc)) from None
 
 
+def _outline_of(repo: indexing.Repository, path: str) -> str:
+    try:
+        return outlines.text(repo.root, path)
+    except ValueError as exc:
+        raise ToolFailure(str(exc)) from None
+
+
 def _set_tool(change):
     def run(session: Session, repo: indexing.Repository, result: ToolResult) -> None:
         ref = result.args["id"]
+        outline = {"outline": True} if result.args.get("outline") else {}
         try:
-            entry = change(session, ref, repo=repo)
+            entry = change(session, ref, repo=repo, **outline)
         except sessionsets.SetsError as exc:
             raise ToolFailure(str(exc)) from None
         result.file_refs = [entry.object_id]
@@ -382,10 +398,18 @@ def _set_tool(change):
             result.changed_paths = [entry.path]
         label = entry.path or entry.object_id
         state = ", ".join(
-            word for word, on in (("active", entry.active), ("pinned", entry.pinned)) if on
+            word
+            for word, on in (
+                ("active", entry.active),
+                ("as its outline", entry.active and entry.outline),
+                ("pinned", entry.pinned),
+            )
+            if on
         )
         result.output = f"{label} (id={entry.object_id}): {state or 'metadata only'}"
-        if change is sessionsets.activate and entry.content:
+        if change is sessionsets.activate and entry.outline:
+            result.output += "\n" + _cap(_outline_of(repo, entry.path))
+        elif change is sessionsets.activate and entry.content:
             result.output += "\n" + _cap(entry.content)
 
     return run

@@ -345,19 +345,18 @@ def selected_files(session: Session) -> list[str]:
 
 
 async def set_selection(
-    session_id: str, paths: tuple[str, ...], confirmed: Collection[str] = frozenset()
+    session_id: str, paths: tuple[str, ...], confirmed=frozenset(), outlines=frozenset()
 ) -> tuple[list[str], dict]:
-    """Make the selection exactly `paths`; returns refusals and the HUD preview. Internal
-    paths are refused; a secret-shaped file only with the person's confirmation (`confirmed`)."""
-    return await database_sync_to_async(_set_selection)(session_id, paths, confirmed)
+    """Make the selection exactly `paths` (those in `outlines` as their outline); returns
+    refusals and the HUD preview. Internal paths are refused; a secret-shaped file only
+    with the person's confirmation (`confirmed`)."""
+    return await database_sync_to_async(_set_selection)(session_id, paths, confirmed, outlines)
 
 
-def _set_selection(
-    session_id: str, paths: tuple[str, ...], confirmed: Collection[str] = frozenset()
-):
+def _set_selection(session_id: str, paths: tuple[str, ...], confirmed=(), outlines=()):
     session = Session.objects.get(pk=session_id)
     allowed, secrets, problems = _screen_choice(session, paths, confirmed)
-    refused = sessionsets.set_active_files(session, allowed, confirmed=secrets)
+    refused = sessionsets.set_active_files(session, allowed, confirmed=secrets, outlines=outlines)
     problems += [f"{path} was not added: {reason}" for path, reason in _by_path(refused, allowed)]
     notices, data = _follow_sets(session_id)
     return problems + notices, data

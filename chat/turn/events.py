@@ -76,6 +76,7 @@ class SetsChanged:
     paths: tuple[str, ...]
     active: tuple[str, ...] = ()
     pinned: tuple[str, ...] = ()
+    outlines: tuple[str, ...] = ()  # those of `active` sent as their outline
 
 
 @dataclass(frozen=True)

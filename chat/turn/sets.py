@@ -1,10 +1,11 @@
 """The session's object sets in the engine (seed 001 §4.1–4.3), before each request.
 
-`sync_sets` makes a turn's `ContextManager` show what the sets say: active files and active
-tool outputs as content blocks, the whole metadata pool as lines, pins exempt from
-shedding, tool outputs past the collapse window deactivated. `release_dropped` takes files
-the engine had to shed (or could not read) out of the active set, so the Files panel shows
-what the prompt holds. Sessions from before the sets adopt the engine's old selection once.
+`sync_sets` makes a turn's `ContextManager` show what the sets say: active files (or their
+outline, when active as one) and active tool outputs as content blocks, the whole metadata
+pool as lines, pins exempt from shedding, tool outputs past the collapse window
+deactivated. `release_dropped` takes files the engine had to shed (or could not read) out
+of the active set, so the Files panel shows what the prompt holds. Sessions from before
+the sets adopt the engine's old selection once.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from chat.repo import sessionsets
+from chat.repo import outlines, sessionsets
 from contextcore import objectview
 from contextcore.manager import ContextManager
 from history.models import Message, Session
@@ -50,6 +51,13 @@ def sync_sets(
             sessionsets.deactivate(session, entry.object_id, repo=repo)
             text = f"{entry.path} left the context: the file was deleted"
             notices.append(Notice(text, "warning", (entry.path,)))
+        elif entry.type == "file" and not entry.stub and entry.outline:
+            try:
+                wanted[entry.path] = (entry.object_id, outlines.text(repo.root, entry.path))
+            except ValueError as exc:
+                sessionsets.deactivate(session, entry.object_id, repo=repo)
+                text = f"{entry.path} left the context: no outline ({exc})"
+                notices.append(Notice(text, "warning", (entry.path,)))
         elif entry.type == "file" and not entry.stub:
             wanted[entry.path] = (entry.object_id, None)
         elif entry.type == "toolcall":
@@ -62,7 +70,7 @@ def sync_sets(
         if key not in wanted:
             files.remove_file(key)
     for key, (object_id, text) in wanted.items():
-        if files.has_file(key):
+        if _holds(files, key, text):
             continue
         result = files.add_file(key, text)
         if not result.ok:
@@ -78,6 +86,14 @@ def sync_sets(
         metadata=objectview.metadata_lines(_pool_item(e) for e in entries if e.in_pool),
     )
     return notices, entries
+
+
+def _holds(files, key: str, text: str | None) -> bool:
+    """The engine already holds `key` as wanted: the same given text (a tool output, an
+    outline), or the file read from disk (which the engine re-reads when it changes)."""
+    if text is not None:
+        return files.get_content(key) == text
+    return files.has_file(key) and files.from_disk(key)
 
 
 def _pool_item(entry: sessionsets.Entry) -> objectview.PoolItem:

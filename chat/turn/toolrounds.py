@@ -80,8 +80,8 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
         state.tool_refs.append(ToolRef(result.object_id, call.name, result.status))
         await turn.emit(finished)
         if result.changed_paths:
-            active, pinned = await database_sync_to_async(_picker_state)(turn.session)
-            await turn.emit(SetsChanged(turn.turn_id, tuple(result.changed_paths), active, pinned))
+            sets = await database_sync_to_async(_picker_state)(turn.session)
+            await turn.emit(SetsChanged(turn.turn_id, tuple(result.changed_paths), *sets))
         results.append(result)
     return results
 
@@ -105,8 +105,12 @@ def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall) -> ToolResu
     return result
 
 
-def _picker_state(session: Session) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return tuple(sessionsets.active_paths(session)), tuple(sessionsets.pinned_paths(session))
+def _picker_state(session: Session) -> tuple[tuple[str, ...], ...]:
+    """Active, pinned, and active as outlines: what the Files panel shows."""
+    entries = [e for e in sessionsets.entries(session) if e.type == "file"]
+    active = tuple(e.path for e in entries if e.active)
+    pinned = tuple(e.path for e in entries if e.pinned)
+    return active, pinned, tuple(e.path for e in entries if e.active and e.outline)
 
 
 def round_messages(calls: list[ToolCall], results: list[ToolResult]) -> list[dict]:

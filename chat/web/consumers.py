@@ -18,7 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from chat.repo import git, picker, sessionsets
+from chat.repo import git, outlines, picker, sessionsets
 from chat.repo.watcher import WATCHERS
 from chat.turn import context
 from chat.turn.session import live_turn
@@ -28,6 +28,7 @@ from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot, ask_stop, session_
 from history.models import Session
 
 log = logging.getLogger(__name__)
+OUTLINE_BATCH = 200  # files per outline-count message
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -78,7 +79,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def _select(self, frame: ClientFrame) -> None:
         try:
             problems, hud = await context.set_selection(
-                self.session_id, frame.paths, confirmed=frozenset(frame.confirm)
+                self.session_id,
+                frame.paths,
+                confirmed=frozenset(frame.confirm),
+                outlines=frozenset(frame.outline),
             )
         except Exception:
             log.exception("selection failed in session %s", self.session_id)
@@ -86,12 +90,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         for problem in problems:
             await self.send(render_error(problem))
-        active = await database_sync_to_async(_active_paths)(self.session_id)
+        active, outline = await database_sync_to_async(_active_paths)(self.session_id)
         await self._broadcast(render_hud(hud))
         # `answers` lets the tab that chose ignore answers to choices it has since changed.
         over = {"shed": hud.get("shed", []), "budget": hud.get("window")}
         answer = {"answers": frame.selection} if frame.selection else {}
-        await self._broadcast(picker_message(active=active, **over, **answer))
+        await self._broadcast(picker_message(active=active, outlines=outline, **over, **answer))
 
     async def _count_tokens(self) -> None:
         """Count the repository's files in the background (once per repository, whatever
@@ -110,6 +114,24 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
         if len(picker.COUNTS.known(repo, paths)) < len(paths):
             picker.COUNTS.count_in_background(repo, paths, progress)
+        self.outline_task = asyncio.create_task(self._count_outlines(repo, paths))
+
+    async def _count_outlines(self, repo: Path, paths: list[str]) -> None:
+        """The outline counts the tree did not carry, in batches, to every tab."""
+        try:
+            known = await asyncio.to_thread(outlines.known, repo, paths)
+            todo = [p for p in paths if p not in known]
+            for start in range(0, len(todo), OUTLINE_BATCH):
+                counts = await asyncio.to_thread(
+                    outlines.counts, repo, todo[start : start + OUTLINE_BATCH]
+                )
+                if counts:
+                    text = picker_message(outline_counts=counts)
+                    await self.channel_layer.group_send(
+                        self.files_group, {"type": "chat.frame", "html": text}
+                    )
+        except Exception:
+            log.exception("outline counting failed for %s", repo)
 
     async def _broadcast(self, html: str) -> None:
         await self.channel_layer.group_send(self.group, {"type": "chat.frame", "html": html})
@@ -124,8 +146,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await HOST.send_snapshot(self.session_id, event["reply_to"])
 
 
-def _active_paths(session_id: str) -> list[str]:
-    return sessionsets.active_paths(Session.objects.get(pk=session_id))
+def _active_paths(session_id: str) -> tuple[list[str], list[str]]:
+    """The active files, and those of them sent as their outline."""
+    session = Session.objects.get(pk=session_id)
+    entries = [e for e in sessionsets.entries(session) if e.type == "file" and e.active]
+    return [e.path for e in entries], [e.path for e in entries if e.outline]
 
 
 async def files_changed(changes: list) -> None:
@@ -144,6 +169,7 @@ async def files_changed(changes: list) -> None:
     if fresh:  # new or edited contents get their token counts at once
         counts = await database_sync_to_async(picker.COUNTS.count)(repo, fresh)
         update["counts"] = {p: c.as_json() for p, c in counts.items()}
+        update["outline_counts"] = await asyncio.to_thread(outlines.counts, repo, fresh)
     text = picker_message(**{k: v for k, v in update.items() if v})
     await layer.group_send(files_group(repo), {"type": "chat.frame", "html": text})
     for session_id in sorted({s for c in known for s in c.sessions}):

@@ -42,6 +42,7 @@ def render_event(event: TurnEvent) -> list[str]:
         return [_render_html(event), picker_message(event.turn_id, uncheck=list(event.paths))]
     if isinstance(event, SetsChanged):
         changes = {"active": list(event.active), "pinned": list(event.pinned)}
+        changes["outlines"] = list(event.outlines)
         return [picker_message(event.turn_id, **changes, flash=list(event.paths))]
     return [_render_html(event)]
 

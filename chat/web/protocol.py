@@ -48,6 +48,7 @@ class ClientFrame:
     images: tuple[str, ...] = ()  # sha256 of stored images, in the composer's order
     focus: str = ""  # `compact`: what the summary should keep
     confirm: tuple[str, ...] = ()  # `select`: secret-shaped paths the person confirmed
+    outline: tuple[str, ...] = ()  # `select`: paths sent as their outline, not whole
     selection: str = ""  # `select`: the tab's name for this choice, echoed in the answer
     replaces: str = ""  # `send`: the id of the last user message this one is an edit of
 
@@ -91,6 +92,7 @@ class _WireFrame(BaseModel):
     focus: _Text = ""  # `compact`: what the summary should keep
     path: _Paths = []
     confirm: _Paths = []  # `select`: the secret-shaped paths the person confirmed
+    outline: _Paths = []  # `select`: the paths sent as their outline
     selection: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{0,64}$")] = ""
     replaces: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
     image: Annotated[
@@ -107,6 +109,7 @@ _NOUNS = {
     "focus": "The compaction focus",
     "path": "File paths",
     "confirm": "Confirmed file paths",
+    "outline": "Outline file paths",
     "selection": "The selection's name",
     "replaces": "The edited message's id",
 }
@@ -140,6 +143,7 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         paths=tuple(wire.path),
         images=tuple(wire.image),
         confirm=tuple(wire.confirm),
+        outline=tuple(wire.outline),
         selection=wire.selection,
         replaces=wire.replaces if action == "send" else "",
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],

@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.llm.runtime import chat_model
-from chat.repo import boundary, picker, sessionsets
+from chat.repo import boundary, outlines, picker, sessionsets
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
@@ -130,7 +130,10 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
         sessionsets.active_paths(session, repo),
         sessionsets.pinned_paths(session, repo),
         facts.input_budget,
+        sessionsets.outline_paths(session, repo),
     )
+    payload["outline_counts"] = outlines.known(repo.root, payload["files"])
+    payload["outline_suffixes"] = outlines.suffixes()
     payload["shed"] = ((session.context_state or {}).get("hud") or {}).get("shed", [])
     return JsonResponse(payload)
 

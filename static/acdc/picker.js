@@ -12,6 +12,9 @@
 // folder's checkbox never takes a locked file with it.
 // Over budget nothing is unticked here: the total turns red and names the files that
 // sending would shed (the server's list, "shed"); they are shed at send time, with a notice.
+// A file of a language acdc has a grammar for has a third state beside off and full: its
+// outline (signatures only; the ≡ button). Outlines travel as "outline" in the select frame,
+// their counts arrive as "outline_counts"; a folder's ≡ sends its files as outlines.
 // Each choice sent is named ("selection"); while a newer one is unanswered, answers to
 // older ones (and other tabs' choices) do not overwrite the boxes the person just ticked.
 (function () {
@@ -21,12 +24,15 @@
     files: [], badges: {}, counts: {}, active: new Set(), pinned: new Set(),
     changed: new Set(), open: new Set([""]), budget: 0, filter: "", root: null,
     locked: {}, confirmed: new Set(), asking: null, shed: [], sent: "", answered: "",
+    outlines: new Set(), outlineCounts: {}, suffixes: new Set(),
   };
   const tab = Math.random().toString(36).slice(2, 10);
   let choices = 0;
   const panel = () => document.getElementById("files-panel");
   const PIN_ICON = '<svg aria-hidden="true" width="12" height="12" viewBox="0 0 24 24" fill="currentColor" stroke="currentColor" stroke-width="2" stroke-linejoin="round"><path d="M12 17v5"/><path d="M9 10.8V4h6v6.8l3 3.2v2H6v-2z"/></svg>';
   const LOCK_ICON = '<svg aria-hidden="true" width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round" stroke-linejoin="round"><rect x="5" y="11" width="14" height="10" rx="2"/><path d="M8 11V7a4 4 0 0 1 8 0v4"/></svg>';
+  const OUTLINE_ICON = '<svg aria-hidden="true" width="12" height="12" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round"><path d="M4 6h16"/><path d="M8 12h12"/><path d="M8 18h12"/></svg>';
+  const NO_GRAMMAR = "No outline: acdc has no grammar for this kind of file";
   const fmt = (n) => n.toLocaleString("en-US");
   const plural = (n, one, many) => `${fmt(n)} ${n === 1 ? one : many}`;
   let lockIds = 0;
@@ -64,6 +70,21 @@
   function refusal(path) {
     const count = state.counts[path];
     return Array.isArray(count) && !state.locked[path] ? count[1] : "";
+  }
+  // The suffix as the server's symbols.language_of reads it.
+  function hasGrammar(path) {
+    const name = path.slice(path.lastIndexOf("/") + 1);
+    const dot = name.lastIndexOf(".");
+    return dot > 0 && dot < name.length - 1 && state.suffixes.has(name.slice(dot).toLowerCase());
+  }
+  function outlinable(path) {
+    return hasGrammar(path) && !state.locked[path] && !refusal(path);
+  }
+  // What a selected file costs: its outline's count when it goes as one.
+  function sentCount(path) {
+    if (!state.outlines.has(path)) return countOf(path);
+    const count = state.outlineCounts[path];
+    return typeof count === "number" ? count : null;
   }
   function uncounted(path) {
     return countOf(path) === null && !refusal(path) && !state.locked[path];
@@ -111,12 +132,21 @@
     const on = files.filter((p) => state.active.has(p)).length;
     let tokens = 0;
     let known = true;
+    let outline = 0;
+    let outlineKnown = true;
+    const outlined = allFiles(dir).filter(outlinable);
     for (const p of allFiles(dir)) {
       const c = countOf(p);
       if (uncounted(p)) known = false;
       tokens += c || 0;
     }
-    return { all: files.length > 0 && on === files.length, some: on > 0 && on < files.length, tokens, known };
+    for (const p of outlined) {
+      const c = state.outlineCounts[p];
+      if (typeof c !== "number") outlineKnown = false;
+      outline += c || 0;
+    }
+    const asOutline = outlined.length > 0 && outlined.every((p) => state.outlines.has(p));
+    return { all: files.length > 0 && on === files.length, some: on > 0 && on < files.length, tokens, known, outline, outlineKnown, outlined: outlined.length, asOutline };
   }
 
   function fileRow(path) {
@@ -142,6 +172,7 @@
       title: state.pinned.has(path) ? "Pinned: never dropped to make room" : "Pin: never drop this file to make room",
     });
     pin.innerHTML = PIN_ICON;
+    const outline = locked || reason ? null : outlineButton(path, state.outlineCounts[path]);
     const row = el("div", {
       className: "picker-row file" + (reason ? " refused" : "") + (locked ? " locked" : "") + (state.changed.has(path) ? " changed" : "") + (state.shed.includes(path) ? " will-shed" : ""),
       role: "treeitem", "data-row": path,
@@ -152,8 +183,10 @@
       el("span", { className: "name", title: path }, ...breakable(name)),
       state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null,
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
+      outline,
       el("span", {
-        className: "tokens", title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : false,
+        className: "tokens" + (state.outlines.has(path) ? " unsent" : ""),
+        title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : count !== null ? "Tokens of the whole file" : false,
         text: reason ? (reason.startsWith("binary") ? "binary" : "too large") : count !== null ? fmt(count) : locked ? "—" : "…",
       }),
       reason || (locked && !state.active.has(path) && !state.pinned.has(path)) ? null : pin,
@@ -170,9 +203,42 @@
       el("button", { type: "button", className: "twisty", "data-toggle": dir.path, "aria-label": (open ? "Collapse " : "Expand ") + dir.path, text: open ? "▾" : "▸" }),
       box,
       el("span", { className: "name", text: dir.name + "/" }),
+      s.outlined ? folderOutlineButton(dir.path, s) : null,
       el("span", { className: "tokens", text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
     );
     return row;
+  }
+
+  // The ≡ toggle, with the outline's count in it: pressed, the file goes as its outline; a
+  // file without a grammar gets a bare button that says so on hover (aria-disabled, so
+  // the hint is still reachable).
+  function outlineButton(path, count) {
+    const can = hasGrammar(path);
+    const on = state.outlines.has(path);
+    const button = el("button", {
+      type: "button", className: "outline-file" + (on ? " on" : ""), "data-outline": path,
+      "aria-pressed": can ? String(on) : false, "aria-disabled": can ? false : "true",
+      "aria-label": "Outline " + path,
+      title: can ? (on ? "Sent as its outline (signatures only): press for off" : "Send only its outline (signatures)") : NO_GRAMMAR,
+    });
+    button.innerHTML = OUTLINE_ICON;
+    if (can) button.append(outlineTokens(count, true));
+    return button;
+  }
+  function folderOutlineButton(path, s) {
+    const on = s.asOutline;
+    const button = el("button", {
+      type: "button", className: "outline-file" + (on ? " on" : ""), "data-outline-folder": path,
+      "aria-pressed": String(on), "aria-label": `Outline folder ${path}`,
+      title: on ? "Its files go as outlines: press for off" : "Send its files as outlines (those acdc has a grammar for)",
+    });
+    button.innerHTML = OUTLINE_ICON;
+    button.append(outlineTokens(s.outline, s.outlineKnown));
+    return button;
+  }
+  function outlineTokens(count, known) {
+    const shown = typeof count === "number" ? fmt(count) : "…";
+    return el("span", { className: "outline-tokens", title: "Tokens as an outline", text: (known ? "" : "≥ ") + shown });
   }
 
   function drawNode(dir, container, query) {
@@ -212,7 +278,7 @@
 
   // Redrawing replaces the rows: the control that had the focus gets it back, so the
   // keyboard stays where it was (Space on a checkbox, Enter on a twisty or pin).
-  const CONTROLS = ["path", "folder", "toggle", "pin"];
+  const CONTROLS = ["path", "folder", "toggle", "pin", "outline", "outlineFolder"];
   function focusKey(root) {
     const active = document.activeElement;
     if (!(active instanceof HTMLElement) || !root.contains(active)) return null;
@@ -220,7 +286,8 @@
     return kind ? [kind, active.dataset[kind]] : null;
   }
   function focusControl(kind, value) {
-    const control = document.querySelector(`#file-tree-root [data-${kind}="${CSS.escape(value)}"]`);
+    const attr = kind.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
+    const control = document.querySelector(`#file-tree-root [data-${attr}="${CSS.escape(value)}"]`);
     if (control) control.focus();
   }
 
@@ -237,12 +304,14 @@
     let tokens = 0;
     let unknown = 0;
     for (const p of state.active) {
-      const c = countOf(p);
+      const c = sentCount(p);
       if (c === null) unknown += 1;
       tokens += c || 0;
     }
     const share = state.budget ? Math.round((100 * tokens) / state.budget) : 0;
-    total.textContent = `${state.active.size} selected · ${unknown ? "≥ " : ""}${fmt(tokens)} of ${fmt(state.budget)} tokens (${share}%)`;
+    const outlined = [...state.active].filter((p) => state.outlines.has(p)).length;
+    const as = outlined ? ` (${fmt(outlined)} as outline)` : "";
+    total.textContent = `${state.active.size} selected${as} · ${unknown ? "≥ " : ""}${fmt(tokens)} of ${fmt(state.budget)} tokens (${share}%)`;
     const shed = state.shed.filter((p) => state.active.has(p));
     total.classList.toggle("over", shed.length > 0 || (state.budget > 0 && tokens > state.budget));
     const over = document.getElementById("picker-shed");
@@ -260,11 +329,13 @@
     if (!holder || !form) return;
     const selected = [...state.active].sort();
     const confirmed = selected.filter((p) => state.confirmed.has(p));
+    const outlines = selected.filter((p) => state.outlines.has(p));
     state.sent = `${tab}-${++choices}`;
     holder.replaceChildren(
       el("input", { type: "hidden", name: "selection", value: state.sent }),
       ...selected.map((p) => el("input", { type: "hidden", name: "path", value: p })),
       ...confirmed.map((p) => el("input", { type: "hidden", name: "confirm", value: p })),
+      ...outlines.map((p) => el("input", { type: "hidden", name: "outline", value: p })),
     );
     htmx.trigger(form, "change");
   }
@@ -279,6 +350,7 @@
         if (!state.active.has(p)) skipped += 1;
         continue;
       }
+      state.outlines.delete(p);
       if (on) state.active.add(p);
       else {
         state.active.delete(p);
@@ -287,6 +359,22 @@
     }
     const them = skipped === 1 ? "it" : "each one";
     showNote(skipped ? `${plural(skipped, "locked file was", "locked files were")} skipped (shaped like a secret): check ${them} on its own to send it.` : "");
+    draw();
+    sendSelection();
+  }
+
+  // Outline on: selected as outlines; off: out of the selection (the checkbox gives full).
+  function setOutlines(paths, on) {
+    for (const p of paths.filter(outlinable)) {
+      if (on) {
+        state.active.add(p);
+        state.outlines.add(p);
+      } else if (state.outlines.has(p)) {
+        state.active.delete(p);
+        state.outlines.delete(p);
+      }
+    }
+    showNote("");
     draw();
     sendSelection();
   }
@@ -374,6 +462,19 @@
       draw();
       return;
     }
+    const outline = event.target.closest && event.target.closest("[data-outline], [data-outline-folder]");
+    if (outline && outline.closest("#file-tree-root")) {
+      if (outline.getAttribute("aria-disabled") === "true") return;
+      const path = outline.dataset.outline;
+      if (path !== undefined) setOutlines([path], !state.outlines.has(path));
+      else {
+        const dir = findDir(outline.dataset.outlineFolder);
+        let files = dir ? allFiles(dir) : [];
+        if (state.filter) files = files.filter((p) => matches(p, state.filter));
+        setOutlines(files, outline.getAttribute("aria-pressed") !== "true");
+      }
+      return;
+    }
     const pin = event.target.closest && event.target.closest("[data-pin]");
     if (pin && pin.closest("#file-tree-root")) setPin(pin.dataset.pin, !state.pinned.has(pin.dataset.pin));
   });
@@ -422,6 +523,8 @@
     // newest choice is still on its way: the boxes keep what the person ticked.
     const waiting = state.sent && state.answered !== state.sent;
     if (data.active && !waiting) state.active = new Set(data.active);
+    if (data.outlines && !waiting) state.outlines = new Set(data.outlines);
+    if (data.outline_counts) Object.assign(state.outlineCounts, data.outline_counts);
     if (data.shed && !waiting) state.shed = data.shed;
     if (data.budget) state.budget = data.budget;
     if (data.pinned) state.pinned = new Set(data.pinned);
@@ -439,6 +542,7 @@
       state.root = buildTree(state.files);
     }
     keepConfirmed();
+    for (const p of state.outlines) if (!state.active.has(p)) state.outlines.delete(p);
     if (data.counts) Object.assign(state.counts, data.counts);
     if (data.progress) {
       const [done, total] = data.progress;
@@ -484,6 +588,9 @@
       state.budget = data.budget;
       state.shed = data.shed || [];
       state.locked = data.locked || {};
+      state.outlines = new Set(data.outlines || []);
+      state.outlineCounts = Object.assign(data.outline_counts || {}, state.outlineCounts);
+      state.suffixes = new Set(data.outline_suffixes || []);
       keepConfirmed();
       state.root = buildTree(data.files);
       // A small repository opens fully; a large one shows its top level, plus the

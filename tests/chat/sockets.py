@@ -89,9 +89,10 @@ async def connect(session_id: str) -> Socket:
 
 
 def counting_progress(frame: str) -> bool:
-    """A token-counting progress frame of the Files panel: it arrives whenever the
-    background count of the repository gets on, unrelated to any turn."""
-    return frame.startswith('{"type":"picker"') and '"progress":' in frame
+    """A token-counting progress frame of the Files panel (token or outline counts): it
+    arrives whenever the background count of the repository gets on, unrelated to any turn."""
+    counting = '"progress":' in frame or '"outline_counts":' in frame
+    return frame.startswith('{"type":"picker"') and counting
 
 
 async def next_frame(communicator, timeout: float = WAIT) -> str:

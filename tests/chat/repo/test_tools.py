@@ -208,10 +208,14 @@ def test_the_schema_the_model_sees_says_what_the_tools_accept():
     assert parameters["grep"]["required"] == ["pattern"]
     for name in ("activate", "deactivate", "pin", "unpin"):
         assert parameters[name]["required"] == ["id"]
-    for schema in parameters.values():
+    outline = parameters["activate"]["properties"]["outline"]
+    assert outline["type"] == "boolean" and outline["default"] is False and outline["description"]
+    for name, schema in parameters.items():
         assert schema["type"] == "object" and "title" not in schema
         assert all(
-            p["type"] == "string" and p["description"] for p in schema["properties"].values()
+            p["type"] == "string" and p["description"]
+            for key, p in schema["properties"].items()
+            if (name, key) != ("activate", "outline")
         )
 
 

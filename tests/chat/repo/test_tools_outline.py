@@ -69,3 +69,35 @@ def test_it_refuses_in_words(session, repo, arguments, reason):
     assert result.status == "fail"
     assert reason in result.output
     assert "api_key" not in result.output
+
+
+def call(session, repo, name: str, arguments: dict):
+    return run_tool(session, ToolCall(f"c-{name}", name, json.dumps(arguments)), repo)
+
+
+def test_activate_with_outline_puts_the_outline_in_the_sets_and_switches_back(session, repo):
+    result = call(session, repo, "activate", {"id": "src/shop.py", "outline": True})
+
+    assert result.status == "ok", result.output
+    assert "active, as its outline" in result.output
+    assert "def add(self, item: str, qty: int = 1) -> None" in result.output
+    assert "append" not in result.output
+    link = SessionObject.objects.get(session=session, object__type="file")
+    assert link.active and link.outline
+
+    pinned = call(session, repo, "pin", {"id": "src/shop.py"})
+    assert "active, as its outline, pinned" in pinned.output
+    whole = call(session, repo, "activate", {"id": "src/shop.py"})
+    assert "as its outline" not in whole.output and "append" in whole.output
+    link.refresh_from_db()
+    assert link.active and not link.outline
+
+
+def test_activate_with_outline_refuses_a_file_without_grammar(session, repo):
+    result = call(session, repo, "activate", {"id": "README.md", "outline": True})
+
+    assert result.status == "fail"
+    assert "no grammar" in result.output
+    assert not SessionObject.objects.filter(
+        session=session, active=True, object__type="file"
+    ).exists()

@@ -1,0 +1,76 @@
+"""Files sent as their outline: the text that stands for the file, and its token counts.
+
+The picker's third state beside off and full (and the `outline` flag of the activate
+tool): an active file whose link says `outline` goes into the prompt as the signatures the
+`outline` tool renders, under a label saying it is an outline, so the model knows the
+bodies are elided. Outlines come from the repository map's symbol cache (by content
+hash), so counting them for the picker parses each file once per content.
+Non-goals: parsing and rendering (chat.repo.repomap), the sets (chat.repo.sessionsets).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from chat.repo import boundary
+from chat.repo.picker import COUNTER
+from chat.repo.repomap import builder
+from chat.repo.repomap.render import outline_text
+from chat.repo.repomap.symbols import LANGUAGES, language_of
+
+LABEL = "(outline: signatures only, bodies elided)"
+
+
+def text(root: Path, path: str) -> str:
+    """What the prompt holds for `path` sent as an outline; ValueError with a reason."""
+    return f"{LABEL}\n{builder.outline(root, path)}"
+
+
+def suffixes() -> list[str]:
+    """The file suffixes that have an outline (the picker offers the state only to those)."""
+    return sorted(LANGUAGES)
+
+
+def counts(root: Path, paths: Iterable[str]) -> dict[str, int]:
+    """Tokens of each outlinable path's outline, as the prompt would hold it. Locked,
+    internal and unreadable files have none (they are left out). Remembered by the file's
+    (size, mtime), so `known` answers again without reading."""
+    root = Path(root).resolve()
+    screened = boundary.screen([p for p in paths if language_of(p)], root=root)
+    found, stamps = {}, {}
+    for path in screened.kept:
+        stamp = _stamp(root, path)
+        if path in screened.locked or stamp is None:
+            continue
+        symbols, _ = builder.MAPS.file_symbols(root, path)
+        found[path] = f"{LABEL}\n{outline_text(path, symbols)}"
+        stamps[path] = stamp
+    tokens = dict(zip(found, COUNTER.count_many(list(found.values())), strict=True))
+    for path, count in tokens.items():
+        _KNOWN[(str(root), path)] = (stamps[path], count)
+    return tokens
+
+
+def known(root: Path, paths: Iterable[str]) -> dict[str, int]:
+    """The outline counts `counts` found for files unchanged since (stat only)."""
+    root = Path(root).resolve()
+    found = {}
+    for path in paths:
+        seen = _KNOWN.get((str(root), path))
+        if seen is not None and seen[0] == _stamp(root, path):
+            found[path] = seen[1]
+    return found
+
+
+_KNOWN: dict[tuple[str, str], tuple[tuple[int, int], int]] = {}
+
+
+def _stamp(root: Path, path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(os.path.join(root, path))
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None

@@ -1,0 +1,100 @@
+"""Files sent as their outline (the picker's third state), through real turns: the prompt
+holds the labelled signatures, not the bodies; switching back sends the whole file."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import override_settings
+
+from chat.repo import outlines, picker, sessionsets
+from chat.turn.turns import run_turn
+from chat.web.protocol import parse_frame
+from contextcore.prompt.revisions import read_current_files
+from tests.chat.sockets import new_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SHOP = (
+    "class Cart:\n"
+    "    def add(self, item: str, qty: int = 1) -> None:\n"
+    "        self.items.append((item, qty))  # BODY LINE\n"
+    "\n"
+    "def total(cart: Cart) -> int:\n"
+    "    return sum(q for _, q in cart.items)  # BODY LINE\n"
+)
+
+
+@pytest.fixture
+def repo_files():
+    return {"shop.py": SHOP, "README.md": "# Shop\n", "secrets.py": "def key():\n    return 1\n"}
+
+
+@pytest.fixture
+def repo_is_git():
+    return True
+
+
+@pytest.fixture
+def root(root):
+    with override_settings(ACDC_REPO=root):
+        yield root
+
+
+async def ignore(event) -> None:
+    return None
+
+
+async def current(session, fake, text: str) -> dict[str, str]:
+    await run_turn(session_id=session.id, user_text=text, emit=ignore, model="acdc/fake")
+    return read_current_files(fake.requests[-1].messages)
+
+
+def select(session, paths, outline=()):
+    return sessionsets.set_active_files(session, paths, outlines=outline)
+
+
+async def test_an_outline_goes_to_the_prompt_and_back_to_the_whole_file(root, fake):
+    session = await new_session()
+    assert await database_sync_to_async(select)(session, ["shop.py"], ["shop.py"]) == []
+
+    files = await current(session, fake, "what is in the shop?")
+    sent = files["shop.py"]
+    assert sent.startswith(outlines.LABEL)
+    assert "def add(self, item: str, qty: int = 1) -> None" in sent
+    assert "def total(cart: Cart) -> int" in sent
+    assert "BODY LINE" not in sent
+    assert await database_sync_to_async(sessionsets.outline_paths)(session) == ["shop.py"]
+
+    await database_sync_to_async(select)(session, ["shop.py"])
+    files = await current(session, fake, "now the whole file")
+    assert files["shop.py"] == SHOP
+    assert await database_sync_to_async(sessionsets.outline_paths)(session) == []
+
+
+async def test_a_file_without_grammar_has_no_outline_and_a_secret_none_either(root, fake):
+    session = await new_session()
+    problems = await database_sync_to_async(select)(session, ["README.md"], ["README.md"])
+    assert problems == ["README.md: no outline, acdc has no grammar for this kind of file"]
+    assert await database_sync_to_async(sessionsets.active_paths)(session) == []
+    # The counts leave out what has no outline: no grammar, or shaped like a secret.
+    counts = outlines.counts(root, ["shop.py", "README.md", "secrets.py"])
+    assert list(counts) == ["shop.py"]
+
+
+def test_outline_counts_are_smaller_than_the_file_and_remembered(root):
+    counts = outlines.counts(root, ["shop.py"])
+    labelled = outlines.text(root, "shop.py")
+    assert counts["shop.py"] == picker.COUNTER.count_text(labelled)
+    assert "BODY LINE" not in labelled
+    assert outlines.known(root, ["shop.py", "README.md"]) == counts
+    (root / "shop.py").write_text(SHOP + "\ndef more() -> None:\n    pass\n")
+    assert outlines.known(root, ["shop.py"]) == {}  # changed since: counted again
+    assert outlines.counts(root, ["shop.py"])["shop.py"] > counts["shop.py"]
+
+
+def test_the_select_frame_carries_the_outline_paths():
+    frame = parse_frame(
+        '{"action": "select", "path": ["a.py", "b.md"], "outline": "a.py"}', None, max_bytes=10_000
+    )
+    assert frame.paths == ("a.py", "b.md") and frame.outline == ("a.py",)

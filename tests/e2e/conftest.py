@@ -338,3 +338,15 @@ async def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     await page.screenshot(path=str(path), full_page=True)
     return path
+
+
+async def send_message(page, text: str, answered: str | None = None) -> None:
+    """Type `text` into the message box and press Send once it can be pressed; with
+    `answered`, wait until the conversation shows that text."""
+    send = page.get_by_role("button", name="Send", exact=True)
+    await expect(send).to_be_enabled(timeout=SLOW)
+    await page.get_by_role("textbox", name="Message").fill(text)
+    await send.click()
+    if answered is not None:
+        log = page.get_by_role("log", name="Conversation")
+        await expect(log).to_contain_text(answered, timeout=SLOW)

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image as PILImage
 from playwright.async_api import expect
 
-from tests.e2e.conftest import SLOW, screenshot
+from tests.e2e.conftest import SLOW, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -29,22 +29,17 @@ def _png() -> bytes:
     return out.getvalue()
 
 
-async def _send(page, text: str) -> None:
-    send = page.get_by_role("button", name="Send", exact=True)
-    await expect(send).to_be_enabled(timeout=SLOW)
-    await page.get_by_role("textbox", name="Message").fill(text)
-    await send.click()
-    log = page.get_by_role("log", name="Conversation")
-    await expect(log).to_contain_text(f"Fake reply to: {text}", timeout=SLOW)
+async def _send_and_wait(page, text: str) -> None:
+    await send_message(page, text, f"Fake reply to: {text}")
 
 
 async def test_sends_an_upload_and_a_history_search_log_no_error(server, page):
     errors = _collect_errors(page)
     await page.goto(server.session_url)
     await expect(page).to_have_title("Untitled session · sample-repo · acdc")
-    await _send(page, "Where is greet defined?")
+    await _send_and_wait(page, "Where is greet defined?")
     await expect(page).to_have_title("Where is greet defined? · sample-repo · acdc")
-    await _send(page, "And who calls it?")  # the second send: no #empty-hint to swap
+    await _send_and_wait(page, "And who calls it?")  # the second send: no #empty-hint to swap
     await page.get_by_label("Attach image").set_input_files(
         files=[{"name": "teal.png", "mimeType": "image/png", "buffer": _png()}]
     )

@@ -7,16 +7,9 @@ import re
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import SLOW, screenshot
+from tests.e2e.conftest import SLOW, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-
-async def _send(page, text: str) -> None:
-    send = page.get_by_role("button", name="Send", exact=True)
-    await expect(send).to_be_enabled(timeout=SLOW)
-    await page.get_by_role("textbox", name="Message").fill(text)
-    await send.click()
 
 
 async def test_the_last_message_can_be_edited_and_resent(server, page):
@@ -26,9 +19,9 @@ async def test_the_last_message_can_be_edited_and_resent(server, page):
     log = page.get_by_role("log", name="Conversation")
     box = page.get_by_role("textbox", name="Message")
     edit = log.get_by_role("button", name="Edit your last message")
-    await _send(page, "How do I greet Bob?")
+    await send_message(page, "How do I greet Bob?")
     await expect(log).to_contain_text("Fake reply to: How do I greet Bob?", timeout=SLOW)
-    await _send(page, "And Carol?")
+    await send_message(page, "And Carol?")
     await expect(log).to_contain_text("Fake reply to: And Carol?", timeout=SLOW)
     await expect(edit).to_have_count(1)  # on the last message only
 
@@ -65,7 +58,7 @@ async def test_the_last_message_can_be_edited_and_resent(server, page):
     await page.reload()
     await expect(page.locator("details.fold-rolled_back")).to_have_count(1)
     await expect(edit).to_have_count(1)
-    await _send(page, "Who did I ask about?")
+    await send_message(page, "Who did I ask about?")
     await expect(log).to_contain_text("Fake reply to: Who did I ask about?", timeout=SLOW)
     assert errors == []
 
@@ -77,7 +70,7 @@ async def test_retry_sends_a_failed_message_again(server, page):
     )
     await page.goto(server.session_url)
     log = page.get_by_role("log", name="Conversation")
-    await _send(page, "Explain the parser")
+    await send_message(page, "Explain the parser")
     await expect(log.get_by_role("alert")).to_contain_text(re.compile("failed", re.I), timeout=SLOW)
     await screenshot(page, "retry-offered")
     await log.get_by_role("button", name="Retry").click()

@@ -15,7 +15,7 @@ import pytest
 from PIL import Image as PILImage
 from playwright.async_api import expect
 
-from tests.e2e.conftest import SLOW, screenshot
+from tests.e2e.conftest import SLOW, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -47,16 +47,6 @@ def _collect_errors(page) -> list[str]:
     return errors
 
 
-async def _send(page, text: str, answered: str) -> None:
-    send = page.get_by_role("button", name="Send", exact=True)
-    await expect(send).to_be_enabled(timeout=SLOW)
-    await page.get_by_role("textbox", name="Message").fill(text)
-    await send.click()
-    await expect(page.get_by_role("log", name="Conversation")).to_contain_text(
-        answered, timeout=SLOW
-    )
-
-
 @pytest.mark.server_env(**SMALL_TRIGGER)
 async def test_a_whole_session_runs_without_a_console_error(server, page):
     errors = _collect_errors(page)
@@ -70,7 +60,7 @@ async def test_a_whole_session_runs_without_a_console_error(server, page):
     box = page.get_by_role("textbox", name="Message")
 
     # Send, stream, stop.
-    await _send(page, "Tell me a long story", "word1")
+    await send_message(page, "Tell me a long story", "word1")
     await page.get_by_role("button", name="Stop", exact=True).click()
     await expect(log.get_by_text("Stopped", exact=True)).to_be_visible(timeout=SLOW)
 
@@ -79,13 +69,13 @@ async def test_a_whole_session_runs_without_a_console_error(server, page):
     await page.get_by_label("Attach image").set_input_files(files=[image])
     tray = page.get_by_role("group", name="Pending attachments")
     await expect(tray.get_by_role("img", name="Pending image 120×80")).to_be_visible()
-    await _send(page, "What colour is this?", "Fake reply to: What colour is this?")
+    await send_message(page, "What colour is this?", "Fake reply to: What colour is this?")
     await expect(log.get_by_role("img", name="Attached image 1")).to_be_visible()
 
     # Long turns until the history is compacted.
     status = page.locator("#compaction-status")
     for n in range(1, 10):
-        await _send(page, f"Question {n}: {LONG}", f"Fake reply to: Question {n}")
+        await send_message(page, f"Question {n}: {LONG}", f"Fake reply to: Question {n}")
         if await status.get_attribute("data-state") != "idle":
             break
     await expect(status).to_contain_text("History compacted", timeout=SLOW)
@@ -96,7 +86,7 @@ async def test_a_whole_session_runs_without_a_console_error(server, page):
     await tools.get_by_role("textbox", name="Checkpoint label").fill("journey")
     await tools.get_by_role("button", name="Checkpoint").click()
     await expect(tools).to_contain_text("Checkpoint “journey” saved.")
-    await _send(page, "A detour we regret", "Fake reply to: A detour we regret")
+    await send_message(page, "A detour we regret", "Fake reply to: A detour we regret")
     page.once("dialog", lambda dialog: dialog.accept())
     checkpoint = tools.get_by_role("listitem").filter(has_text="journey")
     await checkpoint.get_by_role("button", name="Roll back").click()
@@ -107,7 +97,7 @@ async def test_a_whole_session_runs_without_a_console_error(server, page):
     await chooser.fill("acdc/dry-run")
     await chooser.press("Enter")
     await expect(page.get_by_role("status").filter(has_text="Takes effect")).to_be_visible()
-    await _send(page, "What would you see?", "Dry run: nothing was sent to a model")
+    await send_message(page, "What would you see?", "Dry run: nothing was sent to a model")
 
     # Reload: everything is still there.
     await page.reload()
@@ -144,7 +134,7 @@ async def test_a_whole_session_runs_without_a_console_error(server, page):
     await expect(page.locator("html")).to_have_attribute("data-theme", "dark")
     await page.goto(server.session_url)
     await expect(page.locator("html")).to_have_attribute("data-theme", "dark")
-    await _send(page, "Last one, in the dark", "Dry run: nothing was sent to a model")
+    await send_message(page, "Last one, in the dark", "Dry run: nothing was sent to a model")
     await screenshot(page, "journey-end-dark")
 
     assert errors == [], "\n".join(errors)

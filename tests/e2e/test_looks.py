@@ -13,7 +13,7 @@ import re
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import SLOW, screenshot
+from tests.e2e.conftest import SLOW, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -49,13 +49,6 @@ async def _legible(locator, least: float = 4.5) -> None:
     assert ratio >= least, f"contrast {ratio:.2f} < {least} for {locator}"
 
 
-async def _send(page, text: str) -> None:
-    send = page.get_by_role("button", name="Send", exact=True)
-    await expect(send).to_be_enabled(timeout=SLOW)
-    await page.get_by_role("textbox", name="Message").fill(text)
-    await send.click()
-
-
 async def _context(browser, scheme: str):
     return await (await browser.get()).new_context(
         viewport={"width": 1400, "height": 900}, color_scheme=scheme
@@ -82,7 +75,7 @@ async def test_a_dark_system_gets_a_dark_page_and_the_toggle_remembers_light(ser
         toggle = page.get_by_role("button", name="Dark mode")
         await expect(toggle).to_have_attribute("aria-pressed", "true")
         await expect(page.locator("body")).to_have_css("background-color", DARK_BODY)
-        await _send(page, "Show me greet")
+        await send_message(page, "Show me greet")
         reply = page.get_by_role("article", name="acdc reply")
         await expect(reply).to_contain_text("It returns a string.", timeout=SLOW)
         for part in (
@@ -137,7 +130,7 @@ async def test_a_history_transcript_is_drawn_like_the_chat(server, browser):
             page = await context.new_page()
             await page.goto(server.session_url if scheme == "light" else server.url + "history/")
             if scheme == "light":
-                await _send(page, "Explain greet")
+                await send_message(page, "Explain greet")
                 reply = page.get_by_role("article", name="acdc reply")
                 await expect(reply).to_contain_text("It returns a string.", timeout=SLOW)
                 await page.get_by_role("link", name="History").click()

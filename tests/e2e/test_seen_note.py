@@ -11,25 +11,20 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import SLOW, screenshot
+from tests.e2e.conftest import SLOW, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 FACT = "The quillwort cache is keyed by content hash, never by path."
 
 
-async def _send(page, text: str) -> None:
-    send = page.get_by_role("button", name="Send", exact=True)
-    await expect(send).to_be_enabled(timeout=SLOW)
-    await page.get_by_role("textbox", name="Message").fill(text)
-    await send.click()
-    log = page.get_by_role("log", name="Conversation")
-    await expect(log).to_contain_text(f"Fake reply to: {text}", timeout=SLOW)
+async def _send_and_wait(page, text: str) -> None:
+    await send_message(page, text, f"Fake reply to: {text}")
 
 
 async def test_a_reply_shows_the_related_context_it_saw_and_keeps_it_after_reload(server, page):
     await page.goto(server.session_url)
-    await _send(page, FACT)
+    await _send_and_wait(page, FACT)
     question = page.get_by_role("article", name="Your message").filter(has_text=FACT)
     await question.get_by_role("button", name="Pin message").click()
     await expect(question.get_by_role("button", name="Unpin message")).to_be_visible()
@@ -40,7 +35,7 @@ async def test_a_reply_shows_the_related_context_it_saw_and_keeps_it_after_reloa
     tools = page.get_by_role("region", name="Session tools")
     await tools.get_by_role("checkbox", name="Related context from earlier sessions").check()
     await expect(tools.get_by_role("status")).to_have_text("Related context is on.")
-    await _send(page, "How is the quillwort cache keyed?")
+    await _send_and_wait(page, "How is the quillwort cache keyed?")
 
     reply = page.get_by_role("article", name="acdc reply").last
     note = reply.get_by_role("group", name="What the model saw")
@@ -70,7 +65,7 @@ async def test_a_reply_shows_the_related_context_it_saw_and_keeps_it_after_reloa
 async def test_an_endless_reply_shows_the_managed_summary_it_saw_instead(server, page):
     await page.goto(server.session_url)
     for n in (1, 2):
-        await _send(page, f"Plain question {n}")
+        await _send_and_wait(page, f"Plain question {n}")
     endless = page.get_by_role("checkbox", name="Endless")
     await endless.check()
     await expect(page.get_by_role("combobox", name="Context template")).to_be_enabled()

@@ -16,7 +16,12 @@ from django.db import connection
 from history.search.hits import GT, LT, START, STOP
 from history.search.terms import Terms, like_pattern, where_filters
 
-_HEADLINE = f"StartSel={START}, StopSel={STOP}, MaxWords=30, MinWords=12, MaxFragments=2"
+_HEADLINE = f"StartSel={START}, StopSel={STOP}, MaxWords=30, MinWords=12"
+# Fragments give a long message context on both sides of its matches, but drop a short
+# one's words before its first match and after its last ("And who calls it?" came out as
+# "calls"); a short message is shown whole instead.
+_FRAGMENTS = _HEADLINE + ", MaxFragments=2"
+_SHORT = 160  # characters: at most about MaxWords words
 
 
 def word_rows(terms: Terms, repository: str, role: str | None, limit: int):
@@ -35,9 +40,11 @@ def word_rows(terms: Terms, repository: str, role: str | None, limit: int):
                 WHERE m.search_vector @@ q.query {filters}
                 ORDER BY rank DESC, m.timestamp DESC LIMIT %s)
             SELECT top.id, ts_headline('english',
-                replace(replace(left(top.content, 100000), '<', %s), '>', %s), q.query, %s)
+                replace(replace(left(top.content, 100000), '<', %s), '>', %s), q.query,
+                CASE WHEN length(top.content) <= %s THEN %s ELSE %s END)
             FROM top, q ORDER BY top.rank DESC, top.timestamp DESC"""
-        cursor.execute(sql, [*query_params, *params, limit, LT, GT, _HEADLINE])
+        headline = [LT, GT, _SHORT, _HEADLINE, _FRAGMENTS]
+        cursor.execute(sql, [*query_params, *params, limit, *headline])
         return cursor.fetchall()
 
 

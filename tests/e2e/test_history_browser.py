@@ -80,7 +80,9 @@ async def test_a_query_of_only_syntax_characters_and_an_unknown_session_are_hand
 async def test_part_of_a_word_finds_its_message_ranked_after_whole_words(server, page):
     await page.goto(server.session_url)
     await expect(page.get_by_role("button", name="Send")).to_be_enabled(timeout=SLOW)
-    await _chat(page, "Why is Qxtokenization slow in parse_qxframe?")
+    # Not a suffix PostgreSQL's English stemmer would strip ("Qxtokenization" stems to the
+    # word itself there): the word is only inside the longer one.
+    await _chat(page, "Why is Preqxtoken slow in parse_qxframe?")
     await _chat(page, "Is qxtoken the word?")
 
     await page.get_by_role("link", name="History").click()
@@ -91,9 +93,9 @@ async def test_part_of_a_word_finds_its_message_ranked_after_whole_words(server,
     await expect(hits).to_have_count(4)
     await expect(hits.nth(0)).to_contain_text("Is qxtoken the word?")
     await expect(hits.nth(1)).not_to_contain_text("inside a word")
-    await expect(hits.nth(3)).to_contain_text("Why is Qxtokenization slow")
+    await expect(hits.nth(3)).to_contain_text("Why is Preqxtoken slow")
     await expect(hits.nth(3)).to_contain_text("inside a word")
-    await expect(hits.nth(3).locator("mark")).to_have_text(["Qxtoken"])
+    await expect(hits.nth(3).locator("mark")).to_have_text(["qxtoken"])
     await screenshot(page, "history-search-ranked-substring")
 
     await search.fill("e_qxfr")

@@ -100,6 +100,12 @@ def test_the_snippet_keeps_message_html_as_text_and_marks_only_the_match():
     assert "</script>" in text(hit) and "<mark>fake</mark>" in text(hit)
 
 
+def test_a_short_message_is_its_own_snippet_with_the_match_marked():
+    _session("And who calls it?")
+    hit = search_messages(repository=REPO, query="calls").hits[0]
+    assert text(hit) == "And who calls it?" and marked(hit) == ["calls"]
+
+
 def test_a_long_message_gives_a_short_snippet_around_the_match():
     _session("filler " * 400 + "the lighthouse keeper " + "filler " * 400)
     hit = search_messages(repository=REPO, query="lighthouse").hits[0]

@@ -4,11 +4,16 @@ Why: a provider cache only hits on an exact prefix, so moving an item between ti
 seed scheme) rewrites everything after it. Here the prompt only ever grows at the end:
   L0 system prompt + the repo map as of the snapshot | L1 snapshot of files/tree/reference
   taken at the last rebuild | L2 history, with "context update" pairs spliced in where a
-  change was first seen | tail: map focus, manifest of current versions, current message.
+  change was first seen, and the manifest of current versions | tail: map focus, current
+  message.
 A file edited after the snapshot is carried as an update (a unified diff against the last
 full copy when that is at most `diff_ratio` of the file's tokens, else the full text)
 labelled with its new version; the manifest names the current version of every selected
 file, so the model is never unsure which copy is current. A removed file gets a notice.
+The manifest stays where it was first sent while it says the same thing, so it is part of
+the cached prefix the next request repeats (at the end of the prompt it would break every
+next request's prefix right after the history); a changed manifest is sent at the end,
+after the older ones, and the last one is the one that holds.
 The layout is rebuilt (fresh snapshot, no updates) only when the prefix is lost anyway:
 first request, system prompt changed, history rewritten (compaction,
 truncation, windowing), cache expired (the lifetime the last request wrote, `written_ttl`,
@@ -84,6 +89,8 @@ class LayoutState:
     history_digest: str = ""
     last_at: float | None = None
     written_ttl: float | None = None  # seconds the last request's writes live; 0: none
+    # (anchor, blob) of each manifest sent since the rebuild, shown before history[anchor]
+    manifests: tuple[tuple[int, str], ...] = ()
 
     def presented(self) -> dict[str, Entry]:
         """The newest entry of every document still in the prompt (removed ones are not)."""
@@ -120,6 +127,7 @@ class LayoutState:
             history_digest=data["history_digest"],
             last_at=data["last_at"],
             written_ttl=data.get("written_ttl"),
+            manifests=tuple((int(a), str(b)) for a, b in data.get("manifests", ())),
         )
 
 
@@ -148,12 +156,15 @@ def plan_layout(
     now: float | None,
     counter: TokenCounter,
     policy: LayoutPolicy,
+    manifest: str = "",
 ) -> tuple[LayoutState, str]:
     """The layout for this request and why it was rebuilt ("" when it was only appended to).
-    `versions` must already include `docs` (see `bump_versions`)."""
+    `versions` must already include `docs` (see `bump_versions`); `manifest` is the text
+    naming the current versions ("" for none)."""
     reason = _rebuild_reason(state, digest(l0_text), history, now, policy)
     if state is None or reason:
-        return _rebuild(l0_text, docs, versions, history, now), reason
+        fresh = _rebuild(l0_text, docs, versions, history, now)
+        return _with_manifest(fresh, manifest, len(history)), reason
     entries, blobs = _changes(state, docs, versions, counter, policy)
     updates = state.updates + ((Update(len(history), entries),) if entries else ())
     new_state = replace(
@@ -164,9 +175,26 @@ def plan_layout(
         history_digest=history_digest(history),
         last_at=now,
     )
+    new_state = _with_manifest(new_state, manifest, len(history))
     if stale_tokens(new_state, counter) > policy.stale_budget_tokens:
-        return _rebuild(l0_text, docs, versions, history, now), "stale copies over budget"
+        fresh = _rebuild(l0_text, docs, versions, history, now)
+        return _with_manifest(fresh, manifest, len(history)), "stale copies over budget"
     return new_state, ""
+
+
+def _with_manifest(state: LayoutState, manifest: str, anchor: int) -> LayoutState:
+    """`state` with `manifest` as its last manifest: kept where it is when the last one
+    says the same, else added before history[anchor] (the end of the history)."""
+    if not manifest:
+        return state
+    key = digest(manifest)
+    if state.manifests and state.manifests[-1][1] == key:
+        return state
+    return replace(
+        state,
+        manifests=(*state.manifests, (anchor, key)),
+        blobs={**state.blobs, key: manifest},
+    )
 
 
 def _rebuild_reason(
@@ -247,8 +275,9 @@ def stale_tokens(state: LayoutState, counter: TokenCounter) -> int:
     copies = state.full_copies()
     needed |= {(k, copies[k].version, "full") for k, e in shown.items() if e.form == "diff"}
     everything = list(state.snapshot) + [e for u in state.updates for e in u.entries]
+    old_manifests = [blob for _, blob in state.manifests[:-1]]
     return sum(
         counter.count_text(state.blobs.get(e.blob, ""))
         for e in everything
         if (e.key, e.version, e.form) not in needed
-    )
+    ) + sum(counter.count_text(state.blobs.get(blob, "")) for blob in old_manifests)

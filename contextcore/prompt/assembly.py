@@ -221,9 +221,9 @@ class PromptAssembler:
             body = "\n\n".join(_entry_text(e, layout) for e in files)
             l1 += _pair("active_files", _SNAPSHOT_HEADER + body, FILES_ACK)
         l2 = self._stream(inputs.history, layout)
-        current = {p: int(versions[f"file:{p}"][0]) for p, _ in inputs.files}
         tail = _focus_pair(inputs)
-        tail += _pair("metadata", format_manifest(current, inputs.metadata), "Ok.")
+        if not layout.manifests:  # a layout planned without one
+            tail += _pair("metadata", manifest_text(inputs, versions), "Ok.")
         blocks = [
             TierBlock("L0", (system,), cached=True),
             TierBlock("L1", tuple(l1), cached=True),
@@ -235,6 +235,9 @@ class PromptAssembler:
     @staticmethod
     def _stream(history: Sequence[Message], layout: LayoutState) -> list[Chunk]:
         by_anchor = {u.anchor: u for u in layout.updates}
+        manifests: dict[int, list[str]] = {}
+        for anchor, blob in layout.manifests:
+            manifests.setdefault(anchor, []).append(layout.blobs[blob])
         chunks: list[Chunk] = []
         for index in range(len(history) + 1):
             if index in by_anchor:
@@ -247,6 +250,8 @@ class PromptAssembler:
                     if mine:
                         body = "\n\n".join(_entry_text(e, layout) for e in mine)
                         chunks += _pair(section, _UPDATE_INTRO + body, "Noted.")
+            for text in manifests.get(index, ()):
+                chunks += _pair("metadata", text, "Ok.")
             if index < len(history):
                 chunks.append(Chunk("history", wire_message(history[index])))
         return chunks
@@ -286,13 +291,19 @@ class PromptAssembler:
 
 _SNAPSHOT_HEADER = (
     "# Working Files\nThe files in context, each labelled with its version. A later "
-    "context update may supersede a version shown here; the Current context list at the "
-    "end names the version that is current.\n\n"
+    "context update may supersede a version shown here; the last Current context list "
+    "names the version that is current.\n\n"
 )
 _UPDATE_INTRO = (
     UPDATE_HEADER + "\nThese changed since they were shown above. Each version here "
     "supersedes every earlier copy of the same file.\n\n"
 )
+
+
+def manifest_text(inputs: PromptInputs, versions: Mapping[str, Sequence[Any]]) -> str:
+    """The "Current context" list for `inputs`' files at `versions`, with the metadata."""
+    current = {p: int(versions[f"file:{p}"][0]) for p, _ in inputs.files}
+    return format_manifest(current, inputs.metadata)
 
 
 def _entry_text(entry: Entry, layout: LayoutState) -> str:

@@ -19,7 +19,13 @@ from contextcore.history.exchanges import window_history
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
 from contextcore.prompt.appendonly import Doc, LayoutPolicy, LayoutState, bump_versions, plan_layout
-from contextcore.prompt.assembly import MAP_KEY, PromptAssembler, PromptChunks, PromptInputs
+from contextcore.prompt.assembly import (
+    MAP_KEY,
+    PromptAssembler,
+    PromptChunks,
+    PromptInputs,
+    manifest_text,
+)
 from contextcore.prompt.cachepolicy import FIVE_MINUTES, OFF, ONE_HOUR, choose_write
 from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.stability import StabilityTracker
@@ -106,6 +112,7 @@ class RequestBuilder:
                 now=now,
                 counter=self.counter,
                 policy=self.policy,
+                manifest=manifest_text(inputs, versions),
             )
             write, seconds = self._cache_write(reason, now)
             layout = replace(layout, written_ttl=seconds)

@@ -26,6 +26,10 @@ def _text(message) -> str:
     return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
+def _texts(messages) -> list[tuple[str, str]]:
+    return [(m["role"], _text(m)) for m in messages]
+
+
 def _turn(manager, question, *, repo_map=MAP, focus=""):
     manager.set_context_texts(repo_map=repo_map)
     manager.map_focus = focus
@@ -47,9 +51,11 @@ def test_the_map_is_byte_identical_across_turns_with_no_change(make_manager):
     second = _turn(manager, "two", focus="pkg/b.py:\n  def beta()")
 
     assert second[0] == first[0]
-    tail = 5  # the focus pair, the manifest pair and the question
-    assert second[: len(first) - tail] == first[: len(first) - tail]
-    assert [_text(m) for m in second[1:3]] == ["one", "answer to one"]
+    tail = 3  # the focus pair and the question
+    # (compared as text: the cache breakpoint moves on to the end of the new prefix)
+    assert _texts(second[: len(first) - tail]) == _texts(first[: len(first) - tail])
+    # The manifest did not change, so it stays before the history, in the cached prefix.
+    assert [_text(m) for m in second[3:5]] == ["one", "answer to one"]
     assert not any("The repository map changed" in _text(m) for m in second)
 
 
@@ -60,14 +66,14 @@ def test_an_edited_file_changes_the_map_only_in_a_delta_after_the_prefix(make_ma
     second = _turn(manager, "two", repo_map=edited)
 
     assert _text(second[0]) == _text(first[0])  # the old map stays in the prefix
-    assert second[: len(first) - 3] == first[:-3]  # less the manifest pair and the question
+    assert _texts(second[: len(first) - 1]) == _texts(first[:-1])  # all but the question
     updates = [m for m in second if "The repository map changed" in _text(m)]
     assert len(updates) == 1
     delta = _text(updates[0])
     assert "+    def run_7(self, x: int, y: int) -> int" in delta
     assert "-    def run_7(self, x: int) -> int" in delta
     assert len(delta.splitlines()) < 15  # one changed line and its context, not the map
-    assert second.index(updates[0]) == 3  # right after the history it was first seen at
+    assert second.index(updates[0]) == 5  # right after the history it was first seen at
 
 
 def test_the_focus_follows_the_history_and_changes_nothing_before_it(make_manager):
@@ -76,7 +82,7 @@ def test_the_focus_follows_the_history_and_changes_nothing_before_it(make_manage
     messages = _turn(manager, "two", focus="pkg/b.py:\n  def beta()")
 
     focus = [i for i, m in enumerate(messages) if FOCUS_HEADER in _text(m)]
-    assert focus == [len(messages) - 5]
+    assert focus == [len(messages) - 3]
     assert "def beta()" not in _text(messages[0])
     assert _text(messages[focus[0] - 1]) == "answer to one"
 

@@ -1,0 +1,89 @@
+"""The "Current context" manifest stays where it was sent while it says the same thing.
+
+At the end of every request it would break the next request's prefix right after the
+history: the provider would re-read the previous question, its answer and the manifest at
+full price every turn. Kept in place, each request repeats the whole previous one, so only
+the answer and the new question are new, as in the plainest layout.
+"""
+
+from __future__ import annotations
+
+from contextcore.prompt.cacherules import DEEPSEEK
+from contextcore.prompt.cachesim import CacheSimulator
+from contextcore.prompt.revisions import MANIFEST_HEADER, read_current_files
+
+BODY = "".join(f"def function_{i}(value):\n    return value * {i}\n\n" for i in range(120))
+
+
+def _text(message) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+def _texts(messages) -> list[tuple[str, str]]:
+    return [(m["role"], _text(m)) for m in messages]
+
+
+def _manager(make_manager, tmp_path):
+    (tmp_path / "app.py").write_text(BODY)
+    manager = make_manager(repo_root=tmp_path)
+    assert manager.file_context.add_file("app.py").ok
+    return manager
+
+
+def _turn(manager, question: str, now: float) -> list:
+    messages = manager.prepare_request(question, now=now).messages
+    manager.record_exchange(question, f"The answer to {question}, " + "in detail " * 80)
+    return messages
+
+
+def test_with_nothing_changed_each_request_repeats_the_whole_previous_one(
+    make_manager, tmp_path
+):
+    manager = _manager(make_manager, tmp_path)
+    first = _turn(manager, "What does function_3 do?", 0.0)
+    second = _turn(manager, "And function_4?", 30.0)
+    third = _turn(manager, "And function_5?", 60.0)
+
+    assert _texts(second[: len(first)]) == _texts(first)
+    assert _texts(third[: len(second)]) == _texts(second)
+    assert [_text(m) for m in third].count(_text(first[-3])) == 1  # one manifest, kept
+    assert _text(first[-3]).startswith(MANIFEST_HEADER)
+
+
+def test_automatic_caching_leaves_only_the_answer_and_the_question_uncached(
+    make_manager, tmp_path, counter
+):
+    manager = _manager(make_manager, tmp_path)
+    simulator = CacheSimulator(counter, DEEPSEEK)
+    simulator.request(_turn(manager, "What does function_3 do?", 0.0), 0.0)
+    second = _turn(manager, "And function_4?", 30.0)
+    cost = simulator.request(second, 30.0)
+
+    new = counter.count(second[-2:])  # the first answer and the second question
+    assert cost.prompt_tokens - cost.cache_read_tokens <= new + DEEPSEEK.granularity
+
+
+def test_a_changed_file_gets_a_new_manifest_at_the_end_and_the_old_one_stays(
+    make_manager, tmp_path
+):
+    manager = _manager(make_manager, tmp_path)
+    first = _turn(manager, "What does function_3 do?", 0.0)
+    (tmp_path / "app.py").write_text(BODY.replace("value * 3", "value * 33"))
+    second = _turn(manager, "And now?", 30.0)
+
+    assert _texts(second[: len(first) - 1]) == _texts(first[:-1])  # all but the question
+    manifests = [i for i, m in enumerate(second) if _text(m).startswith(MANIFEST_HEADER)]
+    assert len(manifests) == 2 and manifests[-1] == len(second) - 3
+    assert "app.py: version 2" in _text(second[manifests[-1]])
+    assert read_current_files(second)["app.py"] == BODY.replace("value * 3", "value * 33")
+
+
+def test_the_manifest_survives_the_layout_being_stored_and_read_back(make_manager, tmp_path):
+    manager = _manager(make_manager, tmp_path)
+    first = _turn(manager, "What does function_3 do?", 0.0)
+    stored = manager.stability.layout.to_dict()
+    manager.stability.layout = type(manager.stability.layout).from_dict(stored)
+    second = _turn(manager, "And function_4?", 30.0)
+
+    assert _texts(second[: len(first)]) == _texts(first)

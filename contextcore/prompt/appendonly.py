@@ -77,6 +77,10 @@ class LayoutPolicy:
     cache_ttl_seconds: float = 300.0
     diff_ratio: float = 0.5
     update_style: str = "auto"  # "full" never sends diffs
+    # The provider's prices, as multiples of the input price: a cached token read, and a
+    # token of a rebuilt prefix (its write premium; 1.0 where writes cost nothing extra).
+    read_price: float = 0.1
+    rebuild_price: float = 1.25
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ class LayoutState:
     written_ttl: float | None = None  # seconds the last request's writes live; 0: none
     # (anchor, blob) of each manifest sent since the rebuild, shown before history[anchor]
     manifests: tuple[tuple[int, str], ...] = ()
+    stale_paid: float = 0.0  # stale tokens read since the rebuild, at the read price
 
     def presented(self) -> dict[str, Entry]:
         """The newest entry of every document still in the prompt (removed ones are not)."""
@@ -128,6 +133,7 @@ class LayoutState:
             last_at=data["last_at"],
             written_ttl=data.get("written_ttl"),
             manifests=tuple((int(a), str(b)) for a, b in data.get("manifests", ())),
+            stale_paid=float(data.get("stale_paid", 0.0)),
         )
 
 
@@ -176,10 +182,30 @@ def plan_layout(
         last_at=now,
     )
     new_state = _with_manifest(new_state, manifest, len(history))
-    if stale_tokens(new_state, counter) > policy.stale_budget_tokens:
+    stale = stale_tokens(new_state, counter)
+    paid = state.stale_paid + stale * policy.read_price
+    reason = ""
+    if stale > policy.stale_budget_tokens:
+        reason = "stale copies over budget"
+    elif stale and paid >= _rebuild_premium(new_state, history, counter, policy):
+        reason = "stale copies cost more than a rebuild"
+    if reason:
         fresh = _rebuild(l0_text, docs, versions, history, now)
-        return _with_manifest(fresh, manifest, len(history)), "stale copies over budget"
-    return new_state, ""
+        return _with_manifest(fresh, manifest, len(history)), reason
+    return replace(new_state, stale_paid=paid), ""
+
+
+def _rebuild_premium(
+    state: LayoutState, history: Sequence[Message], counter: TokenCounter, policy: LayoutPolicy
+) -> float:
+    """What a rebuild costs over reading the prefix from the cache: the documents and the
+    history sent again at the rebuild price instead of the read price. Stale copies are
+    kept until reading them has cost that much (then a rebuild would have been no
+    dearer, whatever the rest of the session brings: rent, then buy)."""
+    shown = state.presented().values()
+    tokens = sum(counter.count_text(state.blobs.get(e.blob, "")) for e in shown)
+    tokens += counter.count(list(history))
+    return tokens * max(0.0, policy.rebuild_price - policy.read_price)
 
 
 def _with_manifest(state: LayoutState, manifest: str, anchor: int) -> LayoutState:

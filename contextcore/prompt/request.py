@@ -93,6 +93,12 @@ class RequestBuilder:
         self.facts, self.counter, self.assembler = facts, counter, assembler
         self.tracker, self.scheme, self.policy = tracker, scheme, policy
         self.rules = rules_for(facts)
+        explicit = self.rules.kind == "explicit"
+        self.policy = replace(
+            policy,
+            read_price=self.rules.read_multiplier,
+            rebuild_price=self.rules.write_multiplier if explicit else 1.0,
+        )
 
     def assemble(self, draft: Draft, now: float | None) -> Built:
         inputs = draft.inputs

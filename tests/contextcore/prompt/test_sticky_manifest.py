@@ -87,3 +87,36 @@ def test_the_manifest_survives_the_layout_being_stored_and_read_back(make_manage
     second = _turn(manager, "And function_4?", 30.0)
 
     assert _texts(second[: len(first)]) == _texts(first)
+
+
+def test_stale_copies_are_kept_until_reading_them_has_cost_what_a_rebuild_would(
+    make_manager, tmp_path
+):
+    """Rent, then buy: a dropped file's copy stays in the cached prefix (read at the read
+    price every request) until those reads add up to what sending the prefix again would
+    cost over reading it; then the layout is rebuilt without it."""
+    (tmp_path / "kept.py").write_text(BODY)
+    manager = _manager(make_manager, tmp_path)
+    assert manager.file_context.add_file("kept.py").ok
+    _turn(manager, "Compare them.", 0.0)
+    manager.file_context.remove_file("app.py")
+    policy = manager.config.layout_policy(manager.facts.input_budget)
+    stale = manager.counter.count_text(BODY)
+    assert stale < policy.stale_budget_tokens  # the budget alone would never rebuild
+
+    def short_turn(n: int) -> list:
+        messages = manager.prepare_request(f"Question {n}", now=30.0 * (n + 1)).messages
+        manager.record_exchange(f"Question {n}", "Yes.")
+        return messages
+
+    turns = 0
+    while "app.py" in _text(short_turn(turns)[1]):
+        turns += 1
+        assert manager.stability.layout.stale_paid > 0
+        assert turns < 100, "the stale copy was never dropped"
+    premium = (manager.counter.count_text(BODY) + manager.counter.count(manager.get_history()))
+    # Dropped once the reads had paid about the premium (1.25x write - 0.1x read)...
+    assert turns * stale * 0.1 >= 0.5 * premium * 1.15
+    # ...and not long after.
+    assert (turns - 1) * stale * 0.1 <= 1.5 * premium * 1.15
+    assert manager.stability.layout.stale_paid == 0.0

@@ -325,7 +325,7 @@ class ContextManager:
                     paths,
                 )
             )
-        self.stability.note_request(now)
+        self.stability.note_request(now, model=self.facts.name, lifetime=built.lifetime)
         if built.layout is not None:
             self.stability.layout = built.layout
             self.stability.versions = built.versions

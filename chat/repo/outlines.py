@@ -4,7 +4,9 @@ The picker's third state beside off and full (and the `outline` flag of the acti
 tool): an active file whose link says `outline` goes into the prompt as the signatures the
 `outline` tool renders, under a label saying it is an outline, so the model knows the
 bodies are elided. Outlines come from the repository map's symbol cache (by content
-hash), so counting them for the picker parses each file once per content.
+hash), so counting them for the picker parses each file once per content; the picker's
+counts run as one background pass per repository (chat.repo.passes), however many tabs
+ask at once.
 Non-goals: parsing and rendering (chat.repo.repomap), the sets (chat.repo.sessionsets).
 """
 
@@ -12,16 +14,18 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from chat.repo import boundary
+from chat.repo.passes import PASSES
 from chat.repo.picker import COUNTER
 from chat.repo.repomap import builder
 from chat.repo.repomap.render import outline_text
 from chat.repo.repomap.symbols import LANGUAGES, language_of
 
 LABEL = "(outline: signatures only, bodies elided)"
+BATCH = 200  # files per progress report of the background count
 
 
 def text(root: Path, path: str) -> str:
@@ -52,6 +56,24 @@ def counts(root: Path, paths: Iterable[str]) -> dict[str, int]:
     for path, count in tokens.items():
         _KNOWN[(str(root), path)] = (stamps[path], count)
     return tokens
+
+
+def count_in_background(
+    root: Path, paths: list[str], progress: Callable[[dict[str, int]], None]
+) -> bool:
+    """Count the outlines `known` does not have yet, in a background pass unless one
+    already runs for `root`, handing `progress` each batch's counts; returns whether a
+    new pass started (a caller that joined a running one may want `known` meanwhile)."""
+    return PASSES.start("outline", Path(root), lambda: _count_all(root, paths, progress))
+
+
+def _count_all(root: Path, paths: list[str], progress: Callable[[dict[str, int]], None]) -> None:
+    have = known(root, paths)
+    todo = [p for p in paths if p not in have]
+    for start in range(0, len(todo), BATCH):
+        found = counts(root, todo[start : start + BATCH])
+        if found:
+            progress(found)
 
 
 def known(root: Path, paths: Iterable[str]) -> dict[str, int]:

@@ -6,18 +6,17 @@ renders folder by folder, so a repository of 100,000 files is on screen at once.
 counts come from `TokenCounts`: per process, files whose (size, mtime) did not change are
 not even re-read; otherwise the bytes are hashed and looked up in the `TokenCount` table;
 only new contents are encoded, in batches over two threads (tiktoken's
-`encode_ordinary_batch`). Cold counting runs in a background thread per repository and
-reports progress; binary and oversized files come back with the reason instead of a
-count. The repository boundary judges the listing: internal paths are left out entirely,
-secret-shaped files are listed under `locked` with the reason (picker.js asks before one
-is selected), and neither is ever read to be counted.
+`encode_ordinary_batch`). Cold counting runs in one background pass per repository
+(chat.repo.passes) and reports progress; binary and oversized files come back with the
+reason instead of a count. The repository boundary judges the listing: internal paths are
+left out entirely, secret-shaped files are listed under `locked` with the reason
+(picker.js asks before one is selected), and neither is ever read to be counted.
 Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js).
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import threading
 import time
@@ -25,14 +24,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import close_old_connections
-
 from chat.models import TokenCount
 from chat.repo import boundary, git
+from chat.repo.passes import PASSES
 from contextcore.files import DEFAULT_SIZE_CAP, check_text
 from contextcore.tokens import TokenCounter
 
-log = logging.getLogger(__name__)
 BATCH_FILES = 4096
 BATCH_BYTES = 8_000_000
 PROGRESS_SECONDS = 0.25
@@ -61,7 +58,6 @@ class TokenCounts:
         self.size_cap = size_cap
         self._seen: dict[tuple[str, str], _Seen] = {}
         self._lock = threading.Lock()
-        self._workers: dict[str, threading.Thread] = {}
 
     def known(self, repo: Path, paths: Iterable[str]) -> dict[str, Count]:
         """Counts available without reading any file (stat only)."""
@@ -139,31 +135,9 @@ class TokenCounts:
     def count_in_background(
         self, repo: Path, paths: list[str], progress: Callable[[int, int, dict], None]
     ) -> bool:
-        """Start counting `paths` in a thread unless one already runs for `repo`;
-        returns whether a new one started."""
-        with self._lock:
-            worker = self._workers.get(str(repo))
-            if worker is not None and worker.is_alive():
-                return False
-            worker = threading.Thread(
-                target=self._work, args=(repo, paths, progress), daemon=True, name="acdc-count"
-            )
-            self._workers[str(repo)] = worker
-        worker.start()
-        return True
-
-    def wait(self, timeout: float = 30.0) -> None:
-        """Until every background count has finished (tests, shutdown)."""
-        for worker in list(self._workers.values()):
-            worker.join(timeout)
-
-    def _work(self, repo: Path, paths: list[str], progress) -> None:
-        try:
-            self.count(repo, paths, progress)
-        except Exception:
-            log.exception("token counting failed for %s", repo)
-        finally:
-            close_old_connections()
+        """Count `paths` in a background pass unless one already runs for `repo`;
+        returns whether a new one started (chat.repo.passes)."""
+        return PASSES.start("count", repo, lambda: self.count(repo, paths, progress))
 
 
 def _batches(repo: Path, paths: list[str], size_cap: int):

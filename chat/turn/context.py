@@ -138,16 +138,18 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
     session, manager = ctx.session, ctx.manager
     set_notices, entries = sync_sets(session, manager)
     related = _ground(session, manager, user_text)
+    now = time.time()
     repomap_engine.fill(
         manager,
         selected=[e.path for e in entries if e.type == "file" and e.active and not e.stub],
         pinned=[e.path for e in entries if e.type == "file" and e.pinned],
         user_text=user_text,
+        now=now,
     )
     attached = images_get(images) if images else []
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
     with manager.substituted_history(managed.history if managed else None):
-        prompt = manager.prepare_request(user_text, images=inputs, now=time.time())
+        prompt = manager.prepare_request(user_text, images=inputs, now=now)
     ctx.note_engine_history()
     release_dropped(session, manager, entries)
     notices = [Notice(ctx.warning, "warning")] if ctx.warning else []

@@ -28,7 +28,6 @@ from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot, ask_stop, session_
 from history.models import Session
 
 log = logging.getLogger(__name__)
-OUTLINE_BATCH = 200  # files per outline-count message
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -98,40 +97,32 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self._broadcast(picker_message(active=active, outlines=outline, **over, **answer))
 
     async def _count_tokens(self) -> None:
-        """Count the repository's files in the background (once per repository, whatever
-        the number of tabs); every tab on the repository sees the progress."""
+        """Count the repository's files and their outlines in the background, one pass of
+        each per repository whatever the number of tabs; every tab on the repository sees
+        the progress, and a tab that joins a running pass first gets what it has found."""
         repo = Path(settings.ACDC_REPO)
         listing = await asyncio.to_thread(git.list_files, repo)
         paths = listing.paths
         loop = asyncio.get_running_loop()
         layer, group = self.channel_layer, self.files_group
 
-        def progress(done: int, total: int, fresh: dict) -> None:
-            counts = {path: count.as_json() for path, count in fresh.items()}
-            text = picker_message(counts=counts, progress=[done, total])
-            message = {"type": "chat.frame", "html": text}
+        def tell_all(**fields) -> None:
+            message = {"type": "chat.frame", "html": picker_message(**fields)}
             asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
 
-        if len(picker.COUNTS.known(repo, paths)) < len(paths):
-            picker.COUNTS.count_in_background(repo, paths, progress)
-        self.outline_task = asyncio.create_task(self._count_outlines(repo, paths))
+        def progress(done: int, total: int, fresh: dict) -> None:
+            counts = {path: count.as_json() for path, count in fresh.items()}
+            tell_all(counts=counts, progress=[done, total])
 
-    async def _count_outlines(self, repo: Path, paths: list[str]) -> None:
-        """The outline counts the tree did not carry, in batches, to every tab."""
-        try:
-            known = await asyncio.to_thread(outlines.known, repo, paths)
-            todo = [p for p in paths if p not in known]
-            for start in range(0, len(todo), OUTLINE_BATCH):
-                counts = await asyncio.to_thread(
-                    outlines.counts, repo, todo[start : start + OUTLINE_BATCH]
-                )
-                if counts:
-                    text = picker_message(outline_counts=counts)
-                    await self.channel_layer.group_send(
-                        self.files_group, {"type": "chat.frame", "html": text}
-                    )
-        except Exception:
-            log.exception("outline counting failed for %s", repo)
+        known = picker.COUNTS.known(repo, paths)
+        if len(known) < len(paths) and not picker.COUNTS.count_in_background(repo, paths, progress):
+            counts = {path: count.as_json() for path, count in known.items()}
+            await self.send(picker_message(counts=counts, progress=[len(known), len(paths)]))
+        started = outlines.count_in_background(
+            repo, paths, lambda found: tell_all(outline_counts=found)
+        )
+        if not started and (found := await asyncio.to_thread(outlines.known, repo, paths)):
+            await self.send(picker_message(outline_counts=found))
 
     async def _broadcast(self, html: str) -> None:
         await self.channel_layer.group_send(self.group, {"type": "chat.frame", "html": html})

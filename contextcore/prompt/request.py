@@ -60,6 +60,7 @@ class Built:
     layout: LayoutState | None
     versions: dict[str, list[Any]]
     rebuild_reason: str
+    lifetime: float = 0.0  # seconds the prefix this request writes stays cached; 0: none
 
 
 def docs_for(inputs: PromptInputs) -> list[Doc]:
@@ -129,7 +130,15 @@ class RequestBuilder:
             chunks = self.assembler.flat(inputs, cache_last=self.scheme == "last")
         messages = self.assembler.to_messages(chunks)
         tokens = self.counter.count(messages) + self._image_extra(chunks)
-        return Built(chunks, messages, tokens, layout, dict(versions), reason)
+        lifetime = self._lifetime(chunks, layout)
+        return Built(chunks, messages, tokens, layout, dict(versions), reason, lifetime)
+
+    def _lifetime(self, chunks: PromptChunks, layout: LayoutState | None) -> float:
+        if layout is not None and layout.written_ttl is not None:
+            return layout.written_ttl
+        if self.rules.kind == "none" or chunks.cache_write == OFF:
+            return 0.0
+        return self.rules.lifetime(chunks.cache_write)[0]
 
     def _cache_write(self, reason: str, now: float | None) -> tuple[str, float]:
         """The lifetime this request writes (see `cachepolicy`). A prefix still cached

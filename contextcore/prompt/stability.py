@@ -8,7 +8,10 @@ content hash and a count `n` of consecutive requests it appeared unchanged. Two 
 - "acdc" (default): the append-only layout of `contextcore.prompt.appendonly`, which beats the
   seed on the cache benchmark because promotions never reshuffle the cached prefix.
 It also keeps the session's rhythm, the gaps between its requests (on the caller's clock),
-which the cache policy reads; a compaction does not forget it.
+which the cache policy reads, and what the last request cached (for how long, for which
+model), from which `cache_lost` tells when the cached prefix is known to be gone; a
+compaction does not forget them. Tiers from the reference graph (`seed_tiers`) are taken
+on a first request and after such a loss, never while the cache may hold.
 Deterministic (no clock of its own) and serializable: `to_state()` is JSON-safe and
 `from_state()` restores it, so a new process keeps the same prompt layout.
 """
@@ -21,6 +24,7 @@ from typing import Any
 from contextcore.prompt.appendonly import LayoutState, digest
 from contextcore.prompt.assembly import PromptInputs
 from contextcore.prompt.cachepolicy import RHYTHM_LENGTH
+from contextcore.prompt.cacherules import FIVE_MINUTES
 
 SCHEMES = ("seed", "acdc")
 TIERS = ("L0", "L1", "L2", "L3", "active")
@@ -49,20 +53,43 @@ class StabilityTracker:
         # "version 3" means the same text for the whole session.
         self.versions: dict[str, list[Any]] = {}
         self.layout: LayoutState | None = None
-        # Seed 000: "tiers rebuild from the reference graph on first request". Counts an
-        # item starts from when it is first seen, set while the tracker holds no items.
+        # Seed 000: "tiers rebuild from the reference graph on first request" (and after
+        # the cache was lost). Counts an item starts from when it is next seen.
         self._initial: dict[str, int] = {}
         self.gaps: list[float] = []  # seconds between requests, the most recent last
         self.last_request_at: float | None = None
+        self.last_model = ""  # the model the last request went to
+        self.written_ttl: float | None = None  # seconds its prefix stays cached; 0: none
 
-    def seed_tiers(self, tiers: Mapping[str, str]) -> None:
-        """Initial tiers ({key: tier}) for a tracker that has seen no request yet (a new
-        session, or after the cache was lost): an item starts at its tier's count instead
-        of as active. Ignored once items are tracked."""
-        if self._items:
-            return
+    def seed_tiers(
+        self, tiers: Mapping[str, str], *, now: float | None = None, model: str = ""
+    ) -> bool:
+        """Tiers from the reference graph ({key: tier}), taken by a tracker that has seen
+        no request yet (a new session) or whose cached prefix is lost (`cache_lost` at
+        `now` for `model`): their items start again from their tier's count, as on a first
+        request. Ignored otherwise: moving items between tiers rewrites the prompt from the
+        first one moved, which would throw away a cache that still holds. Returns whether
+        the tiers were taken."""
+        if self._items and not self.cache_lost(now, model):
+            return False
         counts = {tier: minimum for minimum, tier in SEED_THRESHOLDS}
-        self._initial = {key: counts[tier] for key, tier in tiers.items() if tier in counts}
+        self._initial = {key: counts.get(tier, 0) for key, tier in tiers.items()}
+        self._items = {k: v for k, v in self._items.items() if k not in self._initial}
+        return True
+
+    def cache_lost(self, now: float | None, model: str = "") -> str:
+        """Why the prefix the last request cached is known to be gone ("" when it may
+        still be cached, or nothing was sent yet): `model` is not the one it went to (a
+        cache belongs to one model), or the gap up to `now` outlived the lifetime that
+        request wrote (five minutes when it is not known)."""
+        if model and self.last_model and model != self.last_model:
+            return "model changed"
+        if now is None or self.last_request_at is None:
+            return ""
+        lifetime = FIVE_MINUTES if self.written_ttl is None else self.written_ttl
+        if now - self.last_request_at > lifetime:
+            return "provider cache expired" if lifetime else "nothing was cached"
+        return ""
 
     def rhythm(self, now: float | None) -> tuple[float, ...]:
         """The observed gaps, including the one that ends with a request at `now`."""
@@ -70,8 +97,13 @@ class StabilityTracker:
             return tuple(self.gaps)
         return (*self.gaps, max(0.0, now - self.last_request_at))
 
-    def note_request(self, now: float | None) -> None:
-        """Record that a request was sent at `now` (nothing without a clock)."""
+    def note_request(
+        self, now: float | None, *, model: str = "", lifetime: float | None = None
+    ) -> None:
+        """Record that a request was sent at `now` (no gap without a clock) to `model`,
+        writing a prefix that stays cached `lifetime` seconds (None: not known)."""
+        self.last_model = model or self.last_model
+        self.written_ttl = lifetime
         if now is None:
             return
         self.gaps = list(self.rhythm(now))[-RHYTHM_LENGTH:]
@@ -116,6 +148,8 @@ class StabilityTracker:
             "layout": self.layout.to_dict() if self.layout else None,
             "gaps": list(self.gaps),
             "last_request_at": self.last_request_at,
+            "last_model": self.last_model,
+            "written_ttl": self.written_ttl,
         }
 
     @classmethod
@@ -127,4 +161,6 @@ class StabilityTracker:
         tracker.layout = LayoutState.from_dict(layout) if layout else None
         tracker.gaps = [float(g) for g in state.get("gaps", [])]
         tracker.last_request_at = state.get("last_request_at")
+        tracker.last_model = state.get("last_model", "")
+        tracker.written_ttl = state.get("written_ttl")
         return tracker

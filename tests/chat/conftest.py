@@ -68,9 +68,9 @@ def background_counts_finish() -> Iterator[None]:
     """A page's connection starts counting tokens in a thread; it must not outlive the test
     (its writes would race the flush of the test database)."""
     yield
-    from chat.repo import picker
+    from chat.repo.passes import PASSES
 
-    picker.COUNTS.wait()
+    PASSES.wait()
 
 
 @pytest.fixture

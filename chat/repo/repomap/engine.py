@@ -2,8 +2,11 @@
 
 The main map goes where seed 000 puts it (the system message, under "Repository
 Structure"); the focus part goes to the engine's `map_focus`, which the prompt places after
-the history. A map that cannot be built costs the turn nothing but the map: the failure is
-logged and the request goes out without it (fail open).
+the history. The graph's tiers go to the stability tracker, which takes them on a first
+request and when the cached prefix is known lost at the `now` of the request about to be
+prepared (a gap past its lifetime, another model). A map that cannot be built costs the
+turn nothing but the map: the failure is logged and the request goes out without it
+(fail open).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ def fill(
     pinned: Iterable[str],
     user_text: str,
     root: Path | None = None,
+    now: float | None = None,
 ) -> RepoMap | None:
     budget = map_budget(manager.facts.max_input_tokens, settings.ACDC_MAP_TOKENS)
     recent = [*_texts(manager.get_history()[-RECENT_MESSAGES:]), user_text]
@@ -72,7 +76,8 @@ def fill(
     )
     manager.map_focus = built.focus if built else ""
     if built and built.tiers:
-        manager.stability.seed_tiers({f"file:{p}": tier for p, tier in built.tiers})
+        tiers = {f"file:{p}": tier for p, tier in built.tiers}
+        manager.stability.seed_tiers(tiers, now=now, model=manager.facts.name)
     return built
 
 

@@ -243,6 +243,61 @@ def test_the_seed_scheme_starts_from_the_graphs_tiers(root):
     assert len(reference) == 1 and "class Order" in str(reference[0]["content"])
 
 
+CACHING = {"max_input_tokens": 200_000, "supports_prompt_caching": True}
+SONNET = ModelFacts(name="anthropic/claude-sonnet-4-5", **CACHING)
+SELECTED = ("app/main.py", "core/models.py")
+
+
+def seed_session(root, facts=SONNET, state=None) -> ContextManager:
+    config = ContextConfig(tier_scheme="seed")
+    if state is not None:
+        return ContextManager.from_state(state, facts, COUNTER, repo_root=root, config=config)
+    manager = ContextManager(facts, COUNTER, repo_root=root, config=config)
+    for path in SELECTED:
+        manager.file_context.add_file(path)
+    return manager
+
+
+def turns_at(manager, root, times) -> dict[str, str]:
+    """Turns at the given clock readings, as chat.turn.context makes them; the tiers the
+    last request went out with."""
+    for now in times:
+        engine.fill(manager, selected=SELECTED, pinned=[], user_text="hi", root=root, now=now)
+        manager.prepare_request("hi", now=now)
+        manager.record_exchange("hi", "ok")
+    return {p: manager.stability.tier_of(f"file:{p}") for p in SELECTED}
+
+
+GRAPH_TIERS = {"app/main.py": "active", "core/models.py": "L1"}
+GROWN = {"app/main.py": "L3", "core/models.py": "L0"}  # four requests on from the graph's
+
+
+def test_a_session_with_short_gaps_keeps_its_tiers(root):
+    manager = seed_session(root)
+    assert turns_at(manager, root, [0, 60, 120, 180]) == GROWN
+    assert turns_at(manager, root, [180 + 290, 180 + 580]) == GROWN
+
+
+def test_a_pause_past_the_cache_lifetime_brings_the_graphs_tiers_back(root):
+    manager = seed_session(root)
+    assert turns_at(manager, root, [0, 60, 120, 180]) == GROWN
+    # Anthropic's 5-minute lifetime, which the seed scheme's breakpoints write.
+    assert turns_at(manager, root, [180 + 301]) == GRAPH_TIERS
+
+
+def test_another_model_brings_the_graphs_tiers_back(root):
+    manager = seed_session(root)
+    assert turns_at(manager, root, [0, 60, 120, 180]) == GROWN
+    opus = ModelFacts(name="anthropic/claude-opus-4-1", **CACHING)
+    switched = seed_session(root, opus, manager.to_state())
+    assert turns_at(switched, root, [190]) == GRAPH_TIERS
+
+
+def test_a_model_that_caches_nothing_takes_the_graphs_tiers_on_every_request(root):
+    uncached = ModelFacts(name="anthropic/claude-sonnet-4-5", max_input_tokens=200_000)
+    assert turns_at(seed_session(root, uncached), root, [0, 60, 120, 180]) == GRAPH_TIERS
+
+
 def test_the_graph_after_an_edit_that_keeps_or_adds_names_equals_one_built_afresh(root):
     symbols, _ = RepoMaps().symbols(root)
     index = GraphIndex()

@@ -87,3 +87,72 @@ def test_an_edit_after_the_first_request_still_sends_a_seeded_item_to_active():
     tracker.update({"file:core.py": "h2"})
 
     assert tracker.tier_of("file:core.py") == "active"
+
+
+GRAPH = {"file:core.py": "L1", "file:app.py": "active"}
+ITEMS = {"file:core.py": "h1", "file:app.py": "h2"}
+
+
+def requests_at(tracker, times, *, model="m", lifetime=300.0):
+    """Requests as a turn makes them: the graph's tiers offered, the request sent, the
+    response recorded. Whether each offer was taken."""
+    taken = []
+    for now in times:
+        taken.append(tracker.seed_tiers(GRAPH, now=now, model=model))
+        tracker.note_request(now, model=model, lifetime=lifetime)
+        tracker.update(ITEMS)
+    return taken
+
+
+def tiers(tracker) -> dict[str, str]:
+    return {key: tracker.tier_of(key) for key in ITEMS}
+
+
+def test_a_session_with_short_gaps_keeps_the_tiers_it_grew():
+    tracker = StabilityTracker("seed")
+    assert requests_at(tracker, [0, 60, 120, 180, 240]) == [True, False, False, False, False]
+    # core.py 9 + 4 requests, app.py 0 + 4: both have moved past the graph's tiers.
+    assert tiers(tracker) == {"file:core.py": "L0", "file:app.py": "L3"}
+
+    assert not tracker.seed_tiers(GRAPH, now=240 + 299, model="m")
+    assert tiers(tracker) == {"file:core.py": "L0", "file:app.py": "L3"}
+
+
+def test_after_a_gap_longer_than_the_cache_lifetime_the_graph_tiers_apply_again():
+    tracker = StabilityTracker("seed")
+    requests_at(tracker, [0, 60, 120, 180, 240])
+
+    assert tracker.cache_lost(240 + 301) == "provider cache expired"
+    assert tracker.seed_tiers(GRAPH, now=240 + 301, model="m")
+    assert tiers(tracker) == {"file:core.py": "L1", "file:app.py": "active"}
+    requests_at(tracker, [541, 600])  # and they grow from there, as after a first request
+    assert tiers(tracker) == {"file:core.py": "L1", "file:app.py": "active"}
+    assert tracker.count_of("file:core.py") == 10
+
+
+@pytest.mark.parametrize(("gap", "lost"), [(3599, False), (3601, True)])
+def test_the_lifetime_is_the_one_the_last_request_wrote(gap, lost):
+    tracker = StabilityTracker("seed")
+    requests_at(tracker, [0, 60, 120, 180, 240], lifetime=3600.0)
+
+    assert tracker.seed_tiers(GRAPH, now=240 + gap, model="m") is lost
+    assert (tiers(tracker)["file:app.py"] == "active") is lost
+
+
+def test_another_model_takes_the_graph_tiers_again_even_after_a_short_gap():
+    tracker = StabilityTracker("seed")
+    requests_at(tracker, [0, 60, 120, 180, 240], model="anthropic/claude-sonnet-4-5")
+    restored = StabilityTracker.from_state(json.loads(json.dumps(tracker.to_state())))
+
+    assert restored.cache_lost(250, "anthropic/claude-sonnet-4-5") == ""
+    assert restored.cache_lost(250, "openai/gpt-4o") == "model changed"
+    assert restored.seed_tiers(GRAPH, now=250, model="openai/gpt-4o")
+    assert tiers(restored) == {"file:core.py": "L1", "file:app.py": "active"}
+
+
+def test_nothing_is_known_lost_without_a_clock_or_a_request():
+    tracker = StabilityTracker("seed")
+    assert tracker.cache_lost(10_000) == ""
+    requests_at(tracker, [None, None])
+    assert tracker.cache_lost(None, "m") == ""
+    assert not tracker.seed_tiers(GRAPH, model="m")

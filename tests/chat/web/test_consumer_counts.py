@@ -1,0 +1,101 @@
+"""The Files panel's background counts through the websocket: one pass per repository,
+however many tabs connect, and every tab gets every count."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections import Counter
+
+import pytest
+from django.test import override_settings
+
+from chat.repo import outlines
+from tests.chat.sockets import WAIT, connect, new_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+FILES = 201  # one batch of outline counts and one more file (the batch is 200)
+
+
+@pytest.fixture
+def repo_files():
+    return {f"src/m{n:03}.py": f"def f{n}(x: int) -> int:\n    return x\n" for n in range(FILES)}
+
+
+@pytest.fixture
+def repo_is_git():
+    return True
+
+
+@pytest.fixture
+def root(root):
+    with override_settings(ACDC_REPO=root):
+        yield root
+
+
+class GatedCounts:
+    """The real `outlines.counts`, recording which paths each call counts; every call
+    after the first waits for `release` (so a pass is caught in the middle)."""
+
+    def __init__(self) -> None:
+        self.real = outlines.counts
+        self.counted: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.gated = threading.Event()  # a call waits at the gate
+        self.again = threading.Event()  # a path is being counted a second time
+        self.release = threading.Event()
+
+    def __call__(self, root, paths):
+        paths = list(paths)
+        with self.lock:
+            first = not self.counted
+            if any(self.counted[p] for p in paths):
+                self.again.set()
+            self.counted.update(paths)
+        if not first:
+            self.gated.set()
+            self.release.wait(WAIT)
+        return self.real(root, paths)
+
+
+async def outline_counts(ws, wanted: set[str], seen: dict | None = None) -> dict[str, int]:
+    """Outline counts from the tab's frames until every `wanted` path has one."""
+    seen = {} if seen is None else seen
+    while not wanted <= seen.keys():
+        frame = json.loads(await ws.receive_from())
+        if frame.get("type") == "picker":
+            seen.update(frame["update"].get("outline_counts", {}))
+    return seen
+
+
+async def test_two_tabs_share_one_outline_count_and_both_get_every_count(root, monkeypatch):
+    gate = GatedCounts()
+    monkeypatch.setattr(outlines, "counts", gate)
+    paths = {f"src/m{n:03}.py" for n in range(FILES)}
+    session = await new_session()
+
+    first = await connect(session.id)
+    assert await asyncio.to_thread(gate.gated.wait, WAIT)  # the first batch is counted
+    second = await connect(session.id)
+    # The second tab either joins the running pass (and gets the first batch from it) or,
+    # as it used to, starts a pass of its own that counts the same files again.
+    seen: dict[str, int] = {}
+    caught_up = asyncio.ensure_future(outline_counts(second, {"src/m000.py"}, seen))
+    recount = asyncio.ensure_future(asyncio.to_thread(gate.again.wait, WAIT))
+    try:
+        await asyncio.wait({caught_up, recount}, return_when=asyncio.FIRST_COMPLETED)
+        assert not gate.again.is_set(), "the second tab counted the same outlines again"
+        await caught_up
+    finally:
+        gate.again.set()  # ends the watch for a recount
+        gate.release.set()
+        caught_up.cancel()
+        await recount
+
+    assert (await outline_counts(second, paths, seen)).keys() == paths
+    assert (await outline_counts(first, paths)).keys() == paths
+    assert set(gate.counted) == paths and set(gate.counted.values()) == {1}
+    await first.disconnect()
+    await second.disconnect()

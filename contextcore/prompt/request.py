@@ -110,8 +110,10 @@ class RequestBuilder:
         elif self.scheme == "acdc":
             versions = bump_versions(self.tracker.versions, docs_for(inputs))
             state = None if draft.rebuild else self.tracker.layout
+            # Another model has none of this prefix cached: rebuild it free of old copies.
+            switched = self.tracker.cache_lost(None, self.facts.name) == "model changed"
             layout, reason = plan_layout(
-                state,
+                None if switched else state,
                 l0_text=inputs.system_prompt,
                 docs=docs_for(inputs),
                 versions=versions,
@@ -121,6 +123,7 @@ class RequestBuilder:
                 policy=self.policy,
                 manifest=manifest_text(inputs, versions),
             )
+            reason = "model changed" if switched else reason
             write, seconds = self._cache_write(reason, now)
             layout = replace(layout, written_ttl=seconds)
             chunks = replace(self.assembler.appendonly(inputs, layout, versions), cache_write=write)

@@ -8,6 +8,8 @@ the answer and the new question are new, as in the plainest layout.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from contextcore.prompt.cacherules import DEEPSEEK
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.prompt.revisions import MANIFEST_HEADER, read_current_files
@@ -37,9 +39,7 @@ def _turn(manager, question: str, now: float) -> list:
     return messages
 
 
-def test_with_nothing_changed_each_request_repeats_the_whole_previous_one(
-    make_manager, tmp_path
-):
+def test_with_nothing_changed_each_request_repeats_the_whole_previous_one(make_manager, tmp_path):
     manager = _manager(make_manager, tmp_path)
     first = _turn(manager, "What does function_3 do?", 0.0)
     second = _turn(manager, "And function_4?", 30.0)
@@ -114,9 +114,27 @@ def test_stale_copies_are_kept_until_reading_them_has_cost_what_a_rebuild_would(
         turns += 1
         assert manager.stability.layout.stale_paid > 0
         assert turns < 100, "the stale copy was never dropped"
-    premium = (manager.counter.count_text(BODY) + manager.counter.count(manager.get_history()))
+    premium = manager.counter.count_text(BODY) + manager.counter.count(manager.get_history())
     # Dropped once the reads had paid about the premium (1.25x write - 0.1x read)...
     assert turns * stale * 0.1 >= 0.5 * premium * 1.15
     # ...and not long after.
     assert (turns - 1) * stale * 0.1 <= 1.5 * premium * 1.15
     assert manager.stability.layout.stale_paid == 0.0
+
+
+def test_a_model_switch_rebuilds_the_layout_without_old_copies(make_manager, tmp_path):
+    """A cache belongs to one model: after a switch nothing is cached, so the prefix is
+    sent afresh, and then it may as well leave out the copies kept only for the cache."""
+    (tmp_path / "kept.py").write_text(BODY * 4)  # small beside it, app.py's copy is
+    manager = _manager(make_manager, tmp_path)  # not worth a rebuild for its own sake
+    assert manager.file_context.add_file("kept.py").ok
+    _turn(manager, "Compare them.", 0.0)
+    manager.file_context.remove_file("app.py")
+    same_model = _turn(manager, "Only kept.py now.", 30.0)
+    assert "app.py" in _text(same_model[1])  # kept: the prefix is still cached
+
+    manager.facts = replace(manager.facts, name="openai/gpt-4.1")
+    switched = _turn(manager, "And with another model?", 60.0)
+
+    assert "app.py" not in _text(switched[1])
+    assert "kept.py" in _text(switched[1])

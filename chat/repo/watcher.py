@@ -8,7 +8,10 @@ boundary calls internal (at any depth, wherever the data folder is) and every se
 file no person has selected in some session (those are never read). A changed file that some session
 has met goes through the indexing protocol (a new version only when its bytes changed; a
 deleted file gets a null version; the sets do not change), and `on_change` hears about
-every relevant path, so the picker can mark it and the HUD can follow. A crash is logged
+every relevant path, so the picker can mark it and the HUD can follow. Before indexing,
+the repository map hears every path of a batch (`RepoMaps.heard`), ignored ones and
+`.git/info/exclude` too; it trusts its cache from the first batch (even an empty one, after
+a quiet spell: the watch is on) until `run` ends. A crash is logged
 and the watcher restarts once; it never takes the server down. The event source can be
 injected, so tests feed file events without waiting on the disk. `WATCHERS.close()` at
 shutdown stops every watcher within a step (50 ms): watchfiles waits for the disk in an
@@ -31,6 +34,8 @@ from channels.db import database_sync_to_async
 from django.db.models import Q
 
 from chat.repo import boundary, git, indexing
+from chat.repo.repomap.builder import MAPS, RepoMaps
+from chat.repo.repomap.heard import EXCLUDE_FILE
 from history import objects
 from history.models import ContentObject, SessionObject
 
@@ -57,9 +62,11 @@ class RepositoryWatcher:
         on_change: OnChange,
         *,
         changes_source: Callable[[], AsyncIterator[set]] | None = None,
+        maps: RepoMaps = MAPS,
     ) -> None:
         self.repo = repo
         self.on_change = on_change
+        self.maps = maps
         self.rules = git.IgnoreRules(repo.root)
         self._source = changes_source or self._awatch
         # Read by watchfiles' thread every step: set, the thread returns and `run` ends.
@@ -68,25 +75,54 @@ class RepositoryWatcher:
     def _awatch(self) -> AsyncIterator[set]:
         def keep(change: object, path: str) -> bool:
             relative = os.path.relpath(path, self.repo.root).replace(os.sep, "/")
+            if relative == EXCLUDE_FILE:  # changes what git lists: the map must hear it
+                return True
             return not git.hidden(relative) and not _internal(self.repo, relative)
 
+        # A batch, even an empty one after a quiet spell, says the watch is on.
         return watchfiles.awatch(
             self.repo.root,
             watch_filter=keep,
             debounce=DEBOUNCE_MS,
             step=50,
+            yield_on_timeout=True,
             recursive=True,
             stop_event=self.stopping,
         )
 
     async def run(self) -> None:
-        async for batch in self._source():
-            paths = self.relevant(path for _, path in batch)
-            if not paths:
-                continue
-            changes = await database_sync_to_async(self.index)(paths)
-            if changes:
-                await self.on_change(changes)
+        """Each batch goes to the repository map first (it trusts its cache only while it
+        hears every change), then through indexing. The map trusts nothing once `run` ends."""
+        live = False
+        try:
+            async for batch in self._source():
+                if not live:
+                    self.maps.heard.watched(self.repo.root)
+                    live = True
+                self.maps.heard.changed(self.repo.root, self._relatives(batch))
+                paths = self.relevant(path for _, path in batch)
+                if not paths:
+                    continue
+                changes = await database_sync_to_async(self.index)(paths)
+                if changes:
+                    await self.on_change(changes)
+        finally:
+            if live:
+                self.maps.heard.unwatched(self.repo.root)
+
+    def _relatives(self, batch: Iterable[tuple[object, str]]) -> list[str]:
+        """Repository-relative paths as written (a symlink's own name), unfiltered."""
+        found = []
+        for _, path in batch:
+            relative = os.path.relpath(path, self.repo.root).replace(os.sep, "/")
+            if relative.startswith("../") or relative == "..":
+                try:
+                    relative = Path(path).resolve().relative_to(self.repo.root).as_posix()
+                except (ValueError, OSError):
+                    continue
+            if relative != ".":
+                found.append(relative)
+        return found
 
     def relevant(self, paths: Iterable[str]) -> list[str]:
         found = set()

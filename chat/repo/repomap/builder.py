@@ -4,11 +4,14 @@
 and secret-shaped files are never read and never named), parses each source file whose
 (size, mtime) changed since the last look, and keeps its symbols by the sha256 of its bytes
 (the picker's token counts use the same hash), so an unchanged file is never parsed twice
-and an edited one re-parses alone. The map comes in two parts: `main`, ranked towards the
-selected and pinned files, which changes only when files or the selection change (it sits
-in the cached prefix), and `focus`, ranked towards identifiers named in recent messages,
-sent after the history. Files over the size cap, binary files and other languages appear
-by path only. Non-goals: where the texts go in the prompt (contextcore), rendering.
+and an edited one re-parses alone. While a file watcher runs on the repository (see
+`heard`), a build looks only at the files it heard change and keeps the listing unless a
+path came or went; without one, every build lists and stats every file. The map comes in
+two parts: `main`, ranked towards the selected and pinned files, which changes only when
+files or the selection change (it sits in the cached prefix), and `focus`, ranked towards
+identifiers named in recent messages, sent after the history. Files over the size cap,
+binary files and other languages appear by path only. Non-goals: where the texts go in the
+prompt (contextcore), rendering.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from chat.repo import boundary, git
 from chat.repo.repomap import render
 from chat.repo.repomap.graph import Graph, GraphIndex, pagerank
+from chat.repo.repomap.heard import Heard, Plan, Versions, came_or_went
 from chat.repo.repomap.parallel import Parsing, default_workers, parse_bytes
 from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of
 from contextcore.files import DEFAULT_SIZE_CAP
@@ -58,6 +62,14 @@ class RepoMap:
 
 
 @dataclass(frozen=True)
+class _Looked:
+    listing: list[str]  # git's, sorted
+    listed: frozenset[str]  # the same, to look paths up
+    screened: boundary.Screened
+    symbols: dict[str, FileSymbols]  # never changed once kept: a build copies it
+
+
+@dataclass(frozen=True)
 class _Seen:
     stamp: tuple[int, int]
     sha256: str
@@ -75,10 +87,13 @@ class RepoMaps:
         self._symbols_lock = threading.Lock()  # one listing and parse at a time
         self._warming: set[str] = set()
         self._build_lock = threading.Lock()  # the graph index and the memo, per build
-        self._graphs: dict[str, GraphIndex] = {}
+        self._graphs: dict[str, tuple[GraphIndex, int]] = {}  # root -> (index, version)
+        self._versions: dict[str, Versions] = {}
         self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
         self._ranks: dict[str, tuple] = {}  # root -> (selection, files, rank, edits since)
         self._screens: dict[str, tuple] = {}  # root -> (listing key, boundary.Screened)
+        self._looked: dict[str, _Looked] = {}  # root -> what the last build looked at
+        self.heard = Heard()  # what the file watcher told of each repository since
 
     def warm_in_background(self, root: Path) -> threading.Thread:
         """At start-up: parse the repository and build its graph in a thread (workers at
@@ -95,9 +110,9 @@ class RepoMaps:
 
     def _warm(self, root: Path) -> None:
         try:
-            symbols, _ = self.symbols(root, nice=WARM_NICE)
+            symbols, _, version = self._versioned(root, WARM_NICE)
             with self._build_lock:
-                self._graphs.setdefault(str(root), GraphIndex()).update(symbols)
+                self._graph(str(root), symbols, version)
         except Exception:  # the map is an aid: a turn builds it (or goes without) later
             log.exception("warming the repository map of %s failed", root)
         finally:
@@ -113,21 +128,86 @@ class RepoMaps:
         """Symbols of every file the map may name (path-only files have none), and how
         many files had to be parsed (many at once in a pool of processes). One build at
         a time: a second waits and then finds the first one's symbols cached."""
+        symbols, parsed, _ = self._versioned(root, nice)
+        return symbols, parsed
+
+    def _versioned(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int, int]:
+        """`symbols`, and their version number (see `Versions`)."""
+        root = Path(root).resolve()
         with self._symbols_lock:
-            return self._symbols_of(Path(root).resolve(), nice)
+            symbols, parsed = self._symbols_of(root, nice)
+            return symbols, parsed, self._versions[str(root)].number
 
     def _symbols_of(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int]:
-        screened = self._screened(root, git.list_files(root).paths)
+        plan = self.heard.plan(root, cached=str(root) in self._looked)
+        try:
+            if plan.full:
+                return self._look_at_all(root, nice)
+            return self._look_again(root, plan, nice)
+        except BaseException:
+            self.heard.distrust(root)  # the dirty paths were taken: look at all next time
+            raise
+
+    def _look_at_all(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int]:
+        listing = git.list_files(root).paths
+        screened = self._screened(root, listing)
         result: dict[str, FileSymbols] = {}
+        paths = [p for p in screened.kept if p not in screened.locked]
+        parsed = self._gather(root, result, paths, nice)
+        self._keep(root, _Looked(listing, frozenset(listing), screened, result), None)
+        return dict(result), parsed
+
+    def _look_again(self, root: Path, plan: Plan, nice: int) -> tuple[dict[str, FileSymbols], int]:
+        """Only the paths the watcher named; the listing again when one came or went."""
+        last = self._looked[str(root)]
+        listing, listed = last.listing, last.listed
+        if plan.relist or came_or_went(root, listing, listed, plan.dirty):
+            listing = git.list_files(root).paths
+            listed = frozenset(listing)
+        screened = self._screened(root, listing)
+        before = last.symbols
+        if screened is last.screened:
+            result = dict(before)
+            look = [p for p in sorted(plan.dirty) if p in result]
+            changed = set(look)
+        else:
+            result, look = {}, []
+            for path in screened.kept:
+                if path in screened.locked:
+                    continue
+                if path in before and path not in plan.dirty:
+                    result[path] = before[path]
+                else:
+                    result[path] = NO_SYMBOLS
+                    look.append(path)
+            changed = {*look, *(before.keys() - result.keys())}
+        parsed = self._gather(root, result, look, nice)
+        self._keep(root, _Looked(listing, listed, screened, result), changed)
+        return dict(result), parsed
+
+    def _keep(self, root: Path, looked: _Looked, changed: set[str] | None) -> None:
+        """The build's look for the next one, and a new version when symbols changed
+        (compared only at the `changed` paths when they are known)."""
+        last = self._looked.get(str(root))
+        old = last.symbols if last else {}
+        candidates = old.keys() | looked.symbols.keys() if changed is None else changed
+        edited = [p for p in candidates if old.get(p) is not looked.symbols.get(p)]
+        self._versions.setdefault(str(root), Versions()).record(edited)
+        self._looked[str(root)] = looked
+        if last is None or looked.listed is not last.listed:
+            self.heard.listed(root, looked.listed)
+
+    def _gather(
+        self, root: Path, result: dict[str, FileSymbols], paths: list[str], nice: int
+    ) -> int:
+        """Each path's symbols into `result` (cached, or parsed now); how many were parsed."""
         pending: dict[str, _Seen] = {}
 
         def done(path: str, found: FileSymbols) -> None:
             result[path] = self._remember(root, path, pending.pop(path), found)
 
         parsing = Parsing(self.size_cap, self.workers, done, nice)
-        for path in screened.kept:
-            if path in screened.locked:
-                continue
+        for path in paths:
             looked = self._look(root, path)
             if isinstance(looked, FileSymbols):
                 result[path] = looked
@@ -135,7 +215,7 @@ class RepoMaps:
                 result[path] = NO_SYMBOLS  # keeps the listing's order while parsing
                 pending[path] = looked[1]
                 parsing.add(path, looked[0])
-        return result, parsing.finish()
+        return parsing.finish()
 
     def _screened(self, root: Path, paths: list[str]) -> boundary.Screened:
         """The boundary's judgement of the listing, judged again only when the listing,
@@ -208,17 +288,12 @@ class RepoMaps:
         pinned: Iterable[str] = (),
         recent: Iterable[str] = (),
     ) -> RepoMap:
-        symbols, parsed = self.symbols(root)
+        symbols, parsed, version = self._versioned(root, 0)
         if budget <= 0 or not symbols:
             return RepoMap("", "", len(symbols), parsed)
         selected, pinned = set(selected), set(pinned)
         in_context = selected | pinned
-        key = (
-            tuple((p, id(s)) for p, s in symbols.items()),  # cached symbols live as long
-            frozenset(selected),
-            frozenset(pinned),
-            budget,
-        )
+        key = (version, frozenset(selected), frozenset(pinned), budget)
         with self._build_lock:
             memo = self._main.get(str(root))
             if memo is None or memo[0] != key:
@@ -235,8 +310,8 @@ class RepoMaps:
         """(key, fitted map, graph, rank, initial tiers, symbols) for this build. After a
         few edits with the same selection and ranking, only the edited files' lines are
         brought up to date (`render.refit`); otherwise the map is fitted afresh."""
-        graph = self._graphs.setdefault(root, GraphIndex()).update(symbols)
-        rank, kept = self._rank(root, graph, key[1], key[2], memo, symbols)
+        graph = self._graph(root, symbols, key[0])
+        rank, kept = self._rank(root, graph, key, memo, symbols)
         budget = key[3] - key[3] // FOCUS_SHARE
         fitted = None
         if kept and memo is not None and memo[0][1:] == key[1:]:
@@ -249,15 +324,24 @@ class RepoMaps:
         tiers = memo[4] if kept and memo is not None else initial_tiers(graph, in_context)
         return key, fitted, graph, rank, tiers, symbols
 
-    def _rank(self, root: str, graph, selected, pinned, memo, symbols) -> tuple[dict, bool]:
+    def _graph(self, root: str, symbols: dict[str, FileSymbols], version: int) -> Graph:
+        """The graph of `symbols` (of that version), from the index's rows of the version
+        it saw last: only the paths changed in between are looked at. Under the build lock."""
+        index, seen = self._graphs.get(root, (GraphIndex(), -1))
+        graph = index.update(symbols, self._versions[root].between(seen, version))
+        self._graphs[root] = (index, version)
+        return graph
+
+    def _rank(self, root: str, graph, key, memo, symbols) -> tuple[dict, bool]:
         """The ranking, computed again when the selection or the set of files changed, or
         when a twentieth of the files were edited since it was; a few edits in between
         are rendered with the kept ranking (their new signatures show at once)."""
         edited = 0
         if memo is not None:
-            before = dict(memo[0][0])
-            edited = sum(1 for p, s in symbols.items() if before.get(p) != id(s))
-        selection = (frozenset(selected), frozenset(pinned))
+            between = self._versions[root].between(memo[0][0], key[0])
+            edited = len(graph.files) if between is None else len(between)
+        selected, pinned = key[1], key[2]
+        selection = (selected, pinned)
         kept = self._ranks.get(root)
         if kept and kept[0] == selection and kept[1] == graph.files:
             total = kept[3] + edited

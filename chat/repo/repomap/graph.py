@@ -53,10 +53,16 @@ class GraphIndex:
         self._readers: dict[str, set[str]] = {}  # name -> files that use it
         self._edges: dict[str, dict[str, float]] = {}
         self._uses: dict[str, dict[tuple[str, str], float]] = {}
+        self._files: tuple[str, ...] | None = None
 
-    def update(self, symbols: Mapping[str, FileSymbols]) -> Graph:
+    def update(
+        self, symbols: Mapping[str, FileSymbols], hint: Iterable[str] | None = None
+    ) -> Graph:
+        """The graph of `symbols`; `hint`, when given, holds every path whose symbols may
+        differ from the last update's (the others are not looked at)."""
         old = self._symbols
-        changed = {p for p in old.keys() | symbols.keys() if old.get(p) is not symbols.get(p)}
+        candidates = old.keys() | symbols.keys() if hint is None else hint
+        changed = {p for p in candidates if old.get(p) is not symbols.get(p)}
         names: set[str] = set()
         for path in changed:
             before, after = (_defined(old.get(path)), _defined(symbols.get(path)))
@@ -66,7 +72,14 @@ class GraphIndex:
             # A row depends on a name only through the files defining it: an edit that
             # keeps a file's names (a changed signature, a new use) moves no other row.
             names |= before ^ after
-        self._symbols = dict(symbols)
+        came_or_went = any((p in old) != (p in symbols) for p in changed)
+        if hint is None:
+            self._symbols = dict(symbols)
+        for path in changed if hint is not None else ():
+            if path in symbols:
+                self._symbols[path] = symbols[path]
+            else:
+                del self._symbols[path]
         for source in changed:
             self._edges.pop(source, None)
             self._uses.pop(source, None)
@@ -75,8 +88,9 @@ class GraphIndex:
         readers = {s for name in names for s in self._readers.get(name, ())} - changed
         for source in readers:
             self._patch(source, names)
-        files = tuple(sorted(symbols))
-        return Graph(files, self._edges, self._uses, self._defined)
+        if came_or_went or self._files is None:
+            self._files = tuple(sorted(symbols))
+        return Graph(self._files, self._edges, self._uses, self._defined)
 
     def _index(self, path: str, found: FileSymbols, sign: int) -> None:
         """Add (sign 1) or remove (-1) a file's definitions and uses."""

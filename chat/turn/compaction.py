@@ -41,6 +41,17 @@ FORCED_TRIGGER = 1  # "Compact now": any history above the verbatim window quali
 SIDE_ROOM_TOKENS = 8_000  # instruction, index of up to 50 messages, and the answer
 
 
+def side_prefix(manager, facts, counter, history=None) -> SidePrefix | None:
+    """The chat's cached prefix for a side request to the chat's own model (the request
+    `manager` would send next, assembled from `history` when given, up to its last cache
+    breakpoint), when it leaves room for the side request's instruction and index."""
+    with manager.substituted_history(history):
+        cached = manager.cached_prefix()
+    if cached and counter.count(cached) <= facts.input_budget - SIDE_ROOM_TOKENS:
+        return SidePrefix(tuple(cached), rules_for(facts).read_multiplier)
+    return None
+
+
 class CompactionRefused(Exception):
     """Cannot compact or undo now; `str(exc)` is a message for the user."""
 
@@ -98,12 +109,8 @@ async def compact_session(
     )
     compactor = create_compactor(llm_client(), model, counter, config)
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
-    # Sent to the chat's own model, the side requests reuse its cached prefix, when it
-    # leaves room for their instruction and index of messages.
-    cached = manager.cached_prefix() if model == ctx.model else []
-    prefix = None
-    if cached and counter.count(cached) <= facts.input_budget - SIDE_ROOM_TOKENS:
-        prefix = SidePrefix(tuple(cached), rules_for(facts).read_multiplier)
+    # Sent to the chat's own model, the side requests reuse its cached prefix.
+    prefix = side_prefix(manager, facts, counter) if model == ctx.model else None
     result = await compactor.compact(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
     if result is None:
         return CompactionOutcome(

@@ -100,7 +100,7 @@ async def _managed_view(ctx: SessionContext, user_text: str, turn_id: str):
     if not endless.endless_state(ctx.session)["enabled"]:
         return endless.Managed()
     history = ctx.manager.get_history()
-    return await endless.managed_history(ctx.session, history, user_text, turn_id)
+    return await endless.managed_history(ctx.session, history, user_text, turn_id, ctx.manager)
 
 
 def grounding_enabled(session: Session) -> bool:

@@ -21,9 +21,13 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
+from chat.turn.compaction import side_prefix
 from contextcore.history import endless
+from contextcore.history.exchanges import group_exchanges
+from contextcore.history.topics import SidePrefix
 from contextcore.llm import Message as ChatMessage
-from history.models import ManagedView, Session
+from contextcore.manager import ContextManager
+from history.models import ManagedView, Message, Session
 
 log = logging.getLogger(__name__)
 DEFAULT_TEMPLATE = "default"
@@ -72,9 +76,15 @@ def set_endless(session_id: str, *, enabled: bool, template: str) -> str:
 
 
 async def managed_history(
-    session: Session, history: list[ChatMessage], user_text: str, turn_id: str
+    session: Session,
+    history: list[ChatMessage],
+    user_text: str,
+    turn_id: str,
+    manager: ContextManager | None = None,
 ) -> Managed:
-    """The managed view for this turn, or the normal history (with a notice on failure)."""
+    """The managed view for this turn, or the normal history (with a notice on failure).
+    With the chat's `manager`, and the manager model being the chat's model, the request
+    reuses what the chat sent last turn where that is cheaper (see `_chat_prefix`)."""
     state = endless_state(session)
     if not state["enabled"]:
         return Managed()
@@ -85,6 +95,9 @@ async def managed_history(
     if endless.skip_reason(history, settings_now, counter):
         return Managed()
     previous = await _previous_summary(session.id)
+    prefix = None
+    if manager is not None and model == chat_model(session.model):
+        prefix = await _chat_prefix(session.id, history, manager, facts, counter, settings_now)
     try:
         template = endless.resolve_template(state["template"], Path(settings.ACDC_REPO))
     except endless.TemplateError as exc:
@@ -103,6 +116,7 @@ async def managed_history(
             repo_root=Path(settings.ACDC_REPO),
             repository=Path(settings.ACDC_REPO).name,
             previous_summary=previous,
+            prefix=prefix,
         )
     if view.skipped:
         return Managed()
@@ -111,6 +125,27 @@ async def managed_history(
         log.warning("endless mode failed open in %s: %s", session.id, view.error)
         return Managed(notice=f"Endless mode used the full history this turn: {view.error}")
     return Managed(history=endless.apply_managed_view(history, view, settings_now), view=view)
+
+
+@database_sync_to_async
+def _chat_prefix(session_id, history, manager, facts, counter, config) -> SidePrefix | None:
+    """What the chat sent last turn, up to its last cache breakpoint: the managed view of
+    the history before the last run, when the last turn used one (its stored view is the
+    last and did not fail); else None (a prefix that was never sent is not cached)."""
+    runs = group_exchanges(history)
+    if len(runs) < 2 or not runs[-1][0].get("id"):
+        return None
+    last_turn = (
+        Message.objects.filter(id=runs[-1][0]["id"]).values_list("turn_id", flat=True).first()
+    )
+    view = ManagedView.objects.filter(session_id=session_id).order_by("-created_at", "-id").first()
+    if view is None or view.failed or not last_turn or view.turn_id != last_turn:
+        return None
+    before = [m for run in runs[:-1] for m in run]
+    sent = endless.apply_managed_view(
+        before, endless.ManagedView(managed_prompt=view.managed_prompt), config
+    )
+    return side_prefix(manager, facts, counter, sent)
 
 
 @database_sync_to_async

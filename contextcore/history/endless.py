@@ -9,6 +9,10 @@ top (Anthropic, Gemini) or reject them mid-conversation (some local servers), wh
 a text that changes every turn into the cached system prompt. Invariant: nothing here raises
 for a model or template failure -- the view comes back `failed` and the caller fails open.
 Templates live in `contextcore.history.templates`; the names the chat uses are re-exported.
+Given the chat's cached prefix (`SidePrefix`: the previous request up to its last
+breakpoint), the manager request reuses it when reading it costs less than sending the
+runs fresh: the messages it already holds (the earlier summary, the runs passed through)
+are then listed cut short, the others in full, after it (`topics.side_messages` weighs it).
 Non-goals: persistence (history stores views), choosing the model, reading settings.
 """
 
@@ -32,7 +36,13 @@ from contextcore.history.templates import (
     render_template,
     resolve_template,
 )
-from contextcore.history.topics import format_messages, message_text
+from contextcore.history.topics import (
+    INDEX_CHARS,
+    SidePrefix,
+    format_messages,
+    message_text,
+    side_messages,
+)
 from contextcore.llm import LLMClient, LLMError, LLMRequest, Message, TextDelta, UsageReport
 from contextcore.modeljson import parse_json_output
 from contextcore.tokens import TokenCounter
@@ -147,6 +157,7 @@ async def build_managed_view(
     repository: str = "",
     previous_summary: str = "",
     max_tokens: int = MANAGER_MAX_TOKENS,
+    prefix: SidePrefix | None = None,
 ) -> ManagedView:
     """One managed view for this turn, or a `skipped`/`failed` one; never raises.
 
@@ -154,7 +165,8 @@ async def build_managed_view(
     `{repository}` (`repository`), `{previous_summary}` (the last view's managed prompt, so
     facts older than `recent_runs` survive; "(none)"), `{recent_turns}` (the runs as
     `[N] ROLE: text` blocks), `{latest_input}`, `{run_count}`, `{passthrough_runs}`.
-    `max_tokens` caps the summary (asked of the model, then enforced by cutting).
+    `max_tokens` caps the summary (asked of the model, then enforced by cutting); `prefix`
+    is the chat's cached prefix, reused when that is cheaper (see the module docstring).
     """
     history = list(history)
     reason = skip_reason(history, config, counter)
@@ -178,19 +190,19 @@ async def build_managed_view(
         "passthrough_runs": config.passthrough_runs,
     }
     prompt = _manager_prompt(template, values)
+    messages = _manager_messages(prefix, template, values, shown, len(history), prompt, counter)
+    payload = _payload(template, values, shown, latest_input, prompt)
+    reused = len(messages) - 1 if messages[-1]["content"] != prompt else 0  # prefix messages
     view = ManagedView(
         template_name=template.name,
         template_source=template.source,
         template_hash=template.sha256,
         model=model,
-        input_payload=_payload(template, values, shown, latest_input, prompt),
+        input_payload={**payload, "reused_prefix_messages": reused},
     )
     request = LLMRequest(
         model=model,
-        messages=[
-            {"role": "system", "content": MANAGER_INSTRUCTION},
-            {"role": "user", "content": prompt},
-        ],
+        messages=messages,
         max_tokens=max_tokens if max_tokens > 0 else MANAGER_MAX_TOKENS,
         temperature=0.0,
         metadata={"purpose": "managed_view", "template": template.name},
@@ -223,6 +235,36 @@ def managed_messages(summary: str) -> list[Message]:
         {"role": "user", "content": f"{MANAGED_HEADER}\n{summary.strip()}"},
         {"role": "assistant", "content": MANAGED_ACK},
     ]
+
+
+def _manager_messages(
+    prefix: SidePrefix | None,
+    template: Template,
+    values: dict[str, Any],
+    shown: list[Message],
+    total: int,
+    prompt: str,
+    counter: TokenCounter,
+) -> list[Message]:
+    """The manager request: on its own (instruction and `prompt`), or after the chat's
+    cached `prefix` with the template rendered against it, whichever costs less."""
+    if prefix is None or not prefix.messages:
+        return side_messages(None, MANAGER_INSTRUCTION, index="", transcript=prompt, counter=None)
+    held = {(m.get("role"), message_text(m)) for m in prefix.messages}
+    start = total - len(shown)
+    lines = []
+    for offset, message in enumerate(shown):
+        above = (message.get("role"), message_text(message)) in held
+        limit = INDEX_CHARS if above else MAX_MESSAGE_CHARS
+        lines.append(format_messages([message], max_chars=limit, start=start + offset))
+    against = dict(values, recent_turns="\n\n".join(lines))
+    summary = managed_messages(values["previous_summary"])[0]
+    if (summary["role"], summary["content"]) in held:
+        against["previous_summary"] = "(the Context summary (managed) above)"
+    index = _manager_prompt(template, against)
+    return side_messages(
+        prefix, MANAGER_INSTRUCTION, index=index, transcript=prompt, counter=counter
+    )
 
 
 def _manager_prompt(template: Template, values: dict[str, Any]) -> str:

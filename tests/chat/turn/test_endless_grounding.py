@@ -112,3 +112,43 @@ async def test_without_grounding_the_hud_still_scores_the_context(fake):
     hud = (await database_sync_to_async(Session.objects.get)(pk=session.pk)).context_state["hud"]
     assert 0 < hud["quality"]["percent"] <= 100 and "grounding" not in hud["quality"]["parts"]
     assert "Earlier summary" not in json.dumps(fake.requests[-1].messages)
+
+
+def _texts(messages) -> list[tuple[str, str]]:
+    def text(content) -> str:
+        if isinstance(content, str):
+            return content
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+
+    return [(m["role"], text(m["content"])) for m in messages]
+
+
+@override_settings(ACDC_SMALLER_MODEL="", ACDC_ENDLESS_PASSTHROUGH_RUNS=1)
+async def test_the_manager_request_reuses_what_the_chat_sent_last_turn(fake):
+    """The manager model is the chat's model: after a turn that used a managed view, the
+    next manager request starts with that turn's chat request up to its last cache
+    breakpoint (cached at the provider), and lists the runs it holds cut short."""
+    session = await new_session()
+    long_answer = "The parser reads tokens one by one and keeps a stack. " * 200
+    for n in range(3):
+        fake.enqueue(FakeStep(text=f"answer {n}: {long_answer}"))
+        await turn(session, f"plain turn {n}")
+    await database_sync_to_async(set_endless)(session.id, enabled=True, template="default")
+    fake.enqueue(FakeStep(text="- Goal: fix the parser"), FakeStep(text="answer 3: " + long_answer))
+    await turn(session, "first managed turn")
+    chat_before = fake.requests[-1].messages
+    fake.enqueue(FakeStep(text="- Goal: fix the parser, then test"), FakeStep(text="Done."))
+
+    await turn(session, "second managed turn")
+
+    manager_request = fake.requests[-2].messages
+    marks = [i for i, m in enumerate(chat_before) if "cache_control" in json.dumps(m)]
+    assert marks, "the chat request marked no cache breakpoint"
+    held = marks[-1] + 1
+    assert _texts(manager_request[:held]) == _texts(chat_before[:held])
+    tail = _texts(manager_request[-1:])[0][1]
+    assert "You are the context manager" in tail and "second managed turn" in tail
+    assert "(the Context summary (managed) above)" in tail
+    views_now = await views(session)
+    assert views_now[-1].input_payload["reused_prefix_messages"] == held
+    assert views_now[0].input_payload["reused_prefix_messages"] == 0  # nothing sent before

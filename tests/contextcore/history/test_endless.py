@@ -311,3 +311,72 @@ def test_apply_returns_the_history_unchanged_without_a_view_or_with_endless_off(
     assert apply_managed_view(history, view, EndlessConfig())[0]["content"].startswith(
         MANAGED_HEADER
     )
+
+
+# -- reusing the chat's cached prefix ----------------------------------------------------
+
+
+def _previous_request(history, summary, config, files_text):
+    """What the chat sent last turn: system, files, then the managed view of the history
+    before its last run (the runs passed through and the summary before them)."""
+    view = ManagedView(managed_prompt=summary)
+    before = history[:-2]
+    return [
+        {"role": "system", "content": "You are acdc."},
+        {"role": "user", "content": files_text},
+        {"role": "assistant", "content": "Ok, I have these files."},
+        *apply_managed_view(before, view, config),
+    ]
+
+
+async def test_the_manager_reuses_the_chat_prefix_when_reading_it_is_cheaper(counter):
+    from contextcore.history.topics import SidePrefix
+
+    config = EndlessConfig(recent_runs=4, passthrough_runs=2)
+    history = runs(8, words=400)
+    prefix = _previous_request(history, SUMMARY, config, "# Working Files\n" + "x = 1\n" * 50)
+    client = FakeManagerModel()
+    view = await manage(
+        counter,
+        history,
+        client=client,
+        config=config,
+        previous_summary=SUMMARY,
+        prefix=SidePrefix(tuple(prefix), 0.1),
+    )
+
+    sent = client.requests[0].messages
+    assert sent[: len(prefix)] == prefix  # the cached prefix, byte for byte
+    tail = sent[-1]["content"]
+    assert MANAGER_INSTRUCTION in tail and "Now make the parser test pass." in tail
+    # Runs the prefix holds are listed cut short; the rest (and the new answer) in full.
+    assert "answer 7: " + "beta " * 400 in tail  # not in the prefix: in full
+    assert "question 5: " + "alpha " * 400 not in tail  # passed through last turn
+    assert "[10] USER: question 5:" in tail
+    assert "(the Context summary (managed) above)" in tail and SUMMARY not in tail
+    assert view.input_payload["reused_prefix_messages"] == len(prefix)
+    fresh = await manage(counter, history, config=config, previous_summary=SUMMARY)
+    assert counter.count(sent[-1:]) < counter.count_text(fresh.input_payload["prompt"])
+
+
+async def test_the_manager_sends_its_own_request_when_the_prefix_costs_more(counter):
+    from contextcore.history.topics import SidePrefix
+
+    config = EndlessConfig(recent_runs=4, passthrough_runs=2)
+    history = runs(8, words=20)
+    big_files = "# Working Files\n" + "value = compute(1)\n" * 6000  # read at 0.5x: dearer
+    prefix = _previous_request(history, SUMMARY, config, big_files)
+    client = FakeManagerModel()
+    view = await manage(
+        counter,
+        history,
+        client=client,
+        config=config,
+        previous_summary=SUMMARY,
+        prefix=SidePrefix(tuple(prefix), 0.5),
+    )
+
+    sent = client.requests[0].messages
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert sent[0]["content"] == MANAGER_INSTRUCTION
+    assert view.input_payload["reused_prefix_messages"] == 0

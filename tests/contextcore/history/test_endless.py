@@ -15,6 +15,7 @@ from contextcore.history.endless import (
     skip_reason,
 )
 from contextcore.history.templates import resolve_template
+from contextcore.history.topics import SidePrefix
 from contextcore.llm import LLMError, RateLimitError, StreamEnd, TextDelta, Usage, UsageReport
 from tests.contextcore.history.test_templates import write_template
 
@@ -329,23 +330,30 @@ def _previous_request(history, summary, config, files_text):
     ]
 
 
-async def test_the_manager_reuses_the_chat_prefix_when_reading_it_is_cheaper(counter):
-    from contextcore.history.topics import SidePrefix
-
-    config = EndlessConfig(recent_runs=4, passthrough_runs=2)
-    history = runs(8, words=400)
-    prefix = _previous_request(history, SUMMARY, config, "# Working Files\n" + "x = 1\n" * 50)
+async def manage_after(counter, history, prefix, read_price):
+    """A managed view (4 runs shown, 2 passed through) given the chat's cached `prefix`;
+    returns the messages the manager was sent and the view."""
     client = FakeManagerModel()
     view = await manage(
         counter,
         history,
         client=client,
-        config=config,
+        config=REUSE_CONFIG,
         previous_summary=SUMMARY,
-        prefix=SidePrefix(tuple(prefix), 0.1),
+        prefix=SidePrefix(tuple(prefix), read_price),
     )
+    return client.requests[0].messages, view
 
-    sent = client.requests[0].messages
+
+REUSE_CONFIG = EndlessConfig(recent_runs=4, passthrough_runs=2)
+
+
+async def test_the_manager_reuses_the_chat_prefix_when_reading_it_is_cheaper(counter):
+    config = REUSE_CONFIG
+    history = runs(8, words=400)
+    prefix = _previous_request(history, SUMMARY, config, "# Working Files\n" + "x = 1\n" * 50)
+    sent, view = await manage_after(counter, history, prefix, 0.1)
+
     assert sent[: len(prefix)] == prefix  # the cached prefix, byte for byte
     tail = sent[-1]["content"]
     assert MANAGER_INSTRUCTION in tail and "Now make the parser test pass." in tail
@@ -360,23 +368,11 @@ async def test_the_manager_reuses_the_chat_prefix_when_reading_it_is_cheaper(cou
 
 
 async def test_the_manager_sends_its_own_request_when_the_prefix_costs_more(counter):
-    from contextcore.history.topics import SidePrefix
-
-    config = EndlessConfig(recent_runs=4, passthrough_runs=2)
     history = runs(8, words=20)
     big_files = "# Working Files\n" + "value = compute(1)\n" * 6000  # read at 0.5x: dearer
-    prefix = _previous_request(history, SUMMARY, config, big_files)
-    client = FakeManagerModel()
-    view = await manage(
-        counter,
-        history,
-        client=client,
-        config=config,
-        previous_summary=SUMMARY,
-        prefix=SidePrefix(tuple(prefix), 0.5),
-    )
+    prefix = _previous_request(history, SUMMARY, REUSE_CONFIG, big_files)
+    sent, view = await manage_after(counter, history, prefix, 0.5)
 
-    sent = client.requests[0].messages
     assert [m["role"] for m in sent] == ["system", "user"]
     assert sent[0]["content"] == MANAGER_INSTRUCTION
     assert view.input_payload["reused_prefix_messages"] == 0

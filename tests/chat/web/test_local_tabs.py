@@ -41,9 +41,7 @@ async def receive_until(layer, channel: str, needle: str) -> list[str]:
     return seen
 
 
-async def test_a_turn_whose_tabs_are_all_here_sends_no_frame_through_the_layer(
-    fake, group_frames
-):
+async def test_a_turn_whose_tabs_are_all_here_sends_no_frame_through_the_layer(fake, group_frames):
     fake.enqueue(FakeStep(text="Hello there, " * 20, chunk_size=8))
     session = await new_session()
     first, second = await connect(session.id), await connect(session.id)

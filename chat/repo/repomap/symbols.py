@@ -120,7 +120,7 @@ def _grammar(
     """The language and its query file twice: once with the definition patterns only
     (read match by match), once with the reference patterns only (read as one list)."""
     language = tree_sitter.Language(getattr(importlib.import_module(module), function)())
-    source = (QUERIES / f"{name}.scm").read_text(encoding="utf-8")
+    source = query_source(name)
     definitions, references = (tree_sitter.Query(language, source) for _ in range(2))
     for index in range(definitions.pattern_count):
         pattern = source[
@@ -128,6 +128,16 @@ def _grammar(
         ]
         (definitions if "@name.reference" in pattern else references).disable_pattern(index)
     return language, definitions, references
+
+
+def query_source(name: str) -> str:
+    """A language's query file, with each `; include: other` line replaced by the patterns
+    of `other.scm` (what JavaScript and TypeScript share is written once)."""
+    lines = []
+    for line in (QUERIES / f"{name}.scm").read_text(encoding="utf-8").splitlines():
+        included = line.removeprefix("; include:").strip() if line.startswith("; include:") else ""
+        lines.append(query_source(included) if included else line)
+    return "\n".join(lines) + "\n"
 
 
 def _text(node: tree_sitter.Node) -> str:

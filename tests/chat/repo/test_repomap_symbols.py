@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chat.repo.repomap.graph import build_graph
-from chat.repo.repomap.symbols import LANGUAGES, QUERIES, language_of, parse
+from chat.repo.repomap.symbols import LANGUAGES, QUERIES, language_of, parse, query_source
 from tests.chat.repo.polyglot import DEFINED, FILES, USES
 
 
@@ -62,7 +62,18 @@ def test_every_language_has_its_query_file_in_the_package():
         "ruby",
         "php",
     }
-    assert {p.stem for p in QUERIES.glob("*.scm")} == names
+    # ecmascript.scm holds what JavaScript and TypeScript share; both include it.
+    assert {p.stem for p in QUERIES.glob("*.scm")} == names | {"ecmascript"}
+
+
+def test_javascript_and_typescript_share_the_included_patterns():
+    source = "function* ids(start) {\n  yield start;\n}\nconst toName = (id) => `n${id}`;\n"
+    for path in ("src/gen.js", "src/gen.ts"):
+        found = {d.name: d.kind for d in parse(path, source).definitions}
+        assert found == {"ids": "function", "toName": "function"}, path
+    assert "; include:" not in query_source("typescript")
+    assert "(interface_declaration" in query_source("typescript")
+    assert "(interface_declaration" not in query_source("javascript")
 
 
 def test_broken_source_still_yields_what_parses():

@@ -110,14 +110,16 @@ class ChatConsumer(AsyncWebsocketConsumer):
             message = {"type": "chat.frame", "html": picker_message(**fields)}
             asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
 
+        def as_json(found: dict) -> dict:
+            return {path: count.as_json() for path, count in found.items()}
+
         def progress(done: int, total: int, fresh: dict) -> None:
-            counts = {path: count.as_json() for path, count in fresh.items()}
-            tell_all(counts=counts, progress=[done, total])
+            tell_all(counts=as_json(fresh), progress=[done, total])
 
         known = picker.COUNTS.known(repo, paths)
         if len(known) < len(paths) and not picker.COUNTS.count_in_background(repo, paths, progress):
-            counts = {path: count.as_json() for path, count in known.items()}
-            await self.send(picker_message(counts=counts, progress=[len(known), len(paths)]))
+            reached = [len(known), len(paths)]
+            await self.send(picker_message(counts=as_json(known), progress=reached))
         started = outlines.count_in_background(
             repo, paths, lambda found: tell_all(outline_counts=found)
         )

@@ -162,11 +162,11 @@ def plan_layout(
     now: float | None,
     counter: TokenCounter,
     policy: LayoutPolicy,
-    manifest: str = "",
+    manifest: str,
 ) -> tuple[LayoutState, str]:
     """The layout for this request and why it was rebuilt ("" when it was only appended to).
     `versions` must already include `docs` (see `bump_versions`); `manifest` is the text
-    naming the current versions ("" for none)."""
+    naming the current versions."""
     reason = _rebuild_reason(state, digest(l0_text), history, now, policy)
     if state is None or reason:
         fresh = _rebuild(l0_text, docs, versions, history, now)
@@ -211,8 +211,6 @@ def _rebuild_premium(
 def _with_manifest(state: LayoutState, manifest: str, anchor: int) -> LayoutState:
     """`state` with `manifest` as its last manifest: kept where it is when the last one
     says the same, else added before history[anchor] (the end of the history)."""
-    if not manifest:
-        return state
     key = digest(manifest)
     if state.manifests and state.manifests[-1][1] == key:
         return state
@@ -238,9 +236,18 @@ def _rebuild_reason(
         history_digest(history[: state.history_len]) != state.history_digest
     ):
         return "history rewritten"
-    lifetime = policy.cache_ttl_seconds if state.written_ttl is None else state.written_ttl
-    expired = now is not None and state.last_at is not None
-    if expired and now - state.last_at > lifetime:  # type: ignore[operator]
+    return expiry_reason(state.last_at, state.written_ttl, now, policy.cache_ttl_seconds)
+
+
+def expiry_reason(
+    written_at: float | None, written_ttl: float | None, now: float | None, default_ttl: float
+) -> str:
+    """Why a prefix written at `written_at` to live `written_ttl` seconds (None: not known,
+    `default_ttl`) is gone at `now` ("" when it may still be cached, or there is no clock)."""
+    if now is None or written_at is None:
+        return ""
+    lifetime = default_ttl if written_ttl is None else written_ttl
+    if now - written_at > lifetime:
         return "provider cache expired" if lifetime else "nothing was cached"
     return ""
 

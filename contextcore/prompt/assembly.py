@@ -200,9 +200,7 @@ class PromptAssembler:
             by_tier[TIER_ORDER[level]].append(Chunk("history", wire_message(message)))
         return by_tier
 
-    def appendonly(
-        self, inputs: PromptInputs, layout: LayoutState, versions: Mapping[str, Sequence[Any]]
-    ) -> PromptChunks:
+    def appendonly(self, inputs: PromptInputs, layout: LayoutState) -> PromptChunks:
         """acdc's layout: L0 system, L1 snapshot, L2 history with updates, then the tail.
         The map in L0 is the one of the snapshot; later changes to it are updates."""
         snapshot = [e for e in layout.snapshot if e.form == "full"]
@@ -222,8 +220,6 @@ class PromptAssembler:
             l1 += _pair("active_files", _SNAPSHOT_HEADER + body, FILES_ACK)
         l2 = self._stream(inputs.history, layout)
         tail = _focus_pair(inputs)
-        if not layout.manifests:  # a layout planned without one
-            tail += _pair("metadata", manifest_text(inputs, versions), "Ok.")
         blocks = [
             TierBlock("L0", (system,), cached=True),
             TierBlock("L1", tuple(l1), cached=True),

@@ -126,7 +126,7 @@ class RequestBuilder:
             reason = "model changed" if switched else reason
             write, seconds = self._cache_write(reason, now)
             layout = replace(layout, written_ttl=seconds)
-            chunks = replace(self.assembler.appendonly(inputs, layout, versions), cache_write=write)
+            chunks = replace(self.assembler.appendonly(inputs, layout), cache_write=write)
         elif self.scheme == "seed":
             chunks = self.assembler.tiered(inputs, self.tracker.tier_of)
         else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contextcore.prompt.appendonly import LayoutState, digest
+from contextcore.prompt.appendonly import LayoutState, digest, expiry_reason
 from contextcore.prompt.assembly import PromptInputs
 from contextcore.prompt.cachepolicy import RHYTHM_LENGTH
 from contextcore.prompt.cacherules import FIVE_MINUTES
@@ -84,12 +84,7 @@ class StabilityTracker:
         request wrote (five minutes when it is not known)."""
         if model and self.last_model and model != self.last_model:
             return "model changed"
-        if now is None or self.last_request_at is None:
-            return ""
-        lifetime = FIVE_MINUTES if self.written_ttl is None else self.written_ttl
-        if now - self.last_request_at > lifetime:
-            return "provider cache expired" if lifetime else "nothing was cached"
-        return ""
+        return expiry_reason(self.last_request_at, self.written_ttl, now, FIVE_MINUTES)
 
     def rhythm(self, now: float | None) -> tuple[float, ...]:
         """The observed gaps, including the one that ends with a request at `now`."""

@@ -75,11 +75,12 @@ class GraphIndex:
         came_or_went = any((p in old) != (p in symbols) for p in changed)
         if hint is None:
             self._symbols = dict(symbols)
-        for path in changed if hint is not None else ():
-            if path in symbols:
-                self._symbols[path] = symbols[path]
-            else:
-                del self._symbols[path]
+        else:
+            for path in changed:
+                if path in symbols:
+                    self._symbols[path] = symbols[path]
+                else:
+                    del self._symbols[path]
         for source in changed:
             self._edges.pop(source, None)
             self._uses.pop(source, None)

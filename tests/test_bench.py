@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from acdc.bench import main
-from contextcore.prompt.cacherules import ANTHROPIC, OPENAI
+from contextcore.prompt.cacherules import ANTHROPIC, NO_CACHE, OPENAI
 from contextcore.prompt.cachesim import CacheSimulator, RequestCost, SimulationReport
 from contextcore.tokens import TokenCounter
 from tests.bench.cache_bench import (
@@ -21,6 +21,7 @@ from tests.bench.cache_bench import (
     sessions_for,
     shape_markdown,
 )
+from tests.bench.cache_explain import side_split
 from tests.bench.cache_pricing import Recording, Sent, price
 from tests.bench.compaction_bench import LongReport, long_report, prompt_series_svg
 from tests.bench.repo_bench import RepoSpec, build_repo, repo_markdown
@@ -105,6 +106,27 @@ def test_a_recording_is_priced_in_order_with_side_requests_split_out():
     assert series.compaction_cost == side.cost and len(series.prompt_tokens) == 2
 
 
+def test_the_split_says_what_chat_and_side_requests_cost():
+    counter = TokenCounter("cl100k_base")
+    text = [{"role": "user", "content": "cache prefix token " * 600}]
+    plain = Recording("s", "last", [Sent(text, 0.0), Sent(text, 1.0, side=True)])
+    acdc = Recording("s", "acdc", [Sent(text, 0.0), Sent(text, 1.0)])
+    reports = {
+        "none": price(plain, NO_CACHE, counter),
+        "last": price(plain, OPENAI, counter),
+        "acdc": price(acdc, OPENAI, counter),
+    }
+
+    split = side_split({"last": plain, "acdc": acdc}, reports)
+
+    first, side = reports["last"].requests
+    base = reports["none"].cost
+    assert split["last_chat"] == first.cost / base and split["last_side"] == side.cost / base
+    assert split["acdc_side"] == 0.0
+    assert split["last_chat_of_total"] == first.cost / (first.cost + side.cost)
+    assert split["last_uncached_chat"] == first.prompt_tokens
+
+
 def test_every_session_shape_is_benchmarked():
     args = type("Args", (), {"quick": False, "direct": False, "turns": 40})()
     names = [s.name for s in sessions_for(args)]
@@ -158,6 +180,8 @@ def test_bench_cache_direct_writes_every_shape_under_every_rule_set(tmp_path, ca
     table = (tmp_path / "cache.md").read_text()
     assert "FALLBACK" in table
     assert "### file edits (2 turns)" in table and "### selection switching (2 turns)" in table
+    lifetimes = table.split("### cache lifetimes under Anthropic's rules (direct replays)")[1]
+    assert "| long pauses |" in lifetimes and "1 h only" in lifetimes
     data = json.loads((tmp_path / "cache.json").read_text())
     rule_sets = data["sessions"][0]["rule_sets"]
     assert [r["rules"].split(" ")[0] for r in rule_sets] == [

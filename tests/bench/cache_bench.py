@@ -30,6 +30,7 @@ from contextcore.prompt.assembly import ImageInput
 from contextcore.prompt.cacherules import NO_CACHE, CacheRules
 from contextcore.prompt.cachesim import SimulationReport
 from contextcore.tokens import TokenCounter
+from tests.bench.cache_explain import lifetime_experiments, side_split, split_markdown
 from tests.bench.cache_pricing import Recording, RuleSet, Sent, acting_as, price, rule_sets
 from tests.bench.compaction_bench import long_report, prompt_series_svg
 from tests.bench.django_env import close_database, setup_django
@@ -218,7 +219,7 @@ def run_sessions(
     parts, data = [], []
     for session in sessions:
         simple = {strategy: replay(session, strategy, None) for strategy in ("last", "seed")}
-        results, shape = [], []
+        results, shape, splits = [], [], []
         for rule_set in rules:
             recordings = {**simple, "acdc": replay(session, "acdc", rule_set.facts)}
             reports = priced(recordings, rule_set.rules, counter)
@@ -226,10 +227,15 @@ def run_sessions(
             misses = goal_misses(rows, rule_set.rules, session.name)
             results.append((rule_set.label, rows, misses))
             shape.append({"rules": rule_set.label, "strategies": rows_as_data(rows)})
+            if any(sent.side for sent in recordings["acdc"].sent):
+                splits.append((rule_set.label, side_split(recordings, reports)))
+                shape[-1]["split"] = splits[-1][1]
             if session.compaction_trigger and rule_set is rules[0]:
                 _plot(out, recordings, reports)
         title = f"{session.name} ({len(session.turns)} turns)"
         parts.append(shape_markdown(title, results))
+        if splits:
+            parts.append("Chat and side requests apart:\n\n" + split_markdown(splits))
         compactions = len(recordings["acdc"].compactions)
         if compactions:
             parts.append(
@@ -284,6 +290,16 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         with tempfile.TemporaryDirectory(prefix="acdc-bench-") as tmp:
             tables, data, notes = _through_pipeline(Path(tmp), sessions, rules, counter, args)
         path = THROUGH_PIPELINE
+    if not args.quick:
+        tables += "\n\n### cache lifetimes under Anthropic's rules (direct replays)\n\n"
+        tables += lifetime_experiments(
+            sessions_for(argparse.Namespace(quick=False, turns=args.turns, direct=True)),
+            lambda session, strategy: replay_direct(
+                session, strategy, counter=counter, facts=acting_as(SONNET, rules[0].facts)
+            ),
+            rules[0].rules,
+            counter,
+        )
     info = machine()
     lines = [
         "## acdc bench cache",

@@ -1,0 +1,115 @@
+"""Where the cache benchmark's costs come from: the figures behind its "why" paragraphs.
+
+`side_split` divides a session's priced requests into chat and side requests (topic
+detector, summarizer): what the one-breakpoint layout's chat requests alone cost against
+its total says how far any layout sending the same conversation could get below it.
+`lifetime_experiments` replays the scripted sessions through `ContextManager` under
+Anthropic's rules with the cache lifetime forced (5 minutes only, 1 hour only) and with a
+rhythm prior that expects pauses, against the policy as it is: what-ifs, done by swapping
+the policy function the request builder calls for the length of one replay. Not a test:
+nothing here asserts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+from contextcore.prompt import cachepolicy, request
+from contextcore.prompt.cacherules import NO_CACHE, CacheRules
+from contextcore.prompt.cachesim import SimulationReport
+from contextcore.tokens import TokenCounter
+from tests.bench.cache_pricing import Recording, price
+from tests.bench.report import markdown_table
+from tests.bench.sessions import Session
+
+PAUSE_PRIOR = (60.0, 60.0, 600.0)  # the two 1-minute gaps and a 10-minute one
+
+
+def side_split(
+    recordings: Mapping[str, Recording], reports: Mapping[str, SimulationReport]
+) -> dict[str, float]:
+    """Shares of (a) for (b)'s and acdc's chat and side requests, the share of (b)'s
+    total its chat requests make, and the prompt tokens each leaves uncached in chat."""
+    base = reports["none"].cost
+    found: dict[str, float] = {}
+    for name in ("last", "acdc"):
+        sent, costs = recordings[name].sent, reports[name].requests
+        chat = [c for s, c in zip(sent, costs, strict=True) if not s.side]
+        side = [c for s, c in zip(sent, costs, strict=True) if s.side]
+        found[f"{name}_chat"] = sum(c.cost for c in chat) / base
+        found[f"{name}_side"] = sum(c.cost for c in side) / base
+        found[f"{name}_uncached_chat"] = sum(c.prompt_tokens - c.cache_read_tokens for c in chat)
+    found["last_chat_of_total"] = found["last_chat"] / (found["last_chat"] + found["last_side"])
+    return found
+
+
+def split_markdown(rows: Sequence[tuple[str, dict[str, float]]]) -> str:
+    header = (
+        "rule set",
+        "(b) chat, of (b)'s total",
+        "(b) side, of (a)",
+        "(d) side, of (a)",
+        "uncached chat tokens (b) / (d)",
+    )
+    cells = [
+        (
+            label,
+            f"{s['last_chat_of_total']:.2f}x",
+            f"{s['last_side']:.3f}",
+            f"{s['acdc_side']:.3f}",
+            f"{s['last_uncached_chat']:,.0f} / {s['acdc_uncached_chat']:,.0f}",
+        )
+        for label, s in rows
+    ]
+    return markdown_table(header, cells, "lrrrr")
+
+
+@contextmanager
+def _policy(choose: Callable) -> Iterator[None]:
+    saved = request.choose_write
+    request.choose_write = choose
+    try:
+        yield
+    finally:
+        request.choose_write = saved
+
+
+def _forced(label: str) -> Callable:
+    def choose(rules: CacheRules, gaps: Sequence[float]) -> cachepolicy.CacheChoice:
+        seconds = rules.lifetime(label)[0]
+        return cachepolicy.CacheChoice(label, seconds, 0.0)
+
+    return choose
+
+
+def _with_prior(rules: CacheRules, gaps: Sequence[float]) -> cachepolicy.CacheChoice:
+    # The policy as it is, shown the pause-expecting prior ahead of the observed gaps.
+    return cachepolicy.choose_write(rules, (*PAUSE_PRIOR[len(cachepolicy.PRIOR_GAPS) :], *gaps))
+
+
+def lifetime_experiments(
+    sessions: Sequence[Session],
+    replay: Callable[[Session, str], Recording],
+    rules: CacheRules,
+    counter: TokenCounter,
+) -> str:
+    """acdc's cost (a share of (a)) per session under `rules`: as chosen, with 5-minute
+    writes only, with 1-hour writes only, and with the pause-expecting prior."""
+    variants = (
+        ("as chosen", request.choose_write),
+        ("5 min only", _forced(cachepolicy.FIVE_MINUTES)),
+        ("1 h only", _forced(cachepolicy.ONE_HOUR)),
+        ("prior expecting pauses", _with_prior),
+    )
+    cells = []
+    for session in sessions:
+        base = price(replay(session, "last"), NO_CACHE, counter).cost
+        row = [session.name]
+        for _, choose in variants:
+            with _policy(choose):
+                cost = price(replay(session, "acdc"), rules, counter).cost
+            row.append(f"{cost / base:.3f}x")
+        cells.append(tuple(row))
+    header = ("session", *(label for label, _ in variants))
+    return markdown_table(header, cells, "lrrrr")

@@ -22,6 +22,7 @@ REPLY = (
     "It returns a string."
 )
 CONTRAST = """(element) => {
+  if (!element.isConnected) throw new Error("the element was swapped out before it was measured");
   const rgb = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
   const lum = ([r, g, b]) => {
     const c = [r, g, b].map((v) => {
@@ -42,6 +43,14 @@ CONTRAST = """(element) => {
 }"""
 DARK_BODY = "rgb(15, 18, 24)"
 LIGHT_BODY = "rgb(246, 247, 249)"
+
+
+async def _finished(reply) -> None:
+    """Wait until the finished frame has replaced the streamed reply and copy.js has wrapped
+    its code blocks: an element measured before that swap is detached, and a detached
+    element's computed colours are empty strings (a contrast of NaN)."""
+    await expect(reply).to_have_attribute("data-status", "complete", timeout=SLOW)
+    await expect(reply.get_by_role("button", name="Copy code")).to_be_visible()
 
 
 async def _legible(locator, least: float = 4.5) -> None:
@@ -78,6 +87,7 @@ async def test_a_dark_system_gets_a_dark_page_and_the_toggle_remembers_light(ser
         await send_message(page, "Show me greet")
         reply = page.get_by_role("article", name="acdc reply")
         await expect(reply).to_contain_text("It returns a string.", timeout=SLOW)
+        await _finished(reply)
         for part in (
             reply.get_by_text("It returns a string."),
             reply.locator("pre .k").first,  # a highlighted keyword
@@ -133,6 +143,7 @@ async def test_a_history_transcript_is_drawn_like_the_chat(server, browser):
                 await send_message(page, "Explain greet")
                 reply = page.get_by_role("article", name="acdc reply")
                 await expect(reply).to_contain_text("It returns a string.", timeout=SLOW)
+                await _finished(reply)
                 await page.get_by_role("link", name="History").click()
             await page.get_by_role("link", name="Explain greet").first.click()
             transcript = page.get_by_role("region", name="Messages")

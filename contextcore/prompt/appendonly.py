@@ -9,7 +9,9 @@ seed scheme) rewrites everything after it. Here the prompt only ever grows at th
 A file edited after the snapshot is carried as an update (a unified diff against the last
 full copy when that is at most `diff_ratio` of the file's tokens, else the full text)
 labelled with its new version; the manifest names the current version of every selected
-file, so the model is never unsure which copy is current. A removed file gets a notice.
+file, so the model is never unsure which copy is current. A removed file gets a notice; a
+file selected again gets one too when its last full copy is still in the prompt and
+current (else a diff against that copy, or the full text).
 The manifest stays where it was first sent while it says the same thing, so it is part of
 the cached prefix the next request repeats (at the end of the prompt it would break every
 next request's prefix right after the history); a changed manifest is sent at the end,
@@ -53,8 +55,9 @@ class Doc:
 
 @dataclass(frozen=True)
 class Entry:
-    """One copy of a document in the prompt. `form` is full, diff (against version `base`)
-    or removed; `blob` is the digest of the text in `LayoutState.blobs`."""
+    """One copy of a document in the prompt. `form` is full, diff (against version `base`),
+    removed, or restored (selected again with its full copy of version `base` still in the
+    prompt: a notice, no text); `blob` is the digest of the text in `LayoutState.blobs`."""
 
     key: str
     version: int
@@ -284,10 +287,15 @@ def _changes(
         version = versions[doc.key][0]
         if doc.key in shown and shown[doc.key].version == version:
             continue
+        full = copies.get(doc.key)
+        if full is not None and full.version == version:
+            # Selected again, unchanged, and its copy is still in the prompt: a notice
+            # points at that copy instead of sending (and paying for) the text again.
+            entries.append(Entry(doc.key, version, "restored", base=full.version))
+            continue
         text, form, base = doc.text, "full", None
         diffable = doc.key.startswith("file:") or doc.key == "map"
-        if doc.key in shown and diffable and policy.update_style == "auto":
-            full = copies[doc.key]
+        if full is not None and diffable and policy.update_style == "auto":
             diff = make_diff(state.blobs[full.blob], doc.text)
             if diff is not None and counter.count_text(diff) <= policy.diff_ratio * max(
                 1, counter.count_text(doc.text)
@@ -306,7 +314,9 @@ def stale_tokens(state: LayoutState, counter: TokenCounter) -> int:
     shown = state.presented()
     needed = {(e.key, e.version, e.form) for e in shown.values()}
     copies = state.full_copies()
-    needed |= {(k, copies[k].version, "full") for k, e in shown.items() if e.form == "diff"}
+    needed |= {
+        (k, copies[k].version, "full") for k, e in shown.items() if e.form in ("diff", "restored")
+    }
     everything = list(state.snapshot) + [e for u in state.updates for e in u.entries]
     old_manifests = [blob for _, blob in state.manifests[:-1]]
     return sum(

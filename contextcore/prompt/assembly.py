@@ -306,6 +306,13 @@ def _entry_text(entry: Entry, layout: LayoutState) -> str:
     name = entry.key.split(":", 1)[1] if entry.key.startswith("file:") else entry.key
     if entry.form == "removed":
         return f"{name} was removed from the context: no copy of it above is current."
+    if entry.form == "restored":
+        if not entry.key.startswith("file:"):
+            return f"The {name} section is back, unchanged: its last full copy above is current."
+        return (
+            f"{name} is back in the context, unchanged: its copy above labelled "
+            f"version {entry.version} is current again."
+        )
     text = layout.blobs[entry.blob]
     if entry.key == MAP_KEY and entry.form == "diff":
         return f"The repository map changed (unified diff of the map above):\n{text}"

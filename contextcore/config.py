@@ -37,6 +37,9 @@ class ContextConfig:
     cache_ttl_seconds: float = 300.0
     diff_ratio: float = 0.5
     update_style: str = "auto"
+    # The caller refreshes the provider's cache while the person is away (see
+    # `ContextManager.refresh_plan`), so lifetimes are chosen counting on it.
+    keep_alive: bool = False
 
     def compaction_trigger(self, input_budget: int) -> int:
         """History tokens past which layer 1 compacts, for a model with `input_budget`."""
@@ -51,4 +54,5 @@ class ContextConfig:
             cache_ttl_seconds=self.cache_ttl_seconds,
             diff_ratio=self.diff_ratio,
             update_style=self.update_style,
+            keep_alive=self.keep_alive,
         )

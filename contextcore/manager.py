@@ -31,9 +31,16 @@ from contextcore.prompt.assembly import (
     PromptInputs,
     has_marker,
 )
+from contextcore.prompt.cachepolicy import refresh_times
+from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
 from contextcore.prompt.stability import StabilityTracker, stability_items
 from contextcore.tokens import TokenCounter, count_image, provider_for_model
+
+REFRESH_NOTE = (
+    "(This request only keeps the conversation cached while the person is away; no answer "
+    "is needed. Reply with a single period.)"
+)
 
 
 @dataclass(frozen=True)
@@ -287,6 +294,25 @@ class ContextManager:
         marks = [i for i, message in enumerate(messages) if has_marker(message)]
         return messages[: marks[-1] + 1] if marks else []
 
+    def refresh_plan(self) -> tuple[float, ...]:
+        """When (on the clock of `prepare_request`'s `now`) the keep-alive refreshes still
+        due since the last request go out: empty when keep-alive is off, the last request
+        cached nothing (no breakpoint: a prompt below the provider's minimum), or none is
+        worth its read (`cachepolicy.refresh_times`)."""
+        tracker = self.stability
+        if not (self.config.keep_alive and self.config.tier_scheme == "acdc"):
+            return ()
+        if tracker.last_request_at is None or not tracker.written_ttl or not tracker.marked:
+            return ()
+        times = refresh_times(rules_for(self.facts), tracker.gaps, tracker.written_ttl)
+        return tuple(tracker.last_request_at + t for t in times[tracker.refreshes :])
+
+    def refresh_request(self) -> list[Message]:
+        """A keep-alive request: the cached prefix (reading it renews its lifetime), then
+        a note that no answer is wanted; empty when nothing is cached."""
+        prefix = self.cached_prefix()
+        return [*prefix, {"role": "user", "content": REFRESH_NOTE}] if prefix else []
+
     def preview_request(
         self, user_content: str = "", images: Sequence[ImageInput] = (), *, now: float | None = None
     ) -> PreparedPrompt:
@@ -325,7 +351,12 @@ class ContextManager:
                     paths,
                 )
             )
-        self.stability.note_request(now, model=self.facts.name, lifetime=built.lifetime)
+        self.stability.note_request(
+            now,
+            model=self.facts.name,
+            lifetime=built.lifetime,
+            marked=any(has_marker(message) for message in built.messages),
+        )
         if built.layout is not None:
             self.stability.layout = built.layout
             self.stability.versions = built.versions

@@ -84,6 +84,9 @@ class LayoutPolicy:
     # token of a rebuilt prefix (its write premium; 1.0 where writes cost nothing extra).
     read_price: float = 0.1
     rebuild_price: float = 1.25
+    # The caller sends keep-alive refreshes while the person is away (`cachepolicy`), so
+    # the lifetime to write is priced with them.
+    keep_alive: bool = False
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,9 @@ class RequestBuilder:
     def _cache_write(self, reason: str, now: float | None) -> tuple[str, float]:
         """The lifetime this request writes (see `cachepolicy`). A prefix still cached
         keeps being marked even when the policy would not write, or it could not be read."""
-        choice = choose_write(self.rules, self.tracker.rhythm(now))
+        choice = choose_write(
+            self.rules, self.tracker.rhythm(now), keep_alive=self.policy.keep_alive
+        )
         previous = self.tracker.layout.written_ttl if self.tracker.layout else None
         if choice.write == OFF and not reason and previous:
             return (ONE_HOUR if previous > self.rules.ttl else FIVE_MINUTES), previous

@@ -9,8 +9,9 @@ content hash and a count `n` of consecutive requests it appeared unchanged. Two 
   seed on the cache benchmark because promotions never reshuffle the cached prefix.
 It also keeps the session's rhythm, the gaps between its requests (on the caller's clock),
 which the cache policy reads, and what the last request cached (for how long, for which
-model), from which `cache_lost` tells when the cached prefix is known to be gone; a
-compaction does not forget them. Tiers from the reference graph (`seed_tiers`) are taken
+model), from which `cache_lost` tells when the cached prefix is known to be gone, and the
+keep-alive refreshes that renewed it since (`note_refresh`); a compaction does not forget
+them. Tiers from the reference graph (`seed_tiers`) are taken
 on a first request and after such a loss, never while the cache may hold.
 Deterministic (no clock of its own) and serializable: `to_state()` is JSON-safe and
 `from_state()` restores it, so a new process keeps the same prompt layout.
@@ -19,6 +20,7 @@ Deterministic (no clock of its own) and serializable: `to_state()` is JSON-safe 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from contextcore.prompt.appendonly import LayoutState, digest, expiry_reason
@@ -60,6 +62,11 @@ class StabilityTracker:
         self.last_request_at: float | None = None
         self.last_model = ""  # the model the last request went to
         self.written_ttl: float | None = None  # seconds its prefix stays cached; 0: none
+        self.marked = False  # whether it carried a cache breakpoint at all
+        # Keep-alive refreshes since the last request: how many, and when the last one
+        # renewed the prefix (its lifetime runs from there).
+        self.refreshes = 0
+        self.refreshed_at: float | None = None
 
     def seed_tiers(
         self, tiers: Mapping[str, str], *, now: float | None = None, model: str = ""
@@ -84,7 +91,21 @@ class StabilityTracker:
         request wrote (five minutes when it is not known)."""
         if model and self.last_model and model != self.last_model:
             return "model changed"
-        return expiry_reason(self.last_request_at, self.written_ttl, now, FIVE_MINUTES)
+        return expiry_reason(self.renewed_at, self.written_ttl, now, FIVE_MINUTES)
+
+    @property
+    def renewed_at(self) -> float | None:
+        """When the cached prefix's lifetime last started: the last request, or the last
+        keep-alive refresh after it."""
+        return self.refreshed_at if self.refreshed_at is not None else self.last_request_at
+
+    def note_refresh(self, now: float) -> None:
+        """A keep-alive request read the cached prefix at `now`, renewing its lifetime; it
+        is not a turn, so the rhythm does not change."""
+        self.refreshes += 1
+        self.refreshed_at = now
+        if self.layout is not None:
+            self.layout = replace(self.layout, last_at=now)
 
     def rhythm(self, now: float | None) -> tuple[float, ...]:
         """The observed gaps, including the one that ends with a request at `now`."""
@@ -93,12 +114,20 @@ class StabilityTracker:
         return (*self.gaps, max(0.0, now - self.last_request_at))
 
     def note_request(
-        self, now: float | None, *, model: str = "", lifetime: float | None = None
+        self,
+        now: float | None,
+        *,
+        model: str = "",
+        lifetime: float | None = None,
+        marked: bool = True,
     ) -> None:
         """Record that a request was sent at `now` (no gap without a clock) to `model`,
-        writing a prefix that stays cached `lifetime` seconds (None: not known)."""
+        writing a prefix that stays cached `lifetime` seconds (None: not known), if it
+        was `marked` with a breakpoint at all."""
         self.last_model = model or self.last_model
         self.written_ttl = lifetime
+        self.marked = marked
+        self.refreshes, self.refreshed_at = 0, None
         if now is None:
             return
         self.gaps = list(self.rhythm(now))[-RHYTHM_LENGTH:]
@@ -145,6 +174,9 @@ class StabilityTracker:
             "last_request_at": self.last_request_at,
             "last_model": self.last_model,
             "written_ttl": self.written_ttl,
+            "refreshes": self.refreshes,
+            "refreshed_at": self.refreshed_at,
+            "marked": self.marked,
         }
 
     @classmethod
@@ -158,4 +190,7 @@ class StabilityTracker:
         tracker.last_request_at = state.get("last_request_at")
         tracker.last_model = state.get("last_model", "")
         tracker.written_ttl = state.get("written_ttl")
+        tracker.refreshes = int(state.get("refreshes", 0))
+        tracker.refreshed_at = state.get("refreshed_at")
+        tracker.marked = bool(state.get("marked", True))
         return tracker

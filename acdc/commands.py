@@ -36,6 +36,7 @@ from chat.turn.context import restore_latest_session, select_files
 from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFinished, TurnNotice
 from chat.turn.session import end_dead_turns
 from chat.turn.turns import TurnRejected, run_turn
+from chat.web.keepwarm import WARMER
 from chat.web.turnhost import HOST
 from history import selectors, services
 from history.export import session_to_jsonl, session_to_markdown
@@ -132,9 +133,9 @@ def _before_shutdown() -> defer.Deferred:
 async def _close_hosted_work() -> None:
     try:
         async with asyncio.timeout(SHUTDOWN_SECONDS):
-            await asyncio.gather(HOST.close(), WATCHERS.close())
+            await asyncio.gather(HOST.close(), WATCHERS.close(), WARMER.close())
     except TimeoutError:
-        log.warning("shutdown: hosted turns or file watchers did not end in time")
+        log.warning("shutdown: hosted turns, file watchers or cache refreshes did not end in time")
 
 
 def daphne_arguments(bind: str, port: int) -> list[str]:
@@ -190,6 +191,9 @@ class ProgressBar:
 
 
 def _chat(args: argparse.Namespace) -> int:
+    # One message and out: no tab stays open to keep the cache warm, so lifetimes are
+    # chosen without counting on refreshes.
+    settings.ACDC_KEEP_WARM = False
     repository = str(settings.ACDC_REPO)
     if args.session:
         session = selectors.session_get(session_id=args.session)

@@ -44,6 +44,9 @@ ACDC_RECORD_REQUESTS = env_str("ACDC_RECORD_REQUESTS")
 ACDC_MAX_FRAME_BYTES = env_int("ACDC_MAX_FRAME_BYTES", 1_000_000, minimum=1024)
 ACDC_MAX_MESSAGE_CHARS = env_int("ACDC_MAX_MESSAGE_CHARS", 200_000, minimum=1)
 ACDC_TIER_SCHEME = env_choice("ACDC_TIER_SCHEME", ("acdc", "seed", "last", "none"), "acdc")
+# While a tab is open and the person away, refresh the provider's cache before it expires
+# when the session's rhythm says that costs less than rewriting it (chat.web.keepwarm).
+ACDC_KEEP_WARM = env_bool("ACDC_KEEP_WARM", True)
 ACDC_COMPACTION_TRIGGER_TOKENS = env_int("ACDC_COMPACTION_TRIGGER_TOKENS", 0, minimum=0)
 ACDC_MAX_TOOL_ROUNDS = env_int("ACDC_MAX_TOOL_ROUNDS", 20, minimum=0)
 ACDC_COLLAPSE_PER_TURN = env_int("ACDC_COLLAPSE_PER_TURN", 5, minimum=1)

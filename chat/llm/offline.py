@@ -78,7 +78,7 @@ class AcdcProvider(litellm.CustomLLM):
             FakeRequest("acdc/fake", copy.deepcopy(messages), tools, optional, metadata)
         )
         try:
-            step = script.next_step(messages, metadata.get("purpose"))
+            step = _keepalive_step(metadata) or script.next_step(messages, metadata.get("purpose"))
         except ValueError as exc:  # a broken script file must be loud, not retried
             raise litellm.BadRequestError(
                 message=f"acdc/fake script: {exc}", model="acdc/fake", llm_provider=PROVIDER
@@ -104,6 +104,11 @@ class AcdcProvider(litellm.CustomLLM):
     async def _dry_run(
         self, messages: list, tools: list | None, metadata: dict[str, Any]
     ) -> AsyncIterator[Chunk]:
+        keepalive = _keepalive_step(metadata)
+        if keepalive is not None:  # nothing to report: it only reads the cached prefix
+            yield text_chunk(keepalive.text)
+            yield final_chunk("stop", self._usage(messages, tools, keepalive, self.dry_run_cache))
+            return
         options = metadata.get("acdc") or {}
         report = render_report(
             model="acdc/dry-run",
@@ -135,6 +140,12 @@ class AcdcProvider(litellm.CustomLLM):
             "cache_read_input_tokens": read,
             "cache_creation_input_tokens": write,
         }
+
+
+def _keepalive_step(metadata: Mapping[str, Any]) -> FakeStep | None:
+    """A keep-alive refresh (chat.turn.keepalive) is answered with a period and takes no
+    scripted step, so a test's script is not thrown out of step by one."""
+    return FakeStep(text=".") if metadata.get("purpose") == "keepalive" else None
 
 
 def price_facts(options: Mapping[str, Any]) -> ModelFacts:

@@ -174,6 +174,7 @@ def context_config() -> ContextConfig:
         system_prompt=system_prompt(),
         tier_scheme=settings.ACDC_TIER_SCHEME,
         compaction_trigger_tokens=settings.ACDC_COMPACTION_TRIGGER_TOKENS or None,
+        keep_alive=settings.ACDC_KEEP_WARM,
     )
 
 

@@ -23,6 +23,7 @@ from chat.repo.watcher import WATCHERS
 from chat.turn import context
 from chat.turn.session import live_turn
 from chat.web.frames import picker_message, render_error, render_hud
+from chat.web.keepwarm import WARMER
 from chat.web.protocol import ClientFrame, FrameError, parse_frame
 from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot, ask_stop, session_group
 from history.models import Session
@@ -44,6 +45,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         LOCAL_TABS.add(self.session_id, self.channel_name, self.send)
         if live:  # a turn is under way: what has streamed so far, then the live frames
             await ask_snapshot(self.session_id, self.channel_name)
+        else:  # someone is looking again: keep the cache warm while they read
+            WARMER.wake(self.session_id)
         self.files_group = files_group(settings.ACDC_REPO)
         await self.channel_layer.group_add(self.files_group, self.channel_name)
         await self._count_tokens()
@@ -53,6 +56,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         # The turn goes on without this tab: it belongs to the session (see turnhost).
         LOCAL_TABS.discard(self.session_id, self.channel_name)
+        if not LOCAL_TABS.of(self.session_id):
+            WARMER.cancel(self.session_id)  # nobody here to come back to it
         await self.channel_layer.group_discard(self.group, self.channel_name)
         if getattr(self, "files_group", None):
             await self.channel_layer.group_discard(self.files_group, self.channel_name)

@@ -89,6 +89,8 @@ class TurnHost:
     def __init__(self) -> None:
         self._hosted: dict[str, _Hosted] = {}
         self._closing = False
+        # Told when a session's work is done and nothing waits (chat.web.keepwarm).
+        self.on_idle: Callable[[str], None] = lambda session_id: None
 
     def running(self, session_id: str) -> bool:
         return session_id in self._hosted
@@ -121,6 +123,8 @@ class TurnHost:
         if hosted.waiting and not self._closing:
             frame, reply_to = hosted.waiting.popleft()
             self._start(session_id, frame, reply_to, hosted.waiting)
+        elif not self._closing:
+            self.on_idle(session_id)
 
     def stop(self, session_id: str) -> None:
         hosted = self._hosted.get(session_id)

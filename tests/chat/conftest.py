@@ -64,6 +64,13 @@ def fake() -> Iterator[FakeScript]:
 
 
 @pytest.fixture(autouse=True)
+def no_keep_warm(settings) -> None:
+    """No cache refreshes behind a test's back: a loop left sleeping after a turn would
+    query a database being flushed. The keep-alive tests turn it on and drive the clock."""
+    settings.ACDC_KEEP_WARM = False
+
+
+@pytest.fixture(autouse=True)
 def background_counts_finish() -> Iterator[None]:
     """A page's connection starts counting tokens in a thread; it must not outlive the test
     (its writes would race the flush of the test database)."""

@@ -21,7 +21,7 @@ from tests.bench.cache_bench import (
     sessions_for,
     shape_markdown,
 )
-from tests.bench.cache_explain import side_split
+from tests.bench.cache_explain import refresh_split, side_split
 from tests.bench.cache_pricing import Recording, Sent, price
 from tests.bench.compaction_bench import LongReport, long_report, prompt_series_svg
 from tests.bench.repo_bench import RepoSpec, build_repo, repo_markdown
@@ -127,6 +127,26 @@ def test_the_split_says_what_chat_and_side_requests_cost():
     assert split["last_uncached_chat"] == first.prompt_tokens
 
 
+def test_the_refresh_split_counts_refreshes_their_cost_and_the_late_returns():
+    counter = TokenCounter("cl100k_base")
+    block = {
+        "type": "text",
+        "text": "cache prefix token " * 600,
+        "cache_control": {"type": "ephemeral"},
+    }
+    text = [{"role": "user", "content": [block]}]
+    sent = [Sent(text, 0.0), Sent(text, 270.0, refresh=True), Sent(text, 400.0)]
+    acdc = Recording("s", "acdc", [*sent, Sent(text, 460.0)])
+    reports = {"none": price(acdc, NO_CACHE, counter), "acdc": price(acdc, ANTHROPIC, counter)}
+
+    split = refresh_split(acdc, reports)
+
+    refresh = reports["acdc"].requests[1]
+    assert refresh.cache_read_tokens > 1024  # it read what the first request wrote
+    assert split["count"] == 1 and split["cost"] == refresh.cost / reports["none"].cost
+    assert split["returns"] == 1  # 400 s after the first chat request; 60 s after that
+
+
 def test_every_session_shape_is_benchmarked():
     args = type("Args", (), {"quick": False, "direct": False, "turns": 40})()
     names = [s.name for s in sessions_for(args)]
@@ -182,6 +202,7 @@ def test_bench_cache_direct_writes_every_shape_under_every_rule_set(tmp_path, ca
     assert "### file edits (2 turns)" in table and "### selection switching (2 turns)" in table
     lifetimes = table.split("### cache lifetimes under Anthropic's rules (direct replays)")[1]
     assert "| long pauses |" in lifetimes and "1 h only" in lifetimes
+    assert "as chosen, with refreshes" in lifetimes
     data = json.loads((tmp_path / "cache.json").read_text())
     rule_sets = data["sessions"][0]["rule_sets"]
     assert [r["rules"].split(" ")[0] for r in rule_sets] == [

@@ -30,7 +30,13 @@ from contextcore.prompt.assembly import ImageInput
 from contextcore.prompt.cacherules import NO_CACHE, CacheRules
 from contextcore.prompt.cachesim import SimulationReport
 from contextcore.tokens import TokenCounter
-from tests.bench.cache_explain import lifetime_experiments, side_split, split_markdown
+from tests.bench.cache_explain import (
+    lifetime_experiments,
+    refresh_markdown,
+    refresh_split,
+    side_split,
+    split_markdown,
+)
 from tests.bench.cache_pricing import Recording, RuleSet, Sent, acting_as, price, rule_sets
 from tests.bench.compaction_bench import long_report, prompt_series_svg
 from tests.bench.django_env import close_database, setup_django
@@ -99,10 +105,12 @@ def replay_direct(
     *,
     facts: ModelFacts = SONNET,
     counter: TokenCounter | None = None,
+    keep_alive: bool = False,
 ) -> Recording:
-    """`session` through `ContextManager` alone (no compaction, no Django)."""
+    """`session` through `ContextManager` alone (no compaction, no Django); with
+    `keep_alive`, the refreshes the plan holds go out in the gaps, as an open tab's."""
     counter = counter or TokenCounter("cl100k_base")
-    config = ContextConfig(tier_scheme=strategy)
+    config = ContextConfig(tier_scheme=strategy, keep_alive=keep_alive)
     recording = Recording(session.name, strategy)
     now = START_TIME
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,6 +121,11 @@ def replay_direct(
         for path in session.selected:
             assert manager.file_context.add_file(path).ok
         for turn in session.turns:
+            for at in manager.refresh_plan():
+                if at >= now + turn.seconds_before:
+                    break
+                recording.sent.append(Sent(manager.refresh_request(), at, refresh=True))
+                manager.stability.note_refresh(at)
             now += turn.seconds_before
             for path, text in turn.edits.items():
                 write_file(root, path, text, now)
@@ -219,7 +232,7 @@ def run_sessions(
     parts, data = [], []
     for session in sessions:
         simple = {strategy: replay(session, strategy, None) for strategy in ("last", "seed")}
-        results, shape, splits = [], [], []
+        results, shape, splits, refreshes = [], [], [], []
         for rule_set in rules:
             recordings = {**simple, "acdc": replay(session, "acdc", rule_set.facts)}
             reports = priced(recordings, rule_set.rules, counter)
@@ -230,12 +243,17 @@ def run_sessions(
             if any(sent.side for sent in recordings["acdc"].sent):
                 splits.append((rule_set.label, side_split(recordings, reports)))
                 shape[-1]["split"] = splits[-1][1]
+            if any(sent.refresh for sent in recordings["acdc"].sent):
+                refreshes.append((rule_set.label, refresh_split(recordings["acdc"], reports)))
+                shape[-1]["refreshes"] = refreshes[-1][1]
             if session.compaction_trigger and rule_set is rules[0]:
                 _plot(out, recordings, reports)
         title = f"{session.name} ({len(session.turns)} turns)"
         parts.append(shape_markdown(title, results))
         if splits:
             parts.append("Chat and side requests apart:\n\n" + split_markdown(splits))
+        if refreshes:
+            parts.append("acdc's keep-alive refreshes (in (d)):\n\n" + refresh_markdown(refreshes))
         compactions = len(recordings["acdc"].compactions)
         if compactions:
             parts.append(
@@ -294,8 +312,12 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         tables += "\n\n### cache lifetimes under Anthropic's rules (direct replays)\n\n"
         tables += lifetime_experiments(
             sessions_for(argparse.Namespace(quick=False, turns=args.turns, direct=True)),
-            lambda session, strategy: replay_direct(
-                session, strategy, counter=counter, facts=acting_as(SONNET, rules[0].facts)
+            lambda session, strategy, keep_alive=False: replay_direct(
+                session,
+                strategy,
+                counter=counter,
+                facts=acting_as(SONNET, rules[0].facts),
+                keep_alive=keep_alive,
             ),
             rules[0].rules,
             counter,

@@ -5,18 +5,21 @@ detector, summarizer): what the one-breakpoint layout's chat requests alone cost
 its total says how far any layout sending the same conversation could get below it.
 `lifetime_experiments` replays the scripted sessions through `ContextManager` under
 Anthropic's rules with the cache lifetime forced (5 minutes only, 1 hour only) and with a
-rhythm prior that expects pauses, against the policy as it is: what-ifs, done by swapping
-the policy function the request builder calls for the length of one replay. Not a test:
-nothing here asserts.
+rhythm prior that expects pauses, against the policy as it is, and as it is with keep-alive
+refreshes sent while the person is away: what-ifs, done by swapping the policy function
+the request builder calls for the length of one replay. `refresh_split` counts the
+refreshes of a replay through the pipeline and what they cost. Not a test: nothing here
+asserts.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from contextcore.prompt import cachepolicy, request
-from contextcore.prompt.cacherules import NO_CACHE, CacheRules
+from contextcore.prompt.cacherules import FIVE_MINUTES, NO_CACHE, CacheRules
 from contextcore.prompt.cachesim import SimulationReport
 from contextcore.tokens import TokenCounter
 from tests.bench.cache_pricing import Recording, price
@@ -42,6 +45,28 @@ def side_split(
         found[f"{name}_uncached_chat"] = sum(c.prompt_tokens - c.cache_read_tokens for c in chat)
     found["last_chat_of_total"] = found["last_chat"] / (found["last_chat"] + found["last_side"])
     return found
+
+
+def refresh_split(acdc: Recording, reports: Mapping[str, SimulationReport]) -> dict[str, float]:
+    """How many keep-alive refreshes acdc sent, what they cost (a share of (a)), and how
+    many of its chat requests came back after more than five minutes."""
+    costs = reports["acdc"].requests
+    sent = [(s, c) for s, c in zip(acdc.sent, costs, strict=True) if s.refresh]
+    chat = [s for s in acdc.sent if not s.side and not s.refresh]
+    late = sum(1 for a, b in itertools.pairwise(chat) if b.at - a.at > FIVE_MINUTES)
+    return {
+        "count": len(sent),
+        "cost": sum(c.cost for _, c in sent) / reports["none"].cost,
+        "returns": late,
+    }
+
+
+def refresh_markdown(rows: Sequence[tuple[str, dict[str, float]]]) -> str:
+    header = ("rule set", "refreshes", "their cost, of (a)", "returns after 5+ minutes")
+    cells = [
+        (label, f"{r['count']:.0f}", f"{r['cost']:.3f}", f"{r['returns']:.0f}") for label, r in rows
+    ]
+    return markdown_table(header, cells, "lrrr")
 
 
 def split_markdown(rows: Sequence[tuple[str, dict[str, float]]]) -> str:
@@ -76,40 +101,45 @@ def _policy(choose: Callable) -> Iterator[None]:
 
 
 def _forced(label: str) -> Callable:
-    def choose(rules: CacheRules, gaps: Sequence[float]) -> cachepolicy.CacheChoice:
+    def choose(rules: CacheRules, gaps: Sequence[float], **_: object) -> cachepolicy.CacheChoice:
         seconds = rules.lifetime(label)[0]
         return cachepolicy.CacheChoice(label, seconds, 0.0)
 
     return choose
 
 
-def _with_prior(rules: CacheRules, gaps: Sequence[float]) -> cachepolicy.CacheChoice:
+def _with_prior(
+    rules: CacheRules, gaps: Sequence[float], keep_alive: bool = False
+) -> cachepolicy.CacheChoice:
     # The policy as it is, shown the pause-expecting prior ahead of the observed gaps.
-    return cachepolicy.choose_write(rules, (*PAUSE_PRIOR[len(cachepolicy.PRIOR_GAPS) :], *gaps))
+    shown = (*PAUSE_PRIOR[len(cachepolicy.PRIOR_GAPS) :], *gaps)
+    return cachepolicy.choose_write(rules, shown, keep_alive=keep_alive)
 
 
 def lifetime_experiments(
     sessions: Sequence[Session],
-    replay: Callable[[Session, str], Recording],
+    replay: Callable[..., Recording],
     rules: CacheRules,
     counter: TokenCounter,
 ) -> str:
     """acdc's cost (a share of (a)) per session under `rules`: as chosen, with 5-minute
-    writes only, with 1-hour writes only, and with the pause-expecting prior."""
+    writes only, with 1-hour writes only, with the pause-expecting prior (all without
+    refreshes), and as chosen with keep-alive refreshes (`replay(..., keep_alive=True)`)."""
     variants = (
-        ("as chosen", request.choose_write),
-        ("5 min only", _forced(cachepolicy.FIVE_MINUTES)),
-        ("1 h only", _forced(cachepolicy.ONE_HOUR)),
-        ("prior expecting pauses", _with_prior),
+        ("as chosen", request.choose_write, False),
+        ("5 min only", _forced(cachepolicy.FIVE_MINUTES), False),
+        ("1 h only", _forced(cachepolicy.ONE_HOUR), False),
+        ("prior expecting pauses", _with_prior, False),
+        ("as chosen, with refreshes", request.choose_write, True),
     )
     cells = []
     for session in sessions:
         base = price(replay(session, "last"), NO_CACHE, counter).cost
         row = [session.name]
-        for _, choose in variants:
+        for _, choose, keep_alive in variants:
             with _policy(choose):
-                cost = price(replay(session, "acdc"), rules, counter).cost
+                cost = price(replay(session, "acdc", keep_alive=keep_alive), rules, counter).cost
             row.append(f"{cost / base:.3f}x")
         cells.append(tuple(row))
-    header = ("session", *(label for label, _ in variants))
-    return markdown_table(header, cells, "lrrrr")
+    header = ("session", *(label for label, _, _ in variants))
+    return markdown_table(header, cells, "lrrrrr")

@@ -40,6 +40,7 @@ class Sent:
     messages: list[dict[str, Any]]
     at: float
     side: bool = False  # a topic-detector or summarizer request
+    refresh: bool = False  # a keep-alive refresh while the person was away
 
 
 @dataclass

@@ -10,7 +10,9 @@ where the pipeline reads it (`chat.turn.context.time`), so the 400 s pause is se
 layout and by the simulated cache alike. A session with a compaction trigger is compacted
 after a turn whenever its history passed it, as in the chat
 (`chat.turn.compaction.compact_session`, detector and summarizer played by `acdc/fake`);
-those requests are recorded as side requests. The replay records; `cache_pricing` prices.
+those requests are recorded as side requests. While the person is away, the keep-alive
+refreshes an open tab would send go out when due (`keep_warm`, as `chat.web.keepwarm`
+does), recorded as refresh requests. The replay records; `cache_pricing` prices.
 Imports chat's models, so it loads only after Django is set up (`tests.bench.django_env`).
 Non-goals: images (`run_turn` carries text only), tools.
 """
@@ -37,6 +39,7 @@ from chat.llm.fake import FakeScript, FakeStep
 from chat.llm.sdk import acdc_provider
 from chat.turn.compaction import compact_session, needs_compaction
 from chat.turn.context import select_files
+from chat.turn.keepalive import next_refresh, refresh
 from chat.turn.turns import run_turn
 from contextcore.models import ModelFacts
 from history import services
@@ -113,7 +116,9 @@ async def _replay(
     await select_paths(stored.id, add=session.selected)
     rng = random.Random(99)
     for index, turn in enumerate(session.turns):
-        clock.now += turn.seconds_before
+        arrives = clock.now + turn.seconds_before
+        await keep_warm(stored.id, clock, arrives, script, recording)
+        clock.now = arrives
         for path, text in turn.edits.items():
             write_file(repo, path, text, clock.now)
         if turn.add or turn.drop:
@@ -128,6 +133,23 @@ async def _replay(
                 recording.sent.append(Sent(request.messages, clock.now, side=True))
             if outcome.changed:
                 recording.compactions.append(index)
+
+
+async def keep_warm(
+    session_id: str, clock: FakeClock, until: float, script: Any, recording: Recording
+) -> None:
+    """While the person is away (up to `until`), what `chat.web.keepwarm` does for an
+    open tab: each refresh the plan still holds, sent when it is due."""
+    while True:
+        due = await database_sync_to_async(next_refresh)(session_id)
+        if due is None or due >= until:
+            return
+        clock.now = max(clock.now, due)
+        before = len(script.requests)
+        if await refresh(session_id, clock.now) is None:
+            return
+        for request in script.requests[before:]:
+            recording.sent.append(Sent(request.messages, clock.now, refresh=True))
 
 
 async def select_paths(

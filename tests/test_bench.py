@@ -10,9 +10,13 @@ from pathlib import Path
 import pytest
 
 from acdc.bench import main
+from chat.llm.facts import model_facts
+from chat.llm.sdk import model_info
 from contextcore.prompt.cacherules import ANTHROPIC, NO_CACHE, OPENAI
 from contextcore.prompt.cachesim import CacheSimulator, RequestCost, SimulationReport
 from contextcore.tokens import TokenCounter
+from history.models import Session
+from tests.bench import turn_replay
 from tests.bench.cache_bench import (
     PAUSE_SESSION,
     STRATEGIES,
@@ -22,7 +26,7 @@ from tests.bench.cache_bench import (
     shape_markdown,
 )
 from tests.bench.cache_explain import refresh_split, side_split
-from tests.bench.cache_pricing import Recording, Sent, price
+from tests.bench.cache_pricing import Recording, Sent, acting_as, price, rule_sets
 from tests.bench.compaction_bench import LongReport, long_report, prompt_series_svg
 from tests.bench.repo_bench import RepoSpec, build_repo, repo_markdown
 from tests.bench.repo_timings import measure
@@ -225,6 +229,19 @@ def test_the_pipeline_replay_records_the_requests_run_turn_sent(tmp_path):
     assert first.cache_read_tokens == 0 and first.cache_write_tokens > 4 * 4000
     assert second.cache_read_tokens >= first.cache_write_tokens
     assert (tmp_path / "src" / "module_0.py").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_replay_decides_with_the_facts_it_acts_as_even_after_another(tmp_path):
+    """The chat caches a model's facts by name: a replay acting as another provider's model
+    after a plain one must still see the provider it acts as (the HUD names it)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    fake = model_facts(turn_replay.MODEL, model_info)[0]
+    target = rule_sets()[1].facts  # OpenAI's
+    replay_through_turns(file_edit_session(turns=1), "last", tmp_path)
+    replay_through_turns(file_edit_session(turns=1), "acdc", tmp_path, acting_as(fake, target))
+    huds = [s.context_state["hud"] for s in Session.objects.order_by("created_at")]
+    assert [hud["model"] for hud in huds] == [turn_replay.MODEL, target.name]
 
 
 def test_the_long_session_plot_shows_compactions():

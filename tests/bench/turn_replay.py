@@ -102,9 +102,15 @@ def replay_through_turns(
             chat.turn.compaction, "facts_for", acting or chat.turn.compaction.facts_for
         ),
     ):
-        recording = Recording(session.name, strategy)
-        asyncio.run(_replay(session, repo, clock, script, recording))
-        return recording
+        # request_facts is cached per model name: without clearing it, the facts of the
+        # first replay in the process would serve every later one, acting or not.
+        chat.turn.hud.request_facts.cache_clear()
+        try:
+            recording = Recording(session.name, strategy)
+            asyncio.run(_replay(session, repo, clock, script, recording))
+            return recording
+        finally:
+            chat.turn.hud.request_facts.cache_clear()
 
 
 async def _replay(

@@ -21,12 +21,12 @@ from contextcore.prompt.cachepolicy import (
 from contextcore.prompt.cacherules import ANTHROPIC, OPENAI
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.prompt.stability import StabilityTracker
+from tests.contextcore.prompt.exchanges import BODY, selecting, turn
 
 STEADY = [60.0] * 20
 COFFEE = [60.0, 60.0, 900.0] * 7  # every third answer read over a 15-minute coffee
 OCCASIONAL = ([60.0] * 9 + [900.0]) * 2  # one coffee in ten answers
 GONE = [7200.0] * 20  # a question every two hours
-BODY = "".join(f"def function_{i}(value):\n    return value * {i}\n\n" for i in range(200))
 
 
 def _prefix_blocks(n: int, write: str) -> list[dict]:
@@ -107,18 +107,10 @@ def test_a_refresh_renews_the_prefix_without_changing_the_rhythm():
     assert (tracker.refreshes, tracker.refreshed_at, tracker.gaps) == (0, None, [60.0, 540.0])
 
 
-def _turn(manager, question: str, now: float) -> list:
-    messages = manager.prepare_request(question, now=now).messages
-    manager.record_exchange(question, f"About {question}: " + "details " * 60)
-    return messages
-
-
 def test_a_turn_after_refreshes_reads_the_prefix_the_layout_kept(make_manager, tmp_path, counter):
-    (tmp_path / "app.py").write_text(BODY)
-    manager = make_manager(repo_root=tmp_path, keep_alive=True)
-    assert manager.file_context.add_file("app.py").ok
+    manager = selecting(make_manager, tmp_path, {"app.py": BODY}, keep_alive=True)
     sim = CacheSimulator(counter, ANTHROPIC)
-    sim.request(_turn(manager, "What does function_3 do?", 0.0), 0.0)
+    sim.request(turn(manager, "What does function_3 do?", 0.0), 0.0)
     plan = manager.refresh_plan()
     assert plan and plan[0] == ANTHROPIC.ttl - REFRESH_MARGIN
 
@@ -137,10 +129,8 @@ def test_a_turn_after_refreshes_reads_the_prefix_the_layout_kept(make_manager, t
 
 
 def test_without_refreshes_the_same_return_finds_the_cache_gone(make_manager, tmp_path):
-    (tmp_path / "app.py").write_text(BODY)
-    manager = make_manager(repo_root=tmp_path)  # keep-alive off: no plan
-    assert manager.file_context.add_file("app.py").ok
-    _turn(manager, "What does function_3 do?", 0.0)
+    manager = selecting(make_manager, tmp_path, {"app.py": BODY})  # keep-alive off: no plan
+    turn(manager, "What does function_3 do?", 0.0)
     assert manager.refresh_plan() == ()
     prepared = manager.prepare_request("And function_4?", now=740.0)
     assert prepared.breakdown["rebuild_reason"] == "provider cache expired"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from contextcore.prompt.assembly import FOCUS_HEADER
+from tests.contextcore.prompt.exchanges import text, texts
 
 MAP = "\n".join(
     ["Signatures of the repository's most relevant definitions, by file (bodies elided):"]
@@ -19,15 +20,6 @@ MAP = "\n".join(
         for i in range(40)
     ]
 )
-
-
-def _text(message) -> str:
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
-
-
-def _texts(messages) -> list[tuple[str, str]]:
-    return [(m["role"], _text(m)) for m in messages]
 
 
 def _turn(manager, question, *, repo_map=MAP, focus=""):
@@ -42,7 +34,7 @@ def test_the_map_is_in_the_system_message_under_repository_structure(make_manage
     messages = _turn(make_manager(), "q")
 
     assert messages[0]["role"] == "system"
-    assert "\n\n# Repository Structure\n" + MAP in _text(messages[0])
+    assert "\n\n# Repository Structure\n" + MAP in text(messages[0])
 
 
 def test_the_map_is_byte_identical_across_turns_with_no_change(make_manager):
@@ -53,10 +45,10 @@ def test_the_map_is_byte_identical_across_turns_with_no_change(make_manager):
     assert second[0] == first[0]
     tail = 3  # the focus pair and the question
     # (compared as text: the cache breakpoint moves on to the end of the new prefix)
-    assert _texts(second[: len(first) - tail]) == _texts(first[: len(first) - tail])
+    assert texts(second[: len(first) - tail]) == texts(first[: len(first) - tail])
     # The manifest did not change, so it stays before the history, in the cached prefix.
-    assert [_text(m) for m in second[3:5]] == ["one", "answer to one"]
-    assert not any("The repository map changed" in _text(m) for m in second)
+    assert [text(m) for m in second[3:5]] == ["one", "answer to one"]
+    assert not any("The repository map changed" in text(m) for m in second)
 
 
 def test_an_edited_file_changes_the_map_only_in_a_delta_after_the_prefix(make_manager):
@@ -65,11 +57,11 @@ def test_an_edited_file_changes_the_map_only_in_a_delta_after_the_prefix(make_ma
     edited = MAP.replace("def run_7(self, x: int) -> int", "def run_7(self, x: int, y: int) -> int")
     second = _turn(manager, "two", repo_map=edited)
 
-    assert _text(second[0]) == _text(first[0])  # the old map stays in the prefix
-    assert _texts(second[: len(first) - 1]) == _texts(first[:-1])  # all but the question
-    updates = [m for m in second if "The repository map changed" in _text(m)]
+    assert text(second[0]) == text(first[0])  # the old map stays in the prefix
+    assert texts(second[: len(first) - 1]) == texts(first[:-1])  # all but the question
+    updates = [m for m in second if "The repository map changed" in text(m)]
     assert len(updates) == 1
-    delta = _text(updates[0])
+    delta = text(updates[0])
     assert "+    def run_7(self, x: int, y: int) -> int" in delta
     assert "-    def run_7(self, x: int) -> int" in delta
     assert len(delta.splitlines()) < 15  # one changed line and its context, not the map
@@ -81,10 +73,10 @@ def test_the_focus_follows_the_history_and_changes_nothing_before_it(make_manage
     _turn(manager, "one")
     messages = _turn(manager, "two", focus="pkg/b.py:\n  def beta()")
 
-    focus = [i for i, m in enumerate(messages) if FOCUS_HEADER in _text(m)]
+    focus = [i for i, m in enumerate(messages) if FOCUS_HEADER in text(m)]
     assert focus == [len(messages) - 3]
-    assert "def beta()" not in _text(messages[0])
-    assert _text(messages[focus[0] - 1]) == "answer to one"
+    assert "def beta()" not in text(messages[0])
+    assert text(messages[focus[0] - 1]) == "answer to one"
 
 
 def test_a_map_too_large_for_the_window_is_left_out_with_a_notice(make_manager, facts):
@@ -92,7 +84,7 @@ def test_a_map_too_large_for_the_window_is_left_out_with_a_notice(make_manager, 
     manager.set_context_texts(repo_map=MAP * 3)
     prompt = manager.prepare_request("q")
 
-    assert "# Repository Structure" not in _text(prompt.messages[0])
+    assert "# Repository Structure" not in text(prompt.messages[0])
     assert any("repo map" in n.text for n in prompt.notices)
 
 

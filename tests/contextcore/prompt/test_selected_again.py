@@ -12,43 +12,27 @@ from __future__ import annotations
 
 from contextcore.prompt.appendonly import stale_tokens
 from contextcore.prompt.revisions import read_current_files
+from tests.contextcore.prompt.exchanges import BODY, selecting, text, turn
 
-BODY = "".join(f"def function_{i}(value):\n    return value * {i}\n\n" for i in range(120))
 OTHER = "".join(f"def helper_{i}():\n    return {i}\n\n" for i in range(120))
 
 
-def _text(message) -> str:
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+def _manager(make_manager, tmp_path):
+    return selecting(make_manager, tmp_path, {"app.py": BODY, "other.py": OTHER})
 
 
 def _joined(messages) -> str:
-    return "\n".join(_text(m) for m in messages)
-
-
-def _manager(make_manager, tmp_path):
-    (tmp_path / "app.py").write_text(BODY)
-    (tmp_path / "other.py").write_text(OTHER)
-    manager = make_manager(repo_root=tmp_path)
-    assert manager.file_context.add_file("app.py").ok
-    assert manager.file_context.add_file("other.py").ok
-    return manager
-
-
-def _turn(manager, question: str, now: float) -> list:
-    messages = manager.prepare_request(question, now=now).messages
-    manager.record_exchange(question, f"About {question}: " + "details " * 60)
-    return messages
+    return "\n".join(text(m) for m in messages)
 
 
 def _dropped_then(manager) -> list:
-    _turn(manager, "Read both.", 0.0)
+    turn(manager, "Read both.", 0.0)
     manager.file_context.remove_file("app.py")
-    dropped = _turn(manager, "Only other.py now.", 30.0)
+    dropped = turn(manager, "Only other.py now.", 30.0)
     assert "app.py was removed from the context" in _joined(dropped)
     assert "app.py" not in read_current_files(dropped)
     assert manager.file_context.add_file("app.py").ok
-    return _turn(manager, "app.py again, please.", 60.0)
+    return turn(manager, "app.py again, please.", 60.0)
 
 
 def test_an_unchanged_file_selected_again_is_a_notice_not_a_second_copy(make_manager, tmp_path):
@@ -71,7 +55,7 @@ def test_the_restored_copy_is_not_counted_stale_and_an_edit_after_it_is_a_diff(
 
     edited = BODY.replace("value * 7\n", "value * 77\n")
     (tmp_path / "app.py").write_text(edited)
-    after = _turn(manager, "And after my edit?", 90.0)
+    after = turn(manager, "And after my edit?", 90.0)
 
     assert "diff against version 1" in _joined(after)
     assert _joined(after).count(BODY) == 1
@@ -82,13 +66,13 @@ def test_a_file_edited_while_dropped_comes_back_as_a_diff_against_its_old_copy(
     make_manager, tmp_path
 ):
     manager = _manager(make_manager, tmp_path)
-    _turn(manager, "Read both.", 0.0)
+    turn(manager, "Read both.", 0.0)
     manager.file_context.remove_file("app.py")
-    _turn(manager, "Only other.py now.", 30.0)
+    turn(manager, "Only other.py now.", 30.0)
     edited = BODY.replace("value * 9\n", "value * 99\n")
     (tmp_path / "app.py").write_text(edited)
     assert manager.file_context.add_file("app.py").ok
-    back = _turn(manager, "app.py again, edited.", 60.0)
+    back = turn(manager, "app.py again, edited.", 60.0)
 
     assert "app.py (version 2, diff against version 1)" in _joined(back)
     assert _joined(back).count(BODY) == 1 and edited not in _joined(back)

@@ -13,42 +13,23 @@ from dataclasses import replace
 from contextcore.prompt.cacherules import DEEPSEEK
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.prompt.revisions import MANIFEST_HEADER, read_current_files
-
-BODY = "".join(f"def function_{i}(value):\n    return value * {i}\n\n" for i in range(120))
-
-
-def _text(message) -> str:
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
-
-
-def _texts(messages) -> list[tuple[str, str]]:
-    return [(m["role"], _text(m)) for m in messages]
+from tests.contextcore.prompt.exchanges import BODY, selecting, text, texts, turn
 
 
 def _manager(make_manager, tmp_path):
-    (tmp_path / "app.py").write_text(BODY)
-    manager = make_manager(repo_root=tmp_path)
-    assert manager.file_context.add_file("app.py").ok
-    return manager
-
-
-def _turn(manager, question: str, now: float) -> list:
-    messages = manager.prepare_request(question, now=now).messages
-    manager.record_exchange(question, f"The answer to {question}, " + "in detail " * 80)
-    return messages
+    return selecting(make_manager, tmp_path, {"app.py": BODY})
 
 
 def test_with_nothing_changed_each_request_repeats_the_whole_previous_one(make_manager, tmp_path):
     manager = _manager(make_manager, tmp_path)
-    first = _turn(manager, "What does function_3 do?", 0.0)
-    second = _turn(manager, "And function_4?", 30.0)
-    third = _turn(manager, "And function_5?", 60.0)
+    first = turn(manager, "What does function_3 do?", 0.0)
+    second = turn(manager, "And function_4?", 30.0)
+    third = turn(manager, "And function_5?", 60.0)
 
-    assert _texts(second[: len(first)]) == _texts(first)
-    assert _texts(third[: len(second)]) == _texts(second)
-    assert [_text(m) for m in third].count(_text(first[-3])) == 1  # one manifest, kept
-    assert _text(first[-3]).startswith(MANIFEST_HEADER)
+    assert texts(second[: len(first)]) == texts(first)
+    assert texts(third[: len(second)]) == texts(second)
+    assert [text(m) for m in third].count(text(first[-3])) == 1  # one manifest, kept
+    assert text(first[-3]).startswith(MANIFEST_HEADER)
 
 
 def test_automatic_caching_leaves_only_the_answer_and_the_question_uncached(
@@ -56,8 +37,8 @@ def test_automatic_caching_leaves_only_the_answer_and_the_question_uncached(
 ):
     manager = _manager(make_manager, tmp_path)
     simulator = CacheSimulator(counter, DEEPSEEK)
-    simulator.request(_turn(manager, "What does function_3 do?", 0.0), 0.0)
-    second = _turn(manager, "And function_4?", 30.0)
+    simulator.request(turn(manager, "What does function_3 do?", 0.0), 0.0)
+    second = turn(manager, "And function_4?", 30.0)
     cost = simulator.request(second, 30.0)
 
     new = counter.count(second[-2:])  # the first answer and the second question
@@ -68,25 +49,25 @@ def test_a_changed_file_gets_a_new_manifest_at_the_end_and_the_old_one_stays(
     make_manager, tmp_path
 ):
     manager = _manager(make_manager, tmp_path)
-    first = _turn(manager, "What does function_3 do?", 0.0)
+    first = turn(manager, "What does function_3 do?", 0.0)
     (tmp_path / "app.py").write_text(BODY.replace("value * 3", "value * 33"))
-    second = _turn(manager, "And now?", 30.0)
+    second = turn(manager, "And now?", 30.0)
 
-    assert _texts(second[: len(first) - 1]) == _texts(first[:-1])  # all but the question
-    manifests = [i for i, m in enumerate(second) if _text(m).startswith(MANIFEST_HEADER)]
+    assert texts(second[: len(first) - 1]) == texts(first[:-1])  # all but the question
+    manifests = [i for i, m in enumerate(second) if text(m).startswith(MANIFEST_HEADER)]
     assert len(manifests) == 2 and manifests[-1] == len(second) - 3
-    assert "app.py: version 2" in _text(second[manifests[-1]])
+    assert "app.py: version 2" in text(second[manifests[-1]])
     assert read_current_files(second)["app.py"] == BODY.replace("value * 3", "value * 33")
 
 
 def test_the_manifest_survives_the_layout_being_stored_and_read_back(make_manager, tmp_path):
     manager = _manager(make_manager, tmp_path)
-    first = _turn(manager, "What does function_3 do?", 0.0)
+    first = turn(manager, "What does function_3 do?", 0.0)
     stored = manager.stability.layout.to_dict()
     manager.stability.layout = type(manager.stability.layout).from_dict(stored)
-    second = _turn(manager, "And function_4?", 30.0)
+    second = turn(manager, "And function_4?", 30.0)
 
-    assert _texts(second[: len(first)]) == _texts(first)
+    assert texts(second[: len(first)]) == texts(first)
 
 
 def test_stale_copies_are_kept_until_reading_them_has_cost_what_a_rebuild_would(
@@ -98,7 +79,7 @@ def test_stale_copies_are_kept_until_reading_them_has_cost_what_a_rebuild_would(
     (tmp_path / "kept.py").write_text(BODY)
     manager = _manager(make_manager, tmp_path)
     assert manager.file_context.add_file("kept.py").ok
-    _turn(manager, "Compare them.", 0.0)
+    turn(manager, "Compare them.", 0.0)
     manager.file_context.remove_file("app.py")
     policy = manager.config.layout_policy(manager.facts.input_budget)
     stale = manager.counter.count_text(BODY)
@@ -110,7 +91,7 @@ def test_stale_copies_are_kept_until_reading_them_has_cost_what_a_rebuild_would(
         return messages
 
     turns = 0
-    while "app.py" in _text(short_turn(turns)[1]):
+    while "app.py" in text(short_turn(turns)[1]):
         turns += 1
         assert manager.stability.layout.stale_paid > 0
         assert turns < 100, "the stale copy was never dropped"
@@ -128,13 +109,13 @@ def test_a_model_switch_rebuilds_the_layout_without_old_copies(make_manager, tmp
     (tmp_path / "kept.py").write_text(BODY * 4)  # small beside it, app.py's copy is
     manager = _manager(make_manager, tmp_path)  # not worth a rebuild for its own sake
     assert manager.file_context.add_file("kept.py").ok
-    _turn(manager, "Compare them.", 0.0)
+    turn(manager, "Compare them.", 0.0)
     manager.file_context.remove_file("app.py")
-    same_model = _turn(manager, "Only kept.py now.", 30.0)
-    assert "app.py" in _text(same_model[1])  # kept: the prefix is still cached
+    same_model = turn(manager, "Only kept.py now.", 30.0)
+    assert "app.py" in text(same_model[1])  # kept: the prefix is still cached
 
     manager.facts = replace(manager.facts, name="openai/gpt-4.1")
-    switched = _turn(manager, "And with another model?", 60.0)
+    switched = turn(manager, "And with another model?", 60.0)
 
-    assert "app.py" not in _text(switched[1])
-    assert "kept.py" in _text(switched[1])
+    assert "app.py" not in text(switched[1])
+    assert "kept.py" in text(switched[1])

@@ -19,7 +19,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 
 from chat.llm.runtime import llm_client
-from chat.turn import hud
+from chat.turn import endless, hud
 from chat.turn.context import hud_of
 from chat.turn.session import (
     SessionBusy,
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 PURPOSE = "keepalive"  # the request's metadata purpose; the offline models answer it with "."
 TURN_ID = "keepalive"  # how its usage rows are told apart from turns
+EARLY = 1.0  # seconds before its time a refresh is still sent (a timer may wake early)
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,16 @@ def next_refresh(session_id: str) -> float | None:
         return None
     if live_turn(ctx.session):
         return None
-    plan = ctx.manager.refresh_plan()
+    plan = _plan(ctx)
     return plan[0] if plan else None
+
+
+def _plan(ctx: SessionContext) -> tuple[float, ...]:
+    # Endless mode sends a managed view, not the working history the refresh would
+    # repeat: a refresh would write a prefix no turn reads.
+    if endless.endless_state(ctx.session)["enabled"]:
+        return ()
+    return ctx.manager.refresh_plan()
 
 
 async def refresh(session_id: str, now: float) -> Refresh | None:
@@ -92,8 +101,9 @@ def _claim(session_id: str, now: float) -> _Claim | None:
         with held(session_id) as owner:
             ctx = SessionContext.open(session_id, owner=owner)
             manager = ctx.manager
-            plan = manager.refresh_plan()
-            if not plan or plan[0] > now or manager.stability.cache_lost(now, ctx.facts.name):
+            plan = _plan(ctx)
+            too_late = manager.stability.cache_lost(now, ctx.facts.name)
+            if not plan or plan[0] > now + EARLY or too_late:
                 return None
             messages = manager.refresh_request()
             if not messages:

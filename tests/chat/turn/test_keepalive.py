@@ -11,6 +11,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from chat.llm.fake import FakeStep
+from chat.turn.endless import set_endless
 from chat.turn.keepalive import PURPOSE, TURN_ID, next_refresh, refresh
 from chat.turn.session import release_lease, take_lease
 from chat.turn.turns import run_turn
@@ -106,6 +107,14 @@ async def test_a_refresh_too_late_to_keep_anything_is_not_sent(fake):
     assert await refresh(session_id, due + 3600.0) is None  # the prefix expired long ago
     assert await refresh(session_id, due - 60.0) is None  # and not before it is due
     assert len(fake.requests) == 2
+
+
+async def test_an_endless_session_is_not_refreshed(fake):
+    session_id = await _turn(fake)
+    assert await database_sync_to_async(next_refresh)(session_id) is not None
+    await database_sync_to_async(set_endless)(session_id, enabled=True, template="")
+    # Its turns send a managed view: a refresh of the working history would be a write.
+    assert await database_sync_to_async(next_refresh)(session_id) is None
 
 
 async def test_with_keep_warm_off_or_nothing_cached_there_is_no_plan(fake, settings):

@@ -35,12 +35,12 @@ async def test_the_hud_follows_selection_and_turns(server, page):
     await page.get_by_role("textbox", name="Message").fill("And again")
     await page.get_by_role("button", name="Send").click()
     await expect(log).to_contain_text("Fake reply to: And again", timeout=SLOW)
-    await expect(hud).to_contain_text("2 turns")
+    await expect(hud).to_contain_text("2 requests")
     await expect(hud.get_by_role("img", name=re.compile("Cache-hit share"))).to_be_visible()
     await screenshot(page, "hud-after-two-turns")
 
     await page.reload()
-    await expect(hud).to_contain_text("2 turns")
+    await expect(hud).to_contain_text("2 requests")
     await expect(page.get_by_role("checkbox", name="src/app.py")).to_be_checked()
 
 

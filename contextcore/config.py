@@ -41,6 +41,11 @@ class ContextConfig:
     # `ContextManager.refresh_plan`), so lifetimes are chosen counting on it.
     keep_alive: bool = False
 
+    @property
+    def keeps_warm(self) -> bool:
+        """Whether keep-alive refreshes are planned (only the acdc layout is refreshed)."""
+        return self.keep_alive and self.tier_scheme == "acdc"
+
     def compaction_trigger(self, input_budget: int) -> int:
         """History tokens past which layer 1 compacts, for a model with `input_budget`."""
         configured = self.compaction_trigger_tokens

@@ -31,7 +31,6 @@ from contextcore.prompt.assembly import (
     PromptInputs,
     has_marker,
 )
-from contextcore.prompt.cachepolicy import refresh_times
 from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
 from contextcore.prompt.stability import StabilityTracker, stability_items
@@ -299,13 +298,9 @@ class ContextManager:
         due since the last request go out: empty when keep-alive is off, the last request
         cached nothing (no breakpoint: a prompt below the provider's minimum), or none is
         worth its read (`cachepolicy.refresh_times`)."""
-        tracker = self.stability
-        if not (self.config.keep_alive and self.config.tier_scheme == "acdc"):
+        if not self.config.keeps_warm:
             return ()
-        if tracker.last_request_at is None or not tracker.written_ttl or not tracker.marked:
-            return ()
-        times = refresh_times(rules_for(self.facts), tracker.gaps, tracker.written_ttl)
-        return tuple(tracker.last_request_at + t for t in times[tracker.refreshes :])
+        return self.stability.refresh_plan(rules_for(self.facts))
 
     def refresh_request(self) -> list[Message]:
         """A keep-alive request: the cached prefix (reading it renews its lifetime), then

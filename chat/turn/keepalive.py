@@ -13,26 +13,32 @@ wins. When to call is the web layer's business (`chat.web.keepwarm`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from channels.db import database_sync_to_async
 
-from chat.llm.runtime import llm_client
+from chat.llm.runtime import chat_model, llm_client
 from chat.turn import endless, hud
 from chat.turn.context import hud_of
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
     SessionMissing,
+    context_config,
     held,
     live_turn,
 )
 from contextcore.llm import LLMError, LLMRequest, Usage, UsageReport
 from contextcore.models import ModelFacts
+from contextcore.prompt.cacherules import rules_for
+from contextcore.prompt.stability import StabilityTracker
 from history import services
+from history.models import Session
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 PURPOSE = "keepalive"  # the request's metadata purpose; the offline models answer it with "."
 TURN_ID = "keepalive"  # how its usage rows are told apart from turns
@@ -41,7 +47,6 @@ EARLY = 1.0  # seconds before its time a refresh is still sent (a timer may wake
 
 @dataclass(frozen=True)
 class Refresh:
-    at: float
     count: int  # refreshes since the last request, this one included
     usage: Usage | None
     cost: float | None
@@ -58,23 +63,24 @@ class _Claim:
 
 
 def next_refresh(session_id: str) -> float | None:
-    """When the session's next refresh is due (wall-clock seconds), or None."""
-    try:
-        ctx = SessionContext.open(session_id)
-    except SessionMissing:
+    """When the session's next refresh is due (wall-clock seconds), or None. Asked on every
+    tab's connect, so it reads the session row's header alone, not the whole context."""
+    session = Session.objects.filter(pk=session_id).first()
+    if session is None or live_turn(session) or _endless(session):
         return None
-    if live_turn(ctx.session):
+    if not context_config().keeps_warm:
         return None
-    plan = _plan(ctx)
+    engine = (session.context_state or {}).get("engine") or {}
+    tracker = StabilityTracker.from_state(engine.get("stability") or {})
+    facts, _ = hud.request_facts(chat_model(session.model))
+    plan = tracker.refresh_plan(rules_for(facts))
     return plan[0] if plan else None
 
 
-def _plan(ctx: SessionContext) -> tuple[float, ...]:
+def _endless(session: Session) -> bool:
     # Endless mode sends a managed view, not the working history the refresh would
     # repeat: a refresh would write a prefix no turn reads.
-    if endless.endless_state(ctx.session)["enabled"]:
-        return ()
-    return ctx.manager.refresh_plan()
+    return endless.endless_state(session)["enabled"]
 
 
 async def refresh(session_id: str, now: float) -> Refresh | None:
@@ -93,30 +99,38 @@ async def refresh(session_id: str, now: float) -> Refresh | None:
         # The next turn finds the cache as it is: at worst it writes the prefix again.
         log.warning("keep-alive refresh of session %s failed: %s", session_id, exc)
         return None
-    return await database_sync_to_async(_record)(session_id, now, claim, usage)
+    return await database_sync_to_async(_record)(session_id, claim, usage)
 
 
-def _claim(session_id: str, now: float) -> _Claim | None:
+def _leased(session_id: str, work: Callable[[SessionContext], T]) -> T | None:
+    """`work` on the session's context under its lease; None when a turn holds it or the
+    session is gone."""
     try:
         with held(session_id) as owner:
-            ctx = SessionContext.open(session_id, owner=owner)
-            manager = ctx.manager
-            plan = _plan(ctx)
-            too_late = manager.stability.cache_lost(now, ctx.facts.name)
-            if not plan or plan[0] > now + EARLY or too_late:
-                return None
-            messages = manager.refresh_request()
-            if not messages:
-                return None
-            manager.stability.note_refresh(now)
-            ctx.commit()
-            count = manager.stability.refreshes
-            return _Claim(ctx.model, messages, ctx.facts, manager.counter.count(messages), count)
+            return work(SessionContext.open(session_id, owner=owner))
     except (SessionBusy, SessionMissing):
         return None
 
 
-def _record(session_id: str, now: float, claim: _Claim, usage: Usage | None) -> Refresh | None:
+def _claim(session_id: str, now: float) -> _Claim | None:
+    def claim(ctx: SessionContext) -> _Claim | None:
+        manager = ctx.manager
+        plan = () if _endless(ctx.session) else manager.refresh_plan()
+        too_late = manager.stability.cache_lost(now, ctx.facts.name)
+        if not plan or plan[0] > now + EARLY or too_late:
+            return None
+        messages = manager.refresh_request()
+        if not messages:
+            return None
+        manager.stability.note_refresh(now)
+        ctx.commit()
+        count = manager.stability.refreshes
+        return _Claim(ctx.model, messages, ctx.facts, manager.counter.count(messages), count)
+
+    return _leased(session_id, claim)
+
+
+def _record(session_id: str, claim: _Claim, usage: Usage | None) -> Refresh | None:
     cost = hud.cost_of(usage, claim.facts) if usage else None
     billed = usage.as_dict() if usage else {}
     services.token_usage_record(
@@ -130,11 +144,11 @@ def _record(session_id: str, now: float, claim: _Claim, usage: Usage | None) -> 
         cost=cost,
     )
     row = (billed.get("prompt_tokens", 0), billed.get("cache_read_tokens", 0), cost)
-    try:
-        with held(session_id) as owner:
-            ctx = SessionContext.open(session_id, owner=owner)
-            data = hud_of(ctx, extra_usage=row)
-            ctx.commit(hud=data, usage=row)
-    except (SessionBusy, SessionMissing):
-        return None
-    return Refresh(now, claim.count, usage, cost, data)
+
+    def commit_hud(ctx: SessionContext) -> dict[str, Any]:
+        data = hud_of(ctx, extra_usage=row)
+        ctx.commit(hud=data, usage=row)
+        return data
+
+    data = _leased(session_id, commit_hud)
+    return None if data is None else Refresh(claim.count, usage, cost, data)

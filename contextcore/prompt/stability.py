@@ -25,8 +25,8 @@ from typing import Any
 
 from contextcore.prompt.appendonly import LayoutState, digest, expiry_reason
 from contextcore.prompt.assembly import PromptInputs
-from contextcore.prompt.cachepolicy import RHYTHM_LENGTH
-from contextcore.prompt.cacherules import FIVE_MINUTES
+from contextcore.prompt.cachepolicy import RHYTHM_LENGTH, refresh_times
+from contextcore.prompt.cacherules import FIVE_MINUTES, CacheRules
 
 SCHEMES = ("seed", "acdc")
 TIERS = ("L0", "L1", "L2", "L3", "active")
@@ -98,6 +98,15 @@ class StabilityTracker:
         """When the cached prefix's lifetime last started: the last request, or the last
         keep-alive refresh after it."""
         return self.refreshed_at if self.refreshed_at is not None else self.last_request_at
+
+    def refresh_plan(self, rules: CacheRules) -> tuple[float, ...]:
+        """When (on the callers' clock) the keep-alive refreshes still due since the last
+        request go out under `rules`: none when it cached nothing (no breakpoint: a prompt
+        below the provider's minimum) or none is worth its read (`refresh_times`)."""
+        if self.last_request_at is None or not self.written_ttl or not self.marked:
+            return ()
+        times = refresh_times(rules, self.gaps, self.written_ttl)
+        return tuple(self.last_request_at + t for t in times[self.refreshes :])
 
     def note_refresh(self, now: float) -> None:
         """A keep-alive request read the cached prefix at `now`, renewing its lifetime; it

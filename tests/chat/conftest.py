@@ -81,6 +81,15 @@ def background_counts_finish() -> Iterator[None]:
 
 
 @pytest.fixture
+def served_root(root):
+    """`root` as the repository the chat serves (ACDC_REPO) for the length of the test."""
+    from django.test import override_settings
+
+    with override_settings(ACDC_REPO=root):
+        yield root
+
+
+@pytest.fixture
 def repo(root):
     """`root` as the chat reads it, with a fixed filesystem id."""
     from chat.repo.indexing import Repository

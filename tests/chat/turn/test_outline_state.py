@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from channels.db import database_sync_to_async
-from django.test import override_settings
 
 from chat.repo import outlines, picker, sessionsets
 from chat.turn.turns import run_turn
@@ -13,7 +12,7 @@ from chat.web.protocol import parse_frame
 from contextcore.prompt.revisions import read_current_files
 from tests.chat.sockets import new_session
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
 
 SHOP = (
     "class Cart:\n"
@@ -33,12 +32,6 @@ def repo_files():
 @pytest.fixture
 def repo_is_git():
     return True
-
-
-@pytest.fixture
-def root(root):
-    with override_settings(ACDC_REPO=root):
-        yield root
 
 
 async def ignore(event) -> None:

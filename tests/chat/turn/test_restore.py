@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
-from django.test import override_settings
 
 from chat.turn.context import restore_latest_session, select_files, selected_files
 from history import services
 from history.models import Message, Session
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("served_root")]
 
 
 @pytest.fixture
 def repo_files():
     return {"keep.py": "KEEP = 1\n", "gone.py": "GONE = 1\n"}
-
-
-@pytest.fixture
-def root(root):
-    """The served repository for these tests."""
-    with override_settings(ACDC_REPO=root):
-        yield root
 
 
 def test_the_newest_session_comes_back_with_its_selection(root):

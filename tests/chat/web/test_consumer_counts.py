@@ -9,12 +9,11 @@ import threading
 from collections import Counter
 
 import pytest
-from django.test import override_settings
 
 from chat.repo import outlines
 from tests.chat.sockets import WAIT, connect, new_session
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
 
 FILES = 201  # one batch of outline counts and one more file (the batch is 200)
 
@@ -27,12 +26,6 @@ def repo_files():
 @pytest.fixture
 def repo_is_git():
     return True
-
-
-@pytest.fixture
-def root(root):
-    with override_settings(ACDC_REPO=root):
-        yield root
 
 
 class GatedCounts:

@@ -2,7 +2,8 @@
 
 When `ACDC_TOKEN` is set every request must carry it: as `?token=` on a first visit (which
 sets an HttpOnly cookie and redirects to the clean URL), as that cookie, or as a bearer
-header. Websocket handshakes carry the cookie. Comparisons are constant-time.
+header. Websocket handshakes carry the cookie or the same bearer header. Comparisons are
+constant-time.
 
 In both modes a websocket is accepted only from a page of this server: its Origin must be
 `<scheme>://<Host>` of the handshake itself (scheme, host and port), and that host must be
@@ -30,6 +31,13 @@ def token_matches(given: str | None) -> bool:
     return bool(given) and secrets.compare_digest(given.encode(), expected.encode())
 
 
+def bearer_token(authorization: str) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header (the scheme is
+    case-insensitive, RFC 9110), else None. One rule for HTTP and the websocket."""
+    scheme, _, token = authorization.strip().partition(" ")
+    return (token.strip() or None) if scheme.lower() == "bearer" else None
+
+
 class AccessTokenMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -40,7 +48,7 @@ class AccessTokenMiddleware:
         from_query = request.GET.get("token")
         if from_query is not None:
             return self._accept_query_token(request, from_query)
-        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        bearer = bearer_token(request.headers.get("Authorization", ""))
         if token_matches(request.COOKIES.get(COOKIE_NAME)) or token_matches(bearer):
             return self.get_response(request)
         return HttpResponseForbidden(
@@ -61,17 +69,24 @@ class AccessTokenMiddleware:
 
 
 class WebsocketTokenMiddleware:
-    """ASGI middleware: refuses websocket handshakes without the token cookie."""
+    """ASGI middleware: refuses websocket handshakes without the token, as the cookie or as
+    an `Authorization: Bearer` header (the README promises both, as for HTTP)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> Any:
         refused = scope["type"] == "websocket" and settings.ACDC_TOKEN
-        if refused and not token_matches(_cookie_from_scope(scope)):
+        if refused and not _scope_has_token(scope):
             await send({"type": "websocket.close", "code": 4403})
             return None
         return await self.app(scope, receive, send)
+
+
+def _scope_has_token(scope: dict) -> bool:
+    if token_matches(_cookie_from_scope(scope)):
+        return True
+    return any(token_matches(bearer_token(v)) for v in _headers(scope, b"authorization"))
 
 
 def _cookie_from_scope(scope: dict) -> str | None:

@@ -1,6 +1,6 @@
 """ASGI entry point: HTTP through Django (static files by WhiteNoise's middleware), websockets
 through Channels, once their Origin is this server's own and (in token mode) they carry the
-token cookie (acdc.access)."""
+token, as its cookie or a bearer header (acdc.access)."""
 
 from __future__ import annotations
 

@@ -66,3 +66,44 @@ async def test_a_websocket_with_the_cookie_is_let_through():
     connected, _ = await communicator.connect()
     assert connected
     await communicator.disconnect()
+
+
+@override_settings(ACDC_TOKEN=TOKEN)
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer"])
+async def test_a_websocket_with_only_a_bearer_header_is_let_through(scheme):
+    communicator = WebsocketCommunicator(
+        WebsocketTokenMiddleware(_echo_app),
+        "/ws/x/",
+        headers=[(b"authorization", f"{scheme} {TOKEN}".encode())],
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    await communicator.disconnect()
+
+
+@override_settings(ACDC_TOKEN=TOKEN)
+@pytest.mark.parametrize(
+    "authorization", [b"Bearer nope", b"Bearer", b"Basic " + TOKEN.encode(), TOKEN.encode()]
+)
+async def test_a_websocket_with_a_wrong_bearer_header_is_closed(authorization):
+    communicator = WebsocketCommunicator(
+        WebsocketTokenMiddleware(_echo_app), "/ws/x/", headers=[(b"authorization", authorization)]
+    )
+    assert await communicator.connect() == (False, 4403)
+
+
+@override_settings(ACDC_TOKEN=TOKEN, ALLOWED_HOSTS=["acdc.example"])
+@pytest.mark.django_db(transaction=True)
+async def test_the_chat_socket_takes_a_bearer_header_from_the_page_s_own_origin():
+    from acdc.asgi import application
+
+    headers = [
+        (b"origin", b"http://acdc.example:8000"),
+        (b"host", b"acdc.example:8000"),
+        (b"authorization", f"Bearer {TOKEN}".encode()),
+    ]
+    communicator = WebsocketCommunicator(application, "/ws/session/sess_0_000000/", headers)
+    connected, _ = await communicator.connect(timeout=30)
+    assert connected
+    assert "no session" in await communicator.receive_from(timeout=30)
+    assert (await communicator.receive_output(timeout=30))["type"] == "websocket.close"

@@ -17,6 +17,7 @@ Non-goals: rendering (contextcore), watching the disk (chat.repo.watcher), the F
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -153,22 +154,37 @@ def resolve(
         raise SetsError("no object id or path given")
     if "\0" in ref:  # PostgreSQL text cannot even be queried with it
         raise SetsError(f"no object {ref!r}: path contains a NUL byte")
-    found = ContentObject.objects.filter(pk=ref).first()
+    # Objects are shared across sessions; an id names one only within its own session's
+    # index, or one session's tool output could be read from another.
+    found = ContentObject.objects.filter(pk=ref, session_links__session=session).first()
     if found is not None:
         return found
+    if _OBJECT_ID.fullmatch(ref) and not _is_path(repo, ref):
+        raise SetsError(f"{ref}: no such object in this session")
     try:
-        _, source = indexing.locate(repo, ref, allow_secret=allow_secret)
+        key, source = indexing.locate(repo, ref, allow_secret=allow_secret)
+        object_id = objects.identity_hash(objects.FILE, source=source)
+        found = ContentObject.objects.filter(pk=object_id).first()
+        if found is not None:
+            return found
+        if not discover:
+            raise SetsError(f"{ref} is not in this session")
+        if not indexing.exists(repo, key):
+            raise SetsError(f"{key}: no such file")
+        return indexing.discover_file(repo, key, session=session, allow_secret=allow_secret).object
     except indexing.IndexingError as exc:
         raise SetsError(f"no object {ref!r}: {exc}") from None
-    object_id = objects.identity_hash(objects.FILE, source=source)
-    found = ContentObject.objects.filter(pk=object_id).first()
-    if found is not None:
-        return found
-    if not discover:
-        raise SetsError(f"{ref} is not in this session")
-    if not (repo.root / ref).exists():
-        raise SetsError(f"{ref}: no such file")
-    return indexing.discover_file(repo, ref, session=session, allow_secret=allow_secret).object
+
+
+_OBJECT_ID = re.compile(r"toolcall:.+|[0-9a-f]{64}", re.DOTALL)
+
+
+def _is_path(repo: indexing.Repository, ref: str) -> bool:
+    """Whether an id-shaped ref is also a file's name (a content-addressed store's)."""
+    try:
+        return (repo.root / ref).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _judge(obj: ContentObject, repo, *, allow_secret: bool) -> None:

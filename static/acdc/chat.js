@@ -222,10 +222,6 @@
     if (log) log.scrollTop = log.scrollHeight;
     const box = input();
     if (!box) return;
-    // Focused for the person, not by them: until they use the box, "/" filters the files.
-    box.dataset.untouched = "";
     box.focus();
-    const touched = () => delete box.dataset.untouched;
-    for (const name of ["input", "pointerdown", "blur"]) box.addEventListener(name, touched, { once: true });
   });
 })();

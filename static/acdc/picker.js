@@ -493,15 +493,15 @@
     state.filter = event.target.value.trim();
     draw();
   });
-  // "/" filters the files unless it would type into something: the message box counts only
-  // once the person has used it (it has the focus from the start, and "/compact" typed
-  // there is a command). Ctrl/Cmd+K filters from anywhere.
+  // "/" filters the files unless it would type into something. The message box has the
+  // focus from the start, and "/compact" typed there is a command, so "/" never leaves it;
+  // Ctrl/Cmd+K filters from anywhere.
   document.addEventListener("keydown", (event) => {
     const filter = document.getElementById("file-filter");
     if (!filter) return;
     const target = event.target;
-    const untouched = target.id === "message-input" && target.value === "" && "untouched" in target.dataset;
-    const typing = (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) && !untouched;
+    const typing = target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement
+      || target.isContentEditable;
     const modifier = event.ctrlKey || event.metaKey;
     const slash = event.key === "/" && !typing && !modifier && !event.altKey;
     if (slash || (modifier && !event.altKey && event.key.toLowerCase() === "k")) {

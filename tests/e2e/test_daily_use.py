@@ -57,30 +57,32 @@ async def test_sends_an_upload_and_a_history_search_log_no_error(server, page):
     assert errors == []
 
 
-async def test_slash_and_ctrl_k_go_to_the_file_filter(server, page):
+async def test_slash_types_a_command_in_the_box_and_filters_from_elsewhere(server, page):
     await page.goto(server.session_url)
     box = page.get_by_role("textbox", name="Message")
     filter_box = page.get_by_role("searchbox", name="Filter files")
     await expect(box).to_be_focused()  # as the page opens
+    # A fresh page: "/compact" typed straight away is a command, never a filter.
+    await page.keyboard.type("/compact")
+    await expect(box).to_have_value("/compact")
+    await expect(box).to_be_focused()
+    await expect(filter_box).to_have_value("")
+    # Ctrl+K (Cmd+K on a Mac) reaches the filter from anywhere, the text kept.
+    await page.keyboard.press("Control+k")
+    await expect(filter_box).to_be_focused()
+    await expect(box).to_have_value("/compact")
+    await box.focus()
+    await page.keyboard.press("Meta+k")
+    await expect(filter_box).to_be_focused()
+    await filter_box.press("Escape")
+    # Outside any text field, "/" goes to the filter.
+    await page.get_by_role("region", name="Files").click(position={"x": 5, "y": 5})
     await page.keyboard.press("/")
     await expect(filter_box).to_be_focused()
     await expect(filter_box).to_have_value("")
     await page.keyboard.type("app")
     await expect(page.get_by_role("checkbox", name="README.md")).to_have_count(0)
-    await filter_box.press("Escape")
-
-    # Once the person uses the message box, "/" types there ("/compact" is a command)...
-    await box.click()
-    await page.keyboard.type("/comp")
-    await expect(box).to_have_value("/comp")
-    await expect(box).to_be_focused()
-    # ...and Ctrl+K (Cmd+K on a Mac) reaches the filter from anywhere, the text kept.
-    await page.keyboard.press("Control+k")
-    await expect(filter_box).to_be_focused()
-    await expect(box).to_have_value("/comp")
-    await box.focus()
-    await page.keyboard.press("Meta+k")
-    await expect(filter_box).to_be_focused()
+    await expect(box).to_have_value("/compact")
 
 
 async def test_a_long_file_name_is_shown_whole(server, page):

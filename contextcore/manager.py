@@ -33,13 +33,9 @@ from contextcore.prompt.assembly import (
 )
 from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
+from contextcore.prompt.siderequest import SidePrefix
 from contextcore.prompt.stability import StabilityTracker, stability_items
 from contextcore.tokens import TokenCounter, count_image, provider_for_model
-
-REFRESH_NOTE = (
-    "(This request only keeps the conversation cached while the person is away; no answer "
-    "is needed. Reply with a single period.)"
-)
 
 
 @dataclass(frozen=True)
@@ -302,11 +298,21 @@ class ContextManager:
             return ()
         return self.stability.refresh_plan(rules_for(self.facts))
 
-    def refresh_request(self) -> list[Message]:
-        """A keep-alive request: the cached prefix (reading it renews its lifetime), then
-        a note that no answer is wanted; empty when nothing is cached."""
-        prefix = self.cached_prefix()
-        return [*prefix, {"role": "user", "content": REFRESH_NOTE}] if prefix else []
+    def side_prefix(
+        self,
+        tools: Sequence[dict[str, Any]] | None,
+        history: Sequence[Mapping[str, Any]] | None = None,
+    ) -> SidePrefix | None:
+        """What a request that means to read the chat's cache repeats: `tools` (the chat's
+        tool definitions, which the provider caches first) and `cached_prefix` (assembled
+        from `history` when given), priced at the model's cache read; None when nothing
+        is cached."""
+        with self.substituted_history(history):
+            cached = self.cached_prefix()
+        if not cached:
+            return None
+        read_price = rules_for(self.facts).read_multiplier
+        return SidePrefix(tuple(cached), read_price, tuple(tools or ()))
 
     def preview_request(
         self, user_content: str = "", images: Sequence[ImageInput] = (), *, now: float | None = None

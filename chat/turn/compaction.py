@@ -29,11 +29,10 @@ from django.utils import timezone
 
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
 from chat.turn import checkpoints, working
-from chat.turn.hud import COMPACTION_CASES
+from chat.turn.hud import COMPACTION_CASES, chat_tools
 from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
 from contextcore.history.compaction import CompactionConfig, HistoryCompaction, create_compactor
-from contextcore.history.topics import SidePrefix
-from contextcore.prompt.cacherules import rules_for
+from contextcore.prompt.siderequest import SidePrefix
 from history.models import Checkpoint, Compaction, Message, Session
 
 log = logging.getLogger(__name__)
@@ -41,14 +40,13 @@ FORCED_TRIGGER = 1  # "Compact now": any history above the verbatim window quali
 SIDE_ROOM_TOKENS = 8_000  # instruction, index of up to 50 messages, and the answer
 
 
-def side_prefix(manager, facts, counter, history=None) -> SidePrefix | None:
-    """The chat's cached prefix for a side request to the chat's own model (the request
-    `manager` would send next, assembled from `history` when given, up to its last cache
-    breakpoint), when it leaves room for the side request's instruction and index."""
-    with manager.substituted_history(history):
-        cached = manager.cached_prefix()
-    if cached and counter.count(cached) <= facts.input_budget - SIDE_ROOM_TOKENS:
-        return SidePrefix(tuple(cached), rules_for(facts).read_multiplier)
+def side_prefix(manager, model, facts, counter, history=None) -> SidePrefix | None:
+    """The chat's cached prefix for a side request to the chat's own `model` (its tools
+    and the request `manager` would send next, assembled from `history` when given, up to
+    its last cache breakpoint), when it leaves room for the instruction and index."""
+    prefix = manager.side_prefix(chat_tools(model), history)
+    if prefix and prefix.tokens(counter) <= facts.input_budget - SIDE_ROOM_TOKENS:
+        return prefix
     return None
 
 
@@ -110,7 +108,7 @@ async def compact_session(
     compactor = create_compactor(llm_client(), model, counter, config)
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
     # Sent to the chat's own model, the side requests reuse its cached prefix.
-    prefix = side_prefix(manager, facts, counter) if model == ctx.model else None
+    prefix = side_prefix(manager, model, facts, counter) if model == ctx.model else None
     result = await compactor.compact(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
     if result is None:
         return CompactionOutcome(

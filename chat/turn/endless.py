@@ -24,9 +24,9 @@ from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
 from chat.turn.compaction import side_prefix
 from contextcore.history import endless
 from contextcore.history.exchanges import group_exchanges
-from contextcore.history.topics import SidePrefix
 from contextcore.llm import Message as ChatMessage
 from contextcore.manager import ContextManager
+from contextcore.prompt.siderequest import SidePrefix
 from history.models import ManagedView, Message, Session
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,9 @@ async def managed_history(
     previous = await _previous_summary(session.id)
     prefix = None
     if manager is not None and model == chat_model(session.model):
-        prefix = await _chat_prefix(session.id, history, manager, facts, counter, settings_now)
+        prefix = await _chat_prefix(
+            session.id, history, manager, (model, facts, counter), settings_now
+        )
     try:
         template = endless.resolve_template(state["template"], Path(settings.ACDC_REPO))
     except endless.TemplateError as exc:
@@ -128,7 +130,7 @@ async def managed_history(
 
 
 @database_sync_to_async
-def _chat_prefix(session_id, history, manager, facts, counter, config) -> SidePrefix | None:
+def _chat_prefix(session_id, history, manager, side_model, config) -> SidePrefix | None:
     """What the chat sent last turn, up to its last cache breakpoint: the managed view of
     the history before the last run, when the last turn used one (its stored view is the
     last and did not fail); else None (a prefix that was never sent is not cached)."""
@@ -145,7 +147,7 @@ def _chat_prefix(session_id, history, manager, facts, counter, config) -> SidePr
     sent = endless.apply_managed_view(
         before, endless.ManagedView(managed_prompt=view.managed_prompt), config
     )
-    return side_prefix(manager, facts, counter, sent)
+    return side_prefix(manager, *side_model, sent)
 
 
 @database_sync_to_async

@@ -43,9 +43,17 @@ def request_facts(model: str) -> tuple[ModelFacts, str | None]:
     """The model's facts as every request meets them: the tool definitions offered to a
     model that calls tools count against its budget."""
     facts, warning = facts_for(model)
-    if supports_tools(model):
-        facts = replace(facts, tool_tokens=tool_tokens(TOOL_SPECS))
+    tools = chat_tools(model)
+    if tools:
+        facts = replace(facts, tool_tokens=tool_tokens(tools))
     return facts, warning
+
+
+def chat_tools(model: str) -> list[dict] | None:
+    """The tool definitions every chat request to `model` carries (None: it calls none).
+    A request that means to read the chat's cache must carry the same: the provider
+    caches them first."""
+    return TOOL_SPECS if supports_tools(model) else None
 
 
 def tool_tokens(tools: list[dict] | None) -> int:

@@ -22,6 +22,7 @@ from channels.db import database_sync_to_async
 from chat.llm.runtime import chat_model, llm_client
 from chat.turn import endless, hud
 from chat.turn.context import hud_of
+from chat.turn.hud import chat_tools
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
@@ -30,9 +31,11 @@ from chat.turn.session import (
     held,
     live_turn,
 )
-from contextcore.llm import LLMError, LLMRequest, Usage, UsageReport
+from contextcore.history.topics import log_ignored_tool_call
+from contextcore.llm import LLMError, LLMRequest, ToolCallDelta, Usage, UsageReport
 from contextcore.models import ModelFacts
 from contextcore.prompt.cacherules import rules_for
+from contextcore.prompt.siderequest import REFRESH_PURPOSE, refresh_request
 from contextcore.prompt.stability import StabilityTracker
 from history import services
 from history.models import Session
@@ -40,7 +43,7 @@ from history.models import Session
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-PURPOSE = "keepalive"  # the request's metadata purpose; the offline models answer it with "."
+PURPOSE = REFRESH_PURPOSE  # the request's metadata purpose; the offline models answer "."
 TURN_ID = "keepalive"  # how its usage rows are told apart from turns
 EARLY = 1.0  # seconds before its time a refresh is still sent (a timer may wake early)
 
@@ -55,8 +58,7 @@ class Refresh:
 
 @dataclass(frozen=True)
 class _Claim:
-    model: str
-    messages: list
+    request: LLMRequest
     facts: ModelFacts
     estimated: int
     count: int
@@ -89,12 +91,13 @@ async def refresh(session_id: str, now: float) -> Refresh | None:
     claim = await database_sync_to_async(_claim)(session_id, now)
     if claim is None:
         return None
-    request = LLMRequest(claim.model, claim.messages, max_tokens=1, metadata={"purpose": PURPOSE})
     usage = None
     try:
-        async for event in llm_client().stream(request):
+        async for event in llm_client().stream(claim.request):
             if isinstance(event, UsageReport):
                 usage = event.usage
+            elif isinstance(event, ToolCallDelta) and event.name:
+                log_ignored_tool_call(claim.request, event.name)
     except LLMError as exc:
         # The next turn finds the cache as it is: at worst it writes the prefix again.
         log.warning("keep-alive refresh of session %s failed: %s", session_id, exc)
@@ -119,13 +122,13 @@ def _claim(session_id: str, now: float) -> _Claim | None:
         too_late = manager.stability.cache_lost(now, ctx.facts.name)
         if not plan or plan[0] > now + EARLY or too_late:
             return None
-        messages = manager.refresh_request()
-        if not messages:
+        request = refresh_request(manager.side_prefix(chat_tools(ctx.model)), ctx.model)
+        if request is None:
             return None
         manager.stability.note_refresh(now)
         ctx.commit()
-        count = manager.stability.refreshes
-        return _Claim(ctx.model, messages, ctx.facts, manager.counter.count(messages), count)
+        estimated = manager.counter.count(request.messages) + ctx.facts.tool_tokens
+        return _Claim(request, ctx.facts, estimated, manager.stability.refreshes)
 
     return _leased(session_id, claim)
 

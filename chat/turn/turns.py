@@ -21,9 +21,9 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from chat.llm.runtime import llm_client, supports_tools
+from chat.llm.runtime import llm_client
 from chat.repo.repomap import engine as repomap_engine
-from chat.repo.tools import TOOL_SPECS, ToolCall
+from chat.repo.tools import ToolCall
 from chat.turn import context, hud, toolrounds
 from chat.turn.events import (
     HudUpdate,
@@ -136,7 +136,7 @@ async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:
     await emit(
         TurnStarted(turn_id, session.id, user_message.id, text, ctx.model, session.title, images)
     )
-    tools = TOOL_SPECS if await asyncio.to_thread(supports_tools, ctx.model) else None
+    tools = await asyncio.to_thread(hud.chat_tools, ctx.model)  # side requests repeat them
     turn = _Turn(emit, turn_id, ctx, text, None, user_message.id)
     waiting = repomap_engine.warming_notice()
     if waiting:

@@ -25,9 +25,9 @@ from contextcore.history.topics import (
     TopicDetector,
     complete_text,
     format_messages,
-    side_messages,
+    side_request,
 )
-from contextcore.llm import LLMClient, LLMError, LLMRequest, Message
+from contextcore.llm import LLMClient, LLMError, Message
 from contextcore.tokens import TokenCounter
 
 SUMMARY_HEADER = "History Summary"
@@ -246,15 +246,13 @@ class HistoryCompactor:
         system = SUMMARIZER_PROMPT.format(budget=budget)
         if focus.strip():
             system += f"\nPay particular attention to: {focus.strip()}"
-        request = LLMRequest(
+        request = side_request(
+            prefix,
+            system,
+            index=format_messages(messages, max_chars=INDEX_CHARS),
+            transcript=format_messages(messages, max_chars=SUMMARIZER_MAX_CHARS),
+            counter=self.counter,
             model=self.model,
-            messages=side_messages(
-                prefix,
-                system,
-                index=format_messages(messages, max_chars=INDEX_CHARS),
-                transcript=format_messages(messages, max_chars=SUMMARIZER_MAX_CHARS),
-                counter=self.counter,
-            ),
             max_tokens=budget,
             temperature=0.0,
             metadata={"purpose": "history_summary"},

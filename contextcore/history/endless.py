@@ -12,7 +12,7 @@ Templates live in `contextcore.history.templates`; the names the chat uses are r
 Given the chat's cached prefix (`SidePrefix`: the previous request up to its last
 breakpoint), the manager request reuses it when reading it costs less than sending the
 runs fresh: the messages it already holds (the earlier summary, the runs passed through)
-are then listed cut short, the others in full, after it (`topics.side_messages` weighs it).
+are then listed cut short, the others in full, after it (`topics.side_request` weighs it).
 Non-goals: persistence (history stores views), choosing the model, reading settings.
 """
 
@@ -40,10 +40,19 @@ from contextcore.history.topics import (
     INDEX_CHARS,
     SidePrefix,
     format_messages,
+    log_ignored_tool_call,
     message_text,
-    side_messages,
+    side_request,
 )
-from contextcore.llm import LLMClient, LLMError, LLMRequest, Message, TextDelta, UsageReport
+from contextcore.llm import (
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    Message,
+    TextDelta,
+    ToolCallDelta,
+    UsageReport,
+)
 from contextcore.modeljson import parse_json_output
 from contextcore.tokens import TokenCounter
 
@@ -190,8 +199,17 @@ async def build_managed_view(
         "passthrough_runs": config.passthrough_runs,
     }
     prompt = _manager_prompt(template, values)
-    messages = _manager_messages(prefix, template, values, shown, len(history), prompt, counter)
+    options = {
+        "model": model,
+        "max_tokens": max_tokens if max_tokens > 0 else MANAGER_MAX_TOKENS,
+        "temperature": 0.0,
+        "metadata": {"purpose": "managed_view", "template": template.name},
+    }
+    request = _manager_request(
+        prefix, template, values, shown, len(history), prompt, counter, options
+    )
     payload = _payload(template, values, shown, latest_input, prompt)
+    messages = request.messages
     reused = len(messages) - 1 if messages[-1]["content"] != prompt else 0  # prefix messages
     view = ManagedView(
         template_name=template.name,
@@ -199,13 +217,6 @@ async def build_managed_view(
         template_hash=template.sha256,
         model=model,
         input_payload={**payload, "reused_prefix_messages": reused},
-    )
-    request = LLMRequest(
-        model=model,
-        messages=messages,
-        max_tokens=max_tokens if max_tokens > 0 else MANAGER_MAX_TOKENS,
-        temperature=0.0,
-        metadata={"purpose": "managed_view", "template": template.name},
     )
     view = await _ask(view, request, client, timeout)
     return view if view.failed else _finish(view, history, config, counter, request)
@@ -237,7 +248,7 @@ def managed_messages(summary: str) -> list[Message]:
     ]
 
 
-def _manager_messages(
+def _manager_request(
     prefix: SidePrefix | None,
     template: Template,
     values: dict[str, Any],
@@ -245,11 +256,14 @@ def _manager_messages(
     total: int,
     prompt: str,
     counter: TokenCounter,
-) -> list[Message]:
-    """The manager request: on its own (instruction and `prompt`), or after the chat's
-    cached `prefix` with the template rendered against it, whichever costs less."""
+    options: dict[str, Any],
+) -> LLMRequest:
+    """The manager request: on its own (instruction and `prompt`), or the chat's request
+    (`prefix`) with the template rendered against it, whichever costs less."""
     if prefix is None or not prefix.messages:
-        return side_messages(None, MANAGER_INSTRUCTION, index="", transcript=prompt, counter=None)
+        return side_request(
+            None, MANAGER_INSTRUCTION, index="", transcript=prompt, counter=None, **options
+        )
     held = {(m.get("role"), message_text(m)) for m in prefix.messages}
     start = total - len(shown)
     lines = []
@@ -262,8 +276,8 @@ def _manager_messages(
     if (summary["role"], summary["content"]) in held:
         against["previous_summary"] = "(the Context summary (managed) above)"
     index = _manager_prompt(template, against)
-    return side_messages(
-        prefix, MANAGER_INSTRUCTION, index=index, transcript=prompt, counter=counter
+    return side_request(
+        prefix, MANAGER_INSTRUCTION, index=index, transcript=prompt, counter=counter, **options
     )
 
 
@@ -355,6 +369,8 @@ async def _complete(
                 parts.append(event.text)
             elif isinstance(event, UsageReport):
                 usage = event.usage.as_dict()
+            elif isinstance(event, ToolCallDelta) and event.name:
+                log_ignored_tool_call(request, event.name)
     return "".join(parts), usage
 
 

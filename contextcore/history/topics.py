@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contextcore.llm import LLMClient, LLMError, LLMRequest, Message, TextDelta
+from contextcore.llm import LLMClient, LLMError, LLMRequest, Message, TextDelta, ToolCallDelta
 from contextcore.modeljson import parse_json_output
+from contextcore.prompt.siderequest import SidePrefix, chat_plus
 from contextcore.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
 
 MAX_CHARS = 1000
 MAX_MESSAGES = 50
@@ -73,32 +77,34 @@ SIDE_NOTE = (
 INDEX_CHARS = 200
 
 
-@dataclass(frozen=True)
-class SidePrefix:
-    """The chat's request as it will be sent, up to its last cache breakpoint, and the
-    price of reading it from the provider's cache (a multiple of the input price)."""
-
-    messages: tuple[Message, ...]
-    read_price: float
-
-
-def side_messages(
+def side_request(
     prefix: SidePrefix | None,
     system: str,
     *,
     index: str,
     transcript: str,
     counter: TokenCounter | None,
-) -> list[Message]:
-    """A side request's messages: the chat's cached `prefix` with the instruction and a
-    short `index` of the messages appended at the end, when reading the prefix from the
-    cache costs less than sending the `transcript` fresh; else a request of its own."""
+    model: str,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> LLMRequest:
+    """A side request: the chat's request (`prefix`, tools included) plus the instruction
+    and a short `index` of the messages, when reading the prefix from the cache costs less
+    than sending the `transcript` fresh; else a request of its own, with no tools."""
+    options: dict[str, Any] = {
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "metadata": dict(metadata or {}),
+    }
     fresh = [{"role": "system", "content": system}, {"role": "user", "content": transcript}]
-    if prefix is None or not prefix.messages or counter is None:
-        return fresh
-    tail = {"role": "user", "content": f"{SIDE_NOTE}\n\n{system}\n\n{index}"}
-    reused = prefix.read_price * counter.count(list(prefix.messages)) + counter.count([tail])
-    return [*prefix.messages, tail] if reused < counter.count(fresh) else fresh
+    if prefix is not None and prefix.messages and counter is not None:
+        instruction = f"{SIDE_NOTE}\n\n{system}\n\n{index}"
+        reuse = chat_plus(prefix, model, instruction, **options)
+        cost = prefix.read_price * prefix.tokens(counter) + counter.count(reuse.messages[-1:])
+        if cost < counter.count(fresh):
+            return reuse
+    return LLMRequest(model=model, messages=fresh, **options)
 
 
 def format_messages(
@@ -172,13 +178,22 @@ def _confidence(value: Any) -> float:
 
 
 async def complete_text(client: LLMClient, request: LLMRequest, timeout: float) -> str:
-    """The whole text of one streamed completion; raises `TimeoutError` past `timeout`."""
+    """The whole text of one streamed completion; raises `TimeoutError` past `timeout`.
+    A side request carries the chat's tools only to repeat its prefix: a tool call in the
+    answer is ignored (and logged), the text is all that counts."""
     parts: list[str] = []
     async with asyncio.timeout(timeout):
         async for event in client.stream(request):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
+            elif isinstance(event, ToolCallDelta) and event.name:
+                log_ignored_tool_call(request, event.name)
     return "".join(parts)
+
+
+def log_ignored_tool_call(request: LLMRequest, name: str) -> None:
+    purpose = request.metadata.get("purpose", "side request")
+    log.warning("%s asked for tool %r; ignored (a side request only reads)", purpose, name)
 
 
 class TopicDetector:
@@ -203,15 +218,13 @@ class TopicDetector:
         reused, since it holds them in full)."""
         start = max(0, len(messages) - self.max_messages)
         recent = messages[start:]
-        return LLMRequest(
+        return side_request(
+            prefix,
+            DETECTOR_PROMPT,
+            index=format_messages(recent, max_chars=INDEX_CHARS, start=start),
+            transcript=format_messages(recent, max_chars=self.max_chars, start=start),
+            counter=self.counter,
             model=self.model,
-            messages=side_messages(
-                prefix,
-                DETECTOR_PROMPT,
-                index=format_messages(recent, max_chars=INDEX_CHARS, start=start),
-                transcript=format_messages(recent, max_chars=self.max_chars, start=start),
-                counter=self.counter,
-            ),
             max_tokens=DETECTOR_MAX_TOKENS,
             temperature=0.0,
             metadata={"purpose": "topic_detection"},

@@ -10,7 +10,8 @@ at full price. Prices are multiples of the model's input price, taken from its
 `ModelFacts` (litellm's map) where the map has them, else the provider's documented ratio.
 Lifetimes the providers do not document exactly (OpenAI: "5 to 10 minutes of inactivity";
 DeepSeek: "a few hours to a few days"; Gemini implicit and Grok: unstated) take the short
-end. Non-goals: Gemini's explicit cache objects and their storage fee; tools.
+end. Tool definitions are part of every rule set's prefix (`cachesim`).
+Non-goals: Gemini's explicit cache objects and their storage fee.
 """
 
 from __future__ import annotations

@@ -1,7 +1,14 @@
-"""A simulation of a provider's prompt cache under its rules, for benchmarking layouts.
+"""A simulation of a provider's prompt cache under its documented rules.
 
-A request is a sequence of content blocks (a string message is one text block;
-`cache_control` does not change a block's identity). Under explicit rules (`CacheRules`)
+A request is a sequence of content blocks in the order the provider caches them: the tool
+definitions (one block each), then the system blocks (hoisted to the front under explicit
+rules, as Anthropic's API takes them apart from the messages), then the message blocks (a
+string message is one text block; `cache_control` does not change a block's identity).
+So a change in tools changes every prefix after it. Before the first message block the
+prefix also takes in the tool choice and whether the request holds any image: Anthropic
+documents that changing either invalidates the message blocks, not tools or system.
+A request with more breakpoints than the rules allow is refused, as the API refuses it
+(`TooManyBreakpoints`). Under explicit rules (`CacheRules`)
 each breakpoint whose prefix reaches the minimum writes that prefix, for the lifetime its
 `cache_control` asks ("ttl": "1h", else 5 minutes) at that lifetime's premium; a later
 request reads the longest written prefix it repeats exactly, found by looking back up to
@@ -12,7 +19,7 @@ prefix, counted from the minimum in steps of the granularity. Entries live their
 lifetime, refreshed on use, on the caller's fake clock. Cost is in input-token units:
 uncached 1x, writes and reads at the rules' multipliers. Approximation: prefixes match at
 block boundaries (a provider matching token by token may read a little more of the last
-block). Non-goals: tools, output tokens.
+block). Non-goals: output tokens, the provider's hidden tool-use system prompt.
 """
 
 from __future__ import annotations
@@ -61,7 +68,33 @@ class SimulationReport:
         return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-def _blocks(messages: Sequence[Message]) -> Iterable[tuple[str, str | None, str | None, bool]]:
+class TooManyBreakpoints(ValueError):
+    """More `cache_control` blocks than the provider accepts in one request."""
+
+
+_Block = tuple[str, str | None, str | None, bool]
+
+
+def _tool_blocks(tools: Sequence[dict[str, Any]]) -> Iterable[_Block]:
+    """One block per tool definition, counted as its JSON text (a tool may be marked)."""
+    for tool in tools:
+        plain = {k: v for k, v in tool.items() if k != "cache_control"}
+        text = json.dumps(plain, sort_keys=True)
+        marker = tool.get("cache_control")
+        ttl = None if marker is None else str(marker.get("ttl") or "")
+        yield json.dumps(["tool", plain], sort_keys=True), ttl, text, True
+
+
+def _has_image(messages: Sequence[Message]) -> bool:
+    return any(
+        isinstance(block, dict) and block.get("type") != "text"
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
+
+
+def _blocks(messages: Sequence[Message]) -> Iterable[_Block]:
     """(identity, breakpoint ttl ("" for the default, None for no breakpoint), text (None
     for an image), first of its message) per block."""
     for message in messages:
@@ -90,10 +123,33 @@ class CacheSimulator:
         self._entries: dict[str, tuple[float, float]] = {}  # prefix digest -> (expiry, ttl)
         self.report = SimulationReport()
 
-    def _prefixes(self, messages: Sequence[Message]) -> _Prefixes:
+    def _ordered(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+    ) -> Iterable[_Block | None]:
+        """The blocks in the order the provider caches them; None marks where the message
+        blocks begin (what invalidates only them is hashed there)."""
+        yield from _tool_blocks(tools)
+        if self.rules.kind == "explicit":  # Anthropic's `system` comes before the messages
+            yield from _blocks([m for m in messages if m.get("role") == "system"])
+            messages = [m for m in messages if m.get("role") != "system"]
+        yield None
+        yield from _blocks(messages)
+
+    def _prefixes(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        tool_choice: Any = None,
+    ) -> _Prefixes:
         digests, totals, marks = [], [], []
         running, total = hashlib.blake2b(digest_size=16), 0
-        for i, (identity, ttl, text, first) in enumerate(_blocks(messages)):
+        switches = json.dumps([tool_choice, _has_image(messages)], sort_keys=True, default=str)
+        for block in self._ordered(messages, tools):
+            if block is None:
+                running.update(switches.encode())
+                continue
+            identity, ttl, text, first = block
+            i = len(digests)
             running.update(identity.encode("utf-8", "surrogatepass"))
             digests.append(running.copy().hexdigest())
             tokens = self.counter.count_text(text) if text is not None else IMAGE_FLAT_TOKENS
@@ -103,10 +159,23 @@ class CacheSimulator:
                 marks.append((i, ttl))
         return _Prefixes(digests, totals, marks)
 
-    def request(self, messages: Sequence[Message], now: float) -> RequestCost:
-        """Send one request at time `now`; returns (and records) what it cost."""
+    def request(
+        self,
+        messages: Sequence[Message],
+        now: float,
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: Any = None,
+    ) -> RequestCost:
+        """Send one request at time `now` with `tools` (and `tool_choice`) beside its
+        messages; returns (and records) what it cost."""
         self._entries = {k: e for k, e in self._entries.items() if e[0] >= now}
-        found = self._prefixes(messages)
+        found = self._prefixes(messages, tools or (), tool_choice)
+        if self.rules.kind == "explicit" and len(found.marks) > self.rules.max_breakpoints:
+            raise TooManyBreakpoints(
+                f"A maximum of {self.rules.max_breakpoints} blocks with cache_control may be "
+                f"provided. Found {len(found.marks)}."
+            )
         prompt = found.totals[-1] if found.totals else 0
         if self.rules.kind == "explicit":
             read, write, cost = self._explicit(found, now)

@@ -29,6 +29,7 @@ from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
 from contextcore.prompt.cacherules import NO_CACHE, CacheRules
 from contextcore.prompt.cachesim import SimulationReport
+from contextcore.prompt.siderequest import refresh_request
 from contextcore.tokens import TokenCounter
 from tests.bench.cache_explain import (
     lifetime_experiments,
@@ -124,7 +125,10 @@ def replay_direct(
             for at in manager.refresh_plan():
                 if at >= now + turn.seconds_before:
                     break
-                recording.sent.append(Sent(manager.refresh_request(), at, refresh=True))
+                ping = refresh_request(manager.side_prefix(None), facts.name)
+                if ping is None:
+                    break
+                recording.sent.append(Sent(ping.messages, at, refresh=True))
                 manager.stability.note_refresh(at)
             now += turn.seconds_before
             for path, text in turn.edits.items():

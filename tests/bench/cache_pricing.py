@@ -41,6 +41,7 @@ class Sent:
     at: float
     side: bool = False  # a topic-detector or summarizer request
     refresh: bool = False  # a keep-alive refresh while the person was away
+    tools: list[dict[str, Any]] | None = None  # cached by the provider before the messages
 
 
 @dataclass
@@ -60,7 +61,7 @@ def price(recording: Recording, rules: CacheRules, counter: TokenCounter) -> Sim
     simulator = CacheSimulator(counter, rules)
     report = SimulationReport()
     for sent in recording.sent:
-        report.requests.append(simulator.request(sent.messages, sent.at))
+        report.requests.append(simulator.request(sent.messages, sent.at, tools=sent.tools))
     return report
 
 

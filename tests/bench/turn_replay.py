@@ -14,7 +14,8 @@ those requests are recorded as side requests. While the person is away, the keep
 refreshes an open tab would send go out when due (`keep_warm`, as `chat.web.keepwarm`
 does), recorded as refresh requests. The replay records; `cache_pricing` prices.
 Imports chat's models, so it loads only after Django is set up (`tests.bench.django_env`).
-Non-goals: images (`run_turn` carries text only), tools.
+Each request is recorded with the tool definitions it carried (the provider caches them
+first). Non-goals: images (`run_turn` carries text only).
 """
 
 from __future__ import annotations
@@ -129,14 +130,16 @@ async def _replay(
             write_file(repo, path, text, clock.now)
         if turn.add or turn.drop:
             await select_paths(stored.id, add=turn.add, drop=turn.drop)
-        messages = await scripted_turn(stored.id, turn, script)
-        recording.sent.append(Sent(messages, clock.now))
+        sent = await scripted_turn(stored.id, turn, script)
+        recording.sent.append(Sent(sent.messages, clock.now, tools=sent.tools))
         if session.compaction_trigger and await database_sync_to_async(needs_compaction)(stored.id):
             script.enqueue(FakeStep(text=DETECTOR_ANSWER), FakeStep(text=prose(rng, SUMMARY_WORDS)))
             before = len(script.requests)
             outcome = await compact_session(stored.id)
             for request in script.requests[before:]:
-                recording.sent.append(Sent(request.messages, clock.now, side=True))
+                recording.sent.append(
+                    Sent(request.messages, clock.now, side=True, tools=request.tools)
+                )
             if outcome.changed:
                 recording.compactions.append(index)
 
@@ -155,7 +158,9 @@ async def keep_warm(
         if await refresh(session_id, clock.now) is None:
             return
         for request in script.requests[before:]:
-            recording.sent.append(Sent(request.messages, clock.now, refresh=True))
+            recording.sent.append(
+                Sent(request.messages, clock.now, refresh=True, tools=request.tools)
+            )
 
 
 async def select_paths(
@@ -169,8 +174,8 @@ async def select_paths(
         raise RuntimeError("selection refused: " + "; ".join(problems))
 
 
-async def scripted_turn(session_id: str, turn: Turn, script: Any) -> list[dict[str, Any]]:
-    """One real turn; returns the messages the provider received."""
+async def scripted_turn(session_id: str, turn: Turn, script: Any) -> Any:
+    """One real turn; returns the request the provider received (messages and tools)."""
 
     async def ignore(event: object) -> None:
         return None
@@ -180,4 +185,4 @@ async def scripted_turn(session_id: str, turn: Turn, script: Any) -> list[dict[s
     finished = await run_turn(session_id=session_id, user_text=turn.user, emit=ignore, model=MODEL)
     if finished.status != "complete" or len(script.requests) != sent + 1:
         raise RuntimeError(f"turn did not complete: {finished.status} {finished.error}")
-    return script.requests[-1].messages
+    return script.requests[-1]

@@ -192,8 +192,8 @@ async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, r
     with override_settings(ACDC_REPO=root):
         session = await new_session()
         assert await database_sync_to_async(select_files)(session.id, add=["lexer.py"]) == []
-        await turns(session, fake, 6)
-        chat = fake.requests[-1].messages
+        await turns(session, fake, 8)
+        chat, tools = fake.requests[-1].messages, fake.requests[-1].tools
         fake.enqueue(detector(), FakeStep(text="They discussed the parser at length."))
 
         outcome = await compact_session(session.id)
@@ -202,12 +202,13 @@ async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, r
     detect, summary = [r for r in fake.requests if r.metadata.get("purpose") in PURPOSES]
     assert (detect.metadata["purpose"], summary.metadata["purpose"]) == PURPOSES
     simulator = CacheSimulator(TokenCounter("cl100k_base"))
-    simulator.request(chat, now=0)
+    simulator.request(chat, now=0, tools=tools)
     # The detector's transcript (every message) costs more than reading the prefix at 0.1x
     # and sending a short index: it reuses the chat's prefix.
     assert detect.messages[0] == chat[0]  # the chat's system prompt, not the detector's
     assert "side task" in detect.messages[-1]["content"]
-    cost = simulator.request(detect.messages, now=1)
+    assert tools and detect.tools == tools  # the provider caches the tools first
+    cost = simulator.request(detect.messages, now=1, tools=detect.tools)
     assert cost.cache_read_tokens > 0.6 * cost.prompt_tokens
     # The summarizer's few old messages are cheaper sent as they are.
     assert summary.messages[0]["content"].startswith("Summarize the earlier part")

@@ -15,9 +15,9 @@ from chat.turn.endless import set_endless
 from chat.turn.keepalive import PURPOSE, TURN_ID, next_refresh, refresh
 from chat.turn.session import release_lease, take_lease
 from chat.turn.turns import run_turn
-from contextcore.manager import REFRESH_NOTE
 from contextcore.prompt.cacherules import ANTHROPIC
 from contextcore.prompt.cachesim import CacheSimulator
+from contextcore.prompt.siderequest import REFRESH_NOTE
 from contextcore.tokens import TokenCounter
 from history.models import TokenUsage
 from tests.chat.sockets import new_session
@@ -70,7 +70,7 @@ async def test_a_refresh_resends_the_turns_prefix_and_is_billed(fake):
     assert done is not None and done.count == 1
     sent, turn = fake.requests[-1], fake.requests[1]
     assert sent.metadata["purpose"] == PURPOSE and sent.kwargs.get("max_tokens") == 1
-    assert sent.messages[-1]["content"] == REFRESH_NOTE
+    assert sent.messages[-1]["content"].startswith(REFRESH_NOTE)
     # What the turn sent, but the question: the prefix it cached (markers move on).
     assert _texts(sent.messages[: len(turn.messages) - 1]) == _texts(turn.messages[:-1])
     # Under Anthropic's rules (the fake's own cache has no lookback) it reads that prefix.

@@ -10,7 +10,7 @@ from contextcore.history.topics import (
     TopicDetector,
     format_messages,
     parse_boundary,
-    side_messages,
+    side_request,
 )
 from contextcore.llm import LLMError, StreamEnd, TextDelta
 
@@ -190,13 +190,14 @@ def test_a_side_request_reuses_the_chats_prefix_only_where_that_costs_less(count
     index = "[0] USER: lexer lexer"
 
     def build(read_price: float, transcript: str) -> list:
-        return side_messages(
+        return side_request(
             SidePrefix(prefix, read_price),
             "instruction",
             index=index,
             transcript=transcript,
             counter=counter,
-        )
+            model="m",
+        ).messages
 
     reused = build(0.1, long_talk)
     assert reused[0] == prefix[0] and index in reused[-1]["content"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from contextcore.manager import REFRESH_NOTE
 from contextcore.prompt.cachepolicy import (
     FIVE_MINUTES,
     ONE_HOUR,
@@ -20,6 +19,7 @@ from contextcore.prompt.cachepolicy import (
 )
 from contextcore.prompt.cacherules import ANTHROPIC, OPENAI
 from contextcore.prompt.cachesim import CacheSimulator
+from contextcore.prompt.siderequest import REFRESH_NOTE, refresh_request
 from contextcore.prompt.stability import StabilityTracker
 from tests.contextcore.prompt.exchanges import BODY, selecting, turn
 
@@ -115,8 +115,8 @@ def test_a_turn_after_refreshes_reads_the_prefix_the_layout_kept(make_manager, t
     assert plan and plan[0] == ANTHROPIC.ttl - REFRESH_MARGIN
 
     for at in plan[:2]:
-        refresh = manager.refresh_request()
-        assert refresh[-1]["content"] == REFRESH_NOTE
+        refresh = refresh_request(manager.side_prefix(None), "m").messages
+        assert refresh[-1]["content"].startswith(REFRESH_NOTE)
         cost = sim.request(refresh, at)
         assert cost.cache_read_tokens > 0.9 * cost.prompt_tokens - counter.count(refresh[-3:])
         manager.stability.note_refresh(at)

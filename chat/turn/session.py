@@ -10,8 +10,10 @@ a history the engine rewrote itself. After-turn work and the CLI use the same ob
 One turn at a time per session, across tabs and worker processes: `take_lease` is one
 conditional UPDATE on the session row, good on SQLite and PostgreSQL alike; the lease
 names its owner and expires, so a worker that dies cannot hold a session for ever, and a
-turn that runs long renews it. Message numbers come from the session's last one, read
-with the row; the unique (session, seq) constraint turns a collision into a retry.
+turn that runs long renews it; the reply it left streaming is ended by whichever worker
+next looks at the session (`end_expired_turn`). Message numbers come from the session's
+last one, read with the row; the unique (session, seq) constraint turns a collision into a
+retry.
 """
 
 from __future__ import annotations
@@ -140,11 +142,27 @@ def end_dead_turns() -> int:
         gone = owner_host == host and pid.isdigit() and not _alive(int(pid))
         if gone:
             release_lease(session.pk, session.turn_owner)
-    ended = 0
     streaming = Message.objects.filter(status=Message.Status.STREAMING)
-    for session in Session.objects.filter(pk__in=streaming.values("session_id")):
-        ended += services.mark_interrupted(session=session, live_turn=live_turn(session))
-    return ended
+    sessions = Session.objects.filter(pk__in=streaming.values("session_id"))
+    return sum(end_expired_turn(pk) for pk in sessions.values_list("pk", flat=True))
+
+
+def end_expired_turn(session_id: str) -> int:
+    """Replies left streaming in the session by a turn that holds no live lease (its worker
+    died, on this machine or another) end as interrupted, with their text; returns how many.
+    Whichever worker notices calls it (a tab connects, a turn starts, Stop finds no turn), so
+    a dead worker's reply does not stream for ever when no `acdc serve` restarts. One UPDATE
+    whose live-turn test is a subquery: a turn taking the lease meanwhile stores its reply
+    only after the lease, so it is never caught."""
+    live = (
+        Session.objects.filter(pk=session_id, turn_expires__gt=timezone.now())
+        .exclude(turn_owner="")
+        .values("turn_id")
+    )
+    rows = Message.objects.filter(session_id=session_id, status=Message.Status.STREAMING)
+    return rows.exclude(turn_id__in=live).update(
+        status=Message.Status.INTERRUPTED, error=services.INTERRUPTED_NOTE
+    )
 
 
 def _alive(pid: int) -> bool:

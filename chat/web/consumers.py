@@ -25,7 +25,14 @@ from chat.turn.session import live_turn
 from chat.web.frames import picker_message, render_error, render_hud
 from chat.web.keepwarm import WARMER
 from chat.web.protocol import ClientFrame, FrameError, parse_frame
-from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot, ask_stop, session_group
+from chat.web.turnhost import (
+    HOST,
+    LOCAL_TABS,
+    ask_snapshot,
+    ask_stop,
+    end_dead_turn,
+    session_group,
+)
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -46,6 +53,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if live:  # a turn is under way: what has streamed so far, then the live frames
             await ask_snapshot(self.session_id, self.channel_name)
         else:  # someone is looking again: keep the cache warm while they read
+            await end_dead_turn(self.session_id)  # a dead worker's reply ends here
             WARMER.wake(self.session_id)
         self.files_group = files_group(settings.ACDC_REPO)
         await self.channel_layer.group_add(self.files_group, self.channel_name)

@@ -20,7 +20,9 @@ and from then on the turn's frames go through the group.
 One turn at a time per session is the lease's work (`chat.turn.session`); here a message
 sent while the previous turn is in its after-reply work (checkpoint, compaction) waits
 for it instead of being refused. At server shutdown `close` cancels every hosted turn as
-interrupted (its text so far is stored) and starts nothing that waited.
+interrupted (its text so far is stored) and starts nothing that waited. A reply left
+streaming by a worker that died is ended here by whichever worker notices its expired lease
+(`end_dead_turn`: a tab connects, a message is sent, Stop is pressed), and every tab is told.
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ from dataclasses import dataclass, field
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels_redis.core import RedisChannelLayer
+from django.template.loader import render_to_string
 
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.events import TurnFinished
-from chat.turn.session import request_stop
+from chat.turn.session import end_expired_turn, request_stop
 from chat.turn.turns import TurnRejected, begin_shutdown, run_turn
 from chat.web.conversation import render_conversation, render_session_event
 from chat.web.frames import DeltaCoalescer, render_error
@@ -187,6 +190,7 @@ class TurnHost:
         async def after(ctx) -> None:
             await after_turn_tasks(ctx, _reporter(broadcast))
 
+        await end_dead_turn(session_id)  # a dead worker's reply, ended before this one
         if frame.replaces:  # edit and resend: the edited exchange is set aside first
             try:
                 await database_sync_to_async(set_aside_last)(session_id, frame.replaces)
@@ -214,6 +218,19 @@ HOST = TurnHost()
 async def ask_stop(session_id: str) -> None:
     await database_sync_to_async(request_stop)(session_id)
     await get_channel_layer().group_send(session_group(session_id), {"type": "turn.stop"})
+    await end_dead_turn(session_id)  # Stop on a reply whose worker died ends it, truthfully
+
+
+async def end_dead_turn(session_id: str) -> int:
+    """End what a dead worker left streaming in the session (none while a turn holds a live
+    lease) and draw the conversation again in every tab, with Stop off; returns how many."""
+    ended = await database_sync_to_async(end_expired_turn)(session_id)
+    if ended:
+        html = await database_sync_to_async(_ended_frame)(session_id)
+        await get_channel_layer().group_send(
+            session_group(session_id), {"type": "chat.frame", "html": html}
+        )
+    return ended
 
 
 async def ask_snapshot(session_id: str, reply_to: str) -> None:
@@ -261,6 +278,11 @@ async def _deliver(send: Callable[[str], Awaitable[None]], html: str) -> None:
 
 def _conversation_frame(session_id: str) -> str:
     return render_conversation(Session.objects.get(pk=session_id), oob=True)
+
+
+def _ended_frame(session_id: str) -> str:
+    stop = render_to_string("chat/_stop_button.html", {"streaming": False, "oob": True})
+    return _conversation_frame(session_id) + stop
 
 
 def _reporter(broadcast):

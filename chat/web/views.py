@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
-from chat.turn.session import live_turn
+from chat.turn.session import end_expired_turn, live_turn
 from chat.web import attachments
 from chat.web.conversation import conversation_items
 from chat.web.routing import session_socket_url
@@ -39,7 +39,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
         return render(request, "chat/missing_session.html", {"session_id": session_id}, status=404)
     # Seed 001 §3.6: files the session knows are reconciled with the disk on every load.
     sessionsets.resume(session)
-    services.mark_interrupted(session=session, live_turn=live_turn(session))
+    end_expired_turn(session.id)  # what a dead worker left streaming ends, truthfully
     return render(request, "chat/session.html", _page_context(session))
 
 

@@ -1,30 +1,31 @@
 """Import an AC-DC-style `history.jsonl` (seed 000's schema) into the session store.
 
-Each line is one message. Corrupt lines (not JSON, not an object, missing role/content/
-session) are skipped and counted with their line numbers. The import is idempotent by
-message id: running it twice adds nothing the second time (a line without an id gets one
-derived from its content, so it is idempotent too). Images named in `image_refs` are read
-from the `images/` folder beside the file. Progress is reported through a callback.
+Each line is one message. A line that cannot be stored, whatever is wrong with it, is
+skipped and counted under its reason with its line number, and every other line is
+stored: each line is checked before its batch goes to the database (`importlines`), and
+a batch the database still refuses is stored again line by line, each in a savepoint.
+The import is idempotent by message id: running it twice adds nothing the second time (a
+line without an id gets one derived from its content), so fixing the lines named and
+importing again adds just those. Images named in `image_refs` are read from the
+`images/` folder beside the file. Progress is reported through a callback.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Max
 
 from history.images import ImageRejected, image_store, message_attach_images
+from history.importlines import BadLine, ImportLine, read_lines
 from history.models import Message, Session
 
 BATCH = 500
-ROLES = {"user", "assistant"}
+SHOWN_LINES = 5  # line numbers named per reason
 Progress = Callable[[int, int], None]  # bytes read, total bytes
 
 
@@ -33,33 +34,54 @@ class ImportReport:
     imported: int = 0
     already_present: int = 0
     sessions_created: int = 0
-    corrupt_lines: list[int] = field(default_factory=list)
+    skipped: dict[str, list[int]] = field(default_factory=dict)  # reason -> line numbers
     missing_images: list[str] = field(default_factory=list)
 
+    def skip(self, number: int, reason: str) -> None:
+        self.skipped.setdefault(reason, []).append(number)
+
+    @property
+    def skipped_lines(self) -> list[int]:
+        return sorted(n for numbers in self.skipped.values() for n in numbers)
+
     def summary(self) -> str:
+        """One line of counts, then one indented line per reason a line was skipped."""
         text = (
             f"imported {self.imported:,} messages ({self.sessions_created:,} new sessions); "
             f"{self.already_present:,} already present"
         )
-        if self.corrupt_lines:
-            shown = ", ".join(map(str, self.corrupt_lines[:10]))
-            more = "" if len(self.corrupt_lines) <= 10 else ", ..."
-            text += f"; skipped {len(self.corrupt_lines):,} corrupt lines ({shown}{more})"
         if self.missing_images:
             text += f"; {len(self.missing_images):,} images not found"
-        return text
+        if not self.skipped:
+            return text
+        count = len(self.skipped_lines)
+        text += f"; skipped {_lines(count)} that could not be stored:"
+        for reason, numbers in sorted(self.skipped.items(), key=lambda item: item[1][0]):
+            shown = ", ".join(map(str, numbers[:SHOWN_LINES]))
+            more = "" if len(numbers) <= SHOWN_LINES else ", …"
+            noun = "line" if len(numbers) == 1 else "lines"
+            text += f"\n  {len(numbers):,} {reason} ({noun} {shown}{more})"
+        return text + "\n  fix them and import again: lines already stored are not added twice"
 
 
-@dataclass(frozen=True)
-class _Line:
-    number: int
-    record: dict[str, Any]
+def _lines(count: int) -> str:
+    return f"{count:,} line" if count == 1 else f"{count:,} lines"
+
+
+@dataclass
+class _Outcome:
+    """What storing one batch did, added to the report only once its transaction commits."""
+
+    imported: int = 0
+    already_present: int = 0
+    sessions_created: int = 0
+    missing_images: list[str] = field(default_factory=list)
 
 
 def import_history(path: Path, *, repository: str, progress: Progress | None = None):
     report = ImportReport()
     images_dir = path.parent / "images"
-    batch: list[_Line] = []
+    batch: list[ImportLine] = []
     for line in _read_lines(path, report, progress):
         batch.append(line)
         if len(batch) >= BATCH:
@@ -70,93 +92,116 @@ def import_history(path: Path, *, repository: str, progress: Progress | None = N
     return report
 
 
-def _read_lines(path: Path, report: ImportReport, progress: Progress | None) -> Iterator[_Line]:
+def _read_lines(
+    path: Path, report: ImportReport, progress: Progress | None
+) -> Iterator[ImportLine]:
     total = path.stat().st_size
-    done = 0
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            done += len(raw)
+        for number, done, line in read_lines(handle):
             if progress and number % 1000 == 0:
                 progress(done, total)
-            record = _parse(raw)
-            if record is None:
-                if raw.strip():
-                    report.corrupt_lines.append(number)
-                continue
-            yield _Line(number, record)
+            if isinstance(line, BadLine):
+                report.skip(number, str(line))
+            else:
+                yield line
     if progress:
         progress(total, total)
 
 
-def _parse(raw: bytes) -> dict[str, Any] | None:
+def _import_batch(batch: list[ImportLine], repository: str, images_dir: Path, report: ImportReport):
+    """The batch in one transaction; if the database refuses it, line by line."""
     try:
-        record = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(record, dict):
-        return None
-    message_id = record.get("id")
-    ok = (
-        (message_id is None or (isinstance(message_id, str) and 0 < len(message_id) <= 40))
-        and record.get("role") in ROLES
-        and isinstance(record.get("content"), str)
-        and isinstance(record.get("session_id"), str)
-        and 0 < len(record["session_id"]) <= 40
-    )
-    return record if ok else None
+        with transaction.atomic():
+            outcome = _store(batch, repository, images_dir)
+    except _REFUSALS:
+        outcome = _store_one_by_one(batch, repository, images_dir, report)
+    report.imported += outcome.imported
+    report.already_present += outcome.already_present
+    report.sessions_created += outcome.sessions_created
+    report.missing_images += outcome.missing_images
 
 
-@transaction.atomic
-def _import_batch(batch: list[_Line], repository: str, images_dir: Path, report: ImportReport):
-    ids = {line.record.get("id") or _derived_id(line.record): line for line in batch}
-    present = set(Message.objects.filter(pk__in=list(ids)).values_list("pk", flat=True))
-    report.already_present += len(present)
-    fresh = [(mid, line.record) for mid, line in ids.items() if mid not in present]
-    sessions, new_ids = _ensure_sessions(
-        {r["session_id"] for _, r in fresh}, repository, fresh, report
-    )
+_REFUSALS = (DatabaseError, ValueError, OverflowError)
+
+
+def _store_one_by_one(batch, repository: str, images_dir: Path, report: ImportReport):
+    """Each line in a savepoint of one transaction, so a line the database refuses costs
+    only that line; it is counted once the transaction has committed."""
+    refused: list[tuple[int, str]] = []
+    outcome = _Outcome()
+    with transaction.atomic():
+        for line in batch:
+            try:
+                with transaction.atomic():
+                    _add(outcome, _store([line], repository, images_dir))
+            except _REFUSALS as exc:
+                refused.append((line.number, _refusal(exc)))
+    for number, reason in refused:
+        report.skip(number, reason)
+    return outcome
+
+
+def _add(total: _Outcome, one: _Outcome) -> None:
+    total.imported += one.imported
+    total.already_present += one.already_present
+    total.sessions_created += one.sessions_created
+    total.missing_images += one.missing_images
+
+
+def _refusal(exc: Exception) -> str:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"refused by the database ({first[:120]})"
+
+
+def _store(batch: list[ImportLine], repository: str, images_dir: Path) -> _Outcome:
+    outcome = _Outcome()
+    lines = {line.id: line for line in batch}
+    present = set(Message.objects.filter(pk__in=list(lines)).values_list("pk", flat=True))
+    outcome.already_present = len(present)
+    fresh = [line for mid, line in lines.items() if mid not in present]
+    sessions, new_ids = _ensure_sessions(repository, fresh, outcome)
     next_seq = _next_seqs(sessions)
     rows = []
-    for mid, record in fresh:
-        sid = record["session_id"]
-        rows.append(_message(mid, record, sessions[sid], next_seq[sid]))
-        next_seq[sid] += 1
+    for line in fresh:
+        rows.append(_message(line, sessions[line.session_id], next_seq[line.session_id]))
+        next_seq[line.session_id] += 1
     created = Message.objects.bulk_create(rows)
-    for row, (_, record) in zip(created, fresh, strict=True):
-        row.timestamp = _timestamp(record.get("timestamp"))
+    for row, line in zip(created, fresh, strict=True):
+        row.timestamp = line.timestamp or datetime(1970, 1, 1, tzinfo=UTC)
     Message.objects.bulk_update(created, ["timestamp"])
-    _keep_message_times(sessions, [r for _, r in fresh], new_ids)
-    _attach_images(created, [r for _, r in fresh], images_dir, report)
-    report.imported += len(created)
+    _keep_message_times(sessions, fresh, new_ids)
+    _attach_images(created, fresh, images_dir, outcome)
+    outcome.imported = len(created)
+    return outcome
 
 
-def _ensure_sessions(ids, repository, fresh, report) -> tuple[dict[str, Session], set[str]]:
+def _ensure_sessions(repository, fresh, outcome) -> tuple[dict[str, Session], set[str]]:
+    ids = {line.session_id for line in fresh}
     existing = {s.pk: s for s in Session.objects.filter(pk__in=ids)}
     new_ids = ids - existing.keys()
     for sid in new_ids:
         first_user = next(
-            (r["content"] for _, r in fresh if r["session_id"] == sid and r["role"] == "user"), ""
+            (x.content for x in fresh if x.session_id == sid and x.role == "user"), ""
         )
         title = " ".join(first_user.split())[:80]
         existing[sid] = Session.objects.create(id=sid, repository=repository, title=title)
-        report.sessions_created += 1
+        outcome.sessions_created += 1
     return existing, new_ids
 
 
 def _keep_message_times(
-    sessions: dict[str, Session], records: list[dict[str, Any]], new_ids: set[str]
+    sessions: dict[str, Session], lines: list[ImportLine], new_ids: set[str]
 ) -> None:
     """A new session spans its messages' times (created at the first, updated at the last);
     one that already existed only widens its span. A queryset update, since `updated_at` is
     auto_now and a save would stamp the import time on it again. Lines without a readable
     timestamp leave the times alone rather than date a session 1970."""
     spans: dict[str, tuple[datetime, datetime]] = {}
-    for record in records:
-        stamp = _parsed_timestamp(record.get("timestamp"))
-        if stamp is None:
+    for line in lines:
+        if line.timestamp is None:
             continue
-        first, last = spans.get(record["session_id"], (stamp, stamp))
-        spans[record["session_id"]] = (min(first, stamp), max(last, stamp))
+        first, last = spans.get(line.session_id, (line.timestamp, line.timestamp))
+        spans[line.session_id] = (min(first, line.timestamp), max(last, line.timestamp))
     for sid, (first, last) in spans.items():
         session = sessions[sid]
         if sid not in new_ids:
@@ -175,62 +220,27 @@ def _next_seqs(sessions: dict[str, Session]) -> dict[str, int]:
     return {sid: (last[sid] + 1 if last.get(sid) is not None else 0) for sid in sessions}
 
 
-def _message(mid: str, record: dict[str, Any], session: Session, seq: int) -> Message:
+def _message(line: ImportLine, session: Session, seq: int) -> Message:
     return Message(
-        id=mid,
+        id=line.id,
         session=session,
         seq=seq,
-        role=record["role"],
-        content=record["content"],
-        files=_string_list(record.get("files")),
-        files_modified=_string_list(record.get("files_modified")),
-        edit_results=record.get("edit_results")
-        if isinstance(record.get("edit_results"), list)
-        else [],
+        role=line.role,
+        content=line.content,
+        files=line.files,
+        files_modified=line.files_modified,
+        edit_results=line.edit_results,
     )
 
 
-def _attach_images(messages, records, images_dir: Path, report: ImportReport) -> None:
-    for message, record in zip(messages, records, strict=True):
+def _attach_images(messages, lines: list[ImportLine], images_dir: Path, outcome: _Outcome) -> None:
+    for message, line in zip(messages, lines, strict=True):
         images = []
-        for name in _string_list(record.get("image_refs"))[:5]:
+        for name in line.image_refs[:5]:
             file = images_dir / Path(name).name  # a bare file name: never leave the folder
             try:
                 images.append(image_store(file.read_bytes()))
             except (OSError, ImageRejected):
-                report.missing_images.append(name)
+                outcome.missing_images.append(name)
         if images:
             message_attach_images(message, images)
-
-
-def _derived_id(record: dict[str, Any]) -> str:
-    stamp = _timestamp(record.get("timestamp"))
-    digest = hashlib.sha256(
-        json.dumps(
-            [
-                record.get("session_id"),
-                record.get("timestamp"),
-                record.get("role"),
-                record.get("content"),
-            ]
-        ).encode()
-    ).hexdigest()
-    return f"{int(stamp.timestamp() * 1000)}-{digest[:8]}"
-
-
-def _timestamp(value: Any) -> datetime:
-    return _parsed_timestamp(value) or datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _parsed_timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _string_list(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

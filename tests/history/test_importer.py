@@ -56,20 +56,25 @@ SAMPLE = [
 ]
 
 
-def test_it_imports_sessions_messages_and_images_and_counts_corrupt_lines(tmp_path):
+def test_it_imports_sessions_messages_and_images_and_counts_the_lines_it_skips(tmp_path):
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "shot.png").write_bytes(_png())
     report = import_history(_write(tmp_path, SAMPLE), repository="/repo")
     assert report.imported == 3
     assert report.sessions_created == 2
-    assert report.corrupt_lines == [2, 4, 5, 6]
+    assert report.skipped_lines == [2, 4, 5, 6]
     session = Session.objects.get(pk="sess_1700000000000_abcdef")
     assert (session.repository, session.title) == ("/repo", "How does the lexer work?")
     first, second = session.messages.order_by("seq")
     assert (first.role, first.files, first.timestamp.year) == ("user", ["src/lexer.py"], 2023)
     assert second.files_modified == ["src/lexer.py"]
     assert first.image_links.get().image.width == 40
-    assert "skipped 4 corrupt lines (2, 4, 5, 6)" in report.summary()
+    assert report.summary().splitlines()[1:] == [
+        "  2 not JSON (lines 2, 4)",
+        "  1 not a JSON object (line 5)",
+        '  1 with a role other than "user" or "assistant" (line 6)',
+        "  fix them and import again: lines already stored are not added twice",
+    ]
 
 
 def test_importing_twice_adds_nothing(tmp_path):

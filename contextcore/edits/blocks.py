@@ -1,0 +1,181 @@
+"""SEARCH/REPLACE edit blocks in a model's reply text, parsed whole or as it streams.
+
+The format models are trained on: a path line (bare, in backticks, in bold, as a heading,
+or in the fence's info string), a fence, then `<<<<<<< SEARCH`, the old lines, `=======`,
+the new lines, `>>>>>>> REPLACE`. A fence may hold several blocks; a block with no path
+line of its own takes the path of the block just before it. An empty SEARCH part creates a
+file. Fences are only read for the path: a block ends at its REPLACE marker, so code that
+holds fences is no trouble. Invariant: never raises; a block that cannot be read is an
+`EditBlock` with an `error` that says why. `BlockStream` re-parses the text so far and hands
+out each block once, when its REPLACE line is complete.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from contextcore.edits.ops import EditOp
+
+_SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\s*$")
+_DIVIDER = re.compile(r"^\s*={5,9}\s*$")
+_REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
+_FENCE = re.compile(r"^\s*(?:```+|~~~+)(.*)$")
+_PATH = re.compile(r"^[\w.\-/\\+@~]+$")
+_LABEL = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
+_BACKTICKED = re.compile(r"`([^`\s]+)`")
+_BARE_NAMES = {"Makefile", "Dockerfile", "Procfile", "Gemfile", "Rakefile", "LICENSE"}
+
+
+@dataclass(frozen=True)
+class EditBlock:
+    line: int  # the SEARCH marker's line in the reply (1-based)
+    op: EditOp | None
+    error: str = ""  # why the block is not an edit; "" when `op` is set
+
+
+def parse_edit_blocks(text: str, *, final: bool = True) -> list[EditBlock]:
+    """Every block in `text`. With `final=False` the text is still arriving: an incomplete
+    last line is not read yet and an open block is left out, not reported as broken."""
+    if not final:
+        text = text[: text.rfind("\n") + 1]
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    blocks: list[EditBlock] = []
+    i = 0
+    while i < len(lines):
+        if _REPLACE.match(lines[i]):
+            blocks.append(EditBlock(i + 1, None, "a >>>>>>> REPLACE line with no SEARCH before it"))
+        if not _SEARCH.match(lines[i]):
+            i += 1
+            continue
+        block, i = _read_block(lines, i, blocks, final)
+        if block is None:
+            break
+        blocks.append(block)
+    return blocks
+
+
+def _read_block(
+    lines: list[str], start: int, earlier: list[EditBlock], final: bool
+) -> tuple[EditBlock | None, int]:
+    """The block whose SEARCH marker is at `start`, and where to go on reading."""
+    dividers, end = [], start + 1
+    while end < len(lines):
+        if _REPLACE.match(lines[end]):
+            break
+        if _SEARCH.match(lines[end]):
+            error = f"no >>>>>>> REPLACE line before the next SEARCH (line {end + 1})"
+            return EditBlock(start + 1, None, error), end
+        if _DIVIDER.match(lines[end]):
+            dividers.append(end)
+        end += 1
+    else:
+        if not final:
+            return None, end
+        return EditBlock(start + 1, None, "the block has no >>>>>>> REPLACE line"), end
+    if len(dividers) != 1:
+        what = "no" if not dividers else f"{len(dividers)}"
+        error = f"{what} ======= lines between SEARCH and REPLACE; a block needs exactly one"
+        return EditBlock(start + 1, None, error), end + 1
+    path = _path_before(lines, start, earlier)
+    if not path:
+        error = "no file path before the block (put the path on the line above the fence)"
+        return EditBlock(start + 1, None, error), end + 1
+    search = _joined(lines[start + 1 : dividers[0]])
+    replace = _joined(lines[dividers[0] + 1 : end])
+    if not search.strip():
+        op = EditOp(path, "create", new_text=replace, source="block", origin_line=start + 1)
+    else:
+        op = EditOp(path, "replace", search, replace, source="block", origin_line=start + 1)
+    return EditBlock(start + 1, op), end + 1
+
+
+def _joined(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def _path_before(lines: list[str], start: int, earlier: list[EditBlock]) -> str:
+    """The path a block names: the line above it, the fence's info string, the line above
+    the fence, or (right after another block) that block's path."""
+    k = _skip_blank(lines, start - 1)
+    if _follows_block(lines, k):
+        previous = next((b.op for b in reversed(earlier) if b.op), None)
+        return previous.path if previous else ""
+    if k >= 0 and _path_in_line(lines[k]):
+        return _path_in_line(lines[k])
+    fence = _FENCE.match(lines[k]) if k >= 0 else None
+    if not fence:
+        return ""
+    in_info = _path_in_info(fence.group(1))
+    if in_info:
+        return in_info
+    k = _skip_blank(lines, k - 1)
+    return _path_in_line(lines[k]) if k >= 0 else ""
+
+
+def _follows_block(lines: list[str], k: int) -> bool:
+    """Whether only blank lines and bare fences stand between line `k` and a REPLACE line."""
+    while k >= 0 and (not lines[k].strip() or _bare_fence(lines[k])):
+        k -= 1
+    return k >= 0 and bool(_REPLACE.match(lines[k]))
+
+
+def _bare_fence(line: str) -> bool:
+    fence = _FENCE.match(line)
+    return bool(fence) and not _path_in_info(fence.group(1))
+
+
+def _skip_blank(lines: list[str], k: int) -> int:
+    while k >= 0 and not lines[k].strip():
+        k -= 1
+    return k
+
+
+def _path_in_info(info: str) -> str:
+    for token in info.split():
+        candidate = token.split(":", 1)[1] if ":" in token else token
+        if ("/" in candidate or "." in candidate) and _looks_like_path(candidate):
+            return candidate
+    return ""
+
+
+def _path_in_line(line: str) -> str:
+    """The path a line names, if naming it is all the line does (or, in a sentence ending
+    with a colon, the one path it quotes in backticks)."""
+    if _FENCE.match(line) or _SEARCH.match(line) or _DIVIDER.match(line):
+        return ""
+    candidate = line.strip().lstrip("#").strip()
+    candidate = _LABEL.sub("", candidate.strip("*_ ")).strip("*_`'\" ").rstrip(":").strip("*`")
+    if _looks_like_path(candidate):
+        return candidate
+    quoted = _BACKTICKED.findall(line)
+    if line.rstrip().endswith(":") and len(quoted) == 1 and _looks_like_path(quoted[0]):
+        return quoted[0]
+    return ""
+
+
+def _looks_like_path(candidate: str) -> bool:
+    if not candidate or not _PATH.match(candidate) or not re.search(r"[A-Za-z0-9]", candidate):
+        return False
+    return "/" in candidate or "." in candidate.strip(".") or candidate in _BARE_NAMES
+
+
+class BlockStream:
+    """Blocks from a reply as it streams: `feed` returns the blocks completed by the text
+    so far that were not returned before, `close` the rest (an open block as broken)."""
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._given = 0
+
+    def feed(self, chunk: str) -> list[EditBlock]:
+        self._text += chunk
+        return self._new(parse_edit_blocks(self._text, final=False))
+
+    def close(self) -> list[EditBlock]:
+        return self._new(parse_edit_blocks(self._text, final=True))
+
+    def _new(self, blocks: list[EditBlock]) -> list[EditBlock]:
+        fresh = blocks[self._given :]
+        self._given = len(blocks)
+        return fresh

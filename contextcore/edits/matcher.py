@@ -1,0 +1,248 @@
+"""Where old text is in a file: exact first, then tolerant passes, never a guess.
+
+`find` tries the passes in order and returns every place the first successful pass
+matched; the caller demands one place (or takes all with `replace_all`). Exact is a
+substring search. The tolerant passes compare whole lines under a growing normalisation:
+trailing whitespace, CR before LF, one uniform indentation offset (as text), the same in
+columns with tabs expanded, Unicode punctuation. A looser pass runs only when the stricter
+ones found nothing, and no pass measures similarity: text matches after normalisation or
+it does not match. The replacement keeps the file's own bytes for every line the model
+did not change, re-indents changed lines by the offset found, and joins lines with the
+file's line ending. Non-goals: files as bytes (the caller decodes), choosing among matches.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from contextcore.edits.textshape import PUNCTUATION, has_fancy, shape_of, text_lines, with_eol
+
+PASSES = ("exact", "trailing_whitespace", "line_endings", "indentation", "tabs", "punctuation")
+PASS_LABELS = {
+    "exact": "exactly",
+    "trailing_whitespace": "ignoring trailing whitespace",
+    "line_endings": "ignoring line endings",
+    "indentation": "ignoring a uniform indentation offset",
+    "tabs": "ignoring tabs versus spaces",
+    "punctuation": "ignoring curly quotes, dashes and non-breaking spaces",
+}
+TAB_SIZES = (4, 8, 2)
+Reindent = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Splice:
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Found:
+    pass_name: str
+    lines: tuple[int, ...]  # 1-based first line of every match, in order
+    splices: tuple[Splice, ...]  # what each match becomes, same order
+
+
+def find(body: str, old: str, new: str, passes: Collection[str] = PASSES) -> Found | None:
+    """Every place `old` matches in `body` (a file's text without its BOM) under the first
+    pass that matches at all, with what `new` becomes there; None when no pass matches."""
+    eol = shape_of(body).eol
+    if "exact" in passes and old:
+        found = _exact(body, old, new, eol)
+        if found:
+            return found
+    old_lines = text_lines(old)
+    if not any(line.strip() for line in old_lines):
+        return None
+    rows = _Rows(body)
+    new_lines = text_lines(new) if new else []
+    enabled: set[str] = set()
+    for name in PASSES[1:]:
+        if name in passes:
+            enabled.add(name)
+            found = _by_lines(name, frozenset(enabled), rows, old_lines, new_lines, eol)
+            if found:
+                return found
+    return None
+
+
+def _exact(body: str, old: str, new: str, eol: str) -> Found | None:
+    starts = []
+    at = body.find(old)
+    while at != -1:
+        starts.append(at)
+        at = body.find(old, at + len(old))
+    if not starts:
+        return None
+    new = with_eol(new, eol) if "\n" in new else new
+    if old.endswith("\n") and new and not new.endswith("\n"):
+        new += eol  # whole lines replaced by text without its last line break
+    splices = []
+    for start in starts:
+        end, text = start + len(old), new
+        if end == len(body) and not old.endswith("\n") and not body.endswith("\n"):
+            text = text.removesuffix("\n").removesuffix("\r")  # no final newline stays so
+        splices.append(Splice(start, end, text))
+    return Found("exact", _line_numbers(body, starts), tuple(splices))
+
+
+def _line_numbers(body: str, offsets: Sequence[int]) -> tuple[int, ...]:
+    numbers, line, previous = [], 1, 0
+    for offset in offsets:
+        line += body.count("\n", previous, offset)
+        numbers.append(line)
+        previous = offset
+    return tuple(numbers)
+
+
+class _Rows:
+    """The file split on LF, each row keeping its CR, with each row's offset."""
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+        self.raw = body.split("\n")
+        self.starts = [0, *itertools.accumulate(len(r) + 1 for r in self.raw[:-1])]
+
+    def splice(self, first: int, count: int, out: list[str], eol: str) -> Splice:
+        last = first + count - 1
+        start = self.starts[first]
+        if out:
+            end = self.starts[last] + len(self.raw[last].removesuffix("\r"))
+            return Splice(start, end, eol.join(out))
+        if last + 1 < len(self.raw):  # the lines go with their line breaks
+            return Splice(start, self.starts[last + 1], "")
+        if first == 0:
+            return Splice(0, len(self.body), "")
+        # The last lines go: the break before them goes too, so no final newline appears.
+        cr = 1 if self.raw[first - 1].endswith("\r") else 0
+        return Splice(start - 1 - cr, len(self.body), "")
+
+
+def _key(line: str, enabled: frozenset[str]) -> str:
+    if "line_endings" in enabled:
+        line = line.removesuffix("\r")
+    if "trailing_whitespace" in enabled:
+        line = line.rstrip(" \t\f\v")
+    if "punctuation" in enabled:
+        line = line.translate(PUNCTUATION)
+    if "indentation" in enabled or "tabs" in enabled:
+        line = line.lstrip(" \t")
+    return line
+
+
+def _by_lines(
+    name: str,
+    enabled: frozenset[str],
+    rows: _Rows,
+    old_lines: list[str],
+    new_lines: list[str],
+    eol: str,
+) -> Found | None:
+    file_keys = [_key(r, enabled) for r in rows.raw]
+    old_keys = [_key(o, enabled) for o in old_lines]
+    count, first_key = len(old_keys), old_keys[0]
+    placed: list[tuple[int, Reindent | None]] = []
+    after = 0  # matches never overlap
+    for i in range(len(file_keys) - count + 1):
+        if i < after or file_keys[i] != first_key or file_keys[i : i + count] != old_keys:
+            continue
+        matched = [r.removesuffix("\r") for r in rows.raw[i : i + count]]
+        reindent = _reindent(matched, old_lines, enabled)
+        if reindent is not False:
+            placed.append((i, reindent))
+            after = i + count
+    if not placed:
+        return None
+    splices = []
+    for i, reindent in placed:
+        matched = [r.removesuffix("\r") for r in rows.raw[i : i + count]]
+        ascii_only = "punctuation" in enabled and has_fancy("".join(old_lines))
+        ascii_only = ascii_only and not has_fancy("".join(matched))
+        out = _replacement(matched, old_lines, new_lines, reindent, ascii_only)
+        splices.append(rows.splice(i, count, out, eol))
+    return Found(name, tuple(i + 1 for i, _ in placed), tuple(splices))
+
+
+def _replacement(
+    matched: list[str],
+    old_lines: list[str],
+    new_lines: list[str],
+    reindent: Reindent | None,
+    ascii_only: bool,
+) -> list[str]:
+    """The new lines: the file's own line wherever the model left a line unchanged, the
+    model's line (re-indented, punctuation restored) wherever it changed one."""
+    out: list[str] = []
+    opcodes = SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            out.extend(matched[i1:i2])
+            continue
+        for line in new_lines[j1:j2]:
+            line = reindent(line) if reindent else line
+            out.append(line.translate(PUNCTUATION) if ascii_only else line)
+    return out
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _reindent(matched: list[str], old_lines: list[str], enabled: frozenset[str]):
+    """None when indentation is compared as is; otherwise how to re-indent a changed line,
+    or False when the match's indentation offset is not one uniform offset."""
+    if "indentation" not in enabled and "tabs" not in enabled:
+        return None
+    punct = "punctuation" in enabled
+    pairs = [
+        (_indent(f.translate(PUNCTUATION) if punct else f), _indent(o))
+        for f, o in zip(matched, old_lines, strict=True)
+        if o.strip()
+    ]
+    if "tabs" in enabled:
+        for tab in TAB_SIZES:
+            found = _column_offset(pairs, tab)
+            if found:
+                return found
+        return False
+    return _text_offset(pairs) or False
+
+
+def _text_offset(pairs: list[tuple[str, str]]) -> Reindent | None:
+    file_indent, old_indent = pairs[0]
+    if file_indent.endswith(old_indent):
+        extra = file_indent[: len(file_indent) - len(old_indent)]
+        if all(f == extra + o for f, o in pairs):
+            return lambda line: extra + line if line.strip() else ""
+    if old_indent.endswith(file_indent):
+        surplus = old_indent[: len(old_indent) - len(file_indent)]
+        if all(o == surplus + f for f, o in pairs):
+            return lambda line: _dedent(line, surplus) if line.strip() else ""
+    return None
+
+
+def _dedent(line: str, surplus: str) -> str:
+    if line.startswith(surplus):
+        return line[len(surplus) :]
+    return line[min(len(surplus), len(_indent(line))) :]
+
+
+def _column_offset(pairs: list[tuple[str, str]], tab: int) -> Reindent | None:
+    shift = len(pairs[0][0].expandtabs(tab)) - len(pairs[0][1].expandtabs(tab))
+    if any(len(f.expandtabs(tab)) - len(o.expandtabs(tab)) != shift for f, o in pairs):
+        return None
+    tabs = any("\t" in f for f, _ in pairs)
+
+    def reindent(line: str) -> str:
+        if not line.strip():
+            return ""
+        indent = _indent(line)
+        columns = max(0, len(indent.expandtabs(tab)) + shift)
+        lead = "\t" * (columns // tab) + " " * (columns % tab) if tabs else " " * columns
+        return lead + line[len(indent) :]
+
+    return reindent

@@ -3,12 +3,13 @@
 `find` tries the passes in order and returns every place the first successful pass
 matched; the caller demands one place (or takes all with `replace_all`). Exact is a
 substring search. The tolerant passes compare whole lines under a growing normalisation:
-trailing whitespace, CR before LF, one uniform indentation offset (as text), the same in
-columns with tabs expanded, Unicode punctuation. A looser pass runs only when the stricter
-ones found nothing, and no pass measures similarity: text matches after normalisation or
-it does not match. The replacement keeps the file's own bytes for every line the model
-did not change, re-indents changed lines by the offset found, and joins lines with the
-file's line ending. Non-goals: files as bytes (the caller decodes), choosing among matches.
+trailing whitespace, CR before LF, one uniform indentation offset (as text), indentation
+in columns with tabs expanded (shifted only with the offset pass), Unicode punctuation.
+A looser pass runs only when the stricter ones found nothing, and no pass measures
+similarity: text matches after normalisation or it does not. The replacement keeps the
+file's own bytes on every line the model did not change, re-indents changed lines by the
+offset found and joins lines with the file's line ending. Non-goals: bytes (the caller
+decodes), choosing among matches.
 """
 
 from __future__ import annotations
@@ -205,7 +206,7 @@ def _reindent(matched: list[str], old_lines: list[str], enabled: frozenset[str])
     ]
     if "tabs" in enabled:
         for tab in TAB_SIZES:
-            found = _column_offset(pairs, tab)
+            found = _column_offset(pairs, tab, shifts="indentation" in enabled)
             if found:
                 return found
         return False
@@ -231,8 +232,11 @@ def _dedent(line: str, surplus: str) -> str:
     return line[min(len(surplus), len(_indent(line))) :]
 
 
-def _column_offset(pairs: list[tuple[str, str]], tab: int) -> Reindent | None:
+def _column_offset(pairs: list[tuple[str, str]], tab: int, shifts: bool) -> Reindent | None:
+    """Indentation compared in columns: the same, or (`shifts`) off by one uniform shift."""
     shift = len(pairs[0][0].expandtabs(tab)) - len(pairs[0][1].expandtabs(tab))
+    if shift and not shifts:
+        return None
     if any(len(f.expandtabs(tab)) - len(o.expandtabs(tab)) != shift for f, o in pairs):
         return None
     tabs = any("\t" in f for f, _ in pairs)

@@ -3,22 +3,24 @@
 `FakeScript` hands out one `FakeStep` per request: steps enqueued in-process first, then the
 steps of the JSON file named by ACDC_FAKE_SCRIPT (re-read whenever the file changes, so a
 browser test can script a server running in another process), then a deterministic echo.
-It records every request it receives. `PrefixCache` imitates a provider prompt cache just
-well enough for the HUD: no minimum size, no expiry (the benchmark simulates those exactly).
+It records every request it receives. `PrefixCache` is the cache simulator both offline
+models bill through, tools included, as the provider they stand in for would.
 Plain Python: no litellm, no Django.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contextcore.prompt.cacherules import ANTHROPIC
+from contextcore.prompt.cachesim import CacheSimulator, RequestCost
 from contextcore.tokens import TokenCounter
 
 DEFAULT_CHUNK_SIZE = 12
@@ -208,30 +210,19 @@ def breakpoint_indexes(messages: list[dict[str, Any]]) -> list[int]:
 
 
 class PrefixCache:
-    """Remembers the prefixes ending at each cache breakpoint of earlier requests.
-
-    A request reads the longest of its own breakpoint prefixes that an earlier request
-    wrote, and writes the tokens from there up to its last breakpoint. Prefixes are keyed
-    by a hash of the exact JSON, as provider caches key on exact bytes.
+    """The offline models' prompt cache: `contextcore.prompt.cachesim` under the rules of
+    the model they stand in for (Anthropic's explicit breakpoints: tools, then system,
+    then messages; 20-block look-back; the 1,024-token minimum; lifetimes renewed on
+    read), on the wall clock. So what the page reports is what that provider would bill.
     """
 
-    def __init__(self) -> None:
-        self._written: set[str] = set()
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.simulator = CacheSimulator(TokenCounter("cl100k_base"), ANTHROPIC)
+        self.clock = clock
 
-    def lookup(self, messages: list[dict[str, Any]], counter: TokenCounter) -> tuple[int, int]:
-        """Return (cache_read_tokens, cache_write_tokens) and remember this request's prefixes."""
-        read = written_up_to = 0
-        for index in breakpoint_indexes(messages):
-            prefix = messages[: index + 1]
-            key = _prefix_key(prefix)
-            tokens = counter.count(prefix)
-            if key in self._written:
-                read = max(read, tokens)
-            self._written.add(key)
-            written_up_to = max(written_up_to, tokens)
-        return read, max(0, written_up_to - read)
-
-
-def _prefix_key(prefix: list[dict[str, Any]]) -> str:
-    data = json.dumps(prefix, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    def lookup(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> RequestCost:
+        """What the request costs (prompt, cache read and cache write tokens); the cache
+        remembers its prefixes."""
+        return self.simulator.request(messages, self.clock(), tools=tools)

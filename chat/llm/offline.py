@@ -126,19 +126,17 @@ class AcdcProvider(litellm.CustomLLM):
     def _usage(
         self, messages: list, tools: list | None, step: FakeStep, cache: PrefixCache
     ) -> dict[str, int]:
-        prompt = self.counter.count(messages) + sum(
-            self.counter.count_text(repr(tool)) for tool in tools or []
-        )
+        billed = cache.lookup(messages, tools)
+        prompt = billed.prompt_tokens
         completion = self.counter.count_text(step.text) + sum(
             self.counter.count_text(str(call.get("arguments", ""))) for call in step.tool_calls
         )
-        read, write = cache.lookup(messages, self.counter)
         return {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
-            "cache_read_input_tokens": read,
-            "cache_creation_input_tokens": write,
+            "cache_read_input_tokens": billed.cache_read_tokens,
+            "cache_creation_input_tokens": billed.cache_write_tokens,
         }
 
 

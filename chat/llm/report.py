@@ -14,6 +14,7 @@ from typing import Any
 
 from chat.llm.fake import breakpoint_indexes, has_cache_control
 from contextcore.models import ModelFacts
+from contextcore.prompt.siderequest import tool_tokens
 from contextcore.tokens import TokenCounter
 
 
@@ -26,7 +27,8 @@ def render_report(
     breakdown: Mapping[str, Any] | None,
     counter: TokenCounter,
 ) -> str:
-    prompt_tokens = counter.count(messages) + _tools_tokens(tools, counter)
+    tool_count = tool_tokens(tools, counter)
+    prompt_tokens = counter.count(messages) + tool_count
     lines = [
         "## Dry run: nothing was sent to a model",
         "",
@@ -37,15 +39,11 @@ def render_report(
         f"- Total prompt tokens: {prompt_tokens:,}",
         "",
         *_message_table(messages, counter),
-        *_breakpoint_table(messages, counter),
+        *_breakpoint_table(messages, counter, tool_count),
         *_breakdown_table(breakdown),
-        *_cost_table(messages, prompt_tokens, facts, counter),
+        *_cost_table(messages, prompt_tokens, facts, counter, tool_count),
     ]
     return "\n".join(lines).rstrip() + "\n"
-
-
-def _tools_tokens(tools: list[dict[str, Any]] | None, counter: TokenCounter) -> int:
-    return sum(counter.count_text(repr(tool)) for tool in tools or [])
 
 
 def _message_table(messages: list[dict[str, Any]], counter: TokenCounter) -> list[str]:
@@ -57,7 +55,10 @@ def _message_table(messages: list[dict[str, Any]], counter: TokenCounter) -> lis
     return [*rows, ""]
 
 
-def _breakpoint_table(messages: list[dict[str, Any]], counter: TokenCounter) -> list[str]:
+def _breakpoint_table(
+    messages: list[dict[str, Any]], counter: TokenCounter, tool_count: int
+) -> list[str]:
+    """Each breakpoint's prefix counts the tool definitions: the provider caches them first."""
     indexes = breakpoint_indexes(messages)
     if not indexes:
         return ["### Cache breakpoints", "", "None: nothing in this request can be cached.", ""]
@@ -68,7 +69,8 @@ def _breakpoint_table(messages: list[dict[str, Any]], counter: TokenCounter) -> 
         "|---:|---:|---:|",
     ]
     for number, index in enumerate(indexes, start=1):
-        rows.append(f"| {number} | {index} | {counter.count(messages[: index + 1]):,} |")
+        prefix = tool_count + counter.count(messages[: index + 1])
+        rows.append(f"| {number} | {index} | {prefix:,} |")
     return [*rows, ""]
 
 
@@ -93,10 +95,14 @@ def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str
 
 
 def _cost_table(
-    messages: list[dict[str, Any]], prompt_tokens: int, facts: ModelFacts, counter: TokenCounter
+    messages: list[dict[str, Any]],
+    prompt_tokens: int,
+    facts: ModelFacts,
+    counter: TokenCounter,
+    tool_count: int,
 ) -> list[str]:
     indexes = breakpoint_indexes(messages)
-    cached = counter.count(messages[: indexes[-1] + 1]) if indexes else 0
+    cached = tool_count + counter.count(messages[: indexes[-1] + 1]) if indexes else 0
     fresh = prompt_tokens - cached
     write_price = facts.cache_write_cost_per_token or facts.input_cost_per_token
     read_price = facts.cache_read_cost_per_token or facts.input_cost_per_token

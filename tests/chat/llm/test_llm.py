@@ -107,7 +107,8 @@ async def test_it_reports_cache_tokens_that_came_through_litellms_stream(client,
 
 
 async def test_the_fake_reads_the_prefix_an_earlier_request_wrote(client, fake):
-    system = {"role": "system", "content": [{"type": "text", "text": "rules " * 50}]}
+    # Past the 1,024-token minimum below which nothing is cached.
+    system = {"role": "system", "content": [{"type": "text", "text": "rules " * 1100}]}
     system["content"][0]["cache_control"] = CACHED
     req = LLMRequest("acdc/fake", [system, {"role": "user", "content": "hi"}])
     first = [e for e in await collect(client, req) if isinstance(e, UsageReport)][0].usage

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chat.llm.client import LiteLLMClient
-from chat.llm.fake import FakeScript, FakeStep, PrefixCache
+from chat.llm.fake import FakeScript, FakeStep
 from chat.llm.sdk import acdc_provider
 from contextcore.llm import LLMRequest, TextDelta, UsageReport
 from contextcore.tokens import TokenCounter
@@ -119,17 +119,6 @@ async def test_a_script_file_can_raise_provider_errors(script_file):
     with pytest.raises(RateLimitError) as caught:
         await reply(LiteLLMClient(max_retries=0), ask("q"))
     assert caught.value.retry_after == 2
-
-
-def test_the_prefix_cache_reads_the_longest_prefix_written_earlier():
-    counter = TokenCounter("cl100k_base")
-    cache = PrefixCache()
-    first_read, first_write = cache.lookup(MESSAGES, counter)
-    assert first_read == 0 and first_write == counter.count(MESSAGES[:2])
-    changed = [MESSAGES[0], {"role": "user", "content": cached_text("another file")}]
-    read, write = cache.lookup(changed, counter)
-    assert read == counter.count(MESSAGES[:1])
-    assert write == counter.count(changed) - read
 
 
 async def test_the_dry_run_reports_messages_breakpoints_and_totals(client):

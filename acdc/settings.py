@@ -43,6 +43,10 @@ ACDC_TOKEN = env_str("ACDC_TOKEN")
 ACDC_RECORD_REQUESTS = env_str("ACDC_RECORD_REQUESTS")
 ACDC_MAX_FRAME_BYTES = env_int("ACDC_MAX_FRAME_BYTES", 1_000_000, minimum=1024)
 ACDC_MAX_MESSAGE_CHARS = env_int("ACDC_MAX_MESSAGE_CHARS", 200_000, minimum=1)
+# Images are refused above this many pixels, judged before decoding (a 190 KB PNG can decode
+# to hundreds of MB), and at most this many decode at once in a process (history.images).
+ACDC_MAX_IMAGE_PIXELS = env_int("ACDC_MAX_IMAGE_PIXELS", 40_000_000, minimum=1)
+ACDC_IMAGE_DECODES = env_int("ACDC_IMAGE_DECODES", 2, minimum=1)
 ACDC_TIER_SCHEME = env_choice("ACDC_TIER_SCHEME", ("acdc", "seed", "last", "none"), "acdc")
 # While a tab is open and the person away, refresh the provider's cache before it expires
 # when the session's rhythm says that costs less than rewriting it (chat.web.keepwarm).
@@ -95,6 +99,9 @@ MIDDLEWARE = [
     "acdc.access.AccessTokenMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Before the CSRF check, which parses the form: an upload Django cannot parse (too many
+    # files) is then a clear 400 like any bad upload, not a bare one with a traceback.
+    "chat.web.attachments.UploadGuardMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

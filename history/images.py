@@ -1,10 +1,13 @@
 """Images attached to messages: validated, stored once by hash, thumbnailed, replayed.
 
 `image_store` accepts only bytes Pillow decodes as PNG, JPEG, GIF or WebP, at most
-`MAX_IMAGE_BYTES` each; anything else raises `ImageRejected` with a message for the user
-and stores nothing. Bytes are keyed by their sha256, so the same picture pasted twice is
-stored once. A message holds at most `MAX_IMAGES_PER_MESSAGE` images, in order.
-`history_text` is the one rule for how an earlier turn's images appear in later prompts.
+`MAX_IMAGE_BYTES` each and at most `ACDC_MAX_IMAGE_PIXELS` pixels, judged from the header
+before a pixel is decoded (a small file can decode to gigabytes); anything else raises
+`ImageRejected` with a message for the user and stores nothing. At most
+`ACDC_IMAGE_DECODES` images decode at once in a process (`DECODES`). Bytes are keyed by
+their sha256, so the same picture pasted twice is stored once. A message holds at most
+`MAX_IMAGES_PER_MESSAGE` images, in order. `history_text` is the one rule for how an
+earlier turn's images appear in later prompts.
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ import base64
 import hashlib
 import io
 import re
+import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
+from django.conf import settings
 from django.db import transaction
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
@@ -24,7 +30,6 @@ from history.models import Image, Message, MessageImage
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_IMAGES_PER_MESSAGE = 5
-MAX_PIXELS = 50_000_000
 THUMBNAIL_PX = 256
 MIME_BY_FORMAT = {
     "PNG": "image/png",
@@ -34,6 +39,11 @@ MIME_BY_FORMAT = {
 }
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _BLOBS = ("data", "thumbnail")
+_BOMB_PIXELS = re.compile(r"\((\d+) pixels\)")
+# Pillow warns of a "decompression bomb" between its limit and twice it, and raises above.
+# With its limit set to ours (`_decode`), our own check on the header's size refuses first
+# and names the size; the warning would only repeat it in the log.
+warnings.filterwarnings("ignore", category=PILImage.DecompressionBombWarning)
 
 
 class ImageRejected(ValueError):
@@ -73,31 +83,72 @@ def check_size(size: int, *, max_bytes: int = MAX_IMAGE_BYTES) -> None:
 
 
 def _decode(data: bytes) -> tuple[str, int, int, bytes]:
-    """(mime, width, height, WebP thumbnail) of valid image bytes, else ImageRejected."""
+    """(mime, width, height, WebP thumbnail) of valid image bytes, else ImageRejected.
+    The format and size come from the header (Pillow's open is lazy); only an image
+    within the pixel limit is verified and decoded, and that under `DECODES`."""
+    limit = settings.ACDC_MAX_IMAGE_PIXELS
+    PILImage.MAX_IMAGE_PIXELS = limit  # any other Pillow use in the process is held too
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", PILImage.DecompressionBombWarning)
-            with PILImage.open(io.BytesIO(data)) as probe:
-                kind = probe.format or "unknown"
-                if kind not in MIME_BY_FORMAT:
-                    raise ImageRejected(
-                        f"Only PNG, JPEG, GIF and WebP images are accepted (this is {kind})."
-                    )
-                probe.verify()
-            with PILImage.open(io.BytesIO(data)) as image:
-                width, height = image.size
-                if width * height > MAX_PIXELS:
-                    raise ImageRejected(f"The image has too many pixels ({width}x{height}).")
-                image.load()
-                return MIME_BY_FORMAT[kind], width, height, _thumbnail(image)
+        with PILImage.open(io.BytesIO(data)) as probe:
+            kind = probe.format or "unknown"
+            if kind not in MIME_BY_FORMAT:
+                raise ImageRejected(
+                    f"Only PNG, JPEG, GIF and WebP images are accepted (this is {kind})."
+                )
+            width, height = probe.size
+            if width * height > limit:
+                raise ImageRejected(_too_many_pixels(width * height, limit, f"{width}×{height}"))
+            probe.verify()
+        with DECODES.slot(), PILImage.open(io.BytesIO(data)) as image:
+            image.load()
+            return MIME_BY_FORMAT[kind], width, height, _thumbnail(image)
     except ImageRejected:
         raise
     except UnidentifiedImageError:
         raise ImageRejected("The file is not an image Pillow can read.") from None
-    except (OSError, SyntaxError, ValueError, EOFError, PILImage.DecompressionBombWarning) as exc:
+    except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning) as exc:
+        found = _BOMB_PIXELS.search(str(exc))
+        raise ImageRejected(_too_many_pixels(int(found[1]) if found else 0, limit)) from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ImageRejected(f"The image is damaged or incomplete ({exc}).") from None
-    except PILImage.DecompressionBombError:
-        raise ImageRejected("The image has too many pixels.") from None
+
+
+def _too_many_pixels(pixels: int, limit: int, size: str = "") -> str:
+    shown = size or (f"{pixels:,} pixels" if pixels else "too many pixels")
+    mp = f"{pixels / 1e6:.1f} MP; " if pixels else ""
+    return f"The image is too large: {shown} ({mp}at most {limit / 1e6:.1f} MP)."
+
+
+class DecodeGate:
+    """At most `ACDC_IMAGE_DECODES` images decode at once in this process: a decoded image
+    takes width × height × 4 bytes, whatever its file's size, so parallel uploads of big
+    pictures would add up. Counts who is decoding, who waits, the most at once and all."""
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition()
+        self.active = 0
+        self.waiting = 0
+        self.peak = 0
+        self.entered = 0
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        with self._turn:
+            self.waiting += 1
+            self._turn.wait_for(lambda: self.active < settings.ACDC_IMAGE_DECODES)
+            self.waiting -= 1
+            self.active += 1
+            self.entered += 1
+            self.peak = max(self.peak, self.active)
+        try:
+            yield
+        finally:
+            with self._turn:
+                self.active -= 1
+                self._turn.notify()
+
+
+DECODES = DecodeGate()
 
 
 def _thumbnail(image: PILImage.Image) -> bytes:

@@ -3,15 +3,23 @@
 The browser keeps the pending images as hidden `image` inputs in the composer and sends
 their hashes with every upload, so the server can hold the per-message limit without
 any server-side draft state. Every refusal is a message for the user; rejected files are
-never stored, accepted ones are stored (once) even if the message is never sent.
+never stored, accepted ones are stored (once) even if the message is never sent. An upload
+Django itself refuses to parse (too many files or fields, too large) gets the same
+fragment from `UploadGuardMiddleware`, before the CSRF check would parse it and fail with
+a bare "Bad Request" and a logged traceback.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.files.uploadedfile import UploadedFile
+from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
+from django.shortcuts import render
 
 from history.images import (
     MAX_IMAGE_BYTES,
@@ -24,9 +32,11 @@ from history.images import (
 )
 from history.models import Image
 
+log = logging.getLogger(__name__)
 # A request larger than a full tray of the largest images (plus form overhead) is refused
-# before Django spools it to disk.
+# before Django parses it into files.
 MAX_REQUEST_BYTES = MAX_IMAGES_PER_MESSAGE * MAX_IMAGE_BYTES + 64 * 1024
+_UNPARSABLE = (TooManyFilesSent, TooManyFieldsSent, RequestDataTooBig, MultiPartParserError)
 
 
 @dataclass
@@ -79,3 +89,47 @@ def accept_existing(sha: str, pending: Sequence[str]) -> Accepted:
     except ImageRejected as exc:
         result.errors.append(str(exc))
     return result
+
+
+def fragment(request: HttpRequest, accepted: Accepted, status: int | None = None) -> HttpResponse:
+    """The tray's answer: chips of accepted images, and every refusal (then a 400)."""
+    status = status or (400 if accepted.errors else 200)
+    context = {"images": accepted.images, "errors": accepted.errors}
+    return render(request, "chat/_attachments.html", context, status=status)
+
+
+def too_much() -> str:
+    return f"The upload is too large (at most {MAX_IMAGES_PER_MESSAGE} images of 5 MB)."
+
+
+class UploadGuardMiddleware:
+    """Parses a multipart POST before the CSRF check does (it sits just before it), so what
+    Django refuses to parse is answered like any bad upload: a 400 with the reason, one log
+    line and no traceback. Nothing is stored or acted on before the refusal."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view, args, kwargs) -> HttpResponse | None:
+        if request.method != "POST" or request.content_type != "multipart/form-data":
+            return None
+        if int(request.META.get("CONTENT_LENGTH") or 0) > MAX_REQUEST_BYTES:
+            return self._refuse(request, too_much())
+        try:
+            request.POST  # noqa: B018 -- parsed here, so a refusal is ours to word
+        except TooManyFilesSent:
+            return self._refuse(request, f"Too many files at once: {_at_most()}.")
+        except _UNPARSABLE as exc:
+            return self._refuse(request, f"The upload could not be read ({exc}).")
+        return None
+
+    def _refuse(self, request: HttpRequest, problem: str) -> HttpResponse:
+        log.warning("upload to %s refused: %s", request.path, problem)
+        return fragment(request, Accepted(errors=[problem]))
+
+
+def _at_most() -> str:
+    return f"attach at most {MAX_IMAGES_PER_MESSAGE} images per message"

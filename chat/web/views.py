@@ -73,20 +73,19 @@ PRIVATE_IMAGE_CACHE_CONTROL = "private, max-age=31536000, immutable"
 
 @require_POST
 def image_upload(request: HttpRequest, session_id: str) -> HttpResponse:
-    if int(request.META.get("CONTENT_LENGTH") or 0) > attachments.MAX_REQUEST_BYTES:
-        return _attachment_fragment(request, attachments.Accepted(errors=[_too_much()]))
+    # Too large or too many files is refused before this (attachments.UploadGuardMiddleware).
     if selectors.session_get(session_id=session_id) is None:
         problem = f"There is no session {session_id!r}."
-        return _attachment_fragment(request, attachments.Accepted(errors=[problem]), 404)
+        return attachments.fragment(request, attachments.Accepted(errors=[problem]), 404)
     pending = attachments.pending_shas(request.POST.getlist("image"))
     accepted = attachments.accept_uploads(request.FILES.getlist("file"), pending)
-    return _attachment_fragment(request, accepted)
+    return attachments.fragment(request, accepted)
 
 
 @require_GET
 def image_chip(request: HttpRequest, sha: str) -> HttpResponse:
     pending = attachments.pending_shas(request.GET.getlist("image"))
-    return _attachment_fragment(request, attachments.accept_existing(sha, pending))
+    return attachments.fragment(request, attachments.accept_existing(sha, pending))
 
 
 @require_GET
@@ -97,16 +96,6 @@ def image_file(request: HttpRequest, sha: str) -> HttpResponse:
 @require_GET
 def image_thumb(request: HttpRequest, sha: str) -> HttpResponse:
     return _image_response(request, sha, thumbnail=True)
-
-
-def _attachment_fragment(request, accepted, status: int | None = None) -> HttpResponse:
-    status = status or (400 if accepted.errors else 200)
-    context = {"images": accepted.images, "errors": accepted.errors}
-    return render(request, "chat/_attachments.html", context, status=status)
-
-
-def _too_much() -> str:
-    return f"The upload is too large (at most {attachments.MAX_IMAGES_PER_MESSAGE} images of 5 MB)."
 
 
 def _image_response(request: HttpRequest, sha: str, *, thumbnail: bool) -> HttpResponse:

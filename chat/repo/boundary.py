@@ -9,8 +9,8 @@ discovery from tool output, the watcher, resume, exports): `verdict(path)`.
   points, under any spelling or symlink that resolves into them.
 - `secret`: a file shaped like a credential (`.env`, private keys, `.npmrc` …; the
   patterns are ACDC_SECRET_PATTERNS plus the repository's `.acdcignore`, gitignore syntax,
-  matched case-insensitively). The person may add one after confirming; the model's
-  tools never read, list or discover one.
+  matched case-insensitively, a line break in a name included). The person may add one
+  after confirming; the model's tools never read, list or discover one.
 - `ok`: an ordinary path inside the repository.
 
 Paths outside the repository (`..`, absolute paths elsewhere, symlinks out) are the
@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -99,7 +99,7 @@ def verdict(path: str, *, root: Path | None = None) -> Verdict:
     inside = [c for c in _spellings(full, root) if c != root and c.is_relative_to(root)]
     relatives = [c.relative_to(root).as_posix() for c in inside]
     for relative in relatives:
-        if _relative_is_inside(relative) and _secret_spec(root).match_file(relative.casefold()):
+        if _relative_is_inside(relative) and _matches(_secret_spec(root).match_file, relative):
             return Verdict("secret", SECRET_REASON)
     return OK
 
@@ -170,9 +170,18 @@ def _judged_on_text(path: str, data_prefix: str | None, is_secret) -> Verdict:
         return Verdict("internal", "acdc's own data folder is never read")
     if any(part.casefold() == ".git" for part in path.split("/")):
         return Verdict("internal", "git's internal folder is never read")
-    if is_secret(path.casefold()):
+    if _matches(is_secret, path):
         return Verdict("secret", SECRET_REASON)
     return OK
+
+
+def _matches(match: Callable[[str], bool], path: str) -> bool:
+    """The secret patterns' judgement of `path`, casefolded, whatever characters it holds:
+    pathspec compiles its regular expressions without DOTALL, so a folder whose name holds
+    a line feed hid the `.env` inside it; with line feeds made NULs it does not (no pattern
+    can name either character)."""
+    folded = path.casefold()
+    return bool(match(folded)) or ("\n" in folded and bool(match(folded.replace("\n", "\0"))))
 
 
 def _secret_test(spec: pathspec.PathSpec):
@@ -201,7 +210,7 @@ def _written(path: str, root: Path, data_dir: Path) -> Verdict:
     if found:
         return Verdict("internal", found)
     relative = full.relative_to(root).as_posix() if full.is_relative_to(root) else ""
-    if _relative_is_inside(relative) and _secret_spec(root).match_file(relative.casefold()):
+    if _relative_is_inside(relative) and _matches(_secret_spec(root).match_file, relative):
         return Verdict("secret", SECRET_REASON)
     return OK
 

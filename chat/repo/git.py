@@ -5,11 +5,16 @@ watcher. Listing is `git ls-files -co --exclude-standard` (tracked plus untracke
 ignored); without git (not a repository, git missing) it falls back to walking the folder.
 Never listed: `.git/` and acdc's own data folder `.acdc/`, whatever the ignore files say.
 Names that are not valid UTF-8 are left out and counted (a model cannot name them back).
+Git's output is always read NUL-separated (`-z`), never as quoted lines, and a path is
+always passed after `--`. `shown` writes a path as one unambiguous line of text for the
+model: as it is, or as a JSON string when it holds a colon, a line break or the like.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +33,24 @@ class Listing:
 def hidden(path: str) -> bool:
     """True for paths inside `.git/` or acdc's data folder."""
     return path.split("/", 1)[0] in HIDDEN_DIRS
+
+
+def shown(path: str) -> str:
+    """`path` as the model reads it in a listing, a grep line or the map: as it is, unless
+    it would read as something else (a colon before a line number, a line break that
+    splits the line, a leading quote, edge spaces): then as a JSON string literal."""
+    plain = path and path == path.strip() and not path.startswith('"') and ":" not in path
+    if plain and not any(_breaks(ch) for ch in path):
+        return path
+    # json leaves DEL, C1 controls and U+2028/9 as they are when not escaping to ASCII.
+    text = json.dumps(path, ensure_ascii=False)
+    return "".join(f"\\u{ord(ch):04x}" if _breaks(ch) else ch for ch in text)
+
+
+def _breaks(ch: str) -> bool:
+    # Control characters (\n, \r, \t, NEL …) and the Unicode line and paragraph separators:
+    # every character str.splitlines() splits at is in one of these categories.
+    return unicodedata.category(ch) in ("Cc", "Zl", "Zp")
 
 
 def is_work_tree(root: Path) -> bool | None:

@@ -12,6 +12,7 @@ always refused, secret-shaped files unless the caller says the person confirmed 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -84,7 +85,10 @@ def locate(repo: Repository, path: str, *, allow_secret: bool = False) -> tuple[
     except PathRejected as exc:
         raise IndexingError(str(exc)) from None
     # Resolving symlinks makes two names of one file one object (the identity rule, §2.5).
-    full = (repo.root / key).resolve()
+    try:
+        full = (repo.root / key).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # too long, a symlink loop …
+        raise IndexingError(f"{short_path(key)}: {_refusal(exc)}") from None
     if not full.is_relative_to(repo.root):
         raise IndexingError(f"{key}: resolves outside the repository")
     found = boundary.verdict(key, root=repo.root)
@@ -92,6 +96,32 @@ def locate(repo: Repository, path: str, *, allow_secret: bool = False) -> tuple[
         raise IndexingError(f"{key}: {found.reason}")
     canonical, fs_id = objects.to_canonical(str(full), repo.mappings, repo.filesystem_id)
     return key, objects.filesystem_source(fs_id, canonical)
+
+
+def exists(repo: Repository, key: str) -> bool:
+    """Whether the repo-relative `key` names anything, or IndexingError with the reason the
+    filesystem gives for refusing the name (a part over 255 bytes, a path too long)."""
+    try:
+        os.stat(repo.root / key)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink loop names nothing, as Path.exists says
+            return False
+        raise IndexingError(f"{short_path(key)}: {_refusal(exc)}") from None
+    except ValueError as exc:
+        raise IndexingError(f"{short_path(key)}: {_refusal(exc)}") from None
+    return True
+
+
+def _refusal(exc: BaseException) -> str:
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return f"the filesystem refuses this path ({reason})"
+
+
+def short_path(key: str) -> str:
+    """A refused path as a reason quotes it: a 5,000-character path is not repeated whole."""
+    return key if len(key) <= 120 else f"{key[:100]}… ({len(key):,} characters)"
 
 
 def index_file(

@@ -153,7 +153,7 @@ def resolve(
     if not ref:
         raise SetsError("no object id or path given")
     if "\0" in ref:  # PostgreSQL text cannot even be queried with it
-        raise SetsError(f"no object {ref!r}: path contains a NUL byte")
+        raise SetsError(f"no object {indexing.short_path(ref)!r}: path contains a NUL byte")
     # Objects are shared across sessions; an id names one only within its own session's
     # index, or one session's tool output could be read from another.
     found = ContentObject.objects.filter(pk=ref, session_links__session=session).first()
@@ -173,7 +173,7 @@ def resolve(
             raise SetsError(f"{key}: no such file")
         return indexing.discover_file(repo, key, session=session, allow_secret=allow_secret).object
     except indexing.IndexingError as exc:
-        raise SetsError(f"no object {ref!r}: {exc}") from None
+        raise SetsError(f"no object {indexing.short_path(ref)!r}: {exc}") from None
 
 
 _OBJECT_ID = re.compile(r"toolcall:.+|[0-9a-f]{64}", re.DOTALL)

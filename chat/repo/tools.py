@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import logging
+import os
 import re
 import subprocess
 import uuid
@@ -151,6 +153,7 @@ _TOOLS_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
     ),
     "unpin": ("Remove a pin.", ObjectArguments),
 }
+log = logging.getLogger(__name__)
 TOOL_SPECS: list[dict[str, Any]] = [
     _function(name, description, arguments)
     for name, (description, arguments) in _TOOLS_ARGUMENTS.items()
@@ -185,13 +188,17 @@ class ToolResult:
 def run_tool(session: Session, call: ToolCall, repo: indexing.Repository | None = None):
     """Carry out one call and record it as a toolcall object; never raises for bad input."""
     repo = repo or sessionsets.repository()
-    result = ToolResult(call.call_id or f"call_{uuid.uuid4().hex[:12]}", call.name, "ok", "")
+    result = ToolResult(_call_id(call.call_id), call.name, "ok", "")
     try:
         result.args = _arguments(call)
         result.args_display = _display(call.name, result.args)
         _TOOLS[call.name](session, repo, result)
     except ToolFailure as exc:
         result.status, result.output = "fail", f"Error: {exc}"
+    except Exception as exc:  # a bug or a refusal nobody foresaw fails this call, not the turn
+        log.exception("tool %r failed unexpectedly", call.name[:60])
+        result.status, result.output = "fail", f"Error: the tool failed: {_plain_reason(exc)}"
+        result.file_refs, result.changed_paths = [], []
     fields = {
         "tool": call.name if call.name in _TOOLS else "unknown",
         "args": result.args,
@@ -207,6 +214,23 @@ def run_tool(session: Session, call: ToolCall, repo: indexing.Repository | None 
         record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
     result.object_id = record.object.id
     return result
+
+
+def _plain_reason(exc: Exception) -> str:
+    """An unexpected exception in a few words: the OS's reason when it gave one."""
+    reason = str(getattr(exc, "strerror", None) or exc).strip()
+    return (reason.splitlines()[0] if reason else type(exc).__name__)[:200]
+
+
+def _call_id(given: str) -> str:
+    """The model's call id when it can be stored and sent back as it is, else a new one
+    (round_messages pairs the call and its result by the id kept here)."""
+    if given and len(given) <= 200 and _ID_CHARACTERS.fullmatch(given):
+        return given
+    return f"call_{uuid.uuid4().hex[:12]}"
+
+
+_ID_CHARACTERS = re.compile(r"[\x21-\x7e]+")
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:
@@ -256,14 +280,14 @@ def _folder(repo: indexing.Repository, path: str) -> str:
     cleaned = (path or ".").strip()
     if cleaned in (".", "./", "/", ""):
         return ""
-    if cleaned.startswith("/") and Path(cleaned).resolve() == repo.root:
+    if cleaned.startswith("/") and os.path.normpath(cleaned) == str(repo.root):
         return ""
     try:
         key, _ = indexing.locate(repo, cleaned)
+        if not indexing.exists(repo, key):
+            raise ToolFailure(f"{git.shown(key)}: no such file or folder")
     except indexing.IndexingError as exc:
         raise ToolFailure(str(exc)) from None
-    if not (repo.root / key).exists():
-        raise ToolFailure(f"{key}: no such file or folder")
     return key
 
 
@@ -294,7 +318,7 @@ def _read_file(session: Session, repo: indexing.Repository, result: ToolResult) 
     result.file_refs = [indexed.object.id]
     result.changed_paths = [shown]
     note = "" if content else "(the file is empty)"
-    result.output = f"{shown} (id={indexed.object.id}, now active)\n" + (
+    result.output = f"{git.shown(shown)} (id={indexed.object.id}, now active)\n" + (
         _cap(content) if content else note
     )
 
@@ -311,7 +335,7 @@ def _list_files(session: Session, repo: indexing.Repository, result: ToolResult)
             if fnmatch.fnmatch(p, pattern) or fnmatch.fnmatch(Path(p).name, pattern)
         ]
     _stubs(session, repo, paths)
-    lines = paths[:MAX_LIST_LINES]
+    lines = [git.shown(p) for p in paths[:MAX_LIST_LINES]]
     notes = []
     if len(paths) > len(lines):
         notes.append(f"[cut: {len(paths) - len(lines):,} more files; narrow the path or pattern]")
@@ -333,29 +357,57 @@ def _grep(session: Session, repo: indexing.Repository, result: ToolResult) -> No
     except re.error as exc:
         raise ToolFailure(f"not a valid regular expression: {exc}") from None
     below = _folder(repo, result.args.get("path", "."))
+    found, undecodable = _grep_lines(repo, pattern, below)
+    visible = set(_visible(repo, {path for path, _, _ in found}))
+    lines = [(path, number, text) for path, number, text in found if path in visible]
+    _stubs(session, repo, list(dict.fromkeys(path for path, _, _ in lines)))
+    shown = [f"{git.shown(path)}:{number}:{text}" for path, number, text in lines]
+    notes = []
+    if len(shown) > MAX_GREP_LINES:
+        notes.append(f"[cut: {len(shown) - MAX_GREP_LINES:,} more matching lines]")
+    if undecodable:
+        notes.append(f"[{undecodable} names that are not valid UTF-8 were left out]")
+    text = "\n".join(shown[:MAX_GREP_LINES] + notes)
+    result.output = _cap(text) if text else "(no matches)"
+
+
+# git grep -z: path NUL line-number NUL text LF. A path may hold a line break, never a NUL;
+# the text ends at the line feed (-I leaves binary files out; a late NUL stays in the text).
+_GREP_RECORD = re.compile(rb"([^\0]*)\0(\d+)\0([^\n]*)\n?")
+
+
+def _grep_lines(
+    repo: indexing.Repository, pattern: str, below: str
+) -> tuple[list[tuple[str, str, str]], int]:
+    """(path, line number, text) of every matching line, each path exactly as git names the
+    file (NUL-separated, never quoted), and how many paths were not valid UTF-8."""
     tracked = (repo.root / ".git").exists()
-    command = ["git", "-C", str(repo.root), "grep", "-n", "-I", "--no-color"]
-    command += ["--untracked"] if tracked else ["--no-index", "--exclude-standard"]
-    command += ["-e", pattern, "--", below or "."]
+    command = ["git", "-c", "core.quotePath=false", "-C", str(repo.root), "grep"]
+    options = ["-z", "-n", "-I", "--no-color"]
+    options += ["--untracked"] if tracked else ["--no-index", "--exclude-standard"]
+    rest = ["-e", pattern, "--", below or "."]
     # Perl-compatible syntax, as checked above with Python's (POSIX extended reads \d, \w
     # and lazy quantifiers otherwise); a git built without PCRE falls back to extended.
-    done = _run_grep([*command[:4], "-P", *command[4:]])
+    done = _run_grep([*command, "-P", *options, *rest])
     if done.returncode == 128 and b"USE_LIBPCRE" in done.stderr:
-        done = _run_grep([*command[:4], "-E", *command[4:]])
+        done = _run_grep([*command, "-E", *options, *rest])
     if done.returncode not in (0, 1):
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise ToolFailure(f"the search failed: {message[-1] if message else 'unknown error'}")
-    found = done.stdout.decode("utf-8", "replace").splitlines()
-    visible = set(_visible(repo, {line.split(":", 1)[0] for line in found}))
-    lines = [line for line in found if line.split(":", 1)[0] in visible]
-    _stubs(session, repo, list(dict.fromkeys(line.split(":", 1)[0] for line in lines)))
-    shown = lines[:MAX_GREP_LINES]
-    notes = (
-        [f"[cut: {len(lines) - len(shown):,} more matching lines]"]
-        if len(lines) > len(shown)
-        else []
-    )
-    result.output = _cap("\n".join(shown + notes)) if lines else "(no matches)"
+    found, undecodable, position = [], set(), 0
+    while position < len(done.stdout):
+        record = _GREP_RECORD.match(done.stdout, position)
+        if record is None:  # not git grep -z's shape: stop rather than guess at a path
+            break
+        position = record.end()
+        try:
+            path = record[1].decode("utf-8")
+        except UnicodeDecodeError:
+            undecodable.add(record[1])
+            continue
+        text = record[3].decode("utf-8", "replace").replace("\0", "\ufffd")
+        found.append((path, record[2].decode("ascii"), text))
+    return found, len(undecodable)
 
 
 def _run_grep(command: list[str]) -> subprocess.CompletedProcess:
@@ -396,7 +448,7 @@ def _set_tool(change):
         result.file_refs = [entry.object_id]
         if entry.path:
             result.changed_paths = [entry.path]
-        label = entry.path or entry.object_id
+        label = git.shown(entry.path) if entry.path else entry.object_id
         state = ", ".join(
             word
             for word, on in (

@@ -382,7 +382,7 @@ def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str
     words = {w for text in recent for w in _WORD.findall(text)}
     named = {p for word in words for p in graph.defined_in.get(word, ())}
     shown = {line.rstrip(":") for line in main.splitlines() if not line.startswith(" ")}
-    named -= shown | in_context
+    named = {p for p in named if git.shown(p) not in shown} - set(in_context)
     if not named:
         return ""
     subset = {p: symbols[p] for p in sorted(named)}
@@ -403,7 +403,11 @@ def outline(root: Path, path: str, maps: RepoMaps = MAPS) -> str:
         raise ValueError(f"{path}: {judged.reason}")
     if not language_of(path):
         raise ValueError(f"{path}: acdc has no grammar for this kind of file")
-    if not (root / path).is_file():
+    try:
+        is_file = (root / path).is_file()
+    except (OSError, ValueError) as exc:  # a name the filesystem refuses (too long …)
+        raise ValueError(f"{path[:120]}: the filesystem refuses this path ({exc})") from None
+    if not is_file:
         raise ValueError(f"{path}: no such file")
     if not _inside(root, os.path.join(root, path)):
         raise ValueError(f"{path}: outside the repository")

@@ -4,7 +4,9 @@ Each file is a line with its path and a colon, then its chosen definitions' sign
 indented by nesting (a chosen method brings its class along); bodies are elided. Files
 without chosen definitions may follow as bare paths while the budget lasts. The text is
 sorted by path, not by rank: ranking decides what is in, the order stays put, so a change
-in one file changes the lines of that file and little else. Invariant: the result never
+in one file changes the lines of that file and little else. A path that would not read as
+one line naming one file (a line break or a colon in it) is written as a JSON string
+(`chat.repo.git.shown`), so a file name never splits the map. Invariant: the result never
 counts more than the budget. Non-goals: ranking itself (graph), reading files (builder).
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
+from chat.repo.git import shown
 from chat.repo.repomap.graph import Graph, definition_scores, ordered_files
 from chat.repo.repomap.symbols import FileSymbols
 
@@ -41,7 +44,8 @@ def outline_lines(symbols: FileSymbols, chosen: Collection[int] | None = None) -
 def outline_text(path: str, symbols: FileSymbols) -> str:
     """One file as its outline: what the `outline` tool and the picker's outline state send."""
     lines = outline_lines(symbols)
-    return "\n".join([f"{path}:", *lines]) if lines else f"{path}: (no definitions found)"
+    name = shown(path)
+    return "\n".join([f"{name}:", *lines]) if lines else f"{name}: (no definitions found)"
 
 
 def fit(
@@ -162,9 +166,9 @@ def render(
     lines = [intro] if intro else []
     for path in sorted(set(chosen) | set(bare)):
         if path in chosen:
-            lines += [f"{path}:", *outline_lines(symbols[path], chosen[path])]
+            lines += [f"{shown(path)}:", *outline_lines(symbols[path], chosen[path])]
         else:
-            lines.append(path)
+            lines.append(shown(path))
     return "\n".join(lines) if len(lines) > bool(intro) else ""
 
 

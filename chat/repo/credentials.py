@@ -1,55 +1,285 @@
-"""Credentials inside files that are about to be sent: found, named, never sent quietly.
+"""Credentials inside text that is about to leave: found, named, replaced, never sent.
 
-A file that is not shaped like a secret can still hold one (a key pasted into a config, a
-token in a script). Before a turn's request leaves, the files in it are scanned for the
-shapes below; what is found is said in the chat as a warning, once per file and kind in a
-session. The scan names kinds, never the matched text, so the warning itself leaks nothing.
+Everything acdc sends to a model provider is text from the repository or the person; a
+file that is not shaped like a secret can still hold one (a key pasted into a config, a
+token in a script). `redact` replaces each value of the shapes below by a marker that
+names its kind (`[redacted: an AWS access key]`), `kinds_in` names the kinds a text holds,
+`tool_output` is what the model's tools return, and `elide_literals` is how the repository
+map shows a constant. Scans are cached by the text's hash, so the files and history that
+go out with every turn cost a lookup. Nothing here returns the matched text: a warning
+built from it leaks nothing. Non-goals: where the text goes or who is told (chat.turn).
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import re
-from functools import lru_cache
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from threading import Lock
 
-# (kind, pattern): shapes specific enough to be worth a warning on sight.
-SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern))
-    for kind, pattern in (
-        ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-        ("an AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
-        ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-        ("an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-        ("an OpenAI API key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}"),
-        ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
-        ("a Stripe secret key", r"\b[sr]k_live_[0-9A-Za-z]{20,}"),
-        ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-        ("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
-    )
+GENERIC = "a password or secret"
+# (kind, pattern): shapes specific enough to be replaced on sight. A `value` group, when
+# there is one, is what gets replaced (the name before it stays); else the whole match.
+# Order matters: at one position the first shape wins (sk-ant-… is Anthropic's, not OpenAI's).
+_SHAPES: tuple[tuple[str, str], ...] = (
+    (
+        "a private key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"|(?:\s*(?:(?:Proc-Type|DEK-Info):[^\n]*|[A-Za-z0-9+/=]{16,}))*)",
+    ),
+    ("an AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    (
+        "an AWS secret access key",
+        r"(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*(?::|=>?|:=)\s*[\"']?"
+        r"(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+    ),
+    ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
+    ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    ("an OpenAI API key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}"),
+    ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    ("a Stripe secret key", r"\b[sr]k_live_[0-9A-Za-z]{20,}"),
+    ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    ("a Hugging Face token", r"\bhf_[A-Za-z0-9]{34,}\b"),
+    ("a SendGrid key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    ("a JSON Web Token", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    (
+        "a password in a URL",
+        r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>]{1,64}:"
+        r"(?P<value>[^\s:/@\"'<>${}]{3,128})@",
+    ),
+    (
+        GENERIC,  # a quoted value given to a name that says what it is
+        r"(?i:\b[A-Za-z0-9_.-]*(?:password|passwd|secret|api_?key|access_?token|auth_?token))"
+        r"[\"']?\s*(?::|=>?|:=)\s*(?P<quote>[\"'])(?P<value>[^\"'\s{}$<>%]{8,200})(?P=quote)",
+    ),
 )
+KINDS: tuple[str, ...] = tuple(kind for kind, _ in _SHAPES)
+SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern)) for kind, pattern in _SHAPES
+)
+
+
+def _combined() -> re.Pattern[str]:
+    """One pattern of every shape, each a named group `k<i>` (its value group `v<i>`), so a
+    text is read once, not once per shape."""
+    parts = []
+    for index, (_, pattern) in enumerate(_SHAPES):
+        renamed = pattern.replace("(?P<value>", f"(?P<v{index}>")
+        renamed = renamed.replace("(?P<quote>", f"(?P<q{index}>").replace(
+            "(?P=quote)", f"(?P=q{index})"
+        )
+        parts.append(f"(?P<k{index}>{renamed})")
+    return re.compile("|".join(parts))
+
+
+_ANY = _combined()
+_MARKER = re.compile(r"\[redacted: ([a-zA-Z][a-zA-Z .-]{2,40})\]")
+
+
+def marker(kind: str) -> str:
+    return f"[redacted: {kind}]"
+
+
+@dataclass(frozen=True)
+class Redaction:
+    text: str  # the text with each value replaced by its marker (the same object if none)
+    found: tuple[str, ...] = ()  # the kind of each value replaced, in the order of the text
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds found, each once, in the order of SHAPES."""
+        return [kind for kind in KINDS if kind in self.found]
+
+
+def redact(text: str) -> Redaction:
+    """`text` with every credential-shaped value replaced by a marker naming its kind."""
+    if not text:
+        return Redaction(text)
+    key = _key(text)
+    cached = _CACHE.get(key)
+    if cached is None:
+        cached = _scan(text)
+        _CACHE.put(key, cached)
+    return Redaction(text) if cached is _CLEAN else Redaction(cached[0], cached[1])
 
 
 def kinds_in(text: str) -> list[str]:
     """The kinds of credential `text` seems to hold, in the order of SHAPES."""
-    return list(_kinds(text))
+    return redact(text).kinds
 
 
-@lru_cache(maxsize=256)
-def _kinds(text: str) -> tuple[str, ...]:
-    # Cached: the same files go with every turn; a hit costs a string compare, not a scan.
-    found = []
-    for kind, pattern in SHAPES:
-        if kind == "an OpenAI API key" and "an Anthropic API key" in found:
-            continue  # sk-ant-… matches both
-        if pattern.search(text):
-            found.append(kind)
-    return tuple(found)
+def marked_kinds(text: str) -> list[str]:
+    """The kinds named by markers `redact` or `elide_literals` left in `text`."""
+    if "[redacted: " not in text:
+        return []
+    named = set(_MARKER.findall(text))
+    return [kind for kind in KINDS if kind in named]
+
+
+def tool_output(text: str) -> str:
+    """A tool's result as the model gets it: redacted, with a last line that says so."""
+    redaction = redact(text)
+    if not redaction.found:
+        return text
+    count = len(redaction.found)
+    values = "value" if count == 1 else "values"
+    return (
+        f"{redaction.text}\n[{count} credential-shaped {values} redacted: {named(redaction.kinds)}]"
+    )
+
+
+def named(kinds: Iterable[str]) -> str:
+    """`a, b and c`."""
+    kinds = list(kinds)
+    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
 
 
 def warning(path: str, kinds: list[str]) -> str:
-    named = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
     return (
-        f"{path} holds what looks like {named}; it is being sent to the model provider "
-        "with this message. Take it out of the selection if it should stay on this machine."
+        f"{path} holds what looks like {named(kinds)}; it is sent to the model provider "
+        "as [redacted: …] in its place, never as itself."
+    )
+
+
+# -- the scan and its cache --------------------------------------------------------------
+
+
+_CLEAN = ("", ())  # the cache's answer for a text with nothing in it (most texts)
+
+
+def _scan(text: str) -> tuple[str, tuple[str, ...]]:
+    pieces, found, start = [], [], 0
+    for match in _ANY.finditer(text):
+        index = int(match.lastgroup[1:])  # the outer group `k<i>` closes last
+        kind = KINDS[index]
+        value = f"v{index}"
+        has_value = value in match.groupdict() and match.group(value) is not None
+        begin, end = match.span(value) if has_value else match.span()
+        if kind == GENERIC and not _mixed(text[begin:end]):
+            continue  # `password = "changeme"`: a word, most likely a placeholder
+        pieces += [text[start:begin], marker(kind)]
+        found.append(kind)
+        start = end
+    if not found:
+        return _CLEAN
+    pieces.append(text[start:])
+    return "".join(pieces), tuple(found)
+
+
+def _mixed(value: str) -> bool:
+    """At least two of lower case, upper case, digits and other characters."""
+    classes = (
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() for c in value),
+    )
+    return sum(classes) >= 2
+
+
+def _key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class _Scans:
+    """The last `size` scans by content hash; a clean text costs its key only."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[bytes, tuple[str, tuple[str, ...]]] = OrderedDict()
+        self._lock = Lock()
+
+    def get(self, key: bytes) -> tuple[str, tuple[str, ...]] | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: bytes, value: tuple[str, tuple[str, ...]]) -> None:
+        with self._lock:
+            self._items[key] = value
+            if len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_CACHE = _Scans(200_000)
+
+
+# -- constants in the repository map -------------------------------------------------------
+
+_LITERAL = re.compile(
+    r"(?P<quote>\"\"\"|'''|\"|'|`)(?P<body>(?:\\.|(?!(?P=quote)).)*?)(?P<end>(?P=quote)|$)"
+)
+_SECRET_WORDS = frozenset(
+    (
+        "key", "keys", "secret", "secrets", "token", "tokens", "password", "passwords",
+        "passwd", "pwd", "credential", "credentials", "private", "apikey", "passphrase", "salt",
+    )
+)  # fmt: skip
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_HEX = re.compile(r"[0-9a-fA-F]{20,}")
+_BASE64 = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+# a name and `=` or `:` (with a type between) just before a literal: `password: str = "…"`
+_ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=,(){}\"']*)?[=:]\s*$")
+ELIDED = "…"
+
+
+def secret_name(name: str) -> bool:
+    """Whether a name says it holds a secret: API_KEY, apiKey, db_password, PRIVATE_PEM."""
+    return any(word.lower() in _SECRET_WORDS for word in _WORDS.findall(name))
+
+
+def elide_literals(text: str, name: str = "") -> str:
+    """`text` (a definition's signature) with the values of its string literals left out
+    where they may be secrets: credential shapes become their marker; every literal of a
+    definition whose `name` says secret, and high-entropy literals (hex or base64, 20
+    characters or more) and literals given to a parameter or key whose name says secret
+    become `…`. Other literals stay: they are what a map is for."""
+    scanned = _scan(text)  # not cached: a map has many short signatures, seen once each
+    text = text if scanned is _CLEAN else scanned[0]
+    if "'" not in text and '"' not in text and "`" not in text:
+        return text
+    secret = secret_name(name)
+
+    def literal(match: re.Match[str]) -> str:
+        body = match.group("body")
+        if not body or _MARKER.fullmatch(body):
+            return match.group(0)
+        given = _ASSIGNED.search(text, max(0, match.start() - 80), match.start())
+        if secret or _random(body) or (given and secret_name(given.group(1))):
+            return match.group("quote") + ELIDED + match.group("end")
+        return match.group(0)
+
+    return _LITERAL.sub(literal, text)
+
+
+def _random(body: str) -> bool:
+    """A value that reads like a key rather than words: long hex, or long base64 mixing
+    upper case, lower case and digits with high entropy."""
+    if _HEX.fullmatch(body):
+        return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+    if not _BASE64.fullmatch(body) or not _mixed_three(body):
+        return False
+    counts = [body.count(c) for c in set(body)]
+    entropy = -sum(n / len(body) * math.log2(n / len(body)) for n in counts)
+    return entropy >= 3.5
+
+
+def _mixed_three(value: str) -> bool:
+    return (
+        any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)
     )

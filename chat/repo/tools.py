@@ -35,7 +35,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError
 
-from chat.repo import boundary, git, indexing, outlines, sessionsets
+from chat.repo import boundary, credentials, git, indexing, outlines, sessionsets
 from chat.repo.repomap import builder as repomap
 from history.models import Session
 
@@ -199,6 +199,7 @@ def run_tool(session: Session, call: ToolCall, repo: indexing.Repository | None 
         log.exception("tool %r failed unexpectedly", call.name[:60])
         result.status, result.output = "fail", f"Error: the tool failed: {_plain_reason(exc)}"
         result.file_refs, result.changed_paths = [], []
+    result.output = credentials.tool_output(result.output)  # recorded and sent redacted
     fields = {
         "tool": call.name if call.name in _TOOLS else "unknown",
         "args": result.args,

@@ -28,7 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
-from chat.turn import checkpoints, working
+from chat.turn import checkpoints, outgoing, working
 from chat.turn.hud import COMPACTION_CASES, chat_tools
 from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
 from contextcore.history.compaction import CompactionConfig, HistoryCompaction, create_compactor
@@ -105,7 +105,7 @@ async def compact_session(
         summary_budget_tokens=settings.ACDC_SUMMARY_BUDGET_TOKENS,
         verbatim_window_tokens=settings.ACDC_VERBATIM_WINDOW_TOKENS,
     )
-    compactor = create_compactor(llm_client(), model, counter, config)
+    compactor = create_compactor(outgoing.client(llm_client()), model, counter, config)
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
     # Sent to the chat's own model, the side requests reuse its cached prefix.
     prefix = side_prefix(manager, model, facts, counter) if model == ctx.model else None

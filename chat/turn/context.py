@@ -23,9 +23,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.repo import boundary, credentials, sessionsets
+from chat.repo import boundary, sessionsets
 from chat.repo.repomap import engine as repomap_engine
-from chat.turn import endless, hud, seen
+from chat.turn import endless, hud, outgoing, seen
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
@@ -37,7 +37,7 @@ from chat.turn.sets import Notice, release_dropped, sync_sets
 from chat.turn.working import ToolRef, assistant_history_text, is_recorded
 from contextcore.llm import Message as ChatMessage
 from contextcore.llm import Usage
-from contextcore.manager import ContextManager
+from contextcore.manager import ContextManager, PreparedPrompt
 from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
 from history import services
@@ -158,7 +158,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
     notices += unique_notices(
         [
             *set_notices,
-            *_credential_notices(session, manager),
+            *_credential_notices(session, manager, prompt),
             *(
                 Notice(n.text, "warning" if n.kind in WARNING_KINDS else "info", n.paths)
                 for n in [*manager.restore_notices, *prompt.notices]
@@ -197,22 +197,25 @@ def _seen_note(managed: endless.Managed | None, related: list[dict[str, Any]]):
     )
 
 
-def _credential_notices(session: Session, manager: ContextManager) -> list[Notice]:
-    """A warning for each file in the request that seems to hold a credential, once per
-    session (the notice is stored, so an identical one already there means it was said)."""
-    texts = []
-    for path, content in manager.file_context.items():
-        kinds = credentials.kinds_in(content)
-        if kinds:
-            texts.append(credentials.warning(path, kinds))
-    if not texts:
+def _credential_notices(
+    session: Session, manager: ContextManager, prompt: PreparedPrompt
+) -> list[Notice]:
+    """A warning for each file or section of the request that seems to hold a credential
+    (sent as a marker, `chat.turn.outgoing`): once per session (an identical stored notice
+    means it was said), but for each of the person's messages that holds one."""
+    if not (found := outgoing.findings(manager.file_context.items(), prompt)):
         return []
+    texts = [f.text() for f in found]
     said = set(
         Message.objects.filter(
             session=session, role=Message.Role.SYSTEM, content__in=texts
         ).values_list("content", flat=True)
     )
-    return [Notice(text, "warning") for text in texts if text not in said]
+    return [
+        Notice(text, "warning")
+        for text, finding in zip(texts, found, strict=True)
+        if text not in said or finding.section == "current_message"
+    ]
 
 
 def finish_turn(

@@ -21,6 +21,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
+from chat.turn import outgoing
 from chat.turn.compaction import side_prefix
 from contextcore.history import endless
 from contextcore.history.exchanges import group_exchanges
@@ -112,7 +113,7 @@ async def managed_history(
             latest_input=user_text,
             template=template,
             config=settings_now,
-            client=llm_client(),
+            client=outgoing.client(llm_client()),
             model=model,
             counter=counter,
             repo_root=Path(settings.ACDC_REPO),

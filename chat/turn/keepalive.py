@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from channels.db import database_sync_to_async
 
 from chat.llm.runtime import chat_model, llm_client
-from chat.turn import endless, hud
+from chat.turn import endless, hud, outgoing
 from chat.turn.context import hud_of
 from chat.turn.hud import chat_tools
 from chat.turn.session import (
@@ -93,7 +93,7 @@ async def refresh(session_id: str, now: float) -> Refresh | None:
         return None
     usage = None
     try:
-        async for event in llm_client().stream(claim.request):
+        async for event in outgoing.client(llm_client()).stream(claim.request):
             if isinstance(event, UsageReport):
                 usage = event.usage
             elif isinstance(event, ToolCallDelta) and event.name:

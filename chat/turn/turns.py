@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from chat.llm.runtime import llm_client
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools import ToolCall
-from chat.turn import context, hud, toolrounds
+from chat.turn import context, hud, outgoing, toolrounds
 from chat.turn.events import (
     HudUpdate,
     ToolCallFinished,
@@ -159,7 +159,7 @@ async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:
         tools=tools,
         metadata=turn.prepared.metadata,
     )
-    finished = await _stream(turn, request, client or llm_client())
+    finished = await _stream(turn, request, outgoing.client(client or llm_client()))
     if after is not None and finished.status == "complete":
         await after(ctx)
     return finished

@@ -5,6 +5,7 @@ definition, the whole node (`@definition.<kind>`) and its name (`@name.definitio
 and every identifier (`@name.reference`). A definition's signature is its text up to its
 body (or its first line), whitespace collapsed: `def load(path: str) -> Config`. The grammars
 come from the `tree-sitter-<language>` wheels, which carry them compiled; nothing is fetched.
+A signature never carries a string value that may be a secret: `API_KEY = "…"`.
 Files of other languages have no symbols and appear in the map by path only.
 Non-goals: reading files or judging paths (chat.repo.repomap.builder), ranking, rendering.
 """
@@ -18,6 +19,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import tree_sitter
+
+from chat.repo import credentials
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 MAX_SIGNATURE = 160
@@ -150,12 +153,13 @@ def _definition(name: tree_sitter.Node, whole: tree_sitter.Node, capture: str) -
         kind=capture.rsplit(".", 1)[1],
         line=whole.start_point.row + 1,
         end_line=whole.end_point.row + 1,
-        signature=signature(whole),
+        signature=signature(whole, _text(name)),
     )
 
 
-def signature(node: tree_sitter.Node) -> str:
-    """The definition's text up to its body, else its first line, on one line."""
+def signature(node: tree_sitter.Node, name: str = "") -> str:
+    """The definition's text up to its body, else its first line, on one line, with the
+    values of string literals that may be secrets left out (see `credentials`)."""
     raw = node.text or b""
     body = node.child_by_field_name("body")
     if body is not None and body.start_byte > node.start_byte:
@@ -163,6 +167,7 @@ def signature(node: tree_sitter.Node) -> str:
     else:
         raw = raw.split(b"\n", 1)[0]
     text = _SPACE.sub(" ", raw.decode("utf-8", "replace")).strip().rstrip("{:=").rstrip()
+    text = credentials.elide_literals(text, name)  # before the cut, which may split a value
     if len(text) > MAX_SIGNATURE:
         text = text[: MAX_SIGNATURE - 1] + "…"
     return text

@@ -10,10 +10,8 @@ a history the engine rewrote itself. After-turn work and the CLI use the same ob
 One turn at a time per session, across tabs and worker processes: `take_lease` is one
 conditional UPDATE on the session row, good on SQLite and PostgreSQL alike; the lease
 names its owner and expires, so a worker that dies cannot hold a session for ever, and a
-turn that runs long renews it; the reply it left streaming is ended by whichever worker
-next looks at the session (`end_expired_turn`). Message numbers come from the session's
-last one, read with the row; the unique (session, seq) constraint turns a collision into a
-retry.
+turn that runs long renews it (`end_expired_turn` ends a dead one's reply). Message numbers
+come from the session's last one, read with the row; a (session, seq) collision is retried.
 """
 
 from __future__ import annotations
@@ -148,21 +146,15 @@ def end_dead_turns() -> int:
 
 
 def end_expired_turn(session_id: str) -> int:
-    """Replies left streaming in the session by a turn that holds no live lease (its worker
-    died, on this machine or another) end as interrupted, with their text; returns how many.
-    Whichever worker notices calls it (a tab connects, a turn starts, Stop finds no turn), so
-    a dead worker's reply does not stream for ever when no `acdc serve` restarts. One UPDATE
-    whose live-turn test is a subquery: a turn taking the lease meanwhile stores its reply
-    only after the lease, so it is never caught."""
-    live = (
-        Session.objects.filter(pk=session_id, turn_expires__gt=timezone.now())
-        .exclude(turn_owner="")
-        .values("turn_id")
-    )
-    rows = Message.objects.filter(session_id=session_id, status=Message.Status.STREAMING)
-    return rows.exclude(turn_id__in=live).update(
-        status=Message.Status.INTERRUPTED, error=services.INTERRUPTED_NOTE
-    )
+    """Replies left streaming in the session by a turn without a live lease (its worker died)
+    end as interrupted, with their text. Whichever worker notices calls it, so none streams
+    for ever without `acdc serve`. One UPDATE: a turn taking the lease meanwhile is spared,
+    as it stores its reply only after the lease."""
+    now = timezone.now()
+    live = Session.objects.filter(pk=session_id, turn_expires__gt=now).exclude(turn_owner="")
+    streaming = Message.objects.filter(session_id=session_id, status=Message.Status.STREAMING)
+    ended = streaming.exclude(turn_id__in=live.values("turn_id"))
+    return ended.update(status=Message.Status.INTERRUPTED, error=services.INTERRUPTED_NOTE)
 
 
 def _alive(pid: int) -> bool:

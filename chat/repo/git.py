@@ -47,6 +47,11 @@ def shown(path: str) -> str:
     return "".join(f"\\u{ord(ch):04x}" if _breaks(ch) else ch for ch in text)
 
 
+def short(path: str) -> str:
+    """A path as a reason quotes it: a 5,000-character path is not repeated whole."""
+    return path if len(path) <= 120 else f"{path[:100]}… ({len(path):,} characters)"
+
+
 def _breaks(ch: str) -> bool:
     # Control characters (\n, \r, \t, NEL …) and the Unicode line and paragraph separators:
     # every character str.splitlines() splits at is in one of these categories.

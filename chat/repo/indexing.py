@@ -21,7 +21,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from chat.repo import boundary
+from chat.repo import boundary, git
 from contextcore.files import DEFAULT_SIZE_CAP, PathRejected, check_text, normalize_path
 from history import objects
 from history.models import ContentObject, ObjectVersion, Session, SessionObject
@@ -88,12 +88,12 @@ def locate(repo: Repository, path: str, *, allow_secret: bool = False) -> tuple[
     try:
         full = (repo.root / key).resolve()
     except (OSError, RuntimeError, ValueError) as exc:  # too long, a symlink loop …
-        raise IndexingError(f"{short_path(key)}: {_refusal(exc)}") from None
+        raise IndexingError(f"{git.short(key)}: {_refusal(exc)}") from None
     if not full.is_relative_to(repo.root):
-        raise IndexingError(f"{key}: resolves outside the repository")
+        raise IndexingError(f"{git.short(key)}: resolves outside the repository")
     found = boundary.verdict(key, root=repo.root)
     if found.kind == "internal" or (found.kind == "secret" and not allow_secret):
-        raise IndexingError(f"{key}: {found.reason}")
+        raise IndexingError(f"{git.short(key)}: {found.reason}")
     canonical, fs_id = objects.to_canonical(str(full), repo.mappings, repo.filesystem_id)
     return key, objects.filesystem_source(fs_id, canonical)
 
@@ -108,20 +108,15 @@ def exists(repo: Repository, key: str) -> bool:
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # a symlink loop names nothing, as Path.exists says
             return False
-        raise IndexingError(f"{short_path(key)}: {_refusal(exc)}") from None
+        raise IndexingError(f"{git.short(key)}: {_refusal(exc)}") from None
     except ValueError as exc:
-        raise IndexingError(f"{short_path(key)}: {_refusal(exc)}") from None
+        raise IndexingError(f"{git.short(key)}: {_refusal(exc)}") from None
     return True
 
 
 def _refusal(exc: BaseException) -> str:
     reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return f"the filesystem refuses this path ({reason})"
-
-
-def short_path(key: str) -> str:
-    """A refused path as a reason quotes it: a 5,000-character path is not repeated whole."""
-    return key if len(key) <= 120 else f"{key[:100]}… ({len(key):,} characters)"
 
 
 def index_file(
@@ -201,21 +196,21 @@ def _read(repo: Repository, key: str) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise IndexingError(f"{key}: cannot be read ({exc.strerror})") from None
+        raise IndexingError(f"{git.short(key)}: cannot be read ({exc.strerror})") from None
     # Checked before opening: a FIFO or device would block or never end.
     if not stat.S_ISREG(info.st_mode):
-        raise IndexingError(f"{key}: not a regular file")
+        raise IndexingError(f"{git.short(key)}: not a regular file")
     if info.st_size > repo.size_cap:
-        raise IndexingError(f"{key}: too large ({info.st_size:,} bytes)")
+        raise IndexingError(f"{git.short(key)}: too large ({info.st_size:,} bytes)")
     try:
         raw = full.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise IndexingError(f"{key}: cannot be read ({exc.strerror})") from None
+        raise IndexingError(f"{git.short(key)}: cannot be read ({exc.strerror})") from None
     text, reason = check_text(raw, repo.size_cap)
     if text is None:
-        raise IndexingError(f"{key}: {reason}")
+        raise IndexingError(f"{git.short(key)}: {reason}")
     return raw
 
 
@@ -232,7 +227,7 @@ def _record_deletion(key: str, source: dict) -> IndexResult:
     object_id = objects.identity_hash(objects.FILE, source=source)
     obj = ContentObject.objects.filter(pk=object_id).first()
     if obj is None:
-        raise IndexingError(f"{key}: no such file")
+        raise IndexingError(f"{git.short(key)}: no such file")
     latest = obj.latest_version()
     if latest is not None and latest.content is None and latest.file_hash is None:
         return IndexResult(Outcome.UNCHANGED, obj, latest)

@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, Subquery
 
-from chat.repo import boundary, indexing
+from chat.repo import boundary, git, indexing
 from chat.repo.repomap.symbols import language_of
 from history import objects
 from history.models import ContentObject, ObjectVersion, Session, SessionObject
@@ -153,14 +153,14 @@ def resolve(
     if not ref:
         raise SetsError("no object id or path given")
     if "\0" in ref:  # PostgreSQL text cannot even be queried with it
-        raise SetsError(f"no object {indexing.short_path(ref)!r}: path contains a NUL byte")
+        raise SetsError(f"no object {git.short(ref)!r}: path contains a NUL byte")
     # Objects are shared across sessions; an id names one only within its own session's
     # index, or one session's tool output could be read from another.
     found = ContentObject.objects.filter(pk=ref, session_links__session=session).first()
     if found is not None:
         return found
     if _OBJECT_ID.fullmatch(ref) and not _is_path(repo, ref):
-        raise SetsError(f"{ref}: no such object in this session")
+        raise SetsError(f"{git.short(ref)}: no such object in this session")
     try:
         key, source = indexing.locate(repo, ref, allow_secret=allow_secret)
         object_id = objects.identity_hash(objects.FILE, source=source)
@@ -168,12 +168,12 @@ def resolve(
         if found is not None:
             return found
         if not discover:
-            raise SetsError(f"{ref} is not in this session")
+            raise SetsError(f"{git.short(ref)} is not in this session")
         if not indexing.exists(repo, key):
             raise SetsError(f"{key}: no such file")
         return indexing.discover_file(repo, key, session=session, allow_secret=allow_secret).object
     except indexing.IndexingError as exc:
-        raise SetsError(f"no object {indexing.short_path(ref)!r}: {exc}") from None
+        raise SetsError(f"no object {git.short(ref)!r}: {exc}") from None
 
 
 _OBJECT_ID = re.compile(r"toolcall:.+|[0-9a-f]{64}", re.DOTALL)
@@ -256,7 +256,7 @@ def activate(
     obj = resolve(session, ref, repo, allow_secret=allow_secret)
     _judge(obj, repo, allow_secret=allow_secret)
     if outline and obj.type != ContentObject.Type.FILE:
-        raise SetsError(f"{ref}: only a file has an outline")
+        raise SetsError(f"{git.short(ref)}: only a file has an outline")
     if obj.type == ContentObject.Type.FILE:
         path = display_path(obj, repo)
         if outline and not language_of(path):
@@ -280,7 +280,7 @@ def _change(session: Session, ref: str, repo, **values: bool) -> Entry:
     obj = resolve(session, ref, repo, discover=False, allow_secret=True)
     link = SessionObject.objects.filter(session=session, object=obj).first()
     if link is None:
-        raise SetsError(f"{ref} is not in this session")
+        raise SetsError(f"{git.short(ref)} is not in this session")
     for name, value in values.items():
         setattr(link, name, value)
     link.save(update_fields=list(values))

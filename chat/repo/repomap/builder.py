@@ -398,18 +398,20 @@ MAPS = RepoMaps()  # one symbol cache per process, shared by every session and t
 def outline(root: Path, path: str, maps: RepoMaps = MAPS) -> str:
     """One file's outline (signatures only), or ValueError with a reason to show."""
     root = Path(root).resolve()
+    name = git.short(path)
     judged = boundary.verdict(path, root=root)
     if not judged.ok:
-        raise ValueError(f"{path}: {judged.reason}")
+        raise ValueError(f"{name}: {judged.reason}")
     if not language_of(path):
-        raise ValueError(f"{path}: acdc has no grammar for this kind of file")
+        raise ValueError(f"{name}: acdc has no grammar for this kind of file")
     try:
         is_file = (root / path).is_file()
     except (OSError, ValueError) as exc:  # a name the filesystem refuses (too long …)
-        raise ValueError(f"{path[:120]}: the filesystem refuses this path ({exc})") from None
+        reason = getattr(exc, "strerror", None) or exc
+        raise ValueError(f"{name}: the filesystem refuses this path ({reason})") from None
     if not is_file:
-        raise ValueError(f"{path}: no such file")
+        raise ValueError(f"{name}: no such file")
     if not _inside(root, os.path.join(root, path)):
-        raise ValueError(f"{path}: outside the repository")
+        raise ValueError(f"{name}: outside the repository")
     found, _ = maps.file_symbols(root, path)
     return render.outline_text(path, found)

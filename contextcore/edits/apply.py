@@ -138,6 +138,8 @@ def _replace(ctx: _Context, text: str) -> tuple[EditResult, str | None]:
     body = text[len(bom) :]
     old, new = op.old_text.removeprefix(BOM), op.new_text.removeprefix(BOM)
     found = find(body, old, new, ctx.passes)
+    if found and len(found.lines) == 1 and _holds_new_text(body, found, old):
+        return ctx.result(Outcome.ALREADY_APPLIED), text
     if found and (len(found.lines) == 1 or op.replace_all):
         new_body, added, removed = _splice(body, found)
         result = ctx.result(
@@ -160,6 +162,21 @@ def _replace(ctx: _Context, text: str) -> tuple[EditResult, str | None]:
         )
         return ctx.result(Outcome.CONFLICT, reason=reason, closest=closest_lines(body, old)), text
     return ctx.failed(_not_found_reason(op), closest=closest_lines(body, old))
+
+
+def _holds_new_text(body: str, found: Found, old: str) -> bool:
+    """Whether the new text already stands where the old text matched, the old text being
+    part of it (`import os` -> `import os\nimport sys`): applying again would repeat it."""
+    if found.pass_name != "exact":
+        return False
+    splice = found.splices[0]
+    at = splice.text.find(old)
+    while at != -1:
+        start = splice.start - at
+        if start >= 0 and body.startswith(splice.text, start):
+            return True
+        at = splice.text.find(old, at + 1)
+    return False
 
 
 def _matches_once(text: str, old: str, passes: Collection[str]) -> bool:

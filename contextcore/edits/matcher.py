@@ -85,8 +85,11 @@ def _exact(body: str, old: str, new: str, eol: str) -> Found | None:
     splices = []
     for start in starts:
         end, text = start + len(old), new
-        if end == len(body) and not old.endswith("\n") and not body.endswith("\n"):
-            text = text.removesuffix("\n").removesuffix("\r")  # no final newline stays so
+        at_line_end = end == len(body) or body.startswith(("\n", "\r\n"), end)
+        if at_line_end and not old.endswith("\n"):
+            # Old text up to a line's end and new text with a line break: the file's own break
+            # follows, so the new one would add a line (or a final newline) nobody asked for.
+            text = text.removesuffix("\n").removesuffix("\r")
         splices.append(Splice(start, end, text))
     return Found("exact", _line_numbers(body, starts), tuple(splices))
 
@@ -107,6 +110,17 @@ class _Rows:
         self.body = body
         self.raw = body.split("\n")
         self.starts = [0, *itertools.accumulate(len(r) + 1 for r in self.raw[:-1])]
+        self._probes: dict[bool, list[str]] = {}
+
+    def candidates(self, first: str, punctuation: bool) -> list[int]:
+        """Rows that may start a match of a line: every pass's key only drops whitespace
+        at the ends (and maps punctuation), so a row whose stripped text differs cannot.
+        The stripped rows are made once per file, not once per pass."""
+        if punctuation not in self._probes:
+            rows = (r.translate(PUNCTUATION) for r in self.raw) if punctuation else self.raw
+            self._probes[punctuation] = [r.strip() for r in rows]
+        first = (first.translate(PUNCTUATION) if punctuation else first).strip()
+        return [i for i, row in enumerate(self._probes[punctuation]) if row == first]
 
     def splice(self, first: int, count: int, out: list[str], eol: str) -> Splice:
         last = first + count - 1
@@ -143,13 +157,14 @@ def _by_lines(
     new_lines: list[str],
     eol: str,
 ) -> Found | None:
-    file_keys = [_key(r, enabled) for r in rows.raw]
     old_keys = [_key(o, enabled) for o in old_lines]
-    count, first_key = len(old_keys), old_keys[0]
+    count = len(old_keys)
     placed: list[tuple[int, Reindent | None]] = []
     after = 0  # matches never overlap
-    for i in range(len(file_keys) - count + 1):
-        if i < after or file_keys[i] != first_key or file_keys[i : i + count] != old_keys:
+    for i in rows.candidates(old_lines[0], "punctuation" in enabled):
+        if i < after or i + count > len(rows.raw):
+            continue
+        if [_key(r, enabled) for r in rows.raw[i : i + count]] != old_keys:
             continue
         matched = [r.removesuffix("\r") for r in rows.raw[i : i + count]]
         reindent = _reindent(matched, old_lines, enabled)

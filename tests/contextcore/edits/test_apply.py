@@ -143,3 +143,19 @@ def test_it_applies_ops_on_one_file_in_order_and_reports_the_others_in_a_failure
 def test_it_says_in_a_result_line_what_an_edit_did() -> None:
     batch = apply_edits([replace("a\n", "b\nc\n")], {"app.py": "a\n"})
     assert result_line(batch.results[0], (3, 4)) == "applied: app.py v3→v4, +2 −1"
+
+
+def test_it_does_not_repeat_an_edit_whose_new_text_holds_the_old_text_and_is_there() -> None:
+    text = "import os\nimport sys\n\nprint(1)\n"
+    batch = apply_edits([replace("import os\n", "import os\nimport sys\n")], {"app.py": text})
+    assert (batch.results[0].outcome, batch.texts) == (Outcome.ALREADY_APPLIED, {})
+
+
+def test_it_still_applies_an_edit_that_repeats_a_line_on_purpose() -> None:
+    batch = apply_edits([replace("x()\n", "x()\nx()\n")], {"app.py": "x()\ny()\n"})
+    assert batch.texts["app.py"] == "x()\nx()\ny()\n"
+
+
+def test_it_adds_no_line_when_only_the_new_text_ends_with_a_line_break() -> None:
+    batch = apply_edits([replace("a = 1", "a = 2\n")], {"app.py": "a = 1\nb = 2\n"})
+    assert batch.texts["app.py"] == "a = 2\nb = 2\n"

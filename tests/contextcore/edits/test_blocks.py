@@ -22,8 +22,14 @@ def test_it_reads_a_block_with_its_path_on_the_line_before_the_fence() -> None:
 
 
 def test_it_reads_paths_in_backticks_bold_headings_and_labels() -> None:
-    for line in ("`src/app.py`", "**src/app.py**", "### src/app.py", "File: src/app.py",
-                 "**`src/app.py`**:", "In `src/app.py`:"):  # fmt: skip
+    for line in (
+        "`src/app.py`",
+        "**src/app.py**",
+        "### src/app.py",
+        "File: src/app.py",
+        "**`src/app.py`**:",
+        "In `src/app.py`:",
+    ):
         assert ops(f"{line}\n```python\n{block()}```\n")[0][0] == "src/app.py", line
 
 
@@ -112,7 +118,14 @@ def test_it_reports_an_open_block_only_when_the_stream_closes() -> None:
 
 
 def test_it_never_raises_on_garbage() -> None:
-    for text in ("", "\n\n", "=======", "<<<<<<< SEARCH", "```\n<<<<<<< SEARCH\n=======\n```",
-                 ">>>>>>> REPLACE\n<<<<<<< SEARCH\n", "\r\n<<<<<<< SEARCH\r\n=\r\n"):  # fmt: skip
+    for text in (
+        "",
+        "\n\n",
+        "=======",
+        "<<<<<<< SEARCH",
+        "```\n<<<<<<< SEARCH\n=======\n```",
+        ">>>>>>> REPLACE\n<<<<<<< SEARCH\n",
+        "\r\n<<<<<<< SEARCH\r\n=\r\n",
+    ):
         parse_edit_blocks(text)
         parse_edit_blocks(text, final=False)

@@ -35,7 +35,7 @@ def test_it_makes_an_edit_with_empty_old_text_a_create_that_overwrites_nothing()
             "edit_file",
             {"path": "a", "old_text": "x", "new_text": "y", "replace_all": "yes"},
             "true or false",
-        ),  # fmt: skip
+        ),
         ("write_file", {"path": "a"}, "'content' is required"),
         ("edit_file", ["a"], "must be an object"),
         ("run_shell", {}, "not an edit tool"),

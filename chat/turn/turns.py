@@ -3,9 +3,9 @@
 Order: store the user message -> assemble the prompt -> stream -> store the assistant
 message and usage -> save the context state -> maybe compact. A turn runs as one asyncio
 task; cancelling it (Stop) stores the partial answer as `cancelled`, and once the server is
-stopping (`begin_shutdown`) any ending is `interrupted`. Provider
-errors store the partial answer as `error`. Nothing already shown to the user is lost:
-the streaming row is saved at least once a second.
+stopping (`begin_shutdown`) any ending is `interrupted`. Provider errors, and any fault
+nobody foresaw, store the partial answer as `error`. Nothing already shown to the user is
+lost: the streaming row is saved at least once a second.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ MAX_COMMIT_TRIES = 3
 # Set once the server starts stopping: whatever then ends a turn (the cancel, or an error
 # the cancel caused inside the provider's client) ends it as interrupted.
 _STOPPING = threading.Event()
+FAILED = "Something went wrong on the server, so the turn stopped (the log has the details)"
 CLOSED_EARLY = "The provider closed the stream early: the answer may be cut short."
 
 
@@ -151,6 +152,8 @@ async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:
         )
     except LLMError as exc:
         return await _end(turn, _Stream(), "error", exc.user_message)
+    except Exception as exc:
+        return await _failed(turn, _Stream(), exc)
     for notice in turn.prepared.notices:
         await emit(TurnNotice(turn_id, notice.text, notice.level, notice.paths))
     request = LLMRequest(
@@ -209,9 +212,22 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
             return await _end(turn, state, "interrupted", services.INTERRUPTED_NOTE)
         log.warning("turn %s failed: %s %s", turn.turn_id, exc.user_message, exc.detail)
         return await _end(turn, state, "error", exc.user_message)
+    except Exception as exc:
+        return await _failed(turn, state, exc)
     if not state.ended:
         return await _end(turn, state, "interrupted", CLOSED_EARLY)
     return await _end(turn, state, "complete", "")
+
+
+async def _failed(turn: _Turn, state: _Stream, exc: Exception) -> TurnFinished:
+    """A fault nobody foresaw (a bug, a tool round that broke) ends the turn as an error:
+    the answer so far is stored, the page shows why and offers Retry, the log has the
+    traceback. Left to escape, it would leave the reply streaming with no way on."""
+    if _STOPPING.is_set():
+        return await _end(turn, state, "interrupted", services.INTERRUPTED_NOTE)
+    log.error("turn %s failed", turn.turn_id, exc_info=exc)
+    reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+    return await _end(turn, state, "error", f"{FAILED}: {reason}")
 
 
 def begin_shutdown() -> None:

@@ -25,6 +25,7 @@ DESCRIPTION = (
 BENCHMARKS = {
     "assembly": "tests.bench.assembly_bench",
     "cache": "tests.bench.cache_bench",
+    "edits": "tests.bench.edits_bench",
     "history": "tests.bench.history_bench",
     "map": "tests.bench.map_bench",
     "repo": "tests.bench.repo_bench",
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     repo = names.add_parser("repo", parents=[common], help="run the repository benchmark")
     repo.add_argument("--files", type=int, help="files in the synthetic repository")
     _add_turn_options(names.add_parser("turn", parents=[common], help="run the turn benchmark"))
+    names.add_parser("edits", parents=[common], help="run the edit-matching benchmark")
     for name in ("cache", "assembly", "all"):
         sub = names.add_parser(name, parents=[common], help=f"run the {name} benchmark")
         if name in ("cache", "all"):
@@ -71,6 +73,16 @@ def _add_cache_options(parser: argparse.ArgumentParser) -> None:
         "--direct",
         action="store_true",
         help="replay through ContextManager only, without the pipeline",
+    )
+    parser.add_argument(
+        "--no-wire",
+        dest="wire",
+        action="store_false",
+        help="skip the over-the-wire runs (acdc serve against loopback provider fakes; "
+        "--direct skips them too)",
+    )
+    parser.add_argument(
+        "--wire-turns", type=int, help="over the wire: play only the first N turns of each shape"
     )
 
 

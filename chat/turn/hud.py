@@ -142,6 +142,7 @@ def hud_data(
         "unbilled": unbilled(facts),
         "spark": sparkline_points(shares),
         "turns": len(rows),
+        "refreshes": _refreshes(manager),
         "history_tokens": manager.history_token_count(),
         "compaction_trigger": manager.compaction_trigger,
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
@@ -181,6 +182,19 @@ def quality(
     data = score.as_dict()
     data["percent"] = round(100 * score.value)
     return data
+
+
+def _refreshes(manager: ContextManager) -> dict[str, Any] | None:
+    """What the session's keep-alive refreshes cost and saved (None before the first)."""
+    ledger = manager.stability.ledger
+    if not ledger.sent:
+        return None
+    return {
+        "sent": ledger.sent,
+        "cost": ledger.cost,
+        "saved": ledger.saved,
+        "stopped": ledger.stopped,
+    }
 
 
 def _sections(used: dict[str, Any], window: int) -> list[dict[str, Any]]:

@@ -3,11 +3,14 @@
 Under explicit breakpoints (Anthropic, and the offline models, which imitate it) a cached
 prefix lives five minutes or an hour from its last use, and a request that reads it renews
 it. The cache policy says when a refresh is worth its read (`ContextManager.refresh_plan`);
-this module sends one: the chat's cached prefix with a note asking for a one-token answer,
-to the session's model, recorded as usage like any request, so the HUD, History and the
-token calibration see it. A refresh is claimed under the session's lease before it is
-sent, so two tabs or workers never send the same one and a turn that started meanwhile
-wins. When to call is the web layer's business (`chat.web.keepwarm`).
+this module sends one: the chat's request (its tools and cached prefix) plus a note asking
+for a one-token answer, recorded as usage like any request, so the HUD, History and the
+token calibration see it. It counts as useful only when the provider reports at least 95%
+of the prefix the session's last request cached read again; one that reads less (it wrote
+a new entry instead of renewing the chat's) stops the session's refreshes
+(`contextcore.prompt.refreshledger`) and the status line says so. A refresh is claimed
+under the session's lease before it is sent, so two tabs or workers never send the same
+one and a turn that started meanwhile wins. When to call is `chat.web.keepwarm`'s business.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.siderequest import REFRESH_PURPOSE, refresh_request
 from contextcore.prompt.stability import StabilityTracker
 from history import services
-from history.models import Session
+from history.models import Session, TokenUsage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -54,6 +57,8 @@ class Refresh:
     usage: Usage | None
     cost: float | None
     hud: dict[str, Any]
+    useful: bool = True  # the provider reported the prefix read (`RefreshLedger`)
+    stopped: str = ""  # why the session sends no more refreshes
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,7 @@ def _claim(session_id: str, now: float) -> _Claim | None:
 def _record(session_id: str, claim: _Claim, usage: Usage | None) -> Refresh | None:
     cost = hud.cost_of(usage, claim.facts) if usage else None
     billed = usage.as_dict() if usage else {}
+    cached = _cached_before(session_id)
     services.token_usage_record(
         session_id=session_id,
         turn_id=TURN_ID,
@@ -148,10 +154,40 @@ def _record(session_id: str, claim: _Claim, usage: Usage | None) -> Refresh | No
     )
     row = (billed.get("prompt_tokens", 0), billed.get("cache_read_tokens", 0), cost)
 
-    def commit_hud(ctx: SessionContext) -> dict[str, Any]:
+    def commit_hud(ctx: SessionContext) -> tuple[dict[str, Any], bool, str]:
+        ledger = ctx.manager.stability.ledger
+        useful = ledger.record(
+            prefix_tokens=cached,
+            read_tokens=row[1],
+            cost=cost or 0.0,
+            saving_per_token=_saving_per_token(claim.facts),
+        )
+        if not useful:
+            log.warning("keep-alive stopped for session %s: %s", session_id, ledger.stopped)
         data = hud_of(ctx, extra_usage=row)
         ctx.commit(hud=data, usage=row)
-        return data
+        return data, useful, ledger.stopped
 
-    data = _leased(session_id, commit_hud)
-    return None if data is None else Refresh(claim.count, usage, cost, data)
+    done = _leased(session_id, commit_hud)
+    if done is None:
+        return None
+    data, useful, stopped = done
+    return Refresh(claim.count, usage, cost, data, useful, stopped)
+
+
+def _cached_before(session_id: str) -> int:
+    """What the session's last request (a turn or a refresh) left in the provider's cache,
+    as the provider reported it: the prefix it read plus what it wrote after it."""
+    last = (
+        TokenUsage.objects.filter(session_id=session_id)
+        .order_by("-created_at", "-id")
+        .values_list("cache_read_tokens", "cache_write_tokens")
+        .first()
+    )
+    return sum(last) if last else 0
+
+
+def _saving_per_token(facts: ModelFacts) -> float:
+    """What reading a cached token saves against writing it again, in dollars."""
+    write = facts.cache_write_cost_per_token or facts.input_cost_per_token
+    return write - (facts.cache_read_cost_per_token or facts.input_cost_per_token)

@@ -4,7 +4,8 @@ One loop per session in this process, started when the session falls idle (its t
 compaction is done: `TurnHost.on_idle`) and when a tab connects; it ends when no tab of
 the session is left here, when a turn starts, or when the plan has nothing more worth
 sending (`chat.turn.keepalive.next_refresh`). Each refresh is announced to the session's
-tabs: the status line says what it read and cost, and the HUD counts it. A refresh is a
+tabs: the status line says what it read and cost (or that it read too little of the prefix
+and the session's refreshes stop), and the HUD counts it. A refresh is a
 request the person pays for, so nothing is sent while no tab shows the session, and
 ACDC_KEEP_WARM=0 turns it off.
 
@@ -89,9 +90,15 @@ class Warmer:
 
 
 def refresh_text(done: keepalive.Refresh) -> str:
-    """What the status line says of a refresh."""
+    """What the status line says of a refresh: what it read, or that it did not read the
+    conversation's cached prefix and no more refreshes go out."""
     read = done.usage.cache_read_tokens if done.usage else 0
     cost = f" for ${done.cost:.4f}" if done.cost else ""
+    if not done.useful:
+        return (
+            f"Stopped keeping the conversation cached: {done.stopped}{cost}, so it did not "
+            "renew the cached conversation. No more refreshes go out for this session."
+        )
     return (
         f"Kept the conversation cached while you were away: {read:,} tokens read "
         f"from the cache{cost}, so your next message does not pay to write them again."

@@ -10,9 +10,10 @@ content hash and a count `n` of consecutive requests it appeared unchanged. Two 
 It also keeps the session's rhythm, the gaps between its requests (on the caller's clock),
 which the cache policy reads, and what the last request cached (for how long, for which
 model), from which `cache_lost` tells when the cached prefix is known to be gone, and the
-keep-alive refreshes that renewed it since (`note_refresh`); a compaction does not forget
-them. Tiers from the reference graph (`seed_tiers`) are taken
-on a first request and after such a loss, never while the cache may hold.
+keep-alive refreshes that renewed it since (`note_refresh`) with what they cost and saved
+(`RefreshLedger`); a compaction does not forget them. Tiers from the reference graph
+(`seed_tiers`) are taken on a first request and after such a loss, never while the cache
+may hold.
 Deterministic (no clock of its own) and serializable: `to_state()` is JSON-safe and
 `from_state()` restores it, so a new process keeps the same prompt layout.
 """
@@ -27,6 +28,7 @@ from contextcore.prompt.appendonly import LayoutState, digest, expiry_reason
 from contextcore.prompt.assembly import PromptInputs
 from contextcore.prompt.cachepolicy import RHYTHM_LENGTH, refresh_times
 from contextcore.prompt.cacherules import FIVE_MINUTES, CacheRules
+from contextcore.prompt.refreshledger import RefreshLedger
 
 SCHEMES = ("seed", "acdc")
 TIERS = ("L0", "L1", "L2", "L3", "active")
@@ -67,6 +69,7 @@ class StabilityTracker:
         # renewed the prefix (its lifetime runs from there).
         self.refreshes = 0
         self.refreshed_at: float | None = None
+        self.ledger = RefreshLedger()  # what refreshes cost and saved in the session
 
     def seed_tiers(
         self, tiers: Mapping[str, str], *, now: float | None = None, model: str = ""
@@ -105,6 +108,8 @@ class StabilityTracker:
         below the provider's minimum) or none is worth its read (`refresh_times`)."""
         if self.last_request_at is None or not self.written_ttl or not self.marked:
             return ()
+        if self.ledger.stopped:  # a refresh that did not read the prefix: none is sent again
+            return ()
         times = refresh_times(rules, self.gaps, self.written_ttl)
         return tuple(self.last_request_at + t for t in times[self.refreshes :])
 
@@ -133,6 +138,8 @@ class StabilityTracker:
         """Record that a request was sent at `now` (no gap without a clock) to `model`,
         writing a prefix that stays cached `lifetime` seconds (None: not known), if it
         was `marked` with a breakpoint at all."""
+        if self.refreshes:
+            self.ledger.turn_sent(not self.cache_lost(now, model))
         self.last_model = model or self.last_model
         self.written_ttl = lifetime
         self.marked = marked
@@ -186,6 +193,7 @@ class StabilityTracker:
             "refreshes": self.refreshes,
             "refreshed_at": self.refreshed_at,
             "marked": self.marked,
+            "refresh_ledger": self.ledger.to_state(),
         }
 
     @classmethod
@@ -202,4 +210,5 @@ class StabilityTracker:
         tracker.refreshes = int(state.get("refreshes", 0))
         tracker.refreshed_at = state.get("refreshed_at")
         tracker.marked = bool(state.get("marked", True))
+        tracker.ledger = RefreshLedger.from_state(state.get("refresh_ledger"))
         return tracker

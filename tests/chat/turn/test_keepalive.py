@@ -9,12 +9,14 @@ import time
 
 import pytest
 from channels.db import database_sync_to_async
+from django.template.loader import render_to_string
 
-from chat.llm.fake import FakeStep
+from chat.llm.fake import FakeStep, PrefixCache
 from chat.turn.endless import set_endless
 from chat.turn.keepalive import PURPOSE, TURN_ID, next_refresh, refresh
 from chat.turn.session import release_lease, take_lease
 from chat.turn.turns import run_turn
+from chat.web.keepwarm import refresh_text
 from contextcore.prompt.cacherules import ANTHROPIC
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.prompt.siderequest import REFRESH_NOTE
@@ -68,6 +70,13 @@ async def test_a_refresh_resends_the_turns_prefix_and_is_billed(fake):
     done = await refresh(session_id, due)
 
     assert done is not None and done.count == 1
+    # The provider (the offline model bills through the cache simulator, tools first)
+    # reports the chat's prefix read: the refresh renewed it instead of writing a copy.
+    rows = await database_sync_to_async(_rows)(session_id)
+    turn_cached = rows[-2].cache_read_tokens + rows[-2].cache_write_tokens
+    assert done.useful and done.stopped == ""
+    assert done.usage.cache_read_tokens >= 0.95 * turn_cached > 0
+    assert done.hud["refreshes"]["sent"] == 1
     sent, turn = fake.requests[-1], fake.requests[1]
     assert sent.metadata["purpose"] == PURPOSE and sent.kwargs.get("max_tokens") == 1
     assert sent.messages[-1]["content"].startswith(REFRESH_NOTE)
@@ -125,4 +134,22 @@ async def test_with_keep_warm_off_or_nothing_cached_there_is_no_plan(fake, setti
     assert await database_sync_to_async(next_refresh)(session.id) is None
     settings.ACDC_KEEP_WARM = False
     session_id = await _turn(fake)
+    assert await database_sync_to_async(next_refresh)(session_id) is None
+
+
+async def test_a_refresh_that_reads_too_little_stops_the_sessions_refreshes(fake):
+    session_id = await _turn(fake)
+    due = await database_sync_to_async(next_refresh)(session_id)
+    fake.cache = PrefixCache()  # the provider lost the prefix: the refresh writes it anew
+
+    done = await refresh(session_id, due)
+
+    assert done is not None and not done.useful
+    assert done.usage.cache_read_tokens == 0 and done.usage.cache_write_tokens > 0
+    assert "read 0 of the" in done.stopped
+    assert "No more refreshes go out" in refresh_text(done)
+    assert done.hud["refreshes"]["stopped"] == done.stopped
+    html = render_to_string("chat/_hud.html", {"hud": done.hud})
+    assert "Keep-alive: 1 refresh" in html and "stopped: a keep-alive refresh read 0" in html
+    # Nothing more is planned for this session, though the plan had more to send.
     assert await database_sync_to_async(next_refresh)(session_id) is None

@@ -134,3 +134,32 @@ def test_without_refreshes_the_same_return_finds_the_cache_gone(make_manager, tm
     assert manager.refresh_plan() == ()
     prepared = manager.prepare_request("And function_4?", now=740.0)
     assert prepared.breakdown["rebuild_reason"] == "provider cache expired"
+
+
+def test_a_turn_that_finds_the_refreshed_prefix_counts_the_rewrite_it_saved(make_manager, tmp_path):
+    manager = selecting(make_manager, tmp_path, {"app.py": BODY}, keep_alive=True)
+    turn(manager, "What does function_3 do?", 0.0)
+    at = manager.refresh_plan()[0]
+    manager.stability.note_refresh(at)
+    ledger = manager.stability.ledger
+    assert ledger.record(prefix_tokens=4000, read_tokens=3990, cost=0.01, saving_per_token=1e-6)
+    turn(manager, "And function_4?", at + 200.0)  # back while the refresh kept it
+    assert (ledger.sent, ledger.cost, round(ledger.saved, 5)) == (1, 0.01, 0.00399)
+    # After a pause the refreshed prefix did not outlive, nothing was saved.
+    at = manager.refresh_plan()[0]
+    manager.stability.note_refresh(at)
+    ledger.record(prefix_tokens=4000, read_tokens=4000, cost=0.01, saving_per_token=1e-6)
+    turn(manager, "And function_5?", at + 900.0)
+    assert round(ledger.saved, 5) == 0.00399 and ledger.pending == 0.0
+
+
+def test_a_refresh_that_read_too_little_ends_the_plan_and_is_remembered(make_manager, tmp_path):
+    manager = selecting(make_manager, tmp_path, {"app.py": BODY}, keep_alive=True)
+    turn(manager, "What does function_3 do?", 0.0)
+    plan = manager.refresh_plan()
+    manager.stability.note_refresh(plan[0])
+    ledger = manager.stability.ledger
+    assert not ledger.record(prefix_tokens=4000, read_tokens=3700, cost=0.01, saving_per_token=0)
+    assert len(plan) > 1 and manager.refresh_plan() == ()
+    restored = StabilityTracker.from_state(manager.stability.to_state())
+    assert restored.ledger.stopped.startswith("a keep-alive refresh read 3,700 of the 4,000")

@@ -5,7 +5,8 @@ committed to git) is listed and turned into the picker's payload (what the page 
 draw the tree), then counted: cold (empty cache: read, hash, encode, store), compared with
 tiktoken's raw throughput on the same texts with two threads; warm in the same process
 (stat only); and warm in a new process (a subprocess: read and hash every file, counts
-from the table), with the page cache as it is and with the files evicted from it.
+from the table), with the page cache as it is and with the files evicted from it; then
+the credential scan on as many files of a realistic mix of sizes (`credential_scan`).
 git's auto-gc is off in the bench repository, so no background gc writes into `.git`
 while the folder is deleted. The timings are taken in `tests.bench.repo_timings`, on
 Django set up in a throwaway folder. Figures, never assertions.
@@ -23,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tests.bench import credential_scan
 from tests.bench.django_env import close_database, setup_django
 from tests.bench.report import QUICK_NOTE, machine, machine_line, markdown_table
 from tests.bench.sessions import _function
@@ -117,6 +119,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
         result = repo_timings.measure(repo, size, Path(tmp) / "data")
         close_database()
+        print("acdc bench repo: the credential scan…", file=sys.stderr, flush=True)
+        scan = credential_scan.measure(Path(tmp) / "scan", spec.files)
     info = machine()
     lines = [
         "## acdc bench repo",
@@ -124,6 +128,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         machine_line(info) + f"; took {time.perf_counter() - started:.1f} s.",
         "",
         repo_markdown(result),
+        "",
+        credential_scan.markdown(scan),
         *(["", QUICK_NOTE] if args.quick else []),
     ]
-    return "\n".join(lines), {"machine": info, **result}
+    return "\n".join(lines), {"machine": info, **result, "credential_scan": scan}

@@ -153,6 +153,9 @@ class IgnoreRules:
     def ignored(self, path: str) -> bool:
         if hidden(path):
             return True
+        # pathspec's patterns are regular expressions without DOTALL, whose `.` (and `$`)
+        # would stumble on a line feed in a name; a NUL matches as git's wildcards do.
+        path = path.replace("\n", "\0")
         exclude = self._spec(self.root / ".git" / "info" / "exclude")
         if exclude is not None and exclude.match_file(path):
             return True

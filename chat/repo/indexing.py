@@ -114,6 +114,18 @@ def exists(repo: Repository, key: str) -> bool:
     return True
 
 
+def as_written(repo: Repository, path: str) -> str:
+    """`path` as written when a file has that name (edge spaces are legal in one:
+    ` notes.md`), else without its edge whitespace (a ref pasted with a stray space)."""
+    stripped = path.strip()
+    if stripped == path:
+        return path
+    try:
+        return path if os.path.lexists(repo.root / path) else stripped
+    except ValueError:  # a NUL: refused by whoever locates it
+        return stripped
+
+
 def _refusal(exc: BaseException) -> str:
     reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return f"the filesystem refuses this path ({reason})"

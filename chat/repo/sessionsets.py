@@ -149,6 +149,7 @@ def resolve(
 
     A path not yet known becomes a discovery stub in the session (when `discover`)."""
     repo = repo or repository()
+    path = indexing.as_written(repo, ref or "")
     ref = (ref or "").strip()
     if not ref:
         raise SetsError("no object id or path given")
@@ -162,7 +163,7 @@ def resolve(
     if _OBJECT_ID.fullmatch(ref) and not _is_path(repo, ref):
         raise SetsError(f"{git.short(ref)}: no such object in this session")
     try:
-        key, source = indexing.locate(repo, ref, allow_secret=allow_secret)
+        key, source = indexing.locate(repo, path, allow_secret=allow_secret)
         object_id = objects.identity_hash(objects.FILE, source=source)
         found = ContentObject.objects.filter(pk=object_id).first()
         if found is not None:

@@ -278,7 +278,7 @@ def _cap(text: str, limit: int = MAX_OUTPUT_CHARS, what: str = "characters") -> 
 
 def _folder(repo: indexing.Repository, path: str) -> str:
     """A repo-relative folder or file for list/grep ("" is the whole repository)."""
-    cleaned = (path or ".").strip()
+    cleaned = indexing.as_written(repo, path or ".")
     if cleaned in (".", "./", "/", ""):
         return ""
     if cleaned.startswith("/") and os.path.normpath(cleaned) == str(repo.root):

@@ -1,9 +1,10 @@
 """Odd file names through every tool and the map: each path is the file it names.
 
 One ordinary file per kind of odd name (a colon, non-ASCII letters, a line break, a
-leading dash, spaces), each with a secret-shaped twin of the same oddness, plus the four
-names that once leaked through grep. Every tool finds the ordinary file under its own name
-and never sends a byte of a secret-shaped one; the map names each file on one line.
+leading dash, spaces inside and at the edges), each with a secret-shaped twin of the same
+oddness, plus the four names that once leaked through grep. Every tool finds the ordinary
+file under its own name and never sends a byte of a secret-shaped one; the map names each
+file on one line.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import pytest
 
 from chat.repo import sessionsets
-from chat.repo.git import shown
+from chat.repo.git import IgnoreRules, shown
 from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools import SET_TOOLS, ToolCall, run_tool
 from contextcore.tokens import TokenCounter
@@ -26,6 +27,7 @@ ODD = {  # kind: (an ordinary file, a secret-shaped file with the same oddness)
     "newline": ("new\nline.py", "new\nline/.env"),
     "leading dash": ("-rf.py", "-rf/.env"),
     "spaces": ("with space/my mod.py", "with space/.env"),
+    "edge spaces": (" edge .py", " edge /.env"),
 }
 LEAKED_BEFORE = ("a:b/.env", "notes:.env", "données/.env", "clés.pem")
 SECRET = "SECRET-VALUE"
@@ -144,3 +146,10 @@ def test_the_map_names_every_odd_file_on_one_line_and_no_secret(root):
         "README.md",
         *(o for o, _ in ODD.values()),
     }
+
+
+def test_gitignore_rules_read_a_name_with_a_line_feed_as_git_does(root):
+    (root / ".gitignore").write_text("*.log\nbuild/\n")
+    rules = IgnoreRules(root)
+    assert rules.ignored("new\nline.log") and rules.ignored("new\nline/build/x.py")
+    assert not rules.ignored("new\nline.py") and not rules.ignored("a.log\n")

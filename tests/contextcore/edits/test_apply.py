@@ -127,7 +127,7 @@ def test_it_refuses_new_text_that_stands_for_existing_code_with_a_comment() -> N
 
 
 def test_it_names_a_file_of_the_same_name_when_the_path_is_wrong() -> None:
-    batch = apply_edits([replace("a", "b", path="app/main.py")], {"src/app/main.py": "a\n"})
+    batch = apply_edits([replace("a", "b", path="main.py")], {"src/app/main.py": "a\n"})
     assert "src/app/main.py" in batch.results[0].reason
 
 

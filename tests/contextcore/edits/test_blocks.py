@@ -102,8 +102,8 @@ def test_it_hands_out_each_block_once_as_it_closes_while_streaming() -> None:
     second = block("c\n", "d\n")
     text = f"a.py\n```\n{block()}```\nb.py\n```\n{second}```\n"
     stream, seen = BlockStream(), []
-    cut = text.index(">>>>>>> REPLACE") + 10  # the first REPLACE line is half written
-    for start, end in ((0, cut), (cut, cut + 6), (cut + 6, len(text) - 20)):
+    cut = text.index(">>>>>>> REPLACE") + 15  # the first REPLACE line, not yet its line break
+    for start, end in ((0, cut), (cut, cut + 1), (cut + 1, len(text) - 20)):
         seen.append([b.op.path for b in stream.feed(text[start:end])])
     seen.append([b.op.path for b in stream.feed(text[len(text) - 20 :])])
     seen.append([b.op.path for b in stream.close()])

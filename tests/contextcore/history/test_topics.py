@@ -12,7 +12,7 @@ from contextcore.history.topics import (
     parse_boundary,
     side_request,
 )
-from contextcore.llm import LLMError, StreamEnd, TextDelta
+from contextcore.llm import LLMError, StreamEnd, TextDelta, ToolCallDelta
 
 HANG = object()
 
@@ -204,3 +204,20 @@ def test_a_side_request_reuses_the_chats_prefix_only_where_that_costs_less(count
     # Reads at full price, or a transcript smaller than a tenth of the prefix: send it fresh.
     for fresh in (build(1.0, long_talk), build(0.1, short_talk)):
         assert fresh[0] == {"role": "system", "content": "instruction"}
+
+
+class ToolCallingClient:
+    """A model that calls one of the chat's tools before it answers."""
+
+    async def stream(self, request):
+        yield ToolCallDelta(index=0, id="call_1", name="read_file", arguments='{"path": "a"}')
+        yield TextDelta(answer(2, 0.9))
+        yield StreamEnd("tool_calls")
+
+
+async def test_a_tool_call_in_a_side_answer_is_ignored_and_logged(caplog):
+    detector = TopicDetector(ToolCallingClient(), "small-model")
+    with caplog.at_level("WARNING", logger="contextcore.history.topics"):
+        boundary = await detector.detect(conversation(3))
+    assert boundary.boundary_index == 2  # the answer's text still counts
+    assert "topic_detection asked for tool 'read_file'; ignored" in caplog.text

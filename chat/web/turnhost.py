@@ -37,12 +37,14 @@ from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels_redis.core import RedisChannelLayer
 from django.template.loader import render_to_string
+from django.utils import timezone
 
+from acdc import dbfaults
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.events import TurnFinished
 from chat.turn.session import end_expired_turn, request_stop
-from chat.turn.turns import TurnRejected, begin_shutdown, run_turn
+from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
 from chat.web.conversation import render_conversation, render_session_event
 from chat.web.frames import DeltaCoalescer, render_error
 from history.models import Session
@@ -163,6 +165,7 @@ class TurnHost:
         await hosted.coalescer.send_snapshot(to_tab)
 
     async def _host(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
+        since = timezone.now()
         try:
             if frame.action == "compact":
                 await self._compact(session_id, hosted, frame.focus)
@@ -172,7 +175,11 @@ class TurnHost:
             await _tell(reply_to, str(exc))
         except asyncio.CancelledError:
             pass
-        except Exception:
+        except Exception as exc:
+            if dbfaults.is_locked(exc) and frame.action != "compact":
+                notice = database_sync_to_async(locked_notice)
+                await _tell(reply_to, await notice(session_id, frame.message, since))
+                return
             log.exception("turn failed in session %s", session_id)
             await _tell(reply_to, "Something went wrong on the server; see its log.")
         finally:
@@ -190,7 +197,9 @@ class TurnHost:
         async def after(ctx) -> None:
             await after_turn_tasks(ctx, _reporter(broadcast))
 
-        await end_dead_turn(session_id)  # a dead worker's reply, ended before this one
+        # A dead worker's reply is ended before this one starts, told through the same path
+        # as the turn's frames so no tab sees them out of order.
+        await end_dead_turn(session_id, broadcast)
         if frame.replaces:  # edit and resend: the edited exchange is set aside first
             try:
                 await database_sync_to_async(set_aside_last)(session_id, frame.replaces)
@@ -221,15 +230,20 @@ async def ask_stop(session_id: str) -> None:
     await end_dead_turn(session_id)  # Stop on a reply whose worker died ends it, truthfully
 
 
-async def end_dead_turn(session_id: str) -> int:
+async def end_dead_turn(
+    session_id: str, broadcast: Callable[[str], Awaitable[None]] | None = None
+) -> int:
     """End what a dead worker left streaming in the session (none while a turn holds a live
-    lease) and draw the conversation again in every tab, with Stop off; returns how many."""
+    lease) and draw the conversation again in every tab (through `broadcast`, else the
+    session's group), with Stop off; returns how many."""
     ended = await database_sync_to_async(end_expired_turn)(session_id)
     if ended:
         html = await database_sync_to_async(_ended_frame)(session_id)
-        await get_channel_layer().group_send(
-            session_group(session_id), {"type": "chat.frame", "html": html}
-        )
+        if broadcast is not None:
+            await broadcast(html)
+        else:
+            frame = {"type": "chat.frame", "html": html}
+            await get_channel_layer().group_send(session_group(session_id), frame)
     return ended
 
 

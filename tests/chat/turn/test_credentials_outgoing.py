@@ -24,7 +24,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def repo_files():
-    return {"settings.py": SETTINGS, "app.py": "from settings import connect\nconnect()\n"}
+    return {
+        "settings.py": SETTINGS,
+        "app.py": "from settings import connect\nconnect()\n",
+        ".env": f"DEBUG=1\nGITHUB_TOKEN={GITHUB_TOKEN}\n",
+    }
 
 
 @pytest.fixture
@@ -93,6 +97,23 @@ async def test_a_selected_file_goes_out_redacted_and_is_warned_of_before_it_leav
         "never as itself.",
         before,
     ) in warnings(events)
+
+
+async def test_a_secret_file_the_person_confirmed_is_sent_but_its_credentials_are_not(root, fake):
+    session = await new_session()
+    await database_sync_to_async(sessionsets.set_active_files)(
+        session, [".env"], confirmed={".env"}
+    )
+    before = len(fake.requests)
+
+    events = await turn(session, fake, "why is debug on?")
+
+    sent = wire(fake.requests[before])
+    assert "DEBUG=1" in sent and "GITHUB_TOKEN=[redacted: a GitHub token]" in sent
+    assert GITHUB_TOKEN not in sent
+    assert any(
+        w.startswith(".env holds what looks like a GitHub token") for w, _ in warnings(events)
+    )
 
 
 async def test_a_token_pasted_in_a_message_is_redacted_in_every_request_and_kept_here(root, fake):

@@ -46,20 +46,26 @@ def apply_edits(
 ) -> EditBatch:
     """Apply `ops` to `files`; `seen` holds the texts the model read, where known."""
     current: dict[str, str | None] = dict(files)
+    seen = seen or {}
     results = []
     for index, op in enumerate(ops):
-        original = files.get(op.path)
-        stale = op.base_sha256 is not None and op.base_sha256 != (
-            text_sha256(original) if original is not None else None
-        )
+        stale = _stale(op, files.get(op.path), seen.get(op.path))
         paths = [p for p, t in current.items() if t is not None]
-        context = _Context(index, op, stale, (seen or {}).get(op.path), passes, paths)
+        context = _Context(index, op, stale, seen.get(op.path), passes, paths)
         result, text = _apply_one(context, current.get(op.path))
         if result.outcome is Outcome.APPLIED:
             current[op.path] = text
         results.append(result)
     changed = {path: text for path, text in current.items() if text != files.get(path)}
     return EditBatch(changed, results)
+
+
+def _stale(op: EditOp, original: str | None, seen: str | None) -> bool:
+    """Whether the file changed since the model read it: its hash is not the op's base, or
+    its text is not the text the model saw."""
+    if op.base_sha256 is not None:
+        return op.base_sha256 != (text_sha256(original) if original is not None else None)
+    return seen is not None and seen != original
 
 
 @dataclass(frozen=True)

@@ -159,3 +159,9 @@ def test_it_still_applies_an_edit_that_repeats_a_line_on_purpose() -> None:
 def test_it_adds_no_line_when_only_the_new_text_ends_with_a_line_break() -> None:
     batch = apply_edits([replace("a = 1", "a = 2\n")], {"app.py": "a = 1\nb = 2\n"})
     assert batch.texts["app.py"] == "a = 2\nb = 2\n"
+
+
+def test_it_takes_a_file_as_changed_when_its_text_is_not_the_text_the_model_saw() -> None:
+    seen, current = "a = 1\nb = 2\n", "a = 1\nb = 3\n"
+    batch = apply_edits([replace("b = 2\n", "b = 4\n")], {"app.py": current}, seen={"app.py": seen})
+    assert batch.results[0].outcome is Outcome.CONFLICT

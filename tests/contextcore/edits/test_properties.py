@@ -40,3 +40,12 @@ def test_the_block_parser_never_raises_and_every_block_is_an_op_or_a_reason(text
     for final in (True, False):
         for block in parse_edit_blocks(text, final=final):
             assert (block.op is None) != (block.error == "")
+
+
+@SETTINGS
+@given(texts, texts, texts, st.booleans())
+def test_applying_never_raises_and_a_refused_edit_changes_nothing(text, old, new, every) -> None:
+    op = EditOp("f", "replace", old, new, replace_all=every)
+    batch = apply_edits([op], {"f": text})
+    if batch.results[0].outcome is not Outcome.APPLIED:
+        assert batch.texts == {}

@@ -13,6 +13,7 @@ model: as it is, or as a JSON string when it holds a colon, a line break or the 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import unicodedata
 from dataclasses import dataclass
@@ -127,6 +128,62 @@ def _badge(x: str, y: str) -> str:
 
 def _git(command: list[str]) -> bytes:
     return subprocess.run(command, capture_output=True, check=True, timeout=GIT_SECONDS).stdout
+
+
+class GrepFailed(Exception):
+    """A search git could not carry out; the message says why, in words for the model."""
+
+
+# git grep -z: path NUL line-number NUL text LF. A path may hold a line break, never a NUL;
+# the text ends at the line feed (-I leaves binary files out; a late NUL stays in the text).
+_GREP_RECORD = re.compile(rb"([^\0]*)\0(\d+)\0([^\n]*)\n?")
+
+
+def grep(
+    root: Path, pattern: str, below: str = "", *, seconds: float
+) -> tuple[list[tuple[str, str, str]], int]:
+    """(path, line number, text) of every line below `below` that matches the regular
+    expression `pattern`, in text files git lists (or, outside a repository, does not
+    ignore); each path exactly as git names the file (NUL-separated, never quoted), and
+    how many paths were not valid UTF-8. GrepFailed says why a search could not run."""
+    tracked = (root / ".git").exists()
+    command = ["git", "-c", "core.quotePath=false", "-C", str(root), "grep"]
+    options = ["-z", "-n", "-I", "--no-color"]
+    options += ["--untracked"] if tracked else ["--no-index", "--exclude-standard"]
+    rest = ["-e", pattern, "--", below or "."]
+    # Perl-compatible syntax, as the caller checks it with Python's (POSIX extended reads
+    # \d, \w and lazy quantifiers otherwise); a git built without PCRE falls back to it.
+    done = _run_grep([*command, "-P", *options, *rest], seconds)
+    if done.returncode == 128 and b"USE_LIBPCRE" in done.stderr:
+        done = _run_grep([*command, "-E", *options, *rest], seconds)
+    if done.returncode not in (0, 1):
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GrepFailed(f"the search failed: {message[-1] if message else 'unknown error'}")
+    found, undecodable, position = [], set(), 0
+    while position < len(done.stdout):
+        record = _GREP_RECORD.match(done.stdout, position)
+        if record is None:  # not git grep -z's shape: stop rather than guess at a path
+            break
+        position = record.end()
+        try:
+            path = record[1].decode("utf-8")
+        except UnicodeDecodeError:
+            undecodable.add(record[1])
+            continue
+        text = record[3].decode("utf-8", "replace").replace("\0", "\ufffd")
+        found.append((path, record[2].decode("ascii"), text))
+    return found, len(undecodable)
+
+
+def _run_grep(command: list[str], seconds: float) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(command, capture_output=True, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        raise GrepFailed(
+            f"the search took longer than {seconds:.0f} s; use a simpler pattern"
+        ) from None
+    except OSError as exc:
+        raise GrepFailed(f"the search could not run ({exc.strerror})") from None
 
 
 class IgnoreRules:

@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import re
-import subprocess
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -358,7 +357,10 @@ def _grep(session: Session, repo: indexing.Repository, result: ToolResult) -> No
     except re.error as exc:
         raise ToolFailure(f"not a valid regular expression: {exc}") from None
     below = _folder(repo, result.args.get("path", "."))
-    found, undecodable = _grep_lines(repo, pattern, below)
+    try:
+        found, undecodable = git.grep(repo.root, pattern, below, seconds=GREP_SECONDS)
+    except git.GrepFailed as exc:
+        raise ToolFailure(str(exc)) from None
     visible = set(_visible(repo, {path for path, _, _ in found}))
     lines = [(path, number, text) for path, number, text in found if path in visible]
     _stubs(session, repo, list(dict.fromkeys(path for path, _, _ in lines)))
@@ -370,56 +372,6 @@ def _grep(session: Session, repo: indexing.Repository, result: ToolResult) -> No
         notes.append(f"[{undecodable} names that are not valid UTF-8 were left out]")
     text = "\n".join(shown[:MAX_GREP_LINES] + notes)
     result.output = _cap(text) if text else "(no matches)"
-
-
-# git grep -z: path NUL line-number NUL text LF. A path may hold a line break, never a NUL;
-# the text ends at the line feed (-I leaves binary files out; a late NUL stays in the text).
-_GREP_RECORD = re.compile(rb"([^\0]*)\0(\d+)\0([^\n]*)\n?")
-
-
-def _grep_lines(
-    repo: indexing.Repository, pattern: str, below: str
-) -> tuple[list[tuple[str, str, str]], int]:
-    """(path, line number, text) of every matching line, each path exactly as git names the
-    file (NUL-separated, never quoted), and how many paths were not valid UTF-8."""
-    tracked = (repo.root / ".git").exists()
-    command = ["git", "-c", "core.quotePath=false", "-C", str(repo.root), "grep"]
-    options = ["-z", "-n", "-I", "--no-color"]
-    options += ["--untracked"] if tracked else ["--no-index", "--exclude-standard"]
-    rest = ["-e", pattern, "--", below or "."]
-    # Perl-compatible syntax, as checked above with Python's (POSIX extended reads \d, \w
-    # and lazy quantifiers otherwise); a git built without PCRE falls back to extended.
-    done = _run_grep([*command, "-P", *options, *rest])
-    if done.returncode == 128 and b"USE_LIBPCRE" in done.stderr:
-        done = _run_grep([*command, "-E", *options, *rest])
-    if done.returncode not in (0, 1):
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ToolFailure(f"the search failed: {message[-1] if message else 'unknown error'}")
-    found, undecodable, position = [], set(), 0
-    while position < len(done.stdout):
-        record = _GREP_RECORD.match(done.stdout, position)
-        if record is None:  # not git grep -z's shape: stop rather than guess at a path
-            break
-        position = record.end()
-        try:
-            path = record[1].decode("utf-8")
-        except UnicodeDecodeError:
-            undecodable.add(record[1])
-            continue
-        text = record[3].decode("utf-8", "replace").replace("\0", "\ufffd")
-        found.append((path, record[2].decode("ascii"), text))
-    return found, len(undecodable)
-
-
-def _run_grep(command: list[str]) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(command, capture_output=True, timeout=GREP_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise ToolFailure(
-            f"the search took longer than {GREP_SECONDS:.0f} s; use a simpler pattern"
-        ) from None
-    except OSError as exc:
-        raise ToolFailure(f"the search could not run ({exc.strerror})") from None
 
 
 def _outline(session: Session, repo: indexing.Repository, result: ToolResult) -> None:

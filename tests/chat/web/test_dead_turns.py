@@ -85,3 +85,14 @@ async def test_stop_on_a_reply_whose_worker_died_ends_it():
     await frames_until(ws, services.INTERRUPTED_NOTE)
     assert await _status(reply) == "interrupted"
     await ws.disconnect()
+
+
+@pytest.mark.parametrize(("lease_left", "status"), [(-1, "interrupted"), (300, "streaming")])
+async def test_a_page_load_ends_the_reply_only_once_its_lease_expired(
+    async_client, lease_left, status
+):
+    session = await new_session()
+    reply = await _reply_left_streaming(session, lease_left=timedelta(seconds=lease_left))
+    response = await async_client.get(f"/s/{session.id}/")
+    assert response.status_code == 200
+    assert await _status(reply) == status

@@ -156,8 +156,8 @@ _CLEAN = ("", ())  # the cache's answer for a text with nothing in it (most text
 
 
 def _scan(text: str) -> tuple[str, tuple[str, ...]]:
-    """Every shape in `text`, leftmost first; where two start at one place, the first
-    shape; a match inside a value already replaced is skipped."""
+    """`text` with each shape's value replaced, and their kinds in the order of the text;
+    where two matches overlap the named shape wins, then the leftmost, then the first."""
     lower = text.lower()
     if len(lower) != len(text):  # a letter whose lower case is longer: fold in place
         lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
@@ -169,21 +169,25 @@ def _scan(text: str) -> tuple[str, tuple[str, ...]]:
                 matches.append((match.start(), index, match))
     if not matches:
         return _CLEAN
-    matches.sort(key=lambda found: found[:2])
-    pieces, found, start = [], [], 0
-    for at, index, match in matches:
-        kind = KINDS[KINDS.index(SHAPES[index][0])]
+    # The named shapes first, so a token given to `secret = "…"` is named for what it is.
+    matches.sort(key=lambda found: (SHAPES[found[1]][0] == GENERIC, *found[:2]))
+    taken: list[tuple[int, int, str]] = []
+    for _, index, match in matches:
+        kind = SHAPES[index][0]
         valued = "value" in match.re.groupindex and match.group("value") is not None
         begin, end = match.span("value") if valued else match.span()
-        if at < start or (kind == GENERIC and not _mixed(text[begin:end])):
-            continue  # inside a value replaced already; a word, most likely a placeholder
-        pieces += [text[start:begin], marker(kind)]
-        found.append(kind)
-        start = end
-    if not found:
+        if kind == GENERIC and not _mixed(text[begin:end]):
+            continue  # `password = "changeme"`: a word, most likely a placeholder
+        if not any(b < end and begin < e for b, e, _ in taken):
+            taken.append((begin, end, kind))
+    if not taken:
         return _CLEAN
+    pieces, start = [], 0
+    for begin, end, kind in sorted(taken):
+        pieces += [text[start:begin], marker(kind)]
+        start = end
     pieces.append(text[start:])
-    return "".join(pieces), tuple(found)
+    return "".join(pieces), tuple(kind for _, _, kind in sorted(taken))
 
 
 def _stands_alone(text: str, at: int, how: str) -> bool:

@@ -83,6 +83,12 @@ def test_names_and_placeholders_are_not_credentials(text):
     assert credentials.redact(text).found == ()
 
 
+def test_a_token_given_to_a_secret_name_is_named_for_what_it_is():
+    redaction = credentials.redact(f'GITHUB_SECRET = "{GITHUB_TOKEN}"')
+
+    assert redaction.text == 'GITHUB_SECRET = "[redacted: a GitHub token]"'
+
+
 def test_a_private_key_is_replaced_whole_and_what_follows_is_still_read():
     key = (
         "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\nQUJDREVGR0hJSktMTU5P\n"

@@ -13,6 +13,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher, get_close_matches
 
+from contextcore.edits.blocks import EditBlock
 from contextcore.edits.ops import EditResult, Outcome
 from contextcore.edits.textshape import PUNCTUATION, text_lines
 
@@ -32,12 +33,15 @@ def result_line(result: EditResult, versions: tuple[int, int] | None = None) -> 
     return f"{result.outcome}: {path}: {result.reason}"
 
 
-def failure_report(results: Sequence[EditResult]) -> str:
-    """The text sent back to the model when some edits of a batch did not apply; "" if all did."""
+def failure_report(results: Sequence[EditResult], broken: Sequence[EditBlock] = ()) -> str:
+    """The text sent back to the model when some edits of a batch did not apply, or some
+    of its blocks could not be read; "" when everything applied."""
     failed = [r for r in results if not r.ok]
-    if not failed:
+    if not failed and not broken:
         return ""
-    parts = []
+    parts = [
+        f"The edit block at line {b.line} of the reply was not read: {b.error}." for b in broken
+    ]
     for r in failed:
         parts.append(f"Edit {r.index + 1} of {len(results)}, {r.op.describe()}, {r.outcome}: ")
         parts[-1] += r.reason

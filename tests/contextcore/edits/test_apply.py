@@ -8,6 +8,7 @@ from contextcore.edits import (
     apply_edits,
     failure_report,
     op_from_tool,
+    parse_edit_blocks,
     result_line,
     text_sha256,
 )
@@ -165,3 +166,13 @@ def test_it_takes_a_file_as_changed_when_its_text_is_not_the_text_the_model_saw(
     seen, current = "a = 1\nb = 2\n", "a = 1\nb = 3\n"
     batch = apply_edits([replace("b = 2\n", "b = 4\n")], {"app.py": current}, seen={"app.py": seen})
     assert batch.results[0].outcome is Outcome.CONFLICT
+
+
+def test_it_tells_the_model_which_blocks_it_could_not_read() -> None:
+    blocks = parse_edit_blocks(
+        "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n\n<<<<<<< SEARCH\n"
+    )
+    batch = apply_edits([b.op for b in blocks if b.op], {"a.py": "x\n"})
+    report = failure_report(batch.results, [b for b in blocks if b.error])
+    assert report.startswith("The edit block at line 8 of the reply was not read: the block has")
+    assert report.endswith("These edits of the same batch applied: edit 1 (a.py).")

@@ -113,7 +113,10 @@ def run_corpus(sources, cases) -> dict[str, Any]:
             if name == "acdc" and verdict.next_request:
                 whole = counter.count_text(verdict.after)
                 tokens.append((counter.count_text(verdict.next_request), whole))
-    return {"rows": rows, "tokens": tokens}
+    counted = (
+        "~4 characters per token (tiktoken unavailable)" if counter.uses_fallback else "cl100k_base"
+    )
+    return {"rows": rows, "tokens": tokens, "counted": counted}
 
 
 def summary(rows) -> dict[str, dict[str, Any]]:
@@ -240,6 +243,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         _main_table(stats),
         "",
         _shape_table(stats),
+        "",
+        f"Tokens counted with {corpus['counted']}, over the {len(carried)} edits acdc applied:",
         "",
         "| after an applied edit, the next request carries | tokens, total | median per edit |",
         "| --- | ---: | ---: |",

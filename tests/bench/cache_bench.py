@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ from tests.bench.sessions import (
     switching_session,
     write_file,
 )
-from tests.bench.wire_bench import run_wire
+from tests.bench.wire_bench import cut, in_process_ratios, run_wire
 
 STRATEGIES = ("none", "last", "seed", "acdc")
 REPLAYED = ("last", "seed", "acdc")  # (a) is (b)'s requests priced with no caching
@@ -332,9 +332,9 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         # A quick run checks the plumbing with one shape: each replay starts a server.
         wire_sessions = sessions[:1] if args.quick else sessions
         if args.wire_turns:
-            wire_sessions = [_cut(s, args.wire_turns) for s in wire_sessions]
+            wire_sessions = [cut(s, args.wire_turns) for s in wire_sessions]
         with tempfile.TemporaryDirectory(prefix="acdc-wire-") as tmp:
-            wire_tables, wire_data = run_wire(wire_sessions, Path(tmp), _acdc_vs_last(data))
+            wire_tables, wire_data = run_wire(wire_sessions, Path(tmp), in_process_ratios(data))
         tables += "\n\n" + wire_tables
     info = machine()
     lines = [
@@ -352,20 +352,6 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     mode = "direct" if args.direct else "pipeline"
     result = {"machine": info, "mode": mode, "sessions": data, "notes": notes, "wire": wire_data}
     return "\n".join(lines), result
-
-
-def _acdc_vs_last(data: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
-    """(session, provider) -> the in-process (d)/(b), to print beside the wire figure."""
-    found = {}
-    for shape in data:
-        for rule_set in shape["rule_sets"]:
-            acdc = next(r for r in rule_set["strategies"] if r["strategy"] == "acdc")
-            found[(shape["session"], rule_set["rules"].split(" ", 1)[0])] = acdc["vs_last"]
-    return found
-
-
-def _cut(session: Session, turns: int) -> Session:
-    return replace(session, turns=session.turns[:turns])
 
 
 def _describe(label: str, rules: CacheRules) -> str:

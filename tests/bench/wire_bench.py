@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +127,20 @@ def run_wire(
         if notes:
             parts.append("Turns that did not complete: " + "; ".join(notes))
     return "\n\n".join(parts), data
+
+
+def in_process_ratios(data: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
+    """(session, provider) -> the in-process (d)/(b), to print beside the wire figure."""
+    found = {}
+    for shape in data:
+        for rule_set in shape["rule_sets"]:
+            acdc = next(r for r in rule_set["strategies"] if r["strategy"] == "acdc")
+            found[(shape["session"], rule_set["rules"].split(" ", 1)[0])] = acdc["vs_last"]
+    return found
+
+
+def cut(session: Session, turns: int) -> Session:
+    return replace(session, turns=session.turns[:turns])
 
 
 HEADER = (

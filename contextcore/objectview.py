@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from contextcore.paths import shown
+
 ACTIVE_PREFIX = "ACTIVE_CONTENT id="
 COLLAPSE_PER_TURN = 5
 COLLAPSE_TURNS_BACK = 3
@@ -39,7 +41,8 @@ def metadata_line(item: PoolItem) -> str:
     if item.type == "toolcall":
         return f"id={item.object_id} type=toolcall tool={item.tool} status={item.status}"
     file_type = PurePosixPath(item.path).suffix[1:]
-    head = f"id={item.object_id} type=file path={item.path} file_type={file_type}"
+    path = shown(item.path, spaces=True)
+    head = f"id={item.object_id} type=file path={path} file_type={file_type}"
     if item.deleted:
         return f"{head} [deleted]"
     if item.stub or item.char_count is None:

@@ -12,14 +12,14 @@ model: as it is, or as a JSON string when it holds a colon, a line break or the 
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+
+from contextcore.paths import shown as shown  # one rule, re-exported for the repository's surfaces
 
 HIDDEN_DIRS = frozenset({".git", ".acdc"})
 GIT_SECONDS = 60
@@ -36,27 +36,9 @@ def hidden(path: str) -> bool:
     return path.split("/", 1)[0] in HIDDEN_DIRS
 
 
-def shown(path: str) -> str:
-    """`path` as the model reads it in a listing, a grep line or the map: as it is, unless
-    it would read as something else (a colon before a line number, a line break that
-    splits the line, a leading quote, edge spaces): then as a JSON string literal."""
-    plain = path and path == path.strip() and not path.startswith('"') and ":" not in path
-    if plain and not any(_breaks(ch) for ch in path):
-        return path
-    # json leaves DEL, C1 controls and U+2028/9 as they are when not escaping to ASCII.
-    text = json.dumps(path, ensure_ascii=False)
-    return "".join(f"\\u{ord(ch):04x}" if _breaks(ch) else ch for ch in text)
-
-
 def short(path: str) -> str:
     """A path as a reason quotes it: a 5,000-character path is not repeated whole."""
     return path if len(path) <= 120 else f"{path[:100]}… ({len(path):,} characters)"
-
-
-def _breaks(ch: str) -> bool:
-    # Control characters (\n, \r, \t, NEL …) and the Unicode line and paragraph separators:
-    # every character str.splitlines() splits at is in one of these categories.
-    return unicodedata.category(ch) in ("Cc", "Zl", "Zp")
 
 
 def is_work_tree(root: Path) -> bool | None:

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from contextcore.paths import shown
+
 MANIFEST_HEADER = "# Current context"
 _LABEL = re.compile(r"^(?P<path>.+) \(version (?P<v>\d+)(?:, diff against version (?P<b>\d+))?\)$")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -30,14 +32,15 @@ def fence_for(text: str) -> str:
 
 
 def format_file_block(path: str, content: str, version: int | None = None) -> str:
-    label = path if version is None else f"{path} (version {version})"
+    label = shown(path) if version is None else f"{shown(path)} (version {version})"
     fence = fence_for(content)
     return f"{label}\n{fence}\n{content}\n{fence}"
 
 
 def format_diff_block(path: str, diff: str, version: int, base: int) -> str:
     fence = fence_for(diff)
-    return f"{path} (version {version}, diff against version {base})\n{fence}diff\n{diff}\n{fence}"
+    label = f"{shown(path)} (version {version}, diff against version {base})"
+    return f"{label}\n{fence}diff\n{diff}\n{fence}"
 
 
 def make_diff(old: str, new: str) -> str | None:
@@ -79,7 +82,7 @@ def format_manifest(current: Mapping[str, int], metadata: Sequence[str] = ()) ->
         "The current version of every file in context is listed here; "
         "a file or version not listed is not current.",
     ]
-    lines += [f"- {path}: version {version}" for path, version in current.items()]
+    lines += [f"- {shown(path)}: version {version}" for path, version in current.items()]
     if metadata:
         lines += ["", "Other objects available (not shown in full):", *metadata]
     return "\n".join(lines)

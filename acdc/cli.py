@@ -1,23 +1,29 @@
 """The `acdc` command: serve the app, chat from a terminal, and the maintenance commands.
 
 Every error a user can cause (a bad repository path, a bind without a token, an unknown
-session or model) ends as one line on stderr and a non-zero exit, never a traceback.
+session or model) ends as one line on stderr and exit status 2, never a traceback; a fault
+of the database or the data folder (damaged, not writable, locked by another program) is
+one line saying what to do (`acdc.dbfaults`) and exit status 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 
 import django
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
+from django.db import DatabaseError
 
-from acdc import bench
+from acdc import bench, dbfaults
+from acdc.dbfaults import DatabaseFault
 from acdc.errors import CommandError
 
+EXIT_FAULT = 1
 EXIT_USAGE = 2
 
 
@@ -62,7 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--unpin", action="append", default=[], metavar="PATH", help="remove a pin (repeatable)"
     )
 
-    importer = commands.add_parser("import-history", help="import an AC-DC history.jsonl")
+    importer = commands.add_parser(
+        "import-history",
+        help="import an AC-DC history.jsonl (lines that cannot be stored are skipped, "
+        "counted and named by reason)",
+    )
     importer.add_argument("path", help="the history.jsonl file (images/ beside it)")
     importer.add_argument("--repo", help="repository the sessions belong to (default: .)")
 
@@ -103,6 +113,15 @@ def _main(argv: Sequence[str] | None) -> int:
     except CommandError as exc:
         print(f"acdc: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except DatabaseFault as exc:
+        print(f"acdc: error: {exc}", file=sys.stderr)
+        return EXIT_FAULT
+    except (DatabaseError, sqlite3.DatabaseError) as exc:
+        line = dbfaults.start_fault(exc)
+        if line is None:
+            raise  # not a fault of the database itself: a bug, with its traceback
+        print(f"acdc: error: {line}", file=sys.stderr)
+        return EXIT_FAULT
 
 
 def _setup_django() -> None:
@@ -111,6 +130,14 @@ def _setup_django() -> None:
         django.setup()
     except ImproperlyConfigured as exc:
         raise CommandError(str(exc)) from None
+    except OSError as exc:  # the settings make the data folder and its secret key
+        line = dbfaults.start_fault(exc)
+        if line is None:
+            raise
+        raise DatabaseFault(line) from None
+    warning = dbfaults.check_empty_database()
+    if warning:
+        print(f"acdc: warning: {warning}", file=sys.stderr)
     call_command("migrate", verbosity=0, interactive=False)
 
 

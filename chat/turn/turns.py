@@ -16,11 +16,13 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 
+from acdc import dbfaults
 from chat.llm.runtime import llm_client
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools import ToolCall
@@ -72,6 +74,19 @@ class TurnRejected(Exception):
     """The input cannot start a turn; `str(exc)` is a message for the user."""
 
 
+def locked_notice(session_id: str, user_text: str, since: datetime) -> str:
+    """What the tab is told when another program's lock on the database stopped work on
+    its message: whether the message was stored by then decides (reads go on under
+    another program's write lock in WAL mode)."""
+    text = (user_text or "").replace("\0", "").strip()
+    mine = Message.objects.filter(session_id=session_id, role=Message.Role.USER, content=text)
+    try:
+        sent = mine.filter(timestamp__gte=since).exists()
+    except OperationalError:
+        sent = False
+    return dbfaults.locked_turn_message(sent=sent)
+
+
 @dataclass
 class _Stream:
     text: str = ""
@@ -119,7 +134,7 @@ async def run_turn(
         return await _run(ctx, text, turn_id, tuple(images), emit, client, after)
     finally:
         if ctx.owner:
-            await database_sync_to_async(ctx.release)()
+            await database_sync_to_async(_release)(ctx)
 
 
 async def _open(session_id: str, turn_id: str, text: str, model: str) -> SessionContext:
@@ -129,6 +144,16 @@ async def _open(session_id: str, turn_id: str, text: str, model: str) -> Session
         raise TurnRejected(f"There is no session {session_id!r}.") from None
     except SessionBusy as exc:
         raise TurnRejected(str(exc)) from None
+
+
+def _release(ctx: SessionContext) -> None:
+    try:
+        ctx.release()
+    except OperationalError as exc:
+        if not dbfaults.is_locked(exc):
+            raise
+        # The lock that ended the turn holds still: the lease lapses by itself.
+        log.warning("session %s: database locked, its turn lease left to expire", ctx.session_id)
 
 
 async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:

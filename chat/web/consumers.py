@@ -18,6 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from acdc import dbfaults
 from chat.repo import git, outlines, picker, sessionsets
 from chat.repo.watcher import WATCHERS
 from chat.turn import context
@@ -96,7 +97,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 confirmed=frozenset(frame.confirm),
                 outlines=frozenset(frame.outline),
             )
-        except Exception:
+        except Exception as exc:
+            if dbfaults.is_locked(exc):
+                await self.send(render_error(await _locked_selection()))
+                return
             log.exception("selection failed in session %s", self.session_id)
             await self.send(render_error("The file selection could not be saved; see the log."))
             return
@@ -150,6 +154,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def turn_snapshot(self, event: dict) -> None:
         await HOST.send_snapshot(self.session_id, event["reply_to"])
+
+
+async def _locked_selection() -> str:
+    path = dbfaults.sqlite_path()
+    holder = await asyncio.to_thread(dbfaults.locked_by, path) if path else "locked"
+    return (
+        f"The database is {holder}: the file selection was not saved. Choose again once "
+        "that program has let go of the database."
+    )
 
 
 def _active_paths(session_id: str) -> tuple[list[str], list[str]]:

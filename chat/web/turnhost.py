@@ -37,12 +37,14 @@ from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels_redis.core import RedisChannelLayer
 from django.template.loader import render_to_string
+from django.utils import timezone
 
+from acdc import dbfaults
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.events import TurnFinished
 from chat.turn.session import end_expired_turn, request_stop
-from chat.turn.turns import TurnRejected, begin_shutdown, run_turn
+from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
 from chat.web.conversation import render_conversation, render_session_event
 from chat.web.frames import DeltaCoalescer, render_error
 from history.models import Session
@@ -163,6 +165,7 @@ class TurnHost:
         await hosted.coalescer.send_snapshot(to_tab)
 
     async def _host(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
+        since = timezone.now()
         try:
             if frame.action == "compact":
                 await self._compact(session_id, hosted, frame.focus)
@@ -172,7 +175,11 @@ class TurnHost:
             await _tell(reply_to, str(exc))
         except asyncio.CancelledError:
             pass
-        except Exception:
+        except Exception as exc:
+            if dbfaults.is_locked(exc) and frame.action != "compact":
+                notice = database_sync_to_async(locked_notice)
+                await _tell(reply_to, await notice(session_id, frame.message, since))
+                return
             log.exception("turn failed in session %s", session_id)
             await _tell(reply_to, "Something went wrong on the server; see its log.")
         finally:

@@ -1,0 +1,218 @@
+"""Database faults as one line that says what happened and what to do.
+
+`start_fault` turns what opening the database raised at start (a damaged file, a folder
+or file that is not writable, a lock another program holds past the wait, PostgreSQL out
+of reach) into that line; anything else is left to be a traceback, since it is a bug.
+`check_empty_database` refuses a SQLite file emptied or gone while its write-ahead log
+still holds data (opening it would delete the log), and says so when it starts a new
+history in an empty file. `lock_holders` names the other processes holding the SQLite
+file's locks, from /proc/locks, else those with it open (/proc/*/fd): the turn's message
+for a locked database uses it too. Only the standard library and Django here.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from pathlib import Path
+
+from django.db import DatabaseError, OperationalError, connections
+
+DAMAGED = ("file is not a database", "database disk image is malformed")
+NOT_WRITABLE = ("attempt to write a readonly database", "unable to open database file")
+LOCKED = ("database is locked", "database table is locked")
+WRITE_REFUSED = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+class DatabaseFault(Exception):
+    """The database cannot be used as it is; `str(exc)` is the one line to show."""
+
+
+def sqlite_path() -> Path | None:
+    """The SQLite file in use (the test database's under the tests), or None."""
+    database = connections["default"].settings_dict
+    if database["ENGINE"] != "django.db.backends.sqlite3":
+        return None
+    return Path(database["NAME"])
+
+
+def lock_seconds() -> float:
+    return float(connections["default"].settings_dict["OPTIONS"].get("timeout", 5))
+
+
+def is_locked(exc: BaseException) -> bool:
+    return isinstance(exc, OperationalError | sqlite3.OperationalError) and any(
+        words in str(exc) for words in LOCKED
+    )
+
+
+def start_fault(exc: BaseException) -> str | None:
+    """The line for a fault of the database (or the data folder) at start, or None."""
+    if isinstance(exc, OSError):  # before the settings could be read: no database yet
+        return _os_fault(exc) if exc.filename else None
+    path = sqlite_path()
+    text = str(exc)
+    if isinstance(exc, DatabaseError | sqlite3.DatabaseError) and path is not None:
+        if any(words in text for words in DAMAGED):
+            return damaged(path, text)
+        if is_locked(exc):
+            seconds = f"{lock_seconds():g}"
+            return (
+                f"the database {path} is {locked_by(path)} and stayed locked for {seconds} s; "
+                "end that program (or its open transaction) and start acdc again"
+            )
+        if any(words in text for words in NOT_WRITABLE):
+            return not_writable(path)
+    if isinstance(exc, OperationalError) and path is None:
+        first = (text.strip().splitlines() or [type(exc).__name__])[0]
+        return (
+            f"cannot use the PostgreSQL database of DATABASE_URL ({first}); "
+            "is the server running, and is DATABASE_URL right?"
+        )
+    return None
+
+
+def damaged(path: Path, detail: str) -> str:
+    aside = path.parent / "damaged"
+    return (
+        f"the database {path} is damaged ({detail}); restore it from a backup, or move it "
+        f"aside with its -wal and -shm files (mkdir {aside} && mv {path}* {aside}/) "
+        "and acdc starts a new, empty history"
+    )
+
+
+def not_writable(path: Path) -> str:
+    folder = path.parent
+    if not os.access(folder, os.W_OK):
+        return (
+            f"the data folder {folder} is not writable ({_why_not_writable(folder)}): acdc "
+            "keeps its database there and SQLite writes files beside it; make it writable, "
+            "or set ACDC_DATA_DIR to a folder that is"
+        )
+    if path.exists() and not os.access(path, os.W_OK):
+        return (
+            f"the database {path} is read-only ({_why_not_writable(path)}); make it "
+            "writable, or set ACDC_DATA_DIR to another folder"
+        )
+    return f"cannot open the database {path} for writing; check its folder's permissions"
+
+
+def _os_fault(exc: OSError) -> str:
+    name = Path(exc.filename)
+    detail = exc.strerror or str(exc)
+    if exc.errno in WRITE_REFUSED:
+        return (
+            f"cannot write in {name.parent} ({detail}): acdc keeps its data there; make "
+            "that folder writable, or set ACDC_DATA_DIR to a folder that is"
+        )
+    return f"cannot use {name}: {detail}"
+
+
+def _why_not_writable(path: Path) -> str:
+    try:
+        read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return "a read-only file system" if read_only else "no permission"
+
+
+def check_empty_database() -> str:
+    """Refuse (`DatabaseFault`) a SQLite file that is empty or missing while its
+    write-ahead log holds data: SQLite deletes such a log on opening, and the sessions
+    in it with it. Returns a warning for an empty file acdc will start a history in
+    (SQLite takes 0 bytes as an empty database), else ""."""
+    path = sqlite_path()
+    if path is None:
+        return ""
+    wal = path.with_name(path.name + "-wal")
+    size = path.stat().st_size if path.exists() else None
+    log_size = wal.stat().st_size if wal.exists() else 0
+    if not size and log_size:
+        state = "missing" if size is None else "empty (0 bytes)"
+        raise DatabaseFault(
+            f"the database {path} is {state} but its write-ahead log {wal} holds "
+            f"{log_size:,} bytes, which SQLite would delete on opening it; restore the "
+            "database from a backup, or move the log aside to start a new history"
+        )
+    if size == 0:
+        return f"the database {path} was an empty file (0 bytes): starting a new history in it"
+    return ""
+
+
+def locked_by(path: Path) -> str:
+    """'locked by another program (pid 12, sqlite3)', naming what can be known."""
+    holders = lock_holders(path)
+    if not holders:
+        return "locked by another program"
+    named = ", ".join(f"pid {pid}, {_program(pid)}" for pid in holders[:3])
+    return f"locked by another program ({named})"
+
+
+def locked_turn_message(*, sent: bool) -> str:
+    """For the tab whose message a lock stopped; `sent`: the message was stored."""
+    path = sqlite_path()
+    holder = locked_by(path) if path else "locked by another program"
+    if not sent:
+        return (
+            f"The database is {holder}: your message was not sent and is still in the box. "
+            "Send it again once that program has let go of the database."
+        )
+    return (
+        f"The database is {holder}: your message was sent, but its reply could not be "
+        "stored whole. Reload the page once that program has let go of the database."
+    )
+
+
+def lock_holders(path: Path) -> list[int]:
+    """Other processes holding a write lock on the file or its -shm (where SQLite's WAL
+    write lock lives), else any lock on them, else with the file open."""
+    files = [path, path.with_name(path.name + "-shm")]
+    keys = {_lock_key(file) for file in files if file.exists()}
+    writers, lockers = _posix_locks(keys)
+    found = writers or lockers or _opened_by(path)
+    return sorted(found - {os.getpid()})
+
+
+def _lock_key(file: Path) -> str:
+    stat = file.stat()
+    return f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+
+
+def _posix_locks(keys: set[str]) -> tuple[set[int], set[int]]:
+    writers: set[int] = set()
+    lockers: set[int] = set()
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return writers, lockers
+    for line in lines:
+        fields = line.split()
+        if "->" in fields or len(fields) < 6:  # "->": waiting for the lock, not holding it
+            continue
+        if fields[-3] not in keys or not fields[-4].isdigit():
+            continue
+        pid = int(fields[-4])
+        lockers.add(pid)
+        if fields[-5] == "WRITE":
+            writers.add(pid)
+    return writers, lockers
+
+
+def _opened_by(path: Path) -> set[int]:
+    target = str(path.resolve())
+    found: set[int] = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            if any(os.readlink(link) == target for link in fd_dir.iterdir()):
+                found.add(int(fd_dir.parent.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def _program(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() or "?"
+    except OSError:
+        return "?"

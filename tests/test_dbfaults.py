@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench.turn_server import free_port
 from tests.chat.web.test_locked_database import Holder
 
 TIMEOUT = 120
@@ -153,3 +154,10 @@ def test_postgresql_out_of_reach_is_one_line(root, data):
     assert line.startswith("cannot use the PostgreSQL database of DATABASE_URL (")
     assert "Connection refused" in line
     assert line.endswith("is the server running, and is DATABASE_URL right?")
+
+
+def test_serve_says_the_fault_in_one_line_before_any_serving_line(root, data):
+    (data / "acdc.sqlite3").write_bytes(b"\0garbage" * 1000)
+    result = acdc(root, data, "serve", "--port", str(free_port()))
+    assert one_error_line(result).startswith(f"the database {data / 'acdc.sqlite3'} is damaged")
+    assert "serving" not in result.stdout

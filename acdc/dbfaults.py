@@ -55,7 +55,7 @@ def start_fault(exc: BaseException) -> str | None:
     text = str(exc)
     if isinstance(exc, DatabaseError | sqlite3.DatabaseError) and path is not None:
         if any(words in text for words in DAMAGED):
-            return damaged(path, text)
+            return _damaged(path, text)
         if is_locked(exc):
             seconds = f"{lock_seconds():g}"
             return (
@@ -63,7 +63,7 @@ def start_fault(exc: BaseException) -> str | None:
                 "end that program (or its open transaction) and start acdc again"
             )
         if any(words in text for words in NOT_WRITABLE):
-            return not_writable(path)
+            return _not_writable(path)
     if isinstance(exc, OperationalError) and path is None:
         first = (text.strip().splitlines() or [type(exc).__name__])[0]
         return (
@@ -73,7 +73,7 @@ def start_fault(exc: BaseException) -> str | None:
     return None
 
 
-def damaged(path: Path, detail: str) -> str:
+def _damaged(path: Path, detail: str) -> str:
     aside = path.parent / "damaged"
     return (
         f"the database {path} is damaged ({detail}); restore it from a backup, or move it "
@@ -82,7 +82,7 @@ def damaged(path: Path, detail: str) -> str:
     )
 
 
-def not_writable(path: Path) -> str:
+def _not_writable(path: Path) -> str:
     folder = path.parent
     if not os.access(folder, os.W_OK):
         return (

@@ -6,6 +6,7 @@ from history.models import (
     ContentObject,
     Message,
     ObjectVersion,
+    PendingEdit,
     Session,
     SessionObject,
     TokenUsage,
@@ -82,3 +83,11 @@ class SessionObjectAdmin(admin.ModelAdmin):
     list_display = ("session", "object", "in_pool", "active", "pinned", "indexed_at")
     list_filter = ("in_pool", "active", "pinned")
     search_fields = ("session__id", "object__id")
+
+
+@admin.register(PendingEdit)
+class PendingEditAdmin(admin.ModelAdmin):
+    list_display = ("id", "session", "path", "kind", "status", "source", "updated_at")
+    list_filter = ("status", "kind", "source")
+    search_fields = ("session__id", "path", "call_id")
+    raw_id_fields = ("session", "message", "version_before", "version_after")

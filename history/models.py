@@ -42,6 +42,8 @@ class Session(models.Model):
     turn_id = models.CharField(max_length=40, blank=True)
     turn_expires = models.DateTimeField(null=True, blank=True)
     turn_stop = models.BooleanField(default=False)  # Stop asked for from any tab
+    # The model's edits are applied as they arrive instead of waiting for review (ACDC_EDITS).
+    auto_apply = models.BooleanField(default=False)
     # The current cache layout body; the header holds only the parts that change per turn.
     layout = models.ForeignKey(
         "SessionLayout", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -357,3 +359,58 @@ class ManagedView(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} {self.template_name} {'failed' if self.failed else 'ok'}"
+
+
+class PendingEdit(models.Model):
+    """One edit the model proposed (an `edit_file`/`write_file` call or a SEARCH/REPLACE
+    block of a reply), and what became of it. Rows are claimed with one conditional UPDATE
+    before applying, so two tabs or workers accepting at once apply it once. An applied
+    edit names the file versions before and after it; undoing one writes a new version."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPLIED = "applied"
+        REJECTED = "rejected"
+        CONFLICT = "conflict"  # the file changed since the model read it; nothing written
+        UNDONE = "undone"
+        FAILED = "failed"
+
+    class Kind(models.TextChoices):
+        REPLACE = "replace"
+        CREATE = "create"
+        DELETE = "delete"
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="edits")
+    # The assistant message that proposed it; bound when the reply is stored.
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="edits"
+    )
+    turn_id = models.CharField(max_length=40, blank=True, db_index=True)
+    call_id = models.CharField(max_length=255, blank=True)  # the proposing tool call
+    block_index = models.IntegerField(null=True, blank=True)  # or its block in the reply
+    source = models.CharField(max_length=16, blank=True)  # edit_file | write_file | block
+    path = models.CharField(max_length=1024)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    old_text = models.TextField(blank=True)
+    new_text = models.TextField(blank=True)  # the whole content for "create"
+    replace_all = models.BooleanField(default=False)
+    overwrite = models.BooleanField(default=False)
+    base_sha256 = models.CharField(max_length=64, blank=True)  # the version the model saw
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    result = models.TextField(blank=True)  # the result line or the failure report
+    claim = models.CharField(max_length=64, blank=True)  # who is applying it now
+    version_before = models.ForeignKey(
+        ObjectVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    version_after = models.ForeignKey(
+        ObjectVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["session", "status"], name="edit_session_status")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} {self.kind} {self.path} {self.status}"

@@ -34,6 +34,7 @@ from channels.db import database_sync_to_async
 from django.db.models import Q
 
 from chat.repo import boundary, git, indexing
+from chat.repo.edits.disk import OWN_WRITES, is_temporary
 from chat.repo.repomap.builder import MAPS, RepoMaps
 from chat.repo.repomap.heard import EXCLUDE_FILE
 from history import objects
@@ -131,7 +132,7 @@ class RepositoryWatcher:
                 relative = Path(path).resolve().relative_to(self.repo.root).as_posix()
             except (ValueError, OSError):
                 continue
-            if relative == "." or self.rules.ignored(relative):
+            if relative == "." or self.rules.ignored(relative) or is_temporary(relative):
                 continue
             if not _internal(self.repo, relative):
                 found.add(relative)
@@ -157,6 +158,9 @@ class RepositoryWatcher:
             sessions = tuple(links.values_list("session_id", flat=True).distinct())
             if not sessions or not ContentObject.objects.filter(pk=object_id).exists():
                 changes.append(Change(path, "seen"))
+                continue
+            if OWN_WRITES.is_own(self.repo.root / path):  # acdc's edit records its version
+                changes.append(Change(path, "updated", object_id, sessions))
                 continue
             try:
                 result = indexing.index_file(

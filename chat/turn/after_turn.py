@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from chat.repo import edittools, sessionsets
+from chat.repo.edits import replies
 from chat.turn import checkpoints
 from chat.turn.compaction import CompactionOutcome, CompactionRefused, compact_session
 from chat.turn.context import refresh_sets
@@ -40,6 +42,8 @@ async def after_turn_tasks(
     if isinstance(ctx, str):
         ctx = await database_sync_to_async(SessionContext.open)(ctx)
     session_id = ctx.session_id
+    if edittools.enabled():  # the reply's edit blocks become pending edits
+        await _reply_edits(ctx)
     try:
         await database_sync_to_async(checkpoints.take_if_due)(ctx)
         due = ctx.manager.should_compact()
@@ -53,6 +57,13 @@ async def after_turn_tasks(
     if settings.ACDC_AUTO_ROLLBACK:
         await _auto_rollback(session_id, report)
     return None
+
+
+async def _reply_edits(ctx: SessionContext) -> None:
+    try:
+        await database_sync_to_async(replies.after_turn)(ctx.session, sessionsets.repository())
+    except Exception:
+        log.exception("the reply's edits could not be stored in %s", ctx.session_id)
 
 
 async def _auto_rollback(session_id: str, report: Report) -> None:

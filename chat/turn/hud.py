@@ -16,6 +16,7 @@ from typing import Any
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import facts_for, supports_tools, token_counter
+from chat.repo.edittools import with_edit_tools
 from chat.repo.tools import TOOL_SPECS
 from contextcore.llm import Usage
 from contextcore.manager import ContextManager
@@ -53,7 +54,7 @@ def chat_tools(model: str) -> list[dict] | None:
     """The tool definitions every chat request to `model` carries (None: it calls none).
     A request that means to read the chat's cache must carry the same: the provider
     caches them first."""
-    return TOOL_SPECS if supports_tools(model) else None
+    return with_edit_tools(TOOL_SPECS) if supports_tools(model) else None
 
 
 def tool_tokens(tools: list[dict] | None) -> int:

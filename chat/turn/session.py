@@ -36,7 +36,7 @@ from django.db.models import Case, F, Max, OuterRef, Q, Subquery, Value, When
 from django.utils import timezone
 
 from chat.llm.runtime import calibrated, chat_model, token_counter
-from chat.repo import sessionsets
+from chat.repo import edittools, sessionsets
 from chat.turn import working
 from chat.turn.hud import request_facts
 from contextcore.llm import Message as ChatMessage
@@ -179,9 +179,9 @@ def system_prompt() -> str:
     return template.replace("{repository}", Path(settings.ACDC_REPO).name)
 
 
-def context_config() -> ContextConfig:
+def context_config(facts: ModelFacts | None = None) -> ContextConfig:
     return ContextConfig(
-        system_prompt=system_prompt(),
+        system_prompt=edittools.instruction(system_prompt(), facts),
         tier_scheme=settings.ACDC_TIER_SCHEME,
         compaction_trigger_tokens=settings.ACDC_COMPACTION_TRIGGER_TOKENS or None,
         keep_alive=settings.ACDC_KEEP_WARM,
@@ -412,7 +412,7 @@ def _build_manager(
     counter = token_counter(facts.tokenizer)
     repo = Path(settings.ACDC_REPO)
     if not engine:
-        manager = ContextManager(facts, counter, repo_root=repo, config=context_config())
+        manager = ContextManager(facts, counter, repo_root=repo, config=context_config(facts))
         manager.file_context.guard = guard
         manager.set_history(history)
         return manager
@@ -426,7 +426,7 @@ def _build_manager(
     state["stability"] = stability
     state["history"] = history
     manager = ContextManager.from_state(
-        state, facts, counter, repo_root=repo, config=context_config()
+        state, facts, counter, repo_root=repo, config=context_config(facts)
     )
     manager.file_context.guard = guard
     return manager

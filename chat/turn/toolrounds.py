@@ -16,7 +16,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.repo import sessionsets
+from chat.repo import edittools, sessionsets
 from chat.repo.tools import ToolCall, ToolResult, run_tool
 from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
 from chat.turn.session import SessionContext
@@ -87,7 +87,10 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
 
 
 def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall) -> ToolResult:
-    result = run_tool(ctx.session, call)
+    if edittools.handles(call.name):
+        result = edittools.run_edit_tool(ctx.session, call, turn_id=turn_id)
+    else:
+        result = run_tool(ctx.session, call)
     ctx.append(
         role=Message.Role.TOOL,
         content=result.output,

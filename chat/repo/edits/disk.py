@@ -1,0 +1,162 @@
+"""The disk side of an edit: which file a path names, its text, and writing it safely.
+
+`target` takes a path through the repository's one gate (`indexing.locate`: no NUL, no
+`..`, nothing outside the repository, also not through a symlink, never `.git/` nor acdc's
+data folder, never a secret-shaped file) and then reads the file as an edit needs it:
+a regular file, within the size limit, UTF-8 text (no NUL); anything else is refused with
+a reason (`EditRefused`). The text keeps its BOM and line endings byte for byte.
+`write_text` writes through a temporary file in the same folder (fsync, rename over the
+old name, then fsync of the folder), keeping the file's permission bits; `remove` deletes.
+Both first note the write in `OWN_WRITES`, which the watcher asks so that acdc's own write
+is not recorded a second time. Non-goals: matching (contextcore.edits), rows (history).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from chat.repo import git, indexing
+from contextcore.files import check_text
+
+TEMP_SUFFIX = ".acdc-edit"
+NEW_FILE_MODE = 0o644
+OWN_WRITE_SECONDS = 120.0
+
+
+class EditRefused(ValueError):
+    """A path or file an edit may not touch; the message is for the model and the person."""
+
+
+@dataclass(frozen=True)
+class Target:
+    key: str  # repo-relative, as the repository's objects name it
+    full: Path  # the file written (a symlink inside the repository: its target)
+    text: str | None  # None: the file does not exist
+
+    @property
+    def sha256(self) -> str | None:
+        return None if self.text is None else sha256_of(self.text.encode("utf-8"))
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def target(repo: indexing.Repository, path: str) -> Target:
+    """The file `path` names, judged and read; `EditRefused` says why it may not be edited."""
+    try:
+        key, _ = indexing.locate(repo, path)
+    except indexing.IndexingError as exc:
+        raise EditRefused(str(exc)) from None
+    full = (repo.root / key).resolve()
+    try:
+        info = os.stat(full)
+    except FileNotFoundError:
+        return Target(key, full, None)
+    except OSError as exc:
+        raise EditRefused(f"{git.short(key)}: cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise EditRefused(f"{git.short(key)}: not a regular file")
+    if info.st_size > repo.size_cap:
+        raise EditRefused(f"{git.short(key)}: too large to edit ({info.st_size:,} bytes)")
+    text, reason = check_text(full.read_bytes(), repo.size_cap)
+    if text is None:
+        raise EditRefused(f"{git.short(key)}: {reason}")
+    return Target(key, full, text)
+
+
+def check_new_text(repo: indexing.Repository, key: str, text: str) -> None:
+    """The text an edit would write must be what acdc may read back: text, within the limit."""
+    _, reason = check_text(text.encode("utf-8", "surrogatepass"), repo.size_cap)
+    if reason:
+        raise EditRefused(f"{git.short(key)}: the new content is refused: {reason}")
+
+
+def write_text(full: Path, text: str) -> None:
+    """Replace (or create) `full` with `text` atomically, keeping its permission bits."""
+    data = text.encode("utf-8")
+    try:
+        mode = stat.S_IMODE(os.stat(full).st_mode)
+    except FileNotFoundError:
+        mode = NEW_FILE_MODE
+    full.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=full.parent, prefix=f".{full.name}.", suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        OWN_WRITES.note(full, sha256_of(data))
+        os.replace(temporary, full)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    _sync_folder(full.parent)
+
+
+def remove(full: Path) -> None:
+    OWN_WRITES.note(full, None)
+    full.unlink(missing_ok=True)
+    _sync_folder(full.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """The rename itself is durable only once the folder is synced (where that exists)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class OwnWrites:
+    """Files acdc itself just wrote, with the sha256 written (None: deleted), so the
+    watcher can tell acdc's write from the person's: the same path with the same bytes is
+    ours, anything else is not. Entries lapse after `OWN_WRITE_SECONDS`."""
+
+    def __init__(self, clock=time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._written: dict[str, tuple[str | None, float]] = {}
+
+    def note(self, full: Path, sha256: str | None) -> None:
+        with self._lock:
+            now = self._clock()
+            self._written = {k: v for k, v in self._written.items() if v[1] > now}
+            self._written[str(full)] = (sha256, now + OWN_WRITE_SECONDS)
+
+    def is_own(self, full: Path) -> bool:
+        """Whether `full` holds exactly what acdc last wrote there (or is gone as acdc
+        left it), within the lapse time."""
+        with self._lock:
+            entry = self._written.get(str(full))
+        if entry is None or entry[1] <= self._clock():
+            return False
+        try:
+            current = sha256_of(full.read_bytes())
+        except FileNotFoundError:
+            current = None
+        except OSError:
+            return False
+        return current == entry[0]
+
+
+def is_temporary(path: str) -> bool:
+    """A temporary file of an edit in flight: never a file of the repository."""
+    return path.endswith(TEMP_SUFFIX)
+
+
+OWN_WRITES = OwnWrites()

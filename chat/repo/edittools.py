@@ -1,0 +1,167 @@
+"""The model's edit tools, `edit_file` and `write_file`, offered only with ACDC_EDITS on.
+
+Their arguments are pydantic models like the context tools' (`chat.repo.tools`), so the
+schema the model is given and the check of what it sends cannot disagree. A call becomes an
+`EditOp` (`contextcore.edits.op_from_tool`) and goes to `chat.repo.edits.applying.propose`:
+stored as a pending row (applied at once when the session's auto-apply is on), and the
+result says what happened in one short line per edit, or why it failed with the file's
+closest lines. The call is recorded as a toolcall object like any other. `instruction`
+adds to the system prompt how this model should propose edits: with these tools when it
+calls tools, as SEARCH/REPLACE blocks otherwise. A bad call fails the call, never the turn.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+
+from django.conf import settings
+from pydantic import Field, ValidationError
+
+from chat.repo import credentials, indexing, sessionsets
+from chat.repo.edits.applying import propose
+from chat.repo.tools import (
+    ToolCall,
+    ToolFailure,
+    ToolResult,
+    _Arguments,
+    _call_id,
+    _display,
+    _function,
+    _plain_reason,
+    _reason,
+    _Text,
+)
+from contextcore.edits import EditArgsError, op_from_tool
+from contextcore.models import ModelFacts
+from history.models import Session
+
+log = logging.getLogger(__name__)
+_PATH = "path of the file relative to the repository root"
+
+
+class EditFileArguments(_Arguments):
+    path: _Text = Field(description=_PATH)
+    old_text: _Text = Field(
+        description="the exact current lines to replace, enough of them to match once"
+    )
+    new_text: _Text = Field(description="the lines that replace them")
+    replace_all: bool = Field(False, description="replace every match instead of one")
+
+
+class WriteFileArguments(_Arguments):
+    path: _Text = Field(description=_PATH)
+    content: _Text = Field(description="the whole content of the file")
+
+
+_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
+    "edit_file": (
+        "Change a file: replace old_text with new_text. old_text must match the file's "
+        "current text exactly once (quote enough surrounding lines), unless replace_all. "
+        "The result says whether the edit applied or waits for the developer's review.",
+        EditFileArguments,
+    ),
+    "write_file": (
+        "Create a file, or replace a whole file's content. Prefer edit_file for changing "
+        "part of an existing file.",
+        WriteFileArguments,
+    ),
+}
+EDIT_TOOL_SPECS = [_function(name, text, args) for name, (text, args) in _ARGUMENTS.items()]
+EDIT_TOOL_NAMES = tuple(_ARGUMENTS)
+
+TOOLS_INSTRUCTION = """
+To change files, call the edit_file tool (old_text must match the file's current text
+exactly once) or write_file (a new file, or a whole file). Each edit is shown to the
+developer, who accepts or rejects it unless auto-apply is on; each result says which.
+"""
+BLOCKS_INSTRUCTION = """
+To change a file, write a SEARCH/REPLACE block: the file's path alone on a line, then a
+fenced block holding `<<<<<<< SEARCH`, the exact current lines to replace, `=======`, the
+new lines, and `>>>>>>> REPLACE`. The SEARCH part must match the file exactly once; an
+empty SEARCH part creates a new file. The developer reviews each edit before it applies.
+"""
+
+
+def enabled() -> bool:
+    return bool(getattr(settings, "ACDC_EDITS", False))
+
+
+def with_edit_tools(specs: list[dict]) -> list[dict]:
+    """The chat's tool definitions, with the edit tools when edits are on."""
+    return [*specs, *EDIT_TOOL_SPECS] if enabled() else specs
+
+
+def handles(name: str) -> bool:
+    return enabled() and name in EDIT_TOOL_NAMES
+
+
+def instruction(prompt: str, facts: ModelFacts | None = None) -> str:
+    """The system prompt with how this model should propose edits: with the tools when its
+    facts say it calls tools (or are not known), as blocks otherwise; unchanged with edits
+    off."""
+    if not enabled():
+        return prompt
+    tools = facts is None or facts.supports_tools
+    return prompt.rstrip("\n") + "\n" + (TOOLS_INSTRUCTION if tools else BLOCKS_INSTRUCTION)
+
+
+def run_edit_tool(
+    session: Session,
+    call: ToolCall,
+    *,
+    turn_id: str = "",
+    repo: indexing.Repository | None = None,
+) -> ToolResult:
+    """Carry out one edit call and record it as a toolcall object; never raises for bad
+    input (a hostile argument fails the call, not the turn)."""
+    repo = repo or sessionsets.repository()
+    result = ToolResult(_call_id(call.call_id), call.name, "ok", "")
+    try:
+        result.args = _arguments(call)
+        result.args_display = _display(call.name, {"path": result.args.get("path", "")})
+        op = op_from_tool(call.name, result.args)
+        outcome = propose(session, [op], repo=repo, turn_id=turn_id, call_id=result.call_id)
+        result.output = outcome.text()
+        result.status = "fail" if outcome.report else "ok"
+        if outcome.applied:
+            result.changed_paths = [path for path, _, _ in outcome.diffs]
+    except (ToolFailure, EditArgsError) as exc:
+        result.status, result.output = "fail", f"Error: {exc}"
+    except Exception as exc:  # a refusal nobody foresaw fails this call, not the turn
+        log.exception("edit tool %r failed unexpectedly", call.name[:60])
+        result.status, result.output = "fail", f"Error: the tool failed: {_plain_reason(exc)}"
+    result.output = credentials.tool_output(result.output)
+    _record(session, result)
+    return result
+
+
+def _arguments(call: ToolCall) -> dict:
+    try:
+        args = json.loads(call.arguments or "{}")
+    except (json.JSONDecodeError, RecursionError):
+        raise ToolFailure("the arguments are not valid JSON") from None
+    if not isinstance(args, dict):
+        raise ToolFailure("the arguments must be a JSON object")
+    try:
+        checked = _ARGUMENTS[call.name][1].model_validate(args)
+    except ValidationError as exc:
+        raise ToolFailure("; ".join(_reason(e) for e in exc.errors(include_url=False))) from None
+    return checked.model_dump()
+
+
+def _record(session: Session, result: ToolResult) -> None:
+    fields = {
+        "tool": result.name,
+        "args": {"path": result.args.get("path", "")},  # the text is in the pending row
+        "status": result.status,
+        "output": result.output,
+        "args_display": result.args_display or None,
+    }
+    try:
+        record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
+    except indexing.IndexingError:  # a model that repeats a call id: keep both calls
+        result.call_id = f"{result.call_id}-{uuid.uuid4().hex[:6]}"
+        record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
+    result.object_id = record.object.id

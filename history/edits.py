@@ -1,0 +1,135 @@
+"""Pending edits as rows: proposed by a tool call or a reply's block, claimed once, marked.
+
+`edits_create` stores one row per `EditOp` of a turn; `edits_claim` takes rows for applying
+(or undoing) with one conditional UPDATE, so of two tabs or workers that accept the same
+edit at once exactly one gets it; `edit_mark` records what became of a claimed row and
+lets it go. `edits_bind_message` ties a turn's rows to its assistant message once that is
+stored, and `message_record_edits` fills the message's `files_modified` and
+`edit_results` (seed 000's schema) from them. Non-goals: the disk and the matcher
+(`chat.repo.edits`), deciding what is accepted (the person, or the session's auto-apply).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+
+from django.db import transaction
+
+from contextcore.edits import EditOp
+from history.models import Message, ObjectVersion, PendingEdit, Session
+
+Status = PendingEdit.Status
+
+
+def edits_create(
+    *,
+    session: Session,
+    ops: Sequence[EditOp],
+    turn_id: str = "",
+    call_id: str = "",
+    first_block: int | None = None,
+    message: Message | None = None,
+) -> list[PendingEdit]:
+    """One pending row per op; a reply's blocks are numbered from `first_block`."""
+    rows = [
+        PendingEdit(
+            session=session,
+            message=message,
+            turn_id=turn_id,
+            call_id=call_id,
+            block_index=None if first_block is None else first_block + n,
+            source=op.source,
+            path=op.path,
+            kind=op.kind,
+            old_text=op.old_text,
+            new_text=op.new_text,
+            replace_all=op.replace_all,
+            overwrite=op.overwrite,
+            base_sha256=op.base_sha256 or "",
+        )
+        for n, op in enumerate(ops)
+    ]
+    with transaction.atomic():
+        for row in rows:
+            row.save()
+    return rows
+
+
+def op_of(row: PendingEdit) -> EditOp:
+    """The row as the matcher takes it."""
+    return EditOp(
+        path=row.path,
+        kind=row.kind,  # type: ignore[arg-type]
+        old_text=row.old_text,
+        new_text=row.new_text,
+        replace_all=row.replace_all,
+        overwrite=row.overwrite,
+        base_sha256=row.base_sha256 or None,
+        source=row.source or "edit_file",
+    )
+
+
+def edits_claim(
+    ids: Iterable[int], *, status: str = Status.PENDING
+) -> tuple[str, list[PendingEdit]]:
+    """Claim the rows of `ids` still in `status` and claimed by nobody: one UPDATE, so a
+    row claimed by another tab or worker is left out. Returns the claim and its rows."""
+    token = uuid.uuid4().hex
+    PendingEdit.objects.filter(pk__in=list(ids), status=status, claim="").update(claim=token)
+    return token, list(PendingEdit.objects.filter(claim=token).order_by("id"))
+
+
+def edits_release(rows: Iterable[PendingEdit]) -> None:
+    """Give claimed rows back unchanged (the set they belong to was not applied)."""
+    PendingEdit.objects.filter(pk__in=[row.pk for row in rows]).update(claim="")
+    for row in rows:
+        row.claim = ""
+
+
+def edit_mark(
+    row: PendingEdit,
+    status: str,
+    result: str,
+    *,
+    before: ObjectVersion | None = None,
+    after: ObjectVersion | None = None,
+) -> None:
+    """Record what became of a claimed row, and let it go."""
+    row.status, row.result, row.claim = status, result, ""
+    fields = ["status", "result", "claim", "updated_at"]
+    if before is not None:
+        row.version_before = before
+        fields.append("version_before")
+    if after is not None:
+        row.version_after = after
+        fields.append("version_after")
+    row.save(update_fields=fields)
+
+
+def edits_bind_message(*, session: Session, turn_id: str, message: Message) -> int:
+    """The turn's rows proposed before its answer was stored belong to that answer."""
+    mine = PendingEdit.objects.filter(session=session, turn_id=turn_id, message=None)
+    return mine.update(message=message)
+
+
+def message_record_edits(message: Message) -> None:
+    """The message's `files_modified` (paths its applied edits changed) and `edit_results`
+    (one entry per edit: path, status, result), from its rows."""
+    rows = list(message.edits.order_by("id"))
+    applied = [row.path for row in rows if row.status == Status.APPLIED]
+    message.files_modified = list(dict.fromkeys(applied))
+    keep = [r for r in message.edit_results or [] if "edit" not in r]  # tool-call entries
+    message.edit_results = keep + [
+        {
+            "edit": row.pk,
+            "path": row.path,
+            "kind": row.kind,
+            "status": row.status,
+            "result": row.result,
+            "call_id": row.call_id,
+            "block": row.block_index,
+        }
+        for row in rows
+    ]
+    message.save(update_fields=["files_modified", "edit_results"])

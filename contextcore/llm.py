@@ -89,12 +89,14 @@ class Retrying:
     """The request failed before its first token and is sent again after `delay` seconds.
 
     `reason` is written for the page ("Rate limited"); `attempt` numbers the attempt to
-    come, the first request being attempt 1. Only ever yielded before any other event.
+    come, the first request being attempt 1; `attempts` the most the client makes (0 when
+    it does not say). Only ever yielded before any other event.
     """
 
     reason: str
     delay: float
     attempt: int
+    attempts: int = 0
 
 
 StreamEvent = TextDelta | UsageReport | ToolCallDelta | StreamEnd | Retrying

@@ -95,7 +95,7 @@ class LiteLLMClient:
                         raise
                     raise self._no_answer(request.model, error) from error
                 reason = retry_reason(error)
-            yield Retrying(reason, delay, attempt + 1)
+            yield Retrying(reason, delay, attempt + 1, self.max_retries + 1)
             await self._sleep(delay)
             attempt += 1
 

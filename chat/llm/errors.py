@@ -4,12 +4,15 @@ Every mapped error carries a `user_message` written for the chat page (what happ
 what to do), the provider's HTTP status when it sent one, and the provider's text,
 shortened, in `detail` for logs. Rate limits carry the provider's Retry-After. Classes are
 matched by name along the exception's class hierarchy, so this module never imports litellm.
-`retry_reason` says in a few words why a request is being sent again.
+A provider that could not be reached (DNS, refused, timed-out connection) is said to be
+unreachable, and why, whatever status litellm gave it. `retry_reason` says in a few words
+why a request is being sent again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -34,6 +37,16 @@ _UNREADABLE = ("JSONDecodeError", "TypeError", "KeyError", "AttributeError", "Va
 # Errors without an HTTP answer; litellm still gives them a status_code (500).
 _NO_ANSWER = ("APIConnectionError", "Timeout")
 
+# Why a connection failed, from the exceptions litellm raised from (httpx, aiohttp, socket):
+# litellm reports all of these as an InternalServerError with status 500.
+_CONNECT_FAILURES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("gaierror", "ClientConnectorDNSError"), "its host name could not be resolved (DNS)"),
+    (("ConnectionRefusedError",), "the connection was refused"),
+    (("ConnectTimeout", "ServerTimeoutError"), "the connection timed out"),
+    (("ConnectError", "ClientConnectorError", "ConnectionError"), "the connection failed"),
+)
+_HOST = re.compile(r"connect to host ([^\s:]+)")
+
 Builder = Callable[[Exception, str, str], LLMError]
 
 
@@ -43,20 +56,48 @@ def map_error(exc: Exception, model: str) -> LLMError:
     detail = str(original)[:DETAIL_LIMIT]
     if _is_any(original, ("APIConnectionError",)) and _raised_from(exc, _UNREADABLE):
         return malformed_response(model, detail)
+    unreachable = _unreachable(exc, original, model, detail)
+    if unreachable is not None:
+        return unreachable
     error = _build(original, model, detail)
     error.status = _status(original)
     return error
 
 
 def retry_reason(error: LLMError) -> str:
-    """Why `error` makes the client try again, for the page: "Rate limited, retrying…"."""
+    """Why `error` makes the client try again, for the page and the terminal: "Rate limited
+    by the provider; retrying in 3 s"."""
     if isinstance(error, RateLimitError):
-        return "Rate limited"
+        return "Rate limited by the provider"
     if isinstance(error, StreamTimeoutError):
         return "No answer from the provider yet"
+    why = getattr(error, "unreachable", None)
+    if why:
+        return f"Could not reach the provider: {why}"
     if error.status is not None:
         return f"The provider returned an error ({error.status})"
     return "Could not reach the provider"
+
+
+def _unreachable(exc: Exception, original: Exception, model: str, detail: str) -> LLMError | None:
+    """The error for a provider that was never reached, or None when it answered (or timed
+    out answering: that is `_timeout`'s). `unreachable` on it says why, for `retry_reason`."""
+    if _is_any(original, ("Timeout", "RateLimitError", "AuthenticationError", "BadRequestError")):
+        return None
+    why = next((why for names, why in _CONNECT_FAILURES if _raised_from(exc, names)), None)
+    if why is None and _is_any(original, ("APIConnectionError",)):
+        why = "the connection failed"
+    if why is None:
+        return None
+    found = next(filter(None, (_HOST.search(str(c)) for c in [exc, *_causes(exc)])), None)
+    where = f" at {found.group(1)}" if found else ""
+    error = ProviderUnavailableError(
+        f"Could not reach the provider of {model}{where}: {why}. "
+        "Check the network connection (and ACDC_API_BASE, if it is set), then try again.",
+        detail=detail,
+    )
+    error.unreachable = why
+    return error
 
 
 def _build(exc: Exception, model: str, detail: str) -> LLMError:
@@ -85,6 +126,11 @@ def _status(exc: Exception) -> int | None:
 
 def _raised_from(exc: BaseException, class_names: tuple[str, ...]) -> bool:
     """Whether the causes behind `exc` (through litellm's wrappers too) hold one of them."""
+    return any(_is_any(cause, class_names) for cause in _causes(exc))
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """The exceptions `exc` was raised from, through litellm's `original_exception` too."""
     seen: set[int] = set()
     waiting: list[BaseException | None] = [exc.__cause__, exc.__context__]
     waiting.append(getattr(exc, "original_exception", None))
@@ -92,11 +138,9 @@ def _raised_from(exc: BaseException, class_names: tuple[str, ...]) -> bool:
         cause = waiting.pop()
         if not isinstance(cause, BaseException) or id(cause) in seen:
             continue
-        if _is_any(cause, class_names):
-            return True
+        yield cause
         seen.add(id(cause))
         waiting += [cause.__cause__, cause.__context__, getattr(cause, "original_exception", None)]
-    return False
 
 
 def _unwrap(exc: Exception) -> Exception:

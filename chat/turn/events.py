@@ -6,6 +6,7 @@ terminal. Every event carries the turn id.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,26 @@ class TurnNotice:
     text: str
     level: str = "info"  # info | warning | error
     paths: tuple[str, ...] = ()  # files the notice took out of the selection
+
+
+@dataclass(frozen=True)
+class TurnRetrying(TurnNotice):
+    """The model's provider failed before answering and is asked again in `delay` seconds:
+    a notice (the terminal prints `text`) that the page shows as a countdown in the reply."""
+
+    reason: str = ""
+    delay: float = 0.0
+    attempt: int = 2
+    attempts: int = 0  # the most attempts the client makes; 0 when it does not say
+
+    @classmethod
+    def of(cls, turn_id: str, retry: Any) -> TurnRetrying:
+        """From the client's `contextcore.llm.Retrying` event."""
+        seconds = math.ceil(retry.delay)
+        most = f" of up to {retry.attempts}" if retry.attempts else ""
+        text = f"{retry.reason}; retrying in {seconds} s (attempt {retry.attempt}{most})"
+        fields = (retry.reason, retry.delay, retry.attempt, retry.attempts)
+        return cls(turn_id, text, "warning", (), *fields)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from chat.turn.events import (
     TurnEvent,
     TurnFinished,
     TurnNotice,
+    TurnRetrying,
     TurnStarted,
 )
 from chat.turn.session import (
@@ -285,9 +286,7 @@ async def _one_response(
             state.ended = event.finish_reason is not None
             state.finish_reason = event.finish_reason
         elif isinstance(event, Retrying):
-            seconds = f"{event.delay:.0f} s" if event.delay >= 1 else "a moment"
-            text = f"{event.reason}, retrying in {seconds}…"
-            await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
+            await turn.emit(TurnRetrying.of(turn.turn_id, event))
     return [ToolCall(p["id"], p["name"], p["arguments"]) for _, p in sorted(pieces.items())]
 
 

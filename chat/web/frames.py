@@ -5,7 +5,8 @@ id; changes to the Files panel travel as JSON messages of their own (`picker_mes
 Answer updates are coalesced: at most one frame per `interval` (~20 a second), each
 carrying only what is new (`stream.py`), rendered in a worker thread, so a slow browser
 never falls behind a fast model, the event loop never waits for Pygments, and the last
-state always arrives.
+state always arrives. A retry of the provider shows as a note in the reply, counting down
+(`retry_frame`), which the first frame of the answer that follows takes away.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import time
 from collections.abc import Awaitable, Callable
 
@@ -27,6 +29,7 @@ from chat.turn.events import (
     TurnEvent,
     TurnFinished,
     TurnNotice,
+    TurnRetrying,
     TurnStarted,
 )
 from chat.web.render import render_markdown
@@ -48,6 +51,8 @@ def render_event(event: TurnEvent) -> list[str]:
 
 
 def _render_html(event: TurnEvent) -> str:
+    if isinstance(event, TurnRetrying):
+        return retry_frame(event.turn_id, event)
     if isinstance(event, TurnStarted):
         return render_to_string("chat/_frame_started.html", {"event": event})
     if isinstance(event, TurnDelta):
@@ -118,6 +123,14 @@ def _arguments_shown(tool: str, display: str) -> str:
     return inner[:-1] if inner.endswith(")") else inner + "…"
 
 
+def retry_frame(turn_id: str, retry: TurnRetrying | None = None) -> str:
+    """The reply's retry note (`msg-<turn>-retry`): the reason and a countdown from the
+    seconds it carries (chat.js counts it down in the page), or, without `retry`, hidden."""
+    seconds = math.ceil(retry.delay) if retry is not None else 0
+    context = {"turn_id": turn_id, "retry": retry, "seconds": seconds, "oob": True}
+    return render_to_string("chat/_retry_note.html", context)
+
+
 def render_hud(hud: dict) -> str:
     return render_to_string("chat/_hud.html", {"hud": hud, "oob": True})
 
@@ -152,6 +165,7 @@ class DeltaCoalescer:
         self._timer: asyncio.Task | None = None
         self._last_sent = float("-inf")
         self._sending = asyncio.Lock()  # one frame at a time, in order
+        self._retry_shown: str | None = None  # the turn whose retry note the tabs show
 
     async def emit(self, event: TurnEvent) -> None:
         if isinstance(event, TurnDelta):
@@ -162,9 +176,13 @@ class DeltaCoalescer:
             return
         await self.flush()
         async with self._sending:
+            if isinstance(event, ToolCallStarted | TurnFinished):
+                await self._clear_retry(send=not isinstance(event, TurnFinished))
             messages = await asyncio.to_thread(render_event, event)
             if isinstance(event, TurnFinished):
                 self._state = None  # the finished message replaced the streamed one
+            if isinstance(event, TurnRetrying):
+                self._retry_shown = event.turn_id
             for message in messages:
                 await self._send(message)
 
@@ -185,7 +203,15 @@ class DeltaCoalescer:
                 advance, state, pending.text, self._render
             )
             if message:
+                await self._clear_retry()
                 await self._send(message)
+
+    async def _clear_retry(self, send: bool = True) -> None:
+        """The answer has started: hide the retry note (the finished reply replaces it
+        anyway, so it needs no frame of its own)."""
+        turn_id, self._retry_shown = self._retry_shown, None
+        if turn_id is not None and send:
+            await self._send(retry_frame(turn_id))
 
     def snapshot(self) -> list[str]:
         """The messages that bring a tab joining mid-answer up to date: one frame that

@@ -217,6 +217,28 @@
     if (document.title !== wanted) document.title = wanted;
   });
 
+  // A provider retry counts down in the page: the frame says how many seconds from now, the
+  // tab turns that into its own deadline (no clock shared with the server) and ticks.
+  let retryTimer = null;
+  function tickRetries() {
+    const notes = document.querySelectorAll(".retry-note[data-retry-seconds]:not([hidden])");
+    for (const note of notes) {
+      if (!note.dataset.deadline) {
+        note.dataset.deadline = String(Date.now() + Number(note.dataset.retrySeconds) * 1000);
+      }
+      const left = Math.ceil((Number(note.dataset.deadline) - Date.now()) / 1000);
+      const countdown = note.querySelector(".retry-countdown");
+      if (countdown) countdown.textContent = left > 0 ? `in ${left} s` : "now";
+    }
+    if (!notes.length && retryTimer) {
+      clearInterval(retryTimer);
+      retryTimer = null;
+    } else if (notes.length && !retryTimer) {
+      retryTimer = setInterval(tickRetries, 1000);
+    }
+  }
+  document.addEventListener("htmx:wsAfterMessage", tickRetries);
+
   document.addEventListener("DOMContentLoaded", () => {
     const log = conversation();
     if (log) log.scrollTop = log.scrollHeight;

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
 
+import httpx
 import pytest
 
 from chat.llm.client import LiteLLMClient, normalize_usage
@@ -197,18 +199,48 @@ def test_each_retry_says_why_in_words_for_the_page():
     def reason(kind: str) -> str:
         return retry_reason(map_error(provider_error(FakeStep(error=kind)), "m"))
 
-    assert reason("rate_limit") == "Rate limited"
+    assert reason("rate_limit") == "Rate limited by the provider"
     assert reason("server") == "The provider returned an error (500)"
     assert reason("unavailable") == "The provider returned an error (503)"
-    assert reason("connection") == "Could not reach the provider"
+    assert reason("connection") == "Could not reach the provider: the connection failed"
     timeout = core.StreamTimeoutError("m sent nothing")
     assert retry_reason(timeout) == "No answer from the provider yet"
+
+
+def _unresolvable_host() -> Exception:
+    """What litellm raises when DNS fails: a 500 InternalServerError, raised from httpx's
+    ConnectError, raised from the resolver's gaierror."""
+    litellm = litellm_module()
+    wrapped = litellm.InternalServerError(
+        message="OpenAIException - Connection error.", model="m", llm_provider="openai"
+    )
+    try:
+        try:
+            raise socket.gaierror(-2, "Name or service not known")
+        except socket.gaierror as resolver:
+            message = "Cannot connect to host api.example.invalid:443 [Name or service not known]"
+            raise httpx.ConnectError(message) from resolver
+    except httpx.ConnectError as connect:
+        wrapped.__cause__ = connect
+    return wrapped
+
+
+def test_a_dns_failure_is_said_to_be_an_unreachable_provider_not_an_error_500():
+    error = map_error(_unresolvable_host(), "openai/gpt-4.1")
+    assert isinstance(error, core.ProviderUnavailableError) and error.status is None
+    assert "500" not in error.user_message
+    assert error.user_message.startswith("Could not reach the provider of openai/gpt-4.1")
+    assert "api.example.invalid: its host name could not be resolved" in error.user_message
+    assert (
+        retry_reason(error)
+        == "Could not reach the provider: its host name could not be resolved (DNS)"
+    )
 
 
 async def test_it_retries_after_the_retry_after_header(client, fake, sleeps):
     fake.enqueue(FakeStep(error="rate_limit", retry_after=7), "Answer after waiting")
     events = await collect(client, request())
-    assert events[0] == Retrying("Rate limited", 7.0, 2)
+    assert events[0] == Retrying("Rate limited by the provider", 7.0, 2, 4)
     assert sleeps == [7.0]
     assert text_of(events) == "Answer after waiting"
     assert len(fake.requests) == 2
@@ -299,7 +331,7 @@ async def test_it_retries_a_first_chunk_timeout(fake, sleeps):
     fake.enqueue(FakeStep(text="too slow", chunk_delay=60.0), "quick")
     client = LiteLLMClient(first_chunk_timeout=3.0, sleep=sleeps)
     events = await collect(client, request())
-    assert events[0] == Retrying("No answer from the provider yet", 1.0, 2)
+    assert events[0] == Retrying("No answer from the provider yet", 1.0, 2, 4)
     assert text_of(events) == "quick"
     assert sleeps == [1.0]
 

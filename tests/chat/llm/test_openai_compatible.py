@@ -97,7 +97,7 @@ async def test_a_rate_limit_is_announced_at_once_then_retried_after_retry_after(
     sleeps = Sleeps()
     events, failure = await run(client_for(openai_server, sleep=sleeps))
     assert failure is None
-    assert events[0] == Retrying("Rate limited", 12.0, 2)
+    assert events[0] == Retrying("Rate limited by the provider", 12.0, 2, 4)
     assert text_of(events) == "Later"
     assert sleeps == [12.0]
     assert len(openai_server.requests) == 2
@@ -107,7 +107,7 @@ async def test_a_server_error_is_announced_with_its_status_then_retried(openai_s
     openai_server.enqueue(error(500, "boom"), answer(["Fine"]))
     events, failure = await run(client_for(openai_server))
     assert failure is None
-    assert events[0] == Retrying("The provider returned an error (500)", 1.0, 2)
+    assert events[0] == Retrying("The provider returned an error (500)", 1.0, 2, 4)
     assert text_of(events) == "Fine"
 
 

@@ -79,7 +79,7 @@ async def test_a_rate_limit_is_said_at_once_and_the_turn_goes_on(openai_server):
     said = [i for i, e in enumerate(events) if isinstance(e, TurnNotice) and "retrying" in e.text]
     first_text = next(i for i, e in enumerate(events) if isinstance(e, TurnDelta))
     assert said and said[0] < first_text
-    assert "Rate limited, retrying in 1 s" in events[said[0]].text
+    assert "Rate limited by the provider; retrying in 1 s (attempt 2" in events[said[0]].text
 
 
 async def test_a_silent_provider_is_given_up_on_within_the_deadline(openai_server):

@@ -164,7 +164,7 @@ def _apply_claimed(session: Session, claimed: list[PendingEdit], repo) -> SetOut
         key = result.op.path
         before, after = befores.get(key), afters.get(key)
         versions = None
-        if result.outcome is Outcome.APPLIED and after is not None:
+        if result.outcome is Outcome.APPLIED and after is not None and after.file_hash:
             versions = (number_of(before), number_of(after))
         line = result_line(result, versions)
         rows_.edit_mark(row, Status.APPLIED, line, before=before, after=after)

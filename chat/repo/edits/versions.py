@@ -6,7 +6,7 @@ texts back so it can re-anchor an op whose file changed since. `record` runs the
 protocol on a file acdc is about to write or has written (a new version only when its
 bytes changed) and puts it in the session's metadata pool without activating it: the next
 request carries a changed active file as a diff, and an inactive one as its result line
-only. `number_of` is a version's place among its object's versions (v1, v2, ...).
+only. `number_of` is a version's place among its object's text versions (v1, v2, ...).
 Non-goals: the writing itself (`disk`), rows (`history.edits`).
 """
 
@@ -68,6 +68,9 @@ def record(repo: indexing.Repository, key: str, session: Session) -> ObjectVersi
 
 
 def number_of(version: ObjectVersion | None) -> int:
+    """The version's number among its object's versions that hold content (a discovery
+    stub or a deletion is not a version of the text): v1 is the first text acdc read."""
     if version is None:
         return 0
-    return ObjectVersion.objects.filter(object_id=version.object_id, id__lte=version.id).count()
+    earlier = ObjectVersion.objects.filter(object_id=version.object_id, id__lte=version.id)
+    return earlier.exclude(file_hash=None).count()

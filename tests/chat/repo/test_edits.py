@@ -114,9 +114,7 @@ def test_a_stale_edit_is_reanchored_when_its_old_text_still_matches_once(session
     assert PendingEdit.objects.get().base_sha256  # it named the version the model saw
 
 
-def test_a_stale_edit_whose_old_text_changed_is_a_conflict_and_writes_nothing(
-    session, repo, root
-):
+def test_a_stale_edit_whose_old_text_changed_is_a_conflict_and_writes_nothing(session, repo, root):
     indexing.index_file(repo, "src/app.py", session=session)
     propose(session, [replace("src/app.py", "'bye'", "'ciao'")], repo=repo)
     changed = APP.replace("'bye'", "'see you'")

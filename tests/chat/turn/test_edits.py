@@ -1,0 +1,133 @@
+"""Edits through the real turn pipeline, with `acdc/fake` scripted to propose them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+
+from chat.llm.fake import FakeStep
+from chat.repo import edittools, sessionsets
+from chat.turn.after_turn import after_turn_tasks
+from chat.turn.turns import run_turn
+from contextcore.models import ModelFacts
+from history.models import Message, PendingEdit, Session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+MORE = "".join(f"\n\ndef helper_{n}(value):\n    return value * {n}\n" for n in range(40))
+APP = (
+    "def greet(name):\n    return 'hello ' + name\n\n\ndef leave(name):\n    return 'bye ' + name\n"
+    + MORE
+)
+BLOCK = """Here is the change.
+
+src/app.py
+```python
+<<<<<<< SEARCH
+    return 'bye ' + name
+=======
+    return 'ciao ' + name
+>>>>>>> REPLACE
+```
+"""
+
+
+@pytest.fixture
+def repo_files():
+    return {"src/app.py": APP}
+
+
+@pytest.fixture
+def edits_on(settings, served_root):
+    settings.ACDC_EDITS = True
+    return served_root
+
+
+async def ignore(event) -> None:
+    pass
+
+
+async def turn(session_id: str, text: str):
+    async def after(ctx) -> None:
+        await after_turn_tasks(ctx, ignore, start_delay=0)
+
+    return await run_turn(
+        session_id=session_id, user_text=text, emit=ignore, model="acdc/fake", after=after
+    )
+
+
+@database_sync_to_async
+def session_reading(path: str, *, auto_apply: bool) -> Session:
+    session = Session.objects.create(repository="", model="acdc/fake", auto_apply=auto_apply)
+    sessionsets.activate(session, path)
+    return session
+
+
+def edit_call(old: str, new: str) -> dict:
+    args = {"path": "src/app.py", "old_text": old, "new_text": new}
+    return {"name": "edit_file", "arguments": args, "id": "e1"}
+
+
+async def test_an_applied_edit_reaches_the_next_request_as_a_result_line_and_a_diff(fake, edits_on):
+    session = await session_reading("src/app.py", auto_apply=True)
+    fake.enqueue(
+        FakeStep(tool_calls=[edit_call("'bye ' + name", "'ciao ' + name")]),
+        FakeStep(text="Done."),
+        FakeStep(text="You are welcome."),
+    )
+    await turn(session.id, "Say ciao instead of bye.")
+    assert (edits_on / "src" / "app.py").read_text() == APP.replace("bye", "ciao")
+    offered = {tool["function"]["name"] for tool in fake.requests[0].tools}
+    assert {"edit_file", "write_file", "read_file"} <= offered
+    assert "call the edit_file tool" in json.dumps(fake.requests[0].messages[0])
+    in_round = fake.requests[1].messages[-1]
+    assert in_round == {
+        "role": "tool",
+        "tool_call_id": "e1",
+        "content": "applied: src/app.py v1→v2, +1 −1",
+    }
+
+    await turn(session.id, "Thanks.")
+    sent = json.dumps(fake.requests[-1].messages, ensure_ascii=False)
+    assert sent.count("applied: src/app.py v1→v2, +1 −1") == 1
+    assert "diff against version 1" in sent and "+    return 'ciao ' + name" in sent
+    assert sent.count("def helper_30(value):") == 1  # the file itself is not sent again
+    message = await database_sync_to_async(
+        lambda: Message.objects.filter(session_id=session.id, role="assistant").first()
+    )()
+    assert message.files_modified == ["src/app.py"]
+    assert message.edit_results[-1]["result"] == "applied: src/app.py v1→v2, +1 −1"
+
+
+async def test_a_search_replace_block_in_the_reply_becomes_a_pending_edit(fake, edits_on):
+    session = await session_reading("src/app.py", auto_apply=False)
+    fake.enqueue(FakeStep(text=BLOCK), FakeStep(text="Noted."))
+    await turn(session.id, "Say ciao instead of bye.")
+    row = await database_sync_to_async(PendingEdit.objects.get)()
+    assert (row.status, row.block_index, row.path) == ("pending", 0, "src/app.py")
+    assert row.result == "pending review: src/app.py, +1 −1" and row.message_id
+    assert (edits_on / "src" / "app.py").read_text() == APP  # waits for the person
+
+    await turn(session.id, "Thanks.")
+    sent = json.dumps(fake.requests[-1].messages, ensure_ascii=False)
+    assert "pending review: src/app.py, +1 −1" in sent
+
+
+async def test_with_edits_off_nothing_is_offered_and_no_block_is_read(fake, served_root):
+    session = await session_reading("src/app.py", auto_apply=True)
+    fake.enqueue(FakeStep(text=BLOCK))
+    await turn(session.id, "Say ciao instead of bye.")
+    offered = {tool["function"]["name"] for tool in fake.requests[0].tools}
+    assert "edit_file" not in offered and "read_file" in offered
+    assert "SEARCH/REPLACE" not in json.dumps(fake.requests[0].messages[0])
+    assert not await database_sync_to_async(PendingEdit.objects.exists)()
+    assert (served_root / "src" / "app.py").read_text() == APP
+
+
+def test_a_model_without_tools_is_told_to_write_blocks(settings):
+    settings.ACDC_EDITS = True
+    plain = ModelFacts(name="plain")
+    assert "SEARCH/REPLACE block" in edittools.instruction("You are acdc.", plain)
+    calling = ModelFacts(name="calls", supports_tools=True)
+    assert "edit_file tool" in edittools.instruction("You are acdc.", calling)

@@ -146,15 +146,15 @@ def end_dead_turns() -> int:
 
 
 def end_expired_turn(session_id: str) -> int:
-    """Replies left streaming in the session by a turn without a live lease (its worker died)
-    end as interrupted, with their text. Whichever worker notices calls it, so none streams
-    for ever without `acdc serve`. One UPDATE: a turn taking the lease meanwhile is spared,
-    as it stores its reply only after the lease."""
+    """Replies left streaming by a turn without a live lease (its worker died) end as
+    interrupted, with their text, by whichever worker notices. One UPDATE, which spares a
+    turn taking the lease meanwhile (it stores its reply only after the lease)."""
     now = timezone.now()
     live = Session.objects.filter(pk=session_id, turn_expires__gt=now).exclude(turn_owner="")
     streaming = Message.objects.filter(session_id=session_id, status=Message.Status.STREAMING)
     ended = streaming.exclude(turn_id__in=live.values("turn_id"))
-    return ended.update(status=Message.Status.INTERRUPTED, error=services.INTERRUPTED_NOTE)
+    interrupted = {"status": Message.Status.INTERRUPTED, "error": services.INTERRUPTED_NOTE}
+    return ended.update(**interrupted) if ended.exists() else 0  # no write (lock) for nothing
 
 
 def _alive(pid: int) -> bool:

@@ -132,3 +132,13 @@ if connections["default"].vendor == "sqlite":
         assert "the file selection was not saved" in frames[-1]
         assert await database_sync_to_async(consumers._active_paths)(session.id) == ([], [])
         await ws.disconnect()
+
+    async def test_a_tab_opens_while_another_program_locks_the_database(lock, client):
+        # Opening a session looks for a dead worker's reply to end; with none to end it
+        # must only read, or every page load and connect would wait out the lock and fail.
+        session = await new_session()
+        await lock()
+        ws = await connect(session.id)
+        await ws.disconnect()
+        page = await database_sync_to_async(client.get)(f"/s/{session.id}/")
+        assert page.status_code == 200

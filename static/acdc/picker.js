@@ -1,6 +1,6 @@
 // The Files panel: the repository tree with checkboxes per file and folder (a folder is all
 // its files; partly selected shows as indeterminate), token counts and folder totals, git
-// badges, pins, a fuzzy filter, and the running total of the selection against the budget.
+// badges, pins, a ranked filter (filter.js), and the running total of the selection against the budget.
 // The tree arrives as JSON (files.json) and is drawn folder by folder as folders open, so
 // a huge repository is on screen at once. Checking sends the whole selection over the
 // session's websocket (the hidden #file-tree form); the server answers with HUD frames and
@@ -90,17 +90,19 @@
     return countOf(path) === null && !refusal(path) && !state.locked[path];
   }
 
-  // Fuzzy subsequence match: "apy" matches "src/app.py".
+  // What the filter finds, best first (filter.js ranks): computed once per query.
+  let found = { query: null, paths: [], set: new Set() };
+  function filtered(query) {
+    if (found.query !== query || found.files !== state.files) {
+      const paths = window.acdcFilter.rankFiles(state.files, query);
+      found = { query, files: state.files, paths, set: new Set(paths) };
+    }
+    return found.paths;
+  }
   function matches(path, query) {
     if (!query) return true;
-    const hay = path.toLowerCase();
-    let at = 0;
-    for (const ch of query.toLowerCase()) {
-      at = hay.indexOf(ch, at);
-      if (at < 0) return false;
-      at += 1;
-    }
-    return true;
+    filtered(query);
+    return found.set.has(path);
   }
 
   // -- drawing ----------------------------------------------------------------------------
@@ -181,6 +183,7 @@
       box,
       lock,
       el("span", { className: "name", title: path }, ...breakable(name)),
+      el("span", { className: "row-end" },
       state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null,
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
       outline,
@@ -190,21 +193,24 @@
         text: reason ? (reason.startsWith("binary") ? "binary" : "too large") : count !== null ? fmt(count) : locked ? "—" : "…",
       }),
       reason || (locked && !state.active.has(path) && !state.pinned.has(path)) ? null : pin,
+      ),
     );
     return row;
   }
 
-  function folderRow(dir, filtering) {
+  function folderRow(dir) {
     const s = folderState(dir);
-    const open = filtering || state.open.has(dir.path);
+    const open = state.open.has(dir.path);
     const box = el("input", { type: "checkbox", checked: s.all, "aria-label": `folder ${dir.path}`, "data-folder": dir.path });
     box.indeterminate = s.some;
     const row = el("div", { className: "picker-row folder", role: "treeitem", "aria-expanded": open ? "true" : "false", "data-folder-row": dir.path },
       el("button", { type: "button", className: "twisty", "data-toggle": dir.path, "aria-label": (open ? "Collapse " : "Expand ") + dir.path, text: open ? "▾" : "▸" }),
       box,
       el("span", { className: "name", text: dir.name + "/" }),
-      s.outlined ? folderOutlineButton(dir.path, s) : null,
-      el("span", { className: "tokens", text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
+      el("span", { className: "row-end" },
+        s.outlined ? folderOutlineButton(dir.path, s) : null,
+        el("span", { className: "tokens", text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
+      ),
     );
     return row;
   }
@@ -241,22 +247,28 @@
     return el("span", { className: "outline-tokens", title: "Tokens as an outline", text: (known ? "" : "≥ ") + shown });
   }
 
-  function drawNode(dir, container, query) {
-    const filtering = Boolean(query);
+  // While filtering, the tree gives way to a flat list of the files found, best first, each
+  // with its folder in small type after the name.
+  function drawFound(container, query) {
+    for (const path of filtered(query)) {
+      const row = fileRow(path);
+      const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
+      if (folder) row.querySelector(".name").after(el("span", { className: "folder-hint", text: folder, "aria-hidden": "true" }));
+      container.append(row);
+    }
+  }
+
+  function drawNode(dir, container) {
     const dirs = [...dir.dirs.values()].sort((a, b) => a.name.localeCompare(b.name));
     for (const sub of dirs) {
-      const files = filtering ? allFiles(sub).filter((p) => matches(p, query)) : null;
-      if (filtering && files.length === 0) continue;
-      const group = el("div", { className: "picker-group", role: "group" });
-      container.append(folderRow(sub, filtering));
-      if (filtering || state.open.has(sub.path)) {
-        drawNode(sub, group, query);
+      container.append(folderRow(sub));
+      if (state.open.has(sub.path)) {
+        const group = el("div", { className: "picker-group", role: "group" });
+        drawNode(sub, group);
         container.append(group);
       }
     }
-    for (const path of dir.files) {
-      if (!filtering || matches(path, query)) container.append(fileRow(path));
-    }
+    for (const path of dir.files) container.append(fileRow(path));
   }
 
   function draw() {
@@ -266,7 +278,8 @@
     const focused = focusKey(root);
     lockIds = 0;
     const fresh = el("div");
-    drawNode(state.root, fresh, state.filter);
+    if (state.filter) drawFound(fresh, state.filter);
+    else drawNode(state.root, fresh);
     if (!fresh.childElementCount) {
       fresh.append(el("p", { className: "muted small", text: state.files.length ? "No file matches the filter." : "No files found in this repository." }));
     }

@@ -35,3 +35,66 @@ async def test_a_provider_retry_counts_down_in_the_reply_until_the_answer_stream
     await expect(reply.get_by_text("Streaming…")).to_be_visible()
     await expect(reply).to_contain_text("word79", timeout=SLOW)
     await expect(page.get_by_role("alert").filter(has_text="Rate limited")).to_have_count(0)
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+PYTHON = "".join(f"def function_{n}(value):\n    return value * {n}\n\n" for n in range(120))
+
+
+async def test_file_names_wrap_only_between_words_in_the_default_panel(server, page):
+    _write(server.repo, {"src/click/exceptions.py": PYTHON, "src/click/_termui_impl.py": PYTHON})
+    await page.goto(server.session_url)
+    files = page.get_by_role("region", name="Files")
+    # A small repository opens fully: src/click/ is drawn two levels in.
+    for path, piece in (("src/click/exceptions.py", "exceptions."), ("src/click/_termui_impl.py", "termui_")):
+        await expect(files.get_by_role("checkbox", name=path)).to_be_visible()
+        name = files.locator(f'[data-row="{path}"] .name')
+        lines = await name.evaluate(
+            """(el, piece) => {
+                const node = [...el.childNodes].find((n) => n.textContent === piece);
+                const range = document.createRange();
+                range.selectNodeContents(node);
+                return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+            }""",
+            piece,
+        )
+        assert lines == 1, f"{piece!r} of {path} is broken across {lines} lines"
+    assert await files.evaluate("el => Math.round(el.getBoundingClientRect().width)") == 250
+    await screenshot(page, "picker-names-250")
+
+
+async def test_the_filter_ranks_what_it_finds_and_drops_scattered_letters(server, page):
+    _write(
+        server.repo,
+        {
+            "a_build/output_table.py": "X = 1\n",
+            "docs/utils.md": "# Utilities\n",
+            "src/click/utils.py": "Y = 2\n",
+            "tests/test_utils.py": "Z = 3\n",
+            ".devcontainer/devcontainer.json": "{}\n",
+            ".env.example": "DEBUG=1\n",
+        },
+    )
+    await page.goto(server.session_url)
+    files = page.get_by_role("region", name="Files")
+    filter_box = files.get_by_role("searchbox", name="Filter files")
+    await expect(files.get_by_role("checkbox", name="docs/utils.md")).to_be_attached()
+    await filter_box.fill("utl")
+    found = files.get_by_role("checkbox")
+    await expect(found).to_have_count(4)
+    names = [await box.get_attribute("aria-label") for box in await found.all()]
+    assert names == [
+        "docs/utils.md",
+        "src/click/utils.py",
+        "tests/test_utils.py",
+        "a_build/output_table.py",
+    ]
+    await screenshot(page, "picker-filter-ranked")
+    await filter_box.fill(".env")
+    await expect(files.get_by_role("checkbox", name=".env.example")).to_be_visible()
+    await expect(files.get_by_role("checkbox", name=".devcontainer/devcontainer.json")).to_have_count(0)

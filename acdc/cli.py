@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--unpin", action="append", default=[], metavar="PATH", help="remove a pin (repeatable)"
     )
+    chat.add_argument("--apply", action="store_true", help="apply the reply's edits (ACDC_EDITS)")
 
     importer = commands.add_parser(
         "import-history",

@@ -24,6 +24,7 @@ from django.conf import settings
 # After daphne, which installs Twisted's asyncio reactor on import.
 from twisted.internet import defer, reactor
 
+from acdc import chatedits
 from acdc.env import is_loopback
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
@@ -215,10 +216,13 @@ def _chat(args: argparse.Namespace) -> int:
         )
         for problem in problems:
             print(f"acdc: {problem}", file=sys.stderr)
-    return asyncio.run(_stream_to_terminal(session.id, args.message, args.model))
+    apply = getattr(args, "apply", False)
+    return asyncio.run(_stream_to_terminal(session.id, args.message, args.model, apply))
 
 
-async def _stream_to_terminal(session_id: str, message: str, model: str) -> int:
+async def _stream_to_terminal(
+    session_id: str, message: str, model: str, apply: bool = False
+) -> int:
     printed = 0
 
     async def emit(event) -> None:
@@ -238,9 +242,10 @@ async def _stream_to_terminal(session_id: str, message: str, model: str) -> int:
         await after_turn_tasks(ctx, _show_after_turn, start_delay=0)
 
     try:
-        finished = await run_turn(
-            session_id=session_id, user_text=message, model=model, emit=emit, after=after
-        )
+        with chatedits.applying(apply):
+            finished = await run_turn(
+                session_id=session_id, user_text=message, model=model, emit=emit, after=after
+            )
     except TurnRejected as exc:
         raise CommandError(str(exc)) from None
     if printed and finished.status != "complete":
@@ -250,7 +255,7 @@ async def _stream_to_terminal(session_id: str, message: str, model: str) -> int:
         return 1
     if finished.status == "interrupted":
         return 1
-    return 0
+    return await chatedits.show(session_id, finished.turn_id, apply=apply)
 
 
 async def _show_after_turn(event: SessionEvent) -> None:

@@ -14,6 +14,7 @@ Non-goals: rendering diffs for the page, undo (`chat.repo.edits.undo`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
 from chat.repo import indexing
@@ -25,6 +26,9 @@ from history.models import PendingEdit, Session
 
 Status = PendingEdit.Status
 _UNAPPLIED = (Status.FAILED, Status.CONFLICT)
+# Set by `acdc chat --apply` around its turn: edits apply as they come, as with auto-apply,
+# for this turn only (the session's own switch is the person's, in the page).
+APPLY_NOW: ContextVar[bool] = ContextVar("acdc_apply_now", default=False)
 
 
 @dataclass
@@ -114,7 +118,7 @@ def propose(
         else:
             status = Status.CONFLICT if result.outcome is Outcome.CONFLICT else Status.FAILED
             rows_.edit_mark(row, status, result_line(result))
-    if waiting and session.auto_apply:
+    if waiting and (session.auto_apply or APPLY_NOW.get()):
         applied = accept(session, [row.pk for row in waiting], repo=repo)
         outcome.diffs = applied.diffs
         if applied.report:
@@ -187,3 +191,10 @@ def _write_all(repo, session: Session, targets: dict[str, disk.Target], texts: d
         afters[key] = record(repo, key, session)
         diffs.append((key, found.text, text))
     return befores, afters, diffs
+
+
+def preview(session: Session, rows: Sequence[PendingEdit], *, repo) -> list[tuple]:
+    """(path, text now, text after) for each file the rows would change, nothing written."""
+    checked = _check(repo, [rows_.op_of(row) for row in rows])
+    _, texts = _match(repo, session, checked)
+    return [(key, checked.targets[key].text, text) for key, text in texts.items()]

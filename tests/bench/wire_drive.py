@@ -6,11 +6,13 @@ and the layout chosen by ACDC_TIER_SCHEME, then plays the session as a person in
 tab would: the Files panel's selection frames, edits written to disk, each message sent
 over the websocket and read to its finished frame. Compaction and keep-alive refreshes are
 the server's own. Time is one virtual clock for both sides: the fake's `Clock` and, through
-libfaketime (LD_PRELOAD, the offset in a file it re-reads), the server's wall clock, moved
-by the gaps between turns; while the person is away, the harness moves it to each refresh
-the session's plan holds and opens a second tab, which wakes the server's keep-warm loop
-(as a tab's connect does) to send it. The fake's answers: the turn's scripted answer, or
-what a topic detector, summarizer or refresh asks for. Non-goals: images (sent as text).
+libfaketime (LD_PRELOAD, an offset in a file it re-reads), every clock of the server,
+monotonic included (with the monotonic clock left real, libfaketime fails every
+`time.sleep` with EINVAL once the offset is not zero). The harness moves it by the gaps
+between turns; while the person is away it moves it to each refresh the session's plan
+holds, where the server's own keep-warm timer fires; it waits for a compaction's requests
+to be answered before moving it. The fake's answers: the turn's scripted answer, or what a
+topic detector, summarizer or refresh asks for. Non-goals: images (sent as text).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ REFRESH_WAIT = 15.0  # s for a woken keep-warm loop to send its refresh
 DETECTOR_ANSWER = '{"boundary_index": null, "boundary_reason": "", "confidence": 0.2}'
 SUMMARY_WORDS = 220
 REFRESH_TEXT = "Kept the conversation cached"
+AFTER_REPLY_QUIET = 0.8  # s with no request to the fake: a compaction would have begun
 
 
 class VirtualClock:
@@ -140,7 +143,6 @@ def server_env(
             LD_PRELOAD=str(FAKETIME),
             FAKETIME_TIMESTAMP_FILE=str(clock_file),
             FAKETIME_NO_CACHE="1",
-            FAKETIME_DONT_FAKE_MONOTONIC="1",
         )
     return server_environ(repo, data, extra)
 
@@ -170,7 +172,7 @@ def drive_session(
     worker = start_worker(env, folder / "server.log")
     started = time.monotonic()
     try:
-        drive = asyncio.run(_play(session, worker.url, repo, data, clock, responder, model))
+        drive = asyncio.run(_play(session, worker.url, repo, data, clock, responder, model, fake))
     finally:
         worker.stop()
     drive.seconds = time.monotonic() - started
@@ -185,6 +187,7 @@ async def _play(
     clock: VirtualClock,
     responder: Responder,
     model: str,
+    fake: WireFake,
 ) -> Drive:
     drive = Drive()
     async with http_client() as http:
@@ -206,6 +209,8 @@ async def _play(
             responder.answer = turn.answer
             outcome = await tab.turn(turn.user, TURN_TIMEOUT)
             drive.turn_seconds.append(outcome.seconds)
+            if session.compaction_trigger:
+                await _after_reply_done(fake)
             if outcome.status != "complete":
                 drive.failures.append(f"turn {index}: {outcome.status} {outcome.detail}")
         await tab.close()
@@ -229,6 +234,14 @@ async def _select(tab: ChatSocket, paths: list[str], name: str) -> None:
     raise RuntimeError(f"the selection {name} was not answered")
 
 
+async def _after_reply_done(fake: WireFake) -> None:
+    """Until the compaction a finished turn may start has had its answers: the clock must
+    not jump under a request in flight (its time-outs run on the faked monotonic clock)."""
+    deadline = time.monotonic() + TURN_TIMEOUT
+    while fake.quiet_for() < AFTER_REPLY_QUIET and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+
+
 async def _keep_warm(
     http: Any,
     url: str,
@@ -239,26 +252,27 @@ async def _keep_warm(
     until: float,
     model: str,
 ) -> int:
-    """Each refresh due before `until`: the clock moved to it, a second tab opened."""
+    """Each refresh due before `until`: the clock moved to it, the server's event loop
+    woken by a request (its poll waits in real time), its timer sends the refresh and the
+    tab is told."""
     sent = 0
     while (due := _next_refresh(data, session_id, model)) is not None and due < until:
         clock.move_to(due)
-        other = await ChatSocket.open(http, url, session_id)
-        seen = await _wait_for_refresh(tab)
-        await other.close()
-        if not seen:
+        if not await _wait_for_refresh(http, url, tab):
             break
         sent += 1
     return sent
 
 
-async def _wait_for_refresh(tab: ChatSocket) -> bool:
+async def _wait_for_refresh(http: Any, url: str, tab: ChatSocket) -> bool:
     deadline = time.monotonic() + REFRESH_WAIT
     while (left := deadline - time.monotonic()) > 0:
+        async with http.get(url + "history/") as poke:  # wakes the server's event loop
+            await poke.read()
         try:
-            message = await tab.ws.receive(timeout=left)
+            message = await tab.ws.receive(timeout=min(left, 1.0))
         except TimeoutError:
-            return False
+            continue
         if isinstance(message.data, str) and REFRESH_TEXT in message.data:
             return True
     return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ class WireFake:
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._in_flight = 0
+        self._last_activity = time.monotonic()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._http.daemon_threads = True
         self._thread = threading.Thread(
@@ -119,6 +122,16 @@ class WireFake:
             self.requests.append(Received(api, body, now, usage, reply))
         return 200, "text/event-stream" if stream else "application/json", parts
 
+    def quiet_for(self) -> float:
+        """Real seconds since the last request began or ended; 0 while one is being served."""
+        with self._lock:
+            return 0.0 if self._in_flight else time.monotonic() - self._last_activity
+
+    def _activity(self, step: int) -> None:
+        with self._lock:
+            self._in_flight += step
+            self._last_activity = time.monotonic()
+
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             if self._replies:
@@ -163,7 +176,11 @@ def _handler_for(fake: WireFake) -> type[BaseHTTPRequestHandler]:
             if api is None:
                 self._send(404, "text/plain", [b"not found"])
                 return
-            self._send(*fake.answer(api, body))
+            fake._activity(+1)
+            try:
+                self._send(*fake.answer(api, body))
+            finally:
+                fake._activity(-1)
 
         def _send(self, status: int, content_type: str, parts: list[bytes]) -> None:
             payload = b"".join(parts)

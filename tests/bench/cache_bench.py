@@ -6,7 +6,9 @@ seed 000 tiers; (d) "acdc": the default append-only layout. `run` (`acdc bench c
 replays every session shape once per layout through the real turn pipeline
 (`tests.bench.turn_replay`, Django on a throwaway repository and database), then prices
 the recorded requests under each provider's rules (`tests.bench.cache_pricing`); (a) is
-(b)'s requests priced with no caching. `replay_direct` here drives `ContextManager` alone,
+(b)'s requests priced with no caching. Then, unless --no-wire or --direct, every shape
+is played through `acdc serve` against loopback provider fakes (`tests.bench.wire_bench`)
+and those tables follow. `replay_direct` here drives `ContextManager` alone,
 the fallback (`--direct`) and the quick path for tests. `compare`, `goal_misses` and the
 markdown helpers are pure functions. Not a test: nothing here asserts timings.
 """

@@ -4,13 +4,17 @@ GET renders the chooser as it is; POST saves `Session.model`, which every turn r
 composer names no model, so the choice holds for the next message and after a restart.
 Any model name litellm might know is accepted; only a clearly malformed one (empty, with
 spaces or control characters, longer than the column) is refused, as a message in the
-fragment. The suggestions are the offline models, the defaults of the providers whose keys
-are set, and those providers' chat models from litellm's bundled cost map -- listed once, in a
-thread, so that rendering the page never waits for the litellm import.
+fragment. A name litellm's map lacks is saved but said at once ("sent as is; window and
+prices unknown"), with the nearest known name offered when one is close. The suggestions
+are the offline models, the defaults of the providers whose keys are set, and those
+providers' chat models from litellm's cost map -- listed once, in a thread, so that
+rendering the page never waits for the litellm import.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import logging
 import os
 import threading
@@ -34,6 +38,8 @@ MAX_SUGGESTIONS = 200
 SWITCH_NOTICE = (
     "Takes effect on the next message; the cached prefix is rebuilt at the new model's prices."
 )
+# How alike a typed name and a known one must be (difflib's ratio) to offer the known one.
+CLOSE_ENOUGH = 0.85
 
 _LISTINGS: dict[tuple[str, ...], tuple[str, ...]] = {}
 _LISTING_STARTED: set[tuple[str, ...]] = set()
@@ -76,9 +82,13 @@ def model_refusal(name: str) -> str:
 def _chooser(
     request: HttpRequest, session: Session, *, error: str = "", switched: bool = False
 ) -> HttpResponse:
+    model = chat_model(session.model)
+    unknown, nearest = ("", "") if error else model_check(model)
     context = {
         "session": session,
-        "model": chat_model(session.model),
+        "model": model,
+        "unknown": unknown,
+        "nearest": nearest,
         "default_model": chat_model(),
         "suggestions": model_suggestions(os.environ),
         "model_error": error,
@@ -86,6 +96,39 @@ def _chooser(
         "max_chars": MAX_MODEL_CHARS,
     }
     return render(request, "chat/_model_chooser.html", context)
+
+
+def model_check(name: str) -> tuple[str, str]:
+    """What to say of a model litellm's map does not know ("" when it knows it), and the
+    known name nearest to it ("" when none is close: a misspelling gets one, a new name not)."""
+    if name in OFFLINE_MODELS:
+        return "", ""
+    try:
+        sdk.model_info(name)
+        return "", ""
+    except Exception:
+        pass
+    said = f"litellm does not know {name}: it will be sent as is; window and prices unknown."
+    if name.startswith("acdc/"):
+        known: tuple[str, ...] = OFFLINE_MODELS
+    else:
+        known = known_models()
+    close = difflib.get_close_matches(name, known, n=1, cutoff=CLOSE_ENOUGH)
+    return said, close[0] if close else ""
+
+
+@functools.cache
+def known_models() -> tuple[str, ...]:
+    """Every chat model of litellm's map, under its key and as `provider/key`."""
+    names: set[str] = set()
+    for key, entry in sdk.cost_map().items():
+        if not isinstance(entry, Mapping) or entry.get("mode") != "chat" or key.startswith("ft:"):
+            continue
+        names.add(key)
+        provider = entry.get("litellm_provider")
+        if isinstance(provider, str) and not key.startswith(f"{provider}/"):
+            names.add(f"{provider}/{key}")
+    return tuple(sorted(names))
 
 
 # -- suggestions --------------------------------------------------------------------------

@@ -98,3 +98,39 @@ async def test_the_filter_ranks_what_it_finds_and_drops_scattered_letters(server
     await filter_box.fill(".env")
     await expect(files.get_by_role("checkbox", name=".env.example")).to_be_visible()
     await expect(files.get_by_role("checkbox", name=".devcontainer/devcontainer.json")).to_have_count(0)
+
+
+async def _header_height(page) -> float:
+    return await page.locator("header.topbar").evaluate("el => el.getBoundingClientRect().height")
+
+
+async def test_the_model_box_says_at_once_what_it_does_not_know_and_offers_the_near_name(
+    server, page
+):
+    await page.goto(server.session_url)
+    chooser = page.get_by_role("combobox", name="Model")
+    await expect(chooser).to_have_value("acdc/fake")
+    height = await _header_height(page)
+
+    await chooser.fill("nonexistent/model-xyz")
+    await chooser.press("Enter")
+    note = page.get_by_role("status").filter(has_text="litellm does not know")
+    await expect(note).to_have_text(
+        "litellm does not know nonexistent/model-xyz: it will be sent as is; "
+        "window and prices unknown."
+    )
+    assert await _header_height(page) == height  # the note hangs below, out of the flow
+    await screenshot(page, "model-unknown")
+
+    await chooser.fill("openai/gpt-4.1-mni")
+    await chooser.press("Enter")
+    await expect(note).to_contain_text("Did you mean openai/gpt-4.1-mini?")
+    assert await _header_height(page) == height
+    for width, scheme in ((1400, "light"), (800, "dark")):
+        await page.set_viewport_size({"width": width, "height": 900})
+        await page.emulate_media(color_scheme=scheme)
+        await screenshot(page, f"model-suggestion-{width}-{scheme}")
+    await note.get_by_role("button", name="openai/gpt-4.1-mini").click()
+    await expect(chooser).to_have_value("openai/gpt-4.1-mini")
+    await expect(page.get_by_text("Takes effect on the next message")).to_be_visible()
+    await expect(note).to_have_count(0)

@@ -139,3 +139,16 @@ class _NoThread:
 
     def start(self) -> None:
         pass
+
+
+def test_it_says_a_name_litellm_lacks_and_offers_the_nearest_known_one():
+    said, nearest = views_model.model_check("nonexistent/model-xyz")
+    assert said == (
+        "litellm does not know nonexistent/model-xyz: it will be sent as is; "
+        "window and prices unknown."
+    )
+    assert nearest == ""
+    assert views_model.model_check("openai/gpt-4.1-mni")[1] == "openai/gpt-4.1-mini"
+    assert views_model.model_check("acdc/fak")[1] == "acdc/fake"
+    assert views_model.model_check("openai/gpt-4.1") == ("", "")
+    assert views_model.model_check("acdc/dry-run") == ("", "")

@@ -40,7 +40,7 @@ def edits_create(
             call_id=call_id,
             block_index=None if first_block is None else first_block + n,
             source=op.source,
-            path=op.path,
+            path=op.path[:1024],  # a hostile path is refused, and stored as far as it fits
             kind=op.kind,
             old_text=op.old_text,
             new_text=op.new_text,

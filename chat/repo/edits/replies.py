@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 
-from chat.repo import indexing
+from chat.repo import credentials, indexing
 from chat.repo.edits.applying import SetOutcome, propose
 from contextcore.edits import parse_edit_blocks
 from history import edits as rows_
@@ -62,7 +62,7 @@ def _blocks(session: Session, message: Message, repo) -> SetOutcome | None:
             tool=BLOCKS_TOOL,
             args={"message": message.id},
             status="fail" if failed else "ok",
-            output=outcome.text(),
+            output=credentials.tool_output(outcome.text()),  # sent as any tool output is
             args_display=f"{BLOCKS_TOOL}({len(blocks)} blocks)",
         )
     return outcome

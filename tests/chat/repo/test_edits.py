@@ -125,6 +125,16 @@ def test_a_stale_edit_whose_old_text_changed_is_a_conflict_and_writes_nothing(se
     assert (root / "src" / "app.py").read_text() == changed
 
 
+def test_a_stale_edit_that_never_matched_what_the_model_saw_is_a_plain_failure(
+    session, repo, root
+):
+    indexing.index_file(repo, "src/app.py", session=session)
+    (root / "src" / "app.py").write_text("import os\n\n" + APP)
+    outcome = propose(session, [replace("src/app.py", "'hullo'", "'hi'")], repo=repo)
+    assert PendingEdit.objects.get().status == PendingEdit.Status.FAILED  # not a conflict
+    assert "old text was not found" in outcome.report
+
+
 def test_an_applied_edit_is_a_new_version_and_undo_writes_another(auto, repo, root):
     message = services.message_append(session=auto, role=Message.Role.ASSISTANT, content="ok")
     propose(auto, [replace("src/app.py", "'bye'", "'ciao'")], repo=repo, message=message)

@@ -52,7 +52,8 @@ class ImportReport:
     def summary(self) -> str:
         """One line of counts, then one indented line per reason a line was skipped."""
         text = (
-            f"imported {self.imported:,} messages ({self.sessions_created:,} new sessions); "
+            f"imported {self.imported:,} messages ({self.sessions_created:,} new "
+            f"session{'' if self.sessions_created == 1 else 's'}); "
             f"{self.already_present:,} already present"
         )
         if self.missing_images:

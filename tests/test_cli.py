@@ -194,7 +194,7 @@ def test_import_history_then_export_round_trips_a_session(root, tmp_path):
     source.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines))
     result = acdc("import-history", str(source), "--repo", str(root))
     assert result.returncode == 0, result.stderr
-    assert "imported 2 messages (1 new sessions)" in result.stderr
+    assert "imported 2 messages (1 new session)" in result.stderr
     assert "skipped 1 line that could not be stored:\n  1 not JSON (line 2)" in result.stderr
     again = acdc("import-history", str(source), "--repo", str(root))
     assert "imported 0 messages" in again.stderr and "2 already present" in again.stderr

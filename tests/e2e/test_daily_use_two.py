@@ -134,3 +134,12 @@ async def test_the_model_box_says_at_once_what_it_does_not_know_and_offers_the_n
     await expect(chooser).to_have_value("openai/gpt-4.1-mini")
     await expect(page.get_by_text("Takes effect on the next message")).to_be_visible()
     await expect(note).to_have_count(0)
+
+
+async def test_the_offline_fake_model_shows_no_price(server, page):
+    await page.goto(server.session_url)
+    await send_message(page, "What does it cost?", "Fake reply to: What does it cost?")
+    hud = page.get_by_role("region", name="Context")
+    await expect(hud).to_contain_text("no cost (offline model)")
+    await expect(hud).to_contain_text("1 request")
+    await expect(hud).not_to_contain_text("$")

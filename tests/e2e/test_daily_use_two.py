@@ -143,3 +143,19 @@ async def test_the_offline_fake_model_shows_no_price(server, page):
     await expect(hud).to_contain_text("no cost (offline model)")
     await expect(hud).to_contain_text("1 request")
     await expect(hud).not_to_contain_text("$")
+
+
+async def test_a_reload_while_the_reply_streams_logs_no_error(server, page):
+    words = " ".join(f"w{n}" for n in range(600))
+    server.script_replies({"text": words + " THE END", "chunk_size": 3, "chunk_delay": 0.02})
+    await page.goto(server.session_url)
+    await send_message(page, "Stream quickly")
+    reply = page.get_by_role("article", name="acdc reply")
+    await expect(reply).to_contain_text("w3", timeout=SLOW)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    for _ in range(4):  # each reload joins the stream between two frames
+        await page.reload()
+        await expect(reply).to_contain_text("w", timeout=SLOW)
+    await expect(reply).to_contain_text("THE END", timeout=SLOW)
+    assert errors == []

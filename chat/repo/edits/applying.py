@@ -109,15 +109,7 @@ def propose(
         message=message,
     )
     outcome = SetOutcome(report=failure_report(results))
-    waiting = []
-    for row, result in zip(rows, results, strict=True):
-        if result.ok:
-            waiting.append(row)
-            row.result = f"pending review: {row.path}, +{result.added} −{result.removed}"
-            row.save(update_fields=["result"])
-        else:
-            status = Status.CONFLICT if result.outcome is Outcome.CONFLICT else Status.FAILED
-            rows_.edit_mark(row, status, result_line(result))
+    waiting = _mark_proposed(rows, results)
     if waiting and (session.auto_apply or APPLY_NOW.get()):
         applied = accept(session, [row.pk for row in waiting], repo=repo)
         outcome.diffs = applied.diffs
@@ -128,6 +120,20 @@ def propose(
     outcome.lines = [row.result for row in stored if row.status not in _UNAPPLIED]
     outcome.applied = all(row.status == Status.APPLIED for row in stored)
     return outcome
+
+
+def _mark_proposed(rows: list[PendingEdit], results: list[EditResult]) -> list[PendingEdit]:
+    """Each row's result as proposed; returns the rows that wait for review."""
+    waiting = []
+    for row, result in zip(rows, results, strict=True):
+        if result.ok:
+            waiting.append(row)
+            row.result = f"pending review: {row.path}, +{result.added} −{result.removed}"
+            row.save(update_fields=["result"])
+        else:
+            status = Status.CONFLICT if result.outcome is Outcome.CONFLICT else Status.FAILED
+            rows_.edit_mark(row, status, result_line(result))
+    return waiting
 
 
 def _with_base(repo: indexing.Repository, session: Session, op: EditOp) -> EditOp:

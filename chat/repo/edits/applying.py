@@ -157,6 +157,17 @@ def accept(session: Session, ids: Iterable[int], *, repo: indexing.Repository) -
         raise
 
 
+def reject(ids: Iterable[int]) -> list[PendingEdit]:
+    """The person's No: the pending rows of `ids` (claimed once, like an accept) are
+    marked rejected; nothing is read or written."""
+    _, claimed = rows_.edits_claim(ids)
+    for row in claimed:
+        rows_.edit_mark(row, Status.REJECTED, f"rejected: {row.path}")
+    if claimed and claimed[0].message_id:
+        rows_.message_record_edits(claimed[0].message)
+    return claimed
+
+
 def _apply_claimed(session: Session, claimed: list[PendingEdit], repo) -> SetOutcome:
     checked = _check(repo, [rows_.op_of(row) for row in claimed])
     results, texts = _match(repo, session, checked)

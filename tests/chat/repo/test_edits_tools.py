@@ -8,7 +8,7 @@ import pytest
 
 from chat.repo import edittools
 from chat.repo.edits import disk
-from chat.repo.edits.applying import accept
+from chat.repo.edits.applying import accept, reject
 from chat.repo.tools import ToolCall
 from chat.repo.watcher import RepositoryWatcher
 from history import edits
@@ -90,3 +90,12 @@ def test_the_watcher_ignores_an_edits_temporary_file(repo, root):
     temporary = root / "src" / f".app.py.x1{disk.TEMP_SUFFIX}"
     temporary.write_text("half")
     assert RepositoryWatcher(repo, on_change=None).relevant([str(temporary)]) == []
+
+
+def test_a_rejected_edit_is_never_applied_afterwards(edits_on, session, repo, root):
+    call(session, repo, "write_file", {"path": "src/app.py", "content": "gone\n"})
+    ids = list(PendingEdit.objects.values_list("pk", flat=True))
+    assert [row.result for row in reject(ids)] == ["rejected: src/app.py"]
+    assert not accept(session, ids, repo=repo).lines
+    assert (root / "src" / "app.py").read_text() == "X = 1\nY = 2\n"
+    assert PendingEdit.objects.get().status == PendingEdit.Status.REJECTED

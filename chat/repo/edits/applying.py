@@ -13,14 +13,23 @@ Non-goals: rendering diffs for the page, undo (`chat.repo.edits.undo`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
 from chat.repo import indexing
 from chat.repo.edits import disk
 from chat.repo.edits.versions import file_version, number_of, record, seen_texts
-from contextcore.edits import EditOp, EditResult, Outcome, apply_edits, failure_report, result_line
+from contextcore.edits import (
+    EditOp,
+    EditResult,
+    Outcome,
+    apply_edits,
+    apply_hunks,
+    diff_hunks,
+    failure_report,
+    result_line,
+)
 from history import edits as rows_
 from history.models import PendingEdit, Session
 
@@ -144,14 +153,24 @@ def _with_base(repo: indexing.Repository, session: Session, op: EditOp) -> EditO
     return replace(op, base_sha256=version.file_hash) if version and version.file_hash else op
 
 
-def accept(session: Session, ids: Iterable[int], *, repo: indexing.Repository) -> SetOutcome:
+def accept(
+    session: Session,
+    ids: Iterable[int],
+    *,
+    repo: indexing.Repository,
+    hunks: Collection[int] | None = None,
+) -> SetOutcome:
     """Claim the pending rows of `ids` and apply them as one set. Rows another tab or
-    worker claimed first are left to it; a set that cannot apply whole writes nothing."""
+    worker claimed first are left to it; a set that cannot apply whole writes nothing.
+    With `hunks`, the rows change one file and only those hunks of their change (numbered
+    as `diff_hunks` gives them) are written; none chosen is a rejection."""
+    if hunks is not None and not hunks:
+        return SetOutcome([row.result for row in reject(ids)])
     _, claimed = rows_.edits_claim(ids)
     if not claimed:
         return SetOutcome(applied=False)
     try:
-        return _apply_claimed(session, claimed, repo)
+        return _apply_claimed(session, claimed, repo, hunks)
     except BaseException:
         rows_.edits_release([row for row in claimed if row.claim])
         raise
@@ -168,7 +187,7 @@ def reject(ids: Iterable[int]) -> list[PendingEdit]:
     return claimed
 
 
-def _apply_claimed(session: Session, claimed: list[PendingEdit], repo) -> SetOutcome:
+def _apply_claimed(session: Session, claimed: list[PendingEdit], repo, hunks=None) -> SetOutcome:
     checked = _check(repo, [rows_.op_of(row) for row in claimed])
     results, texts = _match(repo, session, checked)
     if not all(r.ok for r in results):
@@ -179,6 +198,9 @@ def _apply_claimed(session: Session, claimed: list[PendingEdit], repo) -> SetOut
         rows_.edits_release([row for row in claimed if row.claim])
         lines = [row.result for row in claimed]
         return SetOutcome(lines, failure_report(results))
+    partial = ""
+    if hunks is not None:
+        texts, partial = _chosen_hunks(checked.targets, texts, hunks)
     befores, afters, diffs = _write_all(repo, session, checked.targets, texts)
     outcome = SetOutcome(diffs=diffs, applied=True)
     for row, result in zip(claimed, results, strict=True):
@@ -188,11 +210,28 @@ def _apply_claimed(session: Session, claimed: list[PendingEdit], repo) -> SetOut
         if result.outcome is Outcome.APPLIED and after is not None and after.file_hash:
             versions = (number_of(before), number_of(after))
         line = result_line(result, versions)
+        if partial and versions:
+            line = f"applied: {key} v{versions[0]}→v{versions[1]}, {partial}"
         rows_.edit_mark(row, Status.APPLIED, line, before=before, after=after)
         outcome.lines.append(row.result)
     if claimed[0].message_id:
         rows_.message_record_edits(claimed[0].message)
     return outcome
+
+
+def _chosen_hunks(targets: dict[str, disk.Target], texts: dict, hunks: Collection[int]):
+    """The one changed file's text with only the chosen hunks, and how much of it that is
+    ("+2 −1, 1 of 2 hunks"). A created or deleted file is one change, taken whole."""
+    if len(texts) != 1:
+        raise ValueError("hunks are chosen in one file at a time")
+    [(key, after)] = texts.items()
+    before = targets[key].text
+    if before is None or after is None:
+        return texts, ""
+    chosen = apply_hunks(before, after, hunks)
+    total, kept = len(diff_hunks(before, after)), diff_hunks(before, chosen)
+    plus, minus = sum(h.added for h in kept), sum(h.removed for h in kept)
+    return {key: chosen}, f"+{plus} −{minus}, {len(set(hunks))} of {total} hunks"
 
 
 def _write_all(repo, session: Session, targets: dict[str, disk.Target], texts: dict):

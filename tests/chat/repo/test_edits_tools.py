@@ -99,3 +99,15 @@ def test_a_rejected_edit_is_never_applied_afterwards(edits_on, session, repo, ro
     assert not accept(session, ids, repo=repo).lines
     assert (root / "src" / "app.py").read_text() == "X = 1\nY = 2\n"
     assert PendingEdit.objects.get().status == PendingEdit.Status.REJECTED
+
+
+def test_only_the_chosen_hunks_of_a_files_edits_are_written(edits_on, session, repo, root):
+    text = "".join(f"line {n}\n" for n in range(20))
+    (root / "src" / "app.py").write_text(text)
+    for old, new in (("line 1\n", "line one\n"), ("line 18\n", "line eighteen\n")):
+        call(session, repo, "edit_file", {"path": "src/app.py", "old_text": old, "new_text": new})
+    ids = list(PendingEdit.objects.values_list("pk", flat=True))
+    outcome = accept(session, ids, repo=repo, hunks={1})
+    assert (root / "src" / "app.py").read_text() == text.replace("line 18\n", "line eighteen\n")
+    assert outcome.lines == ["applied: src/app.py v1→v2, +1 −1, 1 of 2 hunks"] * 2
+    assert accept(session, ids, repo=repo).lines == []  # applied once, as chosen

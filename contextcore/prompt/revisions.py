@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from contextcore.objectview import ACTIVE_PREFIX
 from contextcore.paths import shown
 
 MANIFEST_HEADER = "# Current context"
@@ -31,15 +32,21 @@ def fence_for(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def _label(name: str) -> str:
+    """A file's path as one line (`contextcore.paths.shown`); an active object's label
+    (`ACTIVE_CONTENT id=…`) is acdc's own text and stays as it is."""
+    return name if name.startswith(ACTIVE_PREFIX) else shown(name)
+
+
 def format_file_block(path: str, content: str, version: int | None = None) -> str:
-    label = shown(path) if version is None else f"{shown(path)} (version {version})"
+    label = _label(path) if version is None else f"{_label(path)} (version {version})"
     fence = fence_for(content)
     return f"{label}\n{fence}\n{content}\n{fence}"
 
 
 def format_diff_block(path: str, diff: str, version: int, base: int) -> str:
     fence = fence_for(diff)
-    label = f"{shown(path)} (version {version}, diff against version {base})"
+    label = f"{_label(path)} (version {version}, diff against version {base})"
     return f"{label}\n{fence}diff\n{diff}\n{fence}"
 
 
@@ -82,7 +89,7 @@ def format_manifest(current: Mapping[str, int], metadata: Sequence[str] = ()) ->
         "The current version of every file in context is listed here; "
         "a file or version not listed is not current.",
     ]
-    lines += [f"- {shown(path)}: version {version}" for path, version in current.items()]
+    lines += [f"- {_label(path)}: version {version}" for path, version in current.items()]
     if metadata:
         lines += ["", "Other objects available (not shown in full):", *metadata]
     return "\n".join(lines)

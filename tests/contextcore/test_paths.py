@@ -41,3 +41,9 @@ def test_file_labels_diffs_and_the_manifest_keep_an_odd_name_on_one_line(path):
     assert diff.splitlines()[0].startswith(shown(path))
     manifest = format_manifest({path: 4})
     assert f"- {shown(path)}: version 4" in manifest.splitlines()
+
+
+def test_an_active_objects_label_is_acdcs_own_text_and_stays_as_it_is():
+    label = "ACTIVE_CONTENT id=toolcall:sess_1:call_2"
+    assert format_file_block(label, "output\n", 3).splitlines()[0] == f"{label} (version 3)"
+    assert f"- {label}: version 3" in format_manifest({label: 3}).splitlines()

@@ -244,6 +244,7 @@
     if (log) log.scrollTop = log.scrollHeight;
     const box = input();
     if (!box) return;
-    box.focus();
+    // Without preventScroll a narrow window would open scrolled past the header to the box.
+    box.focus({ preventScroll: true });
   });
 })();

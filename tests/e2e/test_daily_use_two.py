@@ -4,12 +4,14 @@ filter finds, and small layout faults at 800 px and 900 px high."""
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
+from PIL import Image as PILImage
 from playwright.async_api import expect
 
-from tests.e2e.conftest import SLOW, screenshot, send_message
+from tests.e2e.conftest import ARTIFACTS, SLOW, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -28,7 +30,8 @@ async def test_a_provider_retry_counts_down_in_the_reply_until_the_answer_stream
     await expect(note).to_have_text(
         re.compile(r"Rate limited by the provider; retrying in [123] s \(attempt 2 of up to 4\)")
     )
-    await screenshot(page, "retry-countdown")
+    await page.emulate_media(color_scheme="dark")
+    await page.screenshot(path=str(ARTIFACTS / "retry-countdown-dark.png"))
     await expect(note).to_contain_text("retrying in 1 s")  # it counts down in the page
     await expect(reply).to_contain_text("word0", timeout=SLOW)
     await expect(note).to_be_hidden()  # gone as the answer streams, before it ends
@@ -51,7 +54,10 @@ async def test_file_names_wrap_only_between_words_in_the_default_panel(server, p
     await page.goto(server.session_url)
     files = page.get_by_role("region", name="Files")
     # A small repository opens fully: src/click/ is drawn two levels in.
-    for path, piece in (("src/click/exceptions.py", "exceptions."), ("src/click/_termui_impl.py", "termui_")):
+    for path, piece in (
+        ("src/click/exceptions.py", "exceptions."),
+        ("src/click/_termui_impl.py", "termui_"),
+    ):
         await expect(files.get_by_role("checkbox", name=path)).to_be_visible()
         name = files.locator(f'[data-row="{path}"] .name')
         lines = await name.evaluate(
@@ -95,9 +101,14 @@ async def test_the_filter_ranks_what_it_finds_and_drops_scattered_letters(server
         "a_build/output_table.py",
     ]
     await screenshot(page, "picker-filter-ranked")
+    await page.set_viewport_size({"width": 800, "height": 900})
+    await page.emulate_media(color_scheme="dark")
+    await page.screenshot(path=str(ARTIFACTS / "picker-filter-ranked-800-dark.png"))
     await filter_box.fill(".env")
     await expect(files.get_by_role("checkbox", name=".env.example")).to_be_visible()
-    await expect(files.get_by_role("checkbox", name=".devcontainer/devcontainer.json")).to_have_count(0)
+    await expect(
+        files.get_by_role("checkbox", name=".devcontainer/devcontainer.json")
+    ).to_have_count(0)
 
 
 async def _header_height(page) -> float:
@@ -159,3 +170,56 @@ async def test_a_reload_while_the_reply_streams_logs_no_error(server, page):
         await expect(reply).to_contain_text("w", timeout=SLOW)
     await expect(reply).to_contain_text("THE END", timeout=SLOW)
     assert errors == []
+
+
+def _png(color: tuple[int, int, int]) -> bytes:
+    out = io.BytesIO()
+    PILImage.new("RGB", (640, 480), color).save(out, format="PNG")
+    return out.getvalue()
+
+
+async def test_send_stays_in_a_900_px_window_with_a_long_chat_and_two_attachments(server, page):
+    await page.set_viewport_size({"width": 1400, "height": 900})
+    server.script_replies(*[("A long answer line. " * 40) for _ in range(4)])
+    await page.goto(server.session_url)
+    for n in range(4):
+        await send_message(page, f"Question {n}", "A long answer line.")
+        await expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled(
+            timeout=SLOW
+        )
+    await page.get_by_label("Attach image").set_input_files(
+        files=[
+            {"name": "teal.png", "mimeType": "image/png", "buffer": _png((0, 128, 128))},
+            {"name": "plum.png", "mimeType": "image/png", "buffer": _png((128, 0, 128))},
+        ]
+    )
+    tray = page.get_by_role("group", name="Pending attachments")
+    await expect(tray.get_by_role("img")).to_have_count(2)
+    send = page.get_by_role("button", name="Send", exact=True)
+    box = await send.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 900
+    assert await page.evaluate("window.scrollY") == 0
+    await page.screenshot(path=str(ARTIFACTS / "attachments-900.png"))
+
+
+async def test_at_800_px_the_page_opens_at_its_header_with_room_for_the_tree(server, page):
+    _write(server.repo, {f"pkg/module_{n:02}.py": "X = 1\n" for n in range(40)})
+    for scheme in ("light", "dark"):
+        await page.emulate_media(color_scheme=scheme)
+        await page.set_viewport_size({"width": 800, "height": 640})
+        await page.goto(server.session_url)
+        await expect(page.get_by_role("checkbox", name="pkg/module_00.py")).to_be_visible()
+        message = page.get_by_role("textbox", name="Message")
+        await expect(message).to_be_focused()
+        # The box is below the fold: focusing it must not scroll the header away.
+        assert await message.evaluate("el => el.getBoundingClientRect().bottom > innerHeight")
+        assert await page.evaluate("window.scrollY") == 0
+        tree = page.get_by_role("region", name="Files").locator("#file-tree-root")
+        rows = await tree.evaluate(
+            """el => [...el.querySelectorAll('[role=treeitem]')].filter((row) => {
+                const r = row.getBoundingClientRect(), t = el.getBoundingClientRect();
+                return r.top >= t.top && r.bottom <= t.bottom;
+            }).length"""
+        )
+        assert rows >= 10, f"the tree shows only {rows} rows at 800 px"
+        await page.screenshot(path=str(ARTIFACTS / f"narrow-800-{scheme}.png"))

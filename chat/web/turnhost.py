@@ -40,12 +40,14 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from acdc import dbfaults
+from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.events import TurnFinished
 from chat.turn.session import end_expired_turn, request_stop
 from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
 from chat.web.conversation import render_conversation, render_session_event
+from chat.web.edits.cards import latest_reply_frame
 from chat.web.frames import DeltaCoalescer, render_error
 from history.models import Session
 
@@ -196,6 +198,8 @@ class TurnHost:
 
         async def after(ctx) -> None:
             await after_turn_tasks(ctx, _reporter(broadcast))
+            if edittools.enabled():  # the reply's diff cards, under the finished reply
+                await _reply_edits(session_id, broadcast)
 
         # A dead worker's reply is ended before this one starts, told through the same path
         # as the turn's frames so no tab sees them out of order.
@@ -222,6 +226,11 @@ class TurnHost:
 
 
 HOST = TurnHost()
+
+
+async def _reply_edits(session_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
+    if html := await database_sync_to_async(latest_reply_frame)(session_id):
+        await broadcast(html)
 
 
 async def ask_stop(session_id: str) -> None:

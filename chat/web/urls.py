@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import path
 
 from chat.web import views, views_context, views_model
+from chat.web.edits import views as views_edits
 
 app_name = "chat"
 urlpatterns = [
@@ -36,6 +37,8 @@ urlpatterns = [
     ),
     path("s/<str:session_id>/endless/", views_context.endless_choose, name="endless_choose"),
     path("s/<str:session_id>/model/", views_model.model_choose, name="model_choose"),
+    path("m/<str:message_id>/edits/", views_edits.edits_act, name="edits_act"),
+    path("s/<str:session_id>/auto-apply/", views_edits.auto_apply, name="auto_apply"),
     path("images/<str:sha>/", views.image_file, name="image"),
     path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
     path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),

@@ -1,0 +1,162 @@
+"""The diff cards of a reply's edits, drawn from its `PendingEdit` rows.
+
+One card per file the reply's edits touch: its path, +/− counts, what became of it
+(pending, applied, rejected, conflict, failed, undone) and the unified diff in hunks. A
+pending card shows the change as it would apply to the file now (so its hunks are the ones
+`accept(hunks=…)` numbers); an applied or undone one the change acdc wrote (the versions
+before and after); a rejected, failed or conflicting one the edit's own old and new text,
+and a conflict also the file as it is now. A pending edit that no longer applies to the
+file on disk is shown as the conflict it would become. Reads the database and the disk:
+call it from a thread. Non-goals: deciding anything (`chat.repo.edits`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.template.loader import render_to_string
+
+from chat.repo import edittools, sessionsets
+from chat.repo.edits import applying, disk
+from contextcore.edits import diff_hunks
+from contextcore.edits.diff import Hunk
+from history.models import Message, PendingEdit
+
+Status = PendingEdit.Status
+FILE_PREVIEW_CHARS = 6000
+# What a card says first, in this order of precedence when its rows differ.
+_PRECEDENCE = ("pending", "conflict", "failed", "applied", "undone", "rejected")
+LABELS = {
+    "pending": "Pending review",
+    "applied": "Applied",
+    "rejected": "Rejected",
+    "conflict": "Conflict",
+    "failed": "Failed",
+    "undone": "Undone",
+}
+
+
+@dataclass
+class Card:
+    path: str
+    status: str
+    rows: list[PendingEdit]
+    hunks: list[Hunk] = field(default_factory=list)
+    kind: str = ""  # "new file" | "deleted file" | ""
+    reason: str = ""  # why it failed or conflicts
+    expected: str = ""  # conflict: the text the edit looked for
+    now: str | None = None  # conflict: the file as it is on disk
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.status]
+
+    @property
+    def added(self) -> int:
+        return sum(h.added for h in self.hunks)
+
+    @property
+    def removed(self) -> int:
+        return sum(h.removed for h in self.hunks)
+
+    @property
+    def numbered(self) -> list[tuple[int, Hunk]]:
+        return list(enumerate(self.hunks, 1))
+
+
+def cards_for(message: Message) -> list[Card]:
+    """The message's cards, in the order its edits were proposed."""
+    groups: dict[str, list[PendingEdit]] = {}
+    for row in message.edits.select_related("version_before", "version_after").order_by("id"):
+        groups.setdefault(row.path, []).append(row)
+    if not groups:
+        return []
+    repo = sessionsets.repository()
+    return [_card(message, path, rows, repo) for path, rows in groups.items()]
+
+
+def _card(message: Message, path: str, rows: list[PendingEdit], repo) -> Card:
+    statuses = {row.status for row in rows}
+    status = next(s for s in _PRECEDENCE if s in statuses)
+    card = Card(path, status, rows)
+    if status == Status.PENDING:
+        _pending(card, message, repo)
+    elif status in (Status.APPLIED, Status.UNDONE):
+        done = [row for row in rows if row.status == status]
+        before, after = done[0].version_before, done[-1].version_after
+        _diff(card, before.content if before else None, after.content if after else None)
+    else:
+        _proposed(card, [row for row in rows if row.status == status], repo)
+    return card
+
+
+def _pending(card: Card, message: Message, repo) -> None:
+    waiting = [row for row in card.rows if row.status == Status.PENDING]
+    changes = applying.preview(message.session, waiting, repo=repo)
+    if changes:
+        _, before, after = changes[0]
+        _diff(card, before, after)
+        return
+    # It would not apply to the file as it is now: the conflict an Accept would record.
+    card.status = Status.CONFLICT
+    _proposed(card, waiting, repo)
+    card.reason = card.reason or f"{card.path} changed on disk since the model read it."
+
+
+def _diff(card: Card, before: str | None, after: str | None) -> None:
+    card.hunks = diff_hunks(before, after)
+    card.kind = "new file" if before is None else "deleted file" if after is None else ""
+
+
+def _proposed(card: Card, rows: list[PendingEdit], repo) -> None:
+    """The edits' own texts, for a change that was not (or could not be) made."""
+    for row in rows:
+        if row.kind == PendingEdit.Kind.DELETE:
+            card.kind = "deleted file"
+            continue
+        old = row.old_text if row.kind == PendingEdit.Kind.REPLACE else None
+        card.kind = "new file" if old is None and not row.overwrite else card.kind
+        card.hunks += diff_hunks(old, row.new_text)
+    card.reason = "\n".join(row.result for row in rows if row.result and row.status != "pending")
+    if card.status == Status.CONFLICT:
+        card.expected = "\n\n".join(row.old_text for row in rows if row.old_text)
+        try:
+            card.now = disk.target(repo, card.path).text
+        except disk.EditRefused as exc:
+            card.reason = card.reason or str(exc)
+        if card.now is not None and len(card.now) > FILE_PREVIEW_CHARS:
+            card.now = card.now[:FILE_PREVIEW_CHARS] + "\n…"
+
+
+def edits_context(message: Message, *, oob: bool = False, note: str = "") -> dict:
+    cards = cards_for(message)
+    statuses = {card.status for card in cards}
+    return {
+        "message_id": message.id,
+        "session_id": message.session_id,
+        "cards": cards,
+        "any_pending": "pending" in statuses,
+        "any_applied": "applied" in statuses,
+        "oob": oob,
+        "note": note,
+    }
+
+
+def render_edits(message: Message, *, oob: bool = False, note: str = "") -> str:
+    """The reply's edits section (`edits-<message id>`); empty when edits are off."""
+    if not edittools.enabled():
+        return ""
+    return render_to_string("chat/_edits.html", edits_context(message, oob=oob, note=note))
+
+
+def latest_reply_frame(session_id: str) -> str:
+    """The edits frame of the session's newest reply, once its turn is over ("" without
+    edits): the finished reply has an empty `edits-<id>` for it to replace."""
+    message = (
+        Message.objects.filter(session_id=session_id, role=Message.Role.ASSISTANT)
+        .order_by("-seq")
+        .first()
+    )
+    if message is None or not message.edits.exists():
+        return ""
+    return render_edits(message, oob=True)

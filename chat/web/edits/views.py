@@ -1,0 +1,139 @@
+"""The review of a reply's edits: Accept, Reject and Undo, per hunk, file or turn; Auto-apply.
+
+Each POST does the work through `chat.repo.edits` (claimed once, so two tabs pressing at
+once apply once), then draws the reply's edits section again and sends it to every tab of
+the session through its channel group, as well as in the answer (`hx-swap="none"`: only
+its out-of-band section is swapped). One hunk of a file is chosen this way: Accept hunk n
+writes that hunk and keeps the rest of the file's change pending, as one whole-file edit
+against the file as written; Reject hunk n keeps the other hunks pending the same way.
+Edits are off (404) unless `ACDC_EDITS`.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import render
+from django.views.decorators.http import require_POST
+
+from chat.repo import edittools, sessionsets
+from chat.repo.edits import applying, disk, undo
+from chat.web.edits.cards import render_edits
+from chat.web.turnhost import session_group
+from contextcore.edits import EditOp, apply_hunks, diff_hunks, text_sha256
+from history import edits as rows_
+from history.models import Message, PendingEdit, Session
+
+Status = PendingEdit.Status
+
+
+def _enabled() -> None:
+    if not edittools.enabled():
+        raise Http404("edits are off (ACDC_EDITS)")
+
+
+def _broadcast(session_id: str, html: str) -> None:
+    frame = {"type": "chat.frame", "html": html}
+    async_to_sync(get_channel_layer().group_send)(session_group(session_id), frame)
+
+
+@require_POST
+def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
+    """op=accept|reject|undo, for the whole reply, one `path`, or one `hunk` (1-based) of it."""
+    _enabled()
+    message = Message.objects.select_related("session").filter(pk=message_id).first()
+    if message is None or message.role != Message.Role.ASSISTANT:
+        raise Http404("no such reply")
+    op, path = request.POST.get("op", ""), request.POST.get("path") or None
+    hunk = request.POST.get("hunk", "")
+    if op not in ("accept", "reject", "undo") or (hunk and (not hunk.isdigit() or not path)):
+        return HttpResponseBadRequest("op is accept, reject or undo; a hunk needs its path")
+    repo = sessionsets.repository()
+    if op == "undo":
+        note = "\n".join(undo.undo(message.session, message, repo=repo, path=path).lines)
+    elif hunk:
+        note = _one_hunk(message, path or "", int(hunk) - 1, accepted=op == "accept", repo=repo)
+    else:
+        note = _decide(message, path, accepted=op == "accept", repo=repo)
+    html = render_edits(message, oob=True, note=note)
+    _broadcast(message.session_id, html)
+    return HttpResponse(html)
+
+
+def _pending(message: Message, path: str | None) -> list[PendingEdit]:
+    rows = message.edits.filter(status=Status.PENDING).order_by("id")
+    return list(rows.filter(path=path) if path is not None else rows)
+
+
+def _decide(message: Message, path: str | None, *, accepted: bool, repo) -> str:
+    ids = [row.pk for row in _pending(message, path)]
+    if not ids:
+        return "Nothing is pending there any more."
+    if not accepted:
+        return "\n".join(row.result for row in applying.reject(ids))
+    outcome = applying.accept(message.session, ids, repo=repo)
+    return outcome.text() or "Another tab took these edits first."
+
+
+def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo) -> str:
+    """Accept or reject hunk `number` (0-based) of the file's pending change; the other
+    hunks stay pending as one edit of the whole file."""
+    rows = _pending(message, path)
+    changes = applying.preview(message.session, rows, repo=repo) if rows else []
+    if not changes:
+        return "That change is no longer pending as shown; the card is drawn again."
+    key, before, after = changes[0]
+    total = len(diff_hunks(before, after))
+    if before is None or after is None or not 0 <= number < total:
+        return "That hunk is not there any more; the card is drawn again."
+    ids = [row.pk for row in rows]
+    if accepted:
+        outcome = applying.accept(message.session, ids, repo=repo, hunks={number})
+        if not outcome.applied:
+            return outcome.text() or "Another tab took this edit first."
+        written, rest, note = disk.target(repo, key).text or "", after, outcome.text()
+    else:
+        if not applying.reject(ids):
+            return "Another tab took this edit first."
+        others = set(range(total)) - {number}
+        written, rest = before, apply_hunks(before, after, others)
+        note = f"rejected: hunk {number + 1} of {key}"
+    if rest != written:
+        _keep_pending(message, key, written, rest)
+    return note
+
+
+def _keep_pending(message: Message, key: str, now: str, wanted: str) -> None:
+    """The part of a file's change not yet decided, pending as one whole-file edit."""
+    op = EditOp(
+        path=key,
+        kind="create",
+        new_text=wanted,
+        overwrite=True,
+        base_sha256=text_sha256(now),
+        source="write_file",
+    )
+    [row] = rows_.edits_create(
+        session=message.session, ops=[op], turn_id=message.turn_id, message=message
+    )
+    left = diff_hunks(now, wanted)
+    plus, minus = sum(h.added for h in left), sum(h.removed for h in left)
+    row.result = f"pending review: {key}, +{plus} −{minus} (the hunks not yet decided)"
+    row.save(update_fields=["result"])
+    rows_.message_record_edits(message)
+
+
+@require_POST
+def auto_apply(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The session's Auto-apply switch; every tab's switch follows."""
+    _enabled()
+    session = Session.objects.filter(pk=session_id).first()
+    if session is None:
+        raise Http404("no such session")
+    session.auto_apply = request.POST.get("enabled") == "on"
+    session.save(update_fields=["auto_apply"])
+    response = render(request, "chat/_auto_apply.html", {"session": session})
+    oob = render(request, "chat/_auto_apply.html", {"session": session, "oob": True})
+    _broadcast(session.id, oob.content.decode())
+    return response

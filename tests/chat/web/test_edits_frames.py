@@ -1,0 +1,180 @@
+"""The review of edits in the page: the cards a reply's rows draw, and Accept, Reject, Undo
+(per hunk, file and turn) and Auto-apply, each reaching every tab of the session."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import Client
+
+from chat.llm.fake import FakeStep
+from chat.repo import sessionsets
+from chat.repo.edits.applying import propose
+from contextcore.edits import EditOp
+from history import services
+from history.models import Message, PendingEdit, Session
+from tests.chat.sockets import connect, frames_until, send
+
+pytestmark = pytest.mark.django_db(transaction=True)
+TWO = "".join(f"line {n}\n" for n in range(1, 21))
+BLOCK = """Done.
+
+notes.txt
+```
+<<<<<<< SEARCH
+line 2
+=======
+line two
+>>>>>>> REPLACE
+```
+"""
+
+
+@pytest.fixture
+def repo_files():
+    return {"app.py": "def greet():\n    return 'hi'\n", "notes.txt": TWO}
+
+
+@pytest.fixture
+def edits_on(settings, served_root):
+    settings.ACDC_EDITS = True
+    return served_root
+
+
+def reply_with_edits(*ops: EditOp) -> Message:
+    session = services.session_create(repository="", model="acdc/fake")
+    services.message_append(session=session, role="user", content="change it", turn_id="t1")
+    message = services.message_append(
+        session=session, role="assistant", content="Here.", turn_id="t1"
+    )
+    for op in ops:  # the model read the files it edits
+        sessionsets.activate(session, op.path)
+    propose(session, list(ops), repo=sessionsets.repository(), turn_id="t1", message=message)
+    return message
+
+
+def act(message: Message, **fields) -> str:
+    response = Client().post(f"/m/{message.id}/edits/", fields)
+    assert response.status_code == 200, response.content
+    return response.content.decode()
+
+
+def statuses(message: Message) -> list[str]:
+    return list(message.edits.order_by("id").values_list("status", flat=True))
+
+
+GREET = EditOp("app.py", "replace", "return 'hi'", "return 'hello'")
+TWO_HUNKS = EditOp(
+    "notes.txt",
+    "create",
+    new_text=TWO.replace("line 2\n", "line two\n").replace("line 19\n", "line nineteen\n"),
+    overwrite=True,
+    source="write_file",
+)
+
+
+def test_a_reply_shows_one_card_per_file_with_its_diff_and_named_buttons(edits_on):
+    message = reply_with_edits(GREET, TWO_HUNKS)
+    page = Client().get(f"/s/{message.session_id}/").content.decode()
+    assert f'id="edits-{message.id}"' in page
+    assert 'role="region" aria-label="app.py"' in page and 'aria-label="notes.txt"' in page
+    assert 'aria-label="Accept app.py"' in page and 'aria-label="Reject notes.txt"' in page
+    assert 'aria-label="Accept hunk 2 of notes.txt"' in page and "Accept all edits" in page
+    assert '<span class="diff-add">+    return &#x27;hello&#x27;</span>' in page
+    assert '<span class="diff-del">-line 19</span>' in page and "Pending review" in page
+    assert "Auto-apply edits" in page
+
+
+def test_nothing_of_the_review_shows_or_answers_without_the_setting(served_root, settings):
+    settings.ACDC_EDITS = True
+    message = reply_with_edits(GREET)
+    settings.ACDC_EDITS = False
+    page = Client().get(f"/s/{message.session_id}/").content.decode()
+    assert "edits-" not in page and "Auto-apply" not in page
+    assert Client().post(f"/m/{message.id}/edits/", {"op": "accept"}).status_code == 404
+
+
+def test_accepting_one_hunk_writes_it_and_keeps_the_rest_pending(edits_on):
+    message = reply_with_edits(TWO_HUNKS)
+    html = act(message, op="accept", path="notes.txt", hunk="1")
+    text = (edits_on / "notes.txt").read_text()
+    assert "line two\n" in text and "line 19\n" in text
+    assert statuses(message) == ["applied", "pending"]
+    assert "1 of 2 hunks" in html and '<span class="diff-add">+line nineteen</span>' in html
+    act(message, op="accept", path="notes.txt")
+    assert "line nineteen\n" in (edits_on / "notes.txt").read_text()
+
+
+def test_rejecting_one_hunk_writes_nothing_and_keeps_the_others_pending(edits_on):
+    message = reply_with_edits(TWO_HUNKS)
+    act(message, op="reject", path="notes.txt", hunk="2")
+    assert (edits_on / "notes.txt").read_text() == TWO
+    assert statuses(message) == ["rejected", "pending"]
+    act(message, op="accept", path="notes.txt")
+    text = (edits_on / "notes.txt").read_text()
+    assert "line two\n" in text and "line 19\n" in text and "nineteen" not in text
+
+
+def test_undo_restores_the_file_and_the_card_says_so(edits_on):
+    message = reply_with_edits(GREET, TWO_HUNKS)
+    act(message, op="accept")
+    assert "hello" in (edits_on / "app.py").read_text()
+    html = act(message, op="undo", path="app.py")
+    assert (edits_on / "app.py").read_text() == "def greet():\n    return 'hi'\n"
+    assert "Undone" in html and 'aria-label="Undo notes.txt"' in html
+    act(message, op="undo")
+    assert (edits_on / "notes.txt").read_text() == TWO
+
+
+def test_a_file_changed_on_disk_makes_its_pending_card_a_conflict_with_both_texts(edits_on):
+    message = reply_with_edits(GREET)
+    (edits_on / "app.py").write_text("def greet():\n    return 'hey'\n")
+    page = Client().get(f"/s/{message.session_id}/").content.decode()
+    assert (
+        "Conflict" in page and "The file on disk now" in page and "return &#x27;hey&#x27;" in page
+    )
+    html = act(message, op="accept", path="app.py")
+    assert statuses(message) == ["conflict"] and "Conflict" in html
+    assert (edits_on / "app.py").read_text() == "def greet():\n    return 'hey'\n"
+
+
+async def test_a_decision_in_one_tab_reaches_every_tab_of_the_session(edits_on):
+    message = await database_sync_to_async(reply_with_edits)(GREET)
+    tab = await connect(message.session_id)
+    try:
+        await database_sync_to_async(act)(message, op="reject", path="app.py")
+        frames = await frames_until(tab, f'id="edits-{message.id}"')
+        assert "Rejected" in frames[-1] and 'hx-swap-oob="outerHTML"' in frames[-1]
+    finally:
+        await tab.disconnect()
+
+
+async def test_the_auto_apply_switch_is_saved_and_every_tab_follows(edits_on):
+    session = await database_sync_to_async(services.session_create)(
+        repository="", model="acdc/fake"
+    )
+    tab = await connect(session.id)
+    try:
+        post = Client().post
+        await database_sync_to_async(post)(f"/s/{session.id}/auto-apply/", {"enabled": "on"})
+        frames = await frames_until(tab, 'id="auto-apply-form"')
+        assert " checked" in frames[-1]
+        assert (await Session.objects.aget(pk=session.id)).auto_apply
+    finally:
+        await tab.disconnect()
+
+
+async def test_a_finished_reply_with_edit_blocks_gets_its_cards(edits_on, fake):
+    session = await database_sync_to_async(services.session_create)(
+        repository="", model="acdc/fake"
+    )
+    fake.enqueue(FakeStep(text=BLOCK))
+    tab = await connect(session.id)
+    try:
+        await send(tab, message="Change line 2", model="acdc/fake")
+        frames = await frames_until(tab, 'aria-label="Proposed edits"')
+        assert 'aria-label="Accept notes.txt"' in frames[-1]
+        row = await PendingEdit.objects.aget(session=session)
+        assert row.status == "pending" and f'id="edits-{row.message_id}"' in frames[-1]
+    finally:
+        await tab.disconnect()

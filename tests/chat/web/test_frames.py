@@ -12,10 +12,12 @@ from chat.turn.events import (
     TurnDelta,
     TurnFinished,
     TurnNotice,
+    TurnRetrying,
     TurnStarted,
 )
 from chat.web.frames import DeltaCoalescer, render_event
 from chat.web.render import render_markdown
+from contextcore.llm import Retrying
 
 
 class FakeClock:
@@ -79,6 +81,26 @@ async def test_a_delta_goes_out_on_its_own_within_the_interval():
     await coalescer.emit(TurnDelta("t1", "Hello there"))
     await wire.wait_for(lambda sent: len(sent) == 2)
     assert ">Hello</div>" in wire.sent[0] and "> there</span>" in wire.sent[1]
+
+
+async def test_a_retry_counts_down_in_the_reply_until_the_answer_starts():
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    await coalescer.emit(TurnStarted("t1", "s", "m", "hi", "acdc/fake"))
+    retry = TurnRetrying.of("t1", Retrying("Rate limited by the provider", 2.5, 2, 4))
+    assert retry.text == "Rate limited by the provider; retrying in 3 s (attempt 2 of up to 4)"
+    await coalescer.emit(retry)
+    note = wire.sent[-1]
+    assert 'id="msg-t1-retry"' in note and 'data-retry-seconds="3"' in note
+    assert "(attempt 2 of up to 4)" in note and " hidden" not in note
+    await coalescer.emit(TurnDelta("t1", "Here"))
+    await wire.wait_for(lambda sent: len(sent) == 4)
+    cleared, answer = wire.sent[2:]
+    assert 'id="msg-t1-retry"' in cleared and " hidden" in cleared
+    assert "Here" in answer
+    await coalescer.emit(TurnDelta("t1", "Here it is"))
+    await wire.wait_for(lambda sent: len(sent) == 5)  # the note is hidden once, not again
+    assert "retry" not in wire.sent[-1]
 
 
 async def test_deltas_are_sent_in_order_before_the_finish():

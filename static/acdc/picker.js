@@ -543,6 +543,7 @@
     if (data.pinned) state.pinned = new Set(data.pinned);
     for (const p of data.uncheck || []) state.active.delete(p);
     for (const p of data.changed || []) state.changed.add(p);
+    for (const [p, b] of Object.entries(data.badges || {})) b ? (state.badges[p] = b) : delete state.badges[p];
     if ((data.added || []).length || (data.removed || []).length) {
       // Files created or deleted on disk while the page is open.
       const files = new Set(state.files);

@@ -2,24 +2,29 @@
 
 Each POST does the work through `chat.repo.edits` (claimed once, so two tabs pressing at
 once apply once), then draws the reply's edits section again and sends it to every tab of
-the session through its channel group, as well as in the answer (`hx-swap="none"`: only
-its out-of-band section is swapped). One hunk of a file is chosen this way: Accept hunk n
-writes that hunk and keeps the rest of the file's change pending, as one whole-file edit
-against the file as written; Reject hunk n keeps the other hunks pending the same way.
+the session through its channel group, the pressing tab included (the answer is empty).
+One hunk of a file is chosen this way: Accept hunk n writes that hunk and keeps the rest
+of the file's change pending, as one whole-file edit against the file as written; Reject
+hunk n keeps the other hunks pending the same way.
 Edits are off (404) unless `ACDC_EDITS`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from chat.repo import edittools, sessionsets
+from chat.repo import edittools, git, sessionsets
 from chat.repo.edits import applying, disk, undo
+from chat.web.consumers import files_group
 from chat.web.edits.cards import render_edits
+from chat.web.frames import picker_message
 from chat.web.turnhost import session_group
 from contextcore.edits import EditOp, apply_hunks, diff_hunks, text_sha256
 from history import edits as rows_
@@ -58,7 +63,20 @@ def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
         note = _decide(message, path, accepted=op == "accept", repo=repo)
     html = render_edits(message, oob=True, note=note)
     _broadcast(message.session_id, html)
-    return HttpResponse(html)
+    if op != "reject":
+        _badges(Path(settings.ACDC_REPO), {row.path for row in message.edits.all()})
+    # Nothing in the answer: the pressed button is gone once the frame above swapped its
+    # section, and htmx looks for an answer's out-of-band targets from the button.
+    return HttpResponse(status=204)
+
+
+def _badges(root: Path, paths: set[str]) -> None:
+    """The Files panel's git badges of the files acdc wrote, in every tab of the repository
+    ("" for a file git now sees as unchanged)."""
+    now = git.status(root)
+    badges = {path: now.get(path, "") for path in paths}
+    frame = {"type": "chat.frame", "html": picker_message(badges=badges)}
+    async_to_sync(get_channel_layer().group_send)(files_group(root), frame)
 
 
 def _pending(message: Message, path: str | None) -> list[PendingEdit]:
@@ -133,7 +151,6 @@ def auto_apply(request: HttpRequest, session_id: str) -> HttpResponse:
         raise Http404("no such session")
     session.auto_apply = request.POST.get("enabled") == "on"
     session.save(update_fields=["auto_apply"])
-    response = render(request, "chat/_auto_apply.html", {"session": session})
     oob = render(request, "chat/_auto_apply.html", {"session": session, "oob": True})
     _broadcast(session.id, oob.content.decode())
-    return response
+    return HttpResponse(status=204)  # the frame above redraws the switch, here too

@@ -10,6 +10,7 @@ from django.test import Client
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.repo.edits.applying import propose
+from chat.web.edits.cards import render_edits
 from contextcore.edits import EditOp
 from history import services
 from history.models import Message, PendingEdit, Session
@@ -54,9 +55,10 @@ def reply_with_edits(*ops: EditOp) -> Message:
 
 
 def act(message: Message, **fields) -> str:
+    """Press a button; returns the reply's cards as a page load draws them after it."""
     response = Client().post(f"/m/{message.id}/edits/", fields)
-    assert response.status_code == 200, response.content
-    return response.content.decode()
+    assert response.status_code == 204, response.content
+    return render_edits(message)
 
 
 def statuses(message: Message) -> list[str]:
@@ -100,7 +102,10 @@ def test_accepting_one_hunk_writes_it_and_keeps_the_rest_pending(edits_on):
     text = (edits_on / "notes.txt").read_text()
     assert "line two\n" in text and "line 19\n" in text
     assert statuses(message) == ["applied", "pending"]
-    assert "1 of 2 hunks" in html and '<span class="diff-add">+line nineteen</span>' in html
+    assert (
+        "1 of 2 hunks" in message.edits.first().result
+        and '<span class="diff-add">+line nineteen</span>' in html
+    )
     act(message, op="accept", path="notes.txt")
     assert "line nineteen\n" in (edits_on / "notes.txt").read_text()
 

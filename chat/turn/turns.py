@@ -238,6 +238,9 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
             return await _end(turn, state, "interrupted", services.INTERRUPTED_NOTE)
         log.warning("turn %s failed: %s %s", turn.turn_id, exc.user_message, exc.detail)
         return await _end(turn, state, "error", exc.user_message)
+    except BrokenPipeError:  # the reader of `acdc chat` went away: end, then stop quietly
+        await asyncio.shield(_end(turn, state, "interrupted", services.INTERRUPTED_NOTE))
+        raise
     except Exception as exc:
         return await _failed(turn, state, exc)
     if not state.ended:

@@ -46,6 +46,7 @@ DETECTOR_ANSWER = '{"boundary_index": null, "boundary_reason": "", "confidence":
 SUMMARY_WORDS = 220
 REFRESH_TEXT = "Kept the conversation cached"
 AFTER_REPLY_QUIET = 0.8  # s with no request to the fake: a compaction would have begun
+FRAMES_QUIET = 0.3  # s with no frame: what the compaction had to show is shown
 
 
 class VirtualClock:
@@ -71,23 +72,16 @@ def faketime_available() -> bool:
 
 
 def classify(body: dict[str, Any]) -> str:
-    """ "detector", "summarizer", "refresh" or "chat", from the request's last message."""
-    text = _last_text(body)
+    """ "detector", "summarizer", "refresh" or "chat", from the instruction the request
+    carries: after the chat's prefix (acdc) or around a fresh transcript (the plain layout)."""
+    text = json.dumps([body.get("system"), body.get("messages")], ensure_ascii=False)
+    if "Reply with a single period" in text:
+        return "refresh"
     if "boundary_index" in text:
         return "detector"
     if "Summarize the earlier part of a conversation" in text:
         return "summarizer"
-    if "Reply with a single period" in text:
-        return "refresh"
     return "chat"
-
-
-def _last_text(body: dict[str, Any]) -> str:
-    messages = body.get("messages") or []
-    content = messages[-1].get("content") if messages else ""
-    if isinstance(content, list):
-        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return str(content or "")
 
 
 @dataclass
@@ -210,7 +204,7 @@ async def _play(
             outcome = await tab.turn(turn.user, TURN_TIMEOUT)
             drive.turn_seconds.append(outcome.seconds)
             if session.compaction_trigger:
-                await _after_reply_done(fake)
+                await _after_reply_done(fake, tab)
             if outcome.status != "complete":
                 drive.failures.append(f"turn {index}: {outcome.status} {outcome.detail}")
         await tab.close()
@@ -234,12 +228,19 @@ async def _select(tab: ChatSocket, paths: list[str], name: str) -> None:
     raise RuntimeError(f"the selection {name} was not answered")
 
 
-async def _after_reply_done(fake: WireFake) -> None:
-    """Until the compaction a finished turn may start has had its answers: the clock must
-    not jump under a request in flight (its time-outs run on the faked monotonic clock)."""
+async def _after_reply_done(fake: WireFake, tab: ChatSocket) -> None:
+    """Until the compaction a finished turn may start has had its answers and its frames
+    are read: the clock must not jump under a request in flight (its time-outs run on the
+    faked monotonic clock), and the next turn must not take the conversation frame a
+    compaction redraws (every earlier message in it) for its own."""
     deadline = time.monotonic() + TURN_TIMEOUT
     while fake.quiet_for() < AFTER_REPLY_QUIET and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
+    while True:
+        try:
+            await tab.ws.receive(timeout=FRAMES_QUIET)
+        except TimeoutError:
+            return
 
 
 async def _keep_warm(

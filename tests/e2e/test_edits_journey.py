@@ -73,6 +73,7 @@ async def test_the_person_reviews_accepts_rejects_and_undoes_the_models_edits(se
     await expect(
         config.get_by_role("button", name="Accept hunk 3 of src/config.py")
     ).to_be_visible()
+    await page.get_by_role("region", name="Proposed edits").scroll_into_view_if_needed()
     await screenshot(page, "edits-pending-light")
 
     # One hunk accepted: only it is written; the other two stay pending, numbered again.
@@ -112,6 +113,7 @@ async def test_the_person_reviews_accepts_rejects_and_undoes_the_models_edits(se
     assert (server.repo / "src" / "app.py").read_text() == APP
     await expect(files.locator('[data-row="src/app.py"]').get_by_title("modified")).to_have_count(0)
     await other.close()
+    await app.scroll_into_view_if_needed()
     await screenshot(page, "edits-decided-light")
 
     # The file changes on disk after the model read it: its pending card is a conflict.
@@ -129,6 +131,7 @@ async def test_the_person_reviews_accepts_rejects_and_undoes_the_models_edits(se
     await expect(readme).to_contain_text("# My own title")
     await expect(readme).to_contain_text("# Sample repository")
     assert (server.repo / "README.md").read_text() == "# My own title\n"
+    await readme.scroll_into_view_if_needed()
     await screenshot(page, "edits-conflict-light")
 
     # Auto-apply: the edit is written at once, and its card still shows.

@@ -60,6 +60,11 @@ class Card:
         return sum(h.removed for h in self.hunks)
 
     @property
+    def results(self) -> list[str]:
+        """Each row's result line once (rows applied as one set share theirs)."""
+        return list(dict.fromkeys(row.result for row in self.rows if row.result))
+
+    @property
     def numbered(self) -> list[tuple[int, Hunk]]:
         return list(enumerate(self.hunks, 1))
 

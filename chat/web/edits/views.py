@@ -11,6 +11,7 @@ Edits are off (404) unless `ACDC_EDITS`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from asgiref.sync import async_to_sync
@@ -91,7 +92,14 @@ def _decide(message: Message, path: str | None, *, accepted: bool, repo) -> str:
     if not accepted:
         return "\n".join(row.result for row in applying.reject(ids))
     outcome = applying.accept(message.session, ids, repo=repo)
-    return outcome.text() or "Another tab took these edits first."
+    return _said(outcome) or "Another tab took these edits first."
+
+
+def _said(outcome: applying.SetOutcome) -> str:
+    """The note under the cards: what was written; a refusal's reasons are on its card."""
+    if outcome.applied or not outcome.lines:
+        return "\n".join(outcome.lines)
+    return "Nothing was written: the set applies whole or not at all; the cards say why."
 
 
 def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo) -> str:
@@ -109,8 +117,8 @@ def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo)
     if accepted:
         outcome = applying.accept(message.session, ids, repo=repo, hunks={number})
         if not outcome.applied:
-            return outcome.text() or "Another tab took this edit first."
-        written, rest, note = disk.target(repo, key).text or "", after, outcome.text()
+            return _said(outcome) or "Another tab took this edit first."
+        written, rest, note = disk.target(repo, key).text or "", after, _said(outcome)
     else:
         if not applying.reject(ids):
             return "Another tab took this edit first."
@@ -124,14 +132,10 @@ def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo)
 
 def _keep_pending(message: Message, key: str, now: str, wanted: str) -> None:
     """The part of a file's change not yet decided, pending as one whole-file edit."""
-    op = EditOp(
-        path=key,
-        kind="create",
-        new_text=wanted,
-        overwrite=True,
-        base_sha256=text_sha256(now),
-        source="write_file",
-    )
+    # The whole file as written is the old text: should the file change before the rest is
+    # accepted, it no longer matches and the card shows the conflict.
+    op = EditOp(path=key, kind="replace", old_text=now, new_text=wanted)
+    op = replace(op, base_sha256=text_sha256(now), source="write_file")
     [row] = rows_.edits_create(
         session=message.session, ops=[op], turn_id=message.turn_id, message=message
     )

@@ -183,3 +183,13 @@ async def test_a_finished_reply_with_edit_blocks_gets_its_cards(edits_on, fake):
         assert row.status == "pending" and f'id="edits-{row.message_id}"' in frames[-1]
     finally:
         await tab.disconnect()
+
+
+def test_the_hunks_left_pending_are_a_conflict_once_the_file_changes_on_disk(edits_on):
+    message = reply_with_edits(TWO_HUNKS)
+    act(message, op="accept", path="notes.txt", hunk="1")
+    changed = (edits_on / "notes.txt").read_text().replace("line 3\n", "line three\n")
+    (edits_on / "notes.txt").write_text(changed)
+    html = act(message, op="accept", path="notes.txt")
+    assert statuses(message) == ["applied", "conflict"] and "Conflict" in html
+    assert (edits_on / "notes.txt").read_text() == changed

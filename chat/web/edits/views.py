@@ -120,11 +120,14 @@ def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo)
             return _said(outcome) or "Another tab took this edit first."
         written, rest, note = disk.target(repo, key).text or "", after, _said(outcome)
     else:
-        if not applying.reject(ids):
+        note = f"rejected: hunk {number + 1} of {key}"
+        rejected = applying.reject(ids)
+        if not rejected:
             return "Another tab took this edit first."
+        PendingEdit.objects.filter(pk__in=[row.pk for row in rejected]).update(result=note)
+        rows_.message_record_edits(message)
         others = set(range(total)) - {number}
         written, rest = before, apply_hunks(before, after, others)
-        note = f"rejected: hunk {number + 1} of {key}"
     if rest != written:
         _keep_pending(message, key, written, rest)
     return note

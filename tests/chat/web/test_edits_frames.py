@@ -115,6 +115,8 @@ def test_rejecting_one_hunk_writes_nothing_and_keeps_the_others_pending(edits_on
     act(message, op="reject", path="notes.txt", hunk="2")
     assert (edits_on / "notes.txt").read_text() == TWO
     assert statuses(message) == ["rejected", "pending"]
+    message.refresh_from_db()
+    assert message.edit_results[0]["result"] == "rejected: hunk 2 of notes.txt"
     act(message, op="accept", path="notes.txt")
     text = (edits_on / "notes.txt").read_text()
     assert "line two\n" in text and "line 19\n" in text and "nineteen" not in text

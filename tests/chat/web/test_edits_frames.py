@@ -49,7 +49,8 @@ def reply_with_edits(*ops: EditOp) -> Message:
         session=session, role="assistant", content="Here.", turn_id="t1"
     )
     for op in ops:  # the model read the files it edits
-        sessionsets.activate(session, op.path)
+        if op.kind != "create":
+            sessionsets.activate(session, op.path)
     propose(session, list(ops), repo=sessionsets.repository(), turn_id="t1", message=message)
     return message
 
@@ -195,3 +196,16 @@ def test_the_hunks_left_pending_are_a_conflict_once_the_file_changes_on_disk(edi
     html = act(message, op="accept", path="notes.txt")
     assert statuses(message) == ["applied", "conflict"] and "Conflict" in html
     assert (edits_on / "notes.txt").read_text() == changed
+
+
+def test_a_new_file_and_a_deleted_file_say_so_plainly(edits_on):
+    created = EditOp("docs/new.md", "create", new_text="# New\n", source="write_file")
+    message = reply_with_edits(created, EditOp.delete("app.py"))
+    html = render_edits(message)
+    new, gone = html.split('aria-label="docs/new.md"')[1].split('aria-label="app.py"')[:2]
+    assert '<span class="edit-kind">new file</span>' in new and ">+1<" in new and ">−0<" in new
+    assert '<span class="edit-kind">deleted file</span>' in gone and ">−2<" in gone
+    act(message, op="accept")
+    assert (edits_on / "docs/new.md").read_text() == "# New\n"
+    assert not (edits_on / "app.py").exists()
+    assert render_edits(message).count("Applied") == 2

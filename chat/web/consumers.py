@@ -23,6 +23,7 @@ from chat.repo import git, outlines, picker, sessionsets
 from chat.repo.watcher import WATCHERS
 from chat.turn import context
 from chat.turn.session import live_turn
+from chat.web.edits.cards import pending_frames
 from chat.web.frames import picker_message, render_error, render_hud
 from chat.web.keepwarm import WARMER
 from chat.web.protocol import ClientFrame, FrameError, parse_frame
@@ -198,6 +199,9 @@ async def files_changed(changes: list) -> None:
             continue
         frame = {"type": "chat.frame", "html": render_hud(hud)}
         await layer.group_send(f"session.{session_id}", frame)
+        paths = [c.path for c in known if session_id in c.sessions]
+        if cards := await database_sync_to_async(pending_frames)(session_id, paths):
+            await layer.group_send(f"session.{session_id}", {"type": "chat.frame", "html": cards})
 
 
 def files_group(repo) -> str:

@@ -165,3 +165,16 @@ def latest_reply_frame(session_id: str) -> str:
     if message is None or not message.edits.exists():
         return ""
     return render_edits(message, oob=True)
+
+
+def pending_frames(session_id: str, paths: list[str]) -> str:
+    """The edits sections, drawn again, of the session's replies with edits pending on
+    `paths` (files that changed on disk: a pending card may now be a conflict)."""
+    if not edittools.enabled():
+        return ""
+    waiting = PendingEdit.objects.filter(
+        session_id=session_id, status=Status.PENDING, path__in=paths
+    ).exclude(message=None)
+    ids = set(waiting.values_list("message_id", flat=True))
+    replies = Message.objects.filter(pk__in=ids).select_related("session").order_by("seq")
+    return "".join(render_edits(message, oob=True) for message in replies)

@@ -10,6 +10,8 @@ from django.test import Client
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.repo.edits.applying import propose
+from chat.repo.watcher import Change
+from chat.web.consumers import files_changed
 from chat.web.edits.cards import render_edits
 from contextcore.edits import EditOp
 from history import services
@@ -209,3 +211,15 @@ def test_a_new_file_and_a_deleted_file_say_so_plainly(edits_on):
     assert (edits_on / "docs/new.md").read_text() == "# New\n"
     assert not (edits_on / "app.py").exists()
     assert render_edits(message).count("Applied") == 2
+
+
+async def test_a_change_on_disk_makes_the_pending_card_a_conflict_in_every_tab(edits_on):
+    message = await database_sync_to_async(reply_with_edits)(GREET)
+    tab = await connect(message.session_id)
+    try:
+        (edits_on / "app.py").write_text("def greet():\n    return 'hey'\n")
+        await files_changed([Change("app.py", "updated", "", (message.session_id,))])
+        frames = await frames_until(tab, f'id="edits-{message.id}"')
+        assert "Conflict" in frames[-1] and "return &#x27;hey&#x27;" in frames[-1]
+    finally:
+        await tab.disconnect()

@@ -215,11 +215,15 @@ def test_import_history_of_a_missing_file_is_a_clear_error(root, tmp_path):
     assert "is not a file" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_the_command_line_compacts_after_a_turn_past_the_trigger(root):
+def test_the_command_line_compacts_after_a_turn_past_the_trigger(root, tmp_path):
+    script = tmp_path / "script.json"
+    summary = {"text": "They walked through the lexer.", "purpose": "history_summary"}
+    script.write_text(json.dumps([summary]))
     env = {
         "ACDC_COMPACTION_TRIGGER_TOKENS": "300",
         "ACDC_VERBATIM_WINDOW_TOKENS": "100",
         "ACDC_CHECKPOINT_EVERY": "0",
+        "ACDC_FAKE_SCRIPT": str(script),
     }
     long = "Walk me through the tokenizer cache, the lexer and the parser. " * 5
     first = acdc("chat", "--new", "--model", "acdc/fake", f"one {long}", repo=root, **env)
@@ -232,6 +236,6 @@ def test_the_command_line_compacts_after_a_turn_past_the_trigger(root):
         assert result.returncode == 0, result.stderr
         stderr += result.stderr
     # The fake answers the detector with an echo (no usable JSON: the safe boundary) and
-    # the summary with an echo too; the compaction still happens and says what it did.
+    # the summary from the script (unscripted, it writes none); the compaction says what it did.
     assert "acdc: compacting the history…" in stderr
     assert "History compacted (summarized)" in stderr and "→" in stderr

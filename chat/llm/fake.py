@@ -26,6 +26,8 @@ from contextcore.tokens import TokenCounter
 DEFAULT_CHUNK_SIZE = 12
 ECHO_PREFIX = "Fake reply to: "
 ECHO_LIMIT = 200
+# Requests whose answer is kept as the conversation's summary: unscripted, they get no text.
+UNECHOED_PURPOSES = ("history_summary", "managed_view")
 
 # The error kinds a step may raise; chat.llm.offline turns each into the litellm exception a
 # real provider would produce.
@@ -132,6 +134,8 @@ class FakeScript:
         file_step = self._next_file_step(purpose)
         if file_step is not None:
             return file_step
+        if purpose in UNECHOED_PURPOSES:  # an echo stored as a summary would be nonsense
+            return FakeStep(text="")
         return FakeStep(text=echo_reply(messages))
 
     def chunk_delay(self, step: FakeStep) -> float:

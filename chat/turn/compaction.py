@@ -27,11 +27,17 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
 from chat.turn import checkpoints, outgoing, working
 from chat.turn.hud import COMPACTION_CASES, chat_tools
 from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
-from contextcore.history.compaction import CompactionConfig, HistoryCompaction, create_compactor
+from contextcore.history.compaction import (
+    CompactionConfig,
+    CompactionPreview,
+    HistoryCompaction,
+    create_compactor,
+)
 from contextcore.prompt.siderequest import SidePrefix
 from history.models import Checkpoint, Compaction, Message, Session
 
@@ -109,17 +115,46 @@ async def compact_session(
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
     # Sent to the chat's own model, the side requests reuse its cached prefix.
     prefix = side_prefix(manager, model, facts, counter) if model == ctx.model else None
-    result = await compactor.compact(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
-    if result is None:
-        return CompactionOutcome(
-            "none", note="The summary could not be made; the history is kept as it was."
+    if model == DRY_RUN_MODEL:  # its answer is a report, never a summary: say what it would send
+        return dry_run(
+            compactor.preview(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
         )
+    result = await compactor.compact(
+        history,
+        trigger_tokens=trigger,
+        focus=focus,
+        prefix=prefix,
+        fallback=model not in OFFLINE_MODELS,
+    )
+    if result is None:
+        return CompactionOutcome("none", note=_no_summary(model))
     if result.case == "none":
         return CompactionOutcome("none", note="Nothing to compact: the history is all recent.")
     try:
         return await database_sync_to_async(_store_held)(ctx, history, result, model, focus)
     except SessionBusy:
         return CompactionOutcome("none", note="A reply is being written; compaction skipped.")
+
+
+def dry_run(preview: CompactionPreview | None) -> CompactionOutcome:
+    """The outcome of a compaction with acdc/dry-run: nothing sent, nothing changed."""
+    if preview is None:
+        return CompactionOutcome("none", note="Nothing to compact: the history is all recent.")
+    many = "s" if preview.messages != 1 else ""
+    return CompactionOutcome(
+        "none",
+        note=(
+            f"Dry run: compaction would send {preview.tokens:,} tokens to summarise "
+            f"{preview.messages} message{many}; nothing was changed."
+        ),
+    )
+
+
+def _no_summary(model: str) -> str:
+    note = "The summary could not be made; the history is kept as it was."
+    if model in OFFLINE_MODELS:  # acdc/fake writes a summary only when a test scripts one
+        note += f" {model} is an offline model: it writes no summary unless one is scripted."
+    return note
 
 
 def _store_held(ctx, history, result, model, focus) -> CompactionOutcome:

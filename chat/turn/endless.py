@@ -20,6 +20,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from chat.llm.facts import DRY_RUN_MODEL
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
 from chat.turn import outgoing
 from chat.turn.compaction import side_prefix
@@ -123,11 +124,22 @@ async def managed_history(
         )
     if view.skipped:
         return Managed()
+    if model == DRY_RUN_MODEL and not view.failed:  # its answer is a report, not a view
+        return Managed(notice=dry_run_notice(view))
     await _store(session.id, turn_id, view)
     if view.failed:
         log.warning("endless mode failed open in %s: %s", session.id, view.error)
         return Managed(notice=f"Endless mode used the full history this turn: {view.error}")
     return Managed(history=endless.apply_managed_view(history, view, settings_now), view=view)
+
+
+def dry_run_notice(view: endless.ManagedView) -> str:
+    """What Endless mode would have sent; acdc/dry-run only reports it, so nothing is kept."""
+    tokens = int((view.stats or {}).get("manager_prompt_tokens") or 0)
+    return (
+        f"Dry run: Endless mode would send {tokens:,} tokens to build the managed view; "
+        "this turn uses the full history."
+    )
 
 
 @database_sync_to_async

@@ -27,7 +27,7 @@ from contextcore.history.topics import (
     format_messages,
     side_request,
 )
-from contextcore.llm import LLMClient, LLMError, Message
+from contextcore.llm import LLMClient, LLMError, LLMRequest, Message
 from contextcore.tokens import TokenCounter
 
 SUMMARY_HEADER = "History Summary"
@@ -168,6 +168,16 @@ def _cut_at_word(text: str, length: int) -> str:
     return head.rstrip() + " ..."
 
 
+@dataclass(frozen=True)
+class CompactionPreview:
+    """A compaction not made: how many messages the summarizer would read, and the
+    request (with its size in tokens) it would be sent."""
+
+    messages: int
+    tokens: int
+    request: LLMRequest
+
+
 class HistoryCompactor:
     """Layer 1 for `ContextManager`. `compact` returns a `HistoryCompaction` (case "none"
     below the trigger or with nothing to remove), or None when the summarizer failed and
@@ -199,11 +209,14 @@ class HistoryCompactor:
         trigger_tokens: int | None = None,
         focus: str = "",
         prefix: SidePrefix | None = None,
+        fallback: bool = True,
     ) -> HistoryCompaction | None:
         """Compact `messages`. `trigger_tokens` (the manager's trigger) wins over the
         config's; `focus` steers what the summary keeps (`/compact focus text`); `prefix`,
         the chat's cached prefix, is reused by the detector and summarizer requests (which
-        then go to the chat's model) where that costs less than a fresh transcript."""
+        then go to the chat's model) where that costs less than a fresh transcript. Without
+        `fallback`, a failed summary is None at any size (an offline model's silence is not
+        a reason to drop messages)."""
         messages = list(messages)
         trigger = trigger_tokens or self.config.compaction_trigger_tokens
         tokens = self.counter.count(messages)
@@ -214,7 +227,7 @@ class HistoryCompactor:
         if plan.case == "summarize":
             removed = [messages[i] for i in self._summarizable(messages, plan.cut)]
             summary = await self.summarize(removed, focus, prefix)
-            if summary is None and tokens <= 2 * trigger:
+            if summary is None and (tokens <= 2 * trigger or not fallback):
                 return None
             plan = CompactionPlan(
                 "truncate" if summary is None else "summarize", plan.cut, summary or ""
@@ -237,16 +250,37 @@ class HistoryCompactor:
         kept = set(kept_indexes(messages, cut))
         return [i for i in range(cut) if i not in kept]
 
-    async def summarize(
+    def preview(
+        self,
+        messages: Sequence[Message],
+        *,
+        trigger_tokens: int | None = None,
+        focus: str = "",
+        prefix: SidePrefix | None = None,
+    ) -> CompactionPreview | None:
+        """What `compact` would ask the summarizer, asking nothing (for a model that only
+        reports its requests): the plan at the safe boundary, as if the detector found no
+        topic change; None when nothing would be summarized."""
+        messages = list(messages)
+        trigger = trigger_tokens or self.config.compaction_trigger_tokens
+        if not messages or not self.should_compact(self.counter.count(messages), trigger):
+            return None
+        plan = self.plan(messages, SAFE_BOUNDARY)
+        if plan.case != "summarize":
+            return None
+        removed = [messages[i] for i in self._summarizable(messages, plan.cut)]
+        request = self.summary_request(removed, focus, prefix)
+        return CompactionPreview(len(removed), self.counter.count(request.messages), request)
+
+    def summary_request(
         self, messages: Sequence[Message], focus: str = "", prefix: SidePrefix | None = None
-    ) -> str | None:
-        """A summary of `messages` within `summary_budget_tokens` (asked of the model as
-        max_tokens, then enforced by cutting); None when the model fails or says nothing."""
+    ) -> LLMRequest:
+        """The summarizer's request for `messages` (see `summarize`)."""
         budget = self.config.summary_budget_tokens
         system = SUMMARIZER_PROMPT.format(budget=budget)
         if focus.strip():
             system += f"\nPay particular attention to: {focus.strip()}"
-        request = side_request(
+        return side_request(
             prefix,
             system,
             index=format_messages(messages, max_chars=INDEX_CHARS),
@@ -257,6 +291,14 @@ class HistoryCompactor:
             temperature=0.0,
             metadata={"purpose": "history_summary"},
         )
+
+    async def summarize(
+        self, messages: Sequence[Message], focus: str = "", prefix: SidePrefix | None = None
+    ) -> str | None:
+        """A summary of `messages` within `summary_budget_tokens` (asked of the model as
+        max_tokens, then enforced by cutting); None when the model fails or says nothing."""
+        budget = self.config.summary_budget_tokens
+        request = self.summary_request(messages, focus, prefix)
         if not self.model or not messages:
             return None
         try:

@@ -152,3 +152,44 @@ async def test_the_manager_request_reuses_what_the_chat_sent_last_turn(fake):
     views_now = await views(session)
     assert views_now[-1].input_payload["reused_prefix_messages"] == held
     assert views_now[0].input_payload["reused_prefix_messages"] == 0  # nothing sent before
+
+
+async def endless_after_turns(session, count: int) -> None:
+    for n in range(count):
+        await turn(session, f"plain turn {n}")
+    assert (
+        await database_sync_to_async(set_endless)(session.id, enabled=True, template="default")
+        == ""
+    )
+
+
+@database_sync_to_async
+def notices(session) -> list[str]:
+    return list(
+        Message.objects.filter(session=session, system_event=True).values_list("content", flat=True)
+    )
+
+
+@override_settings(ACDC_SMALLER_MODEL="acdc/dry-run")
+async def test_endless_mode_with_the_dry_run_says_what_it_would_send_and_keeps_no_view(fake):
+    session = await new_session()
+    await endless_after_turns(session, 3)
+
+    await turn(session, "what now?")
+
+    assert await views(session) == []
+    sent = json.dumps(fake.requests[-1].messages)
+    assert "Context summary (managed)" not in sent and "plain turn 0" in sent
+    assert any("Dry run: Endless mode would send" in text for text in await notices(session))
+
+
+@override_settings(ACDC_SMALLER_MODEL="acdc/fake")
+async def test_endless_mode_with_an_unscripted_fake_keeps_no_managed_view(fake):
+    session = await new_session()
+    await endless_after_turns(session, 3)
+
+    await turn(session, "what now?")
+
+    sent = json.dumps(fake.requests[-1].messages)
+    assert "Context summary (managed)" not in sent and "plain turn 0" in sent
+    assert [view.failed for view in await views(session)] == [True]

@@ -43,6 +43,7 @@ def user_texts(session) -> list[str]:
 async def test_a_reply_past_the_trigger_is_followed_by_a_visible_compaction(fake):
     session = await new_session()
     ws = await connect(session.id)
+    fake.enqueue(FakeStep(text="They went over the lexer.", purpose="history_summary"))
     seen: list[str] = []
     # Only frames are read here: the next message waits for the after-reply work, so a
     # compaction's frames arrive before the next reply's (and no test query races it).
@@ -101,4 +102,32 @@ async def test_a_message_sent_while_compacting_waits_and_then_runs(fake):
     assert text.index('data-state="complete"') < text.index("after compaction")
     assert "still streaming" not in text
     assert "Slow summary." in json.dumps(fake.requests[-1].messages)
+    await ws.disconnect()
+
+
+@trigger(100_000)
+async def test_compact_now_with_the_dry_run_says_what_it_would_send_and_changes_nothing(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    for n in range(5):
+        await chat(ws, n)
+    with override_settings(ACDC_SMALLER_MODEL="acdc/dry-run"):
+        await send(ws, action="compact")
+        frames = await frames_until(ws, 'data-state="none"')
+    assert "Dry run: compaction would send" in frames[-1] and "nothing was changed" in frames[-1]
+    assert not await database_sync_to_async(Compaction.objects.filter(session=session).exists)()
+    await ws.disconnect()
+
+
+@trigger(100_000)
+async def test_compact_now_with_an_unscripted_fake_stores_no_summary(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    for n in range(5):
+        await chat(ws, n)
+    fake.enqueue(FakeStep(text=DETECTOR, purpose="topic_detection"))
+    await send(ws, action="compact")
+    frames = await frames_until(ws, 'data-state="none"')
+    assert "acdc/fake is an offline model: it writes no summary" in frames[-1]
+    assert not await database_sync_to_async(Compaction.objects.filter(session=session).exists)()
     await ws.disconnect()

@@ -43,12 +43,13 @@ from acdc import dbfaults
 from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
-from chat.turn.events import TurnFinished
+from chat.turn.events import ToolCallFinished, TurnFinished
 from chat.turn.session import end_expired_turn, request_stop
 from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
 from chat.web.conversation import render_conversation, render_session_event
-from chat.web.edits.cards import latest_reply_frame
+from chat.web.edits.cards import latest_reply_frame, render_turn_edits
 from chat.web.frames import DeltaCoalescer, render_error
+from contextcore.edits.ops import EDIT_TOOLS
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -195,6 +196,8 @@ class TurnHost:
             if isinstance(event, TurnFinished):
                 hosted.after_reply = True  # before the tab can see it: a reply to it waits
             await hosted.coalescer.emit(event)
+            if isinstance(event, ToolCallFinished) and event.tool in EDIT_TOOLS:
+                await _turn_edits(event.turn_id, broadcast)  # its cards, as it streams
 
         async def after(ctx) -> None:
             await after_turn_tasks(ctx, _reporter(broadcast))
@@ -226,6 +229,11 @@ class TurnHost:
 
 
 HOST = TurnHost()
+
+
+async def _turn_edits(turn_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
+    if edittools.enabled():
+        await broadcast(await database_sync_to_async(render_turn_edits)(turn_id, oob=True))
 
 
 async def _reply_edits(session_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:

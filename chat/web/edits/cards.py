@@ -20,7 +20,7 @@ from chat.repo import edittools, sessionsets
 from chat.repo.edits import applying, disk
 from contextcore.edits import diff_hunks
 from contextcore.edits.diff import Hunk
-from history.models import Message, PendingEdit
+from history.models import Message, PendingEdit, Session
 
 Status = PendingEdit.Status
 FILE_PREVIEW_CHARS = 6000
@@ -71,21 +71,25 @@ class Card:
 
 def cards_for(message: Message) -> list[Card]:
     """The message's cards, in the order its edits were proposed."""
+    return _cards(message.edits.all(), message.session)
+
+
+def _cards(rows, session: Session) -> list[Card]:
     groups: dict[str, list[PendingEdit]] = {}
-    for row in message.edits.select_related("version_before", "version_after").order_by("id"):
+    for row in rows.select_related("version_before", "version_after").order_by("id"):
         groups.setdefault(row.path, []).append(row)
     if not groups:
         return []
     repo = sessionsets.repository()
-    return [_card(message, path, rows, repo) for path, rows in groups.items()]
+    return [_card(session, path, rows, repo) for path, rows in groups.items()]
 
 
-def _card(message: Message, path: str, rows: list[PendingEdit], repo) -> Card:
+def _card(session: Session, path: str, rows: list[PendingEdit], repo) -> Card:
     statuses = {row.status for row in rows}
     status = next(s for s in _PRECEDENCE if s in statuses)
     card = Card(path, status, rows)
     if status == Status.PENDING:
-        _pending(card, message, repo)
+        _pending(card, session, repo)
     elif status in (Status.APPLIED, Status.UNDONE):
         done = [row for row in rows if row.status == status]
         before, after = done[0].version_before, done[-1].version_after
@@ -95,9 +99,9 @@ def _card(message: Message, path: str, rows: list[PendingEdit], repo) -> Card:
     return card
 
 
-def _pending(card: Card, message: Message, repo) -> None:
+def _pending(card: Card, session: Session, repo) -> None:
     waiting = [row for row in card.rows if row.status == Status.PENDING]
-    changes = applying.preview(message.session, waiting, repo=repo)
+    changes = applying.preview(session, waiting, repo=repo)
     if changes:
         _, before, after = changes[0]
         _diff(card, before, after)
@@ -138,7 +142,7 @@ def edits_context(message: Message, *, oob: bool = False, note: str = "") -> dic
     statuses = {card.status for card in cards}
     return {
         "message_id": message.id,
-        "session_id": message.session_id,
+        "section_id": f"edits-{message.id}",
         "cards": cards,
         "any_pending": "pending" in statuses,
         "any_applied": "applied" in statuses,
@@ -165,6 +169,18 @@ def latest_reply_frame(session_id: str) -> str:
     if message is None or not message.edits.exists():
         return ""
     return render_edits(message, oob=True)
+
+
+def render_turn_edits(turn_id: str, *, oob: bool = False) -> str:
+    """The edits a reply still streaming has proposed (`msg-<turn>-edits`), as read-only
+    cards: they are accepted or rejected once the reply is stored and its cards drawn."""
+    if not edittools.enabled():
+        return ""
+    rows = PendingEdit.objects.filter(turn_id=turn_id, message=None)
+    first = rows.select_related("session").first()
+    cards = _cards(rows, first.session) if first is not None else []
+    context = {"section_id": f"msg-{turn_id}-edits", "cards": cards, "live": True, "oob": oob}
+    return render_to_string("chat/_edits.html", context)
 
 
 def pending_frames(session_id: str, paths: list[str]) -> str:

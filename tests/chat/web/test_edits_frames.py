@@ -223,3 +223,22 @@ async def test_a_change_on_disk_makes_the_pending_card_a_conflict_in_every_tab(e
         assert "Conflict" in frames[-1] and "return &#x27;hey&#x27;" in frames[-1]
     finally:
         await tab.disconnect()
+
+
+async def test_an_edit_tool_call_shows_its_card_while_the_reply_streams(edits_on, fake):
+    session = await database_sync_to_async(services.session_create)(
+        repository="", model="acdc/fake"
+    )
+    call = {"path": "app.py", "old_text": "return 'hi'", "new_text": "return 'hello'"}
+    fake.enqueue(FakeStep(tool_calls=[{"name": "edit_file", "arguments": call}]))
+    fake.enqueue(FakeStep(text="Done."))
+    tab = await connect(session.id)
+    try:
+        await send(tab, message="Say hello", model="acdc/fake")
+        frames = await frames_until(tab, 'aria-label="Proposed edits"')
+        assert '-edits" class="edit-cards"' in frames[-1] and 'aria-label="app.py"' in frames[-1]
+        assert "once the reply has ended" in frames[-1] and "Accept app.py" not in frames[-1]
+        assert not any('data-status="complete"' in frame for frame in frames)  # still streaming
+        frames = await frames_until(tab, 'aria-label="Accept app.py"')  # its cards once stored
+    finally:
+        await tab.disconnect()

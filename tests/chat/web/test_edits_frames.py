@@ -242,3 +242,14 @@ async def test_an_edit_tool_call_shows_its_card_while_the_reply_streams(edits_on
         frames = await frames_until(tab, 'aria-label="Accept app.py"')  # its cards once stored
     finally:
         await tab.disconnect()
+
+
+def test_an_edit_whose_text_still_matches_after_a_change_on_disk_is_still_pending_and_applies(
+    edits_on,
+):
+    message = reply_with_edits(GREET)
+    (edits_on / "app.py").write_text("# a comment\ndef greet():\n    return 'hi'\n")
+    assert "Pending review" in render_edits(message)
+    act(message, op="accept", path="app.py")
+    assert (edits_on / "app.py").read_text() == "# a comment\ndef greet():\n    return 'hello'\n"
+    assert statuses(message) == ["applied"]

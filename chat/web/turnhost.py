@@ -47,7 +47,7 @@ from chat.turn.events import ToolCallFinished, TurnFinished
 from chat.turn.session import end_expired_turn, request_stop
 from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
 from chat.web.conversation import render_conversation, render_session_event
-from chat.web.edits.cards import latest_reply_frame, render_turn_edits
+from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.frames import DeltaCoalescer, render_error
 from contextcore.edits.ops import EDIT_TOOLS
 from history.models import Session
@@ -233,12 +233,13 @@ HOST = TurnHost()
 
 async def _turn_edits(turn_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
     if edittools.enabled():
-        await broadcast(await database_sync_to_async(render_turn_edits)(turn_id, oob=True))
+        for frame in await database_sync_to_async(turn_frames)(turn_id):
+            await broadcast(frame)
 
 
 async def _reply_edits(session_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
-    if html := await database_sync_to_async(latest_reply_frame)(session_id):
-        await broadcast(html)
+    for frame in await database_sync_to_async(latest_reply_frames)(session_id):
+        await broadcast(frame)
 
 
 async def ask_stop(session_id: str) -> None:

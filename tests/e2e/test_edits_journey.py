@@ -145,6 +145,9 @@ async def test_the_person_reviews_accepts_rejects_and_undoes_the_models_edits(se
     cards = page.get_by_role("region", name="src/app.py")
     await expect(cards.last).to_contain_text("Applied", timeout=SLOW)
     assert "welcome {name}" in (server.repo / "src" / "app.py").read_text()
+    await expect(files.locator('[data-row="src/app.py"]').get_by_title("modified")).to_have_text(
+        "M"
+    )
 
     await page.get_by_role("button", name="Dark mode").click()
     await expect(page.locator("html")).to_have_attribute("data-theme", "dark")

@@ -12,12 +12,16 @@ call it from a thread. Non-goals: deciding anything (`chat.repo.edits`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from django.conf import settings
 from django.template.loader import render_to_string
 
-from chat.repo import edittools, sessionsets
+from chat.repo import edittools, git, sessionsets
 from chat.repo.edits import applying, disk
+from chat.web.frames import picker_message
 from contextcore.edits import diff_hunks
 from contextcore.edits.diff import Hunk
 from history.models import Message, PendingEdit, Session
@@ -158,17 +162,36 @@ def render_edits(message: Message, *, oob: bool = False, note: str = "") -> str:
     return render_to_string("chat/_edits.html", edits_context(message, oob=oob, note=note))
 
 
-def latest_reply_frame(session_id: str) -> str:
-    """The edits frame of the session's newest reply, once its turn is over ("" without
-    edits): the finished reply has an empty `edits-<id>` for it to replace."""
+def latest_reply_frames(session_id: str) -> list[str]:
+    """The edits frame of the session's newest reply once its turn is over (the finished
+    reply has an empty `edits-<id>` for it), and the git badges of the files its edits
+    wrote (Auto-apply); none without edits."""
     message = (
         Message.objects.filter(session_id=session_id, role=Message.Role.ASSISTANT)
         .order_by("-seq")
         .first()
     )
     if message is None or not message.edits.exists():
-        return ""
-    return render_edits(message, oob=True)
+        return []
+    return [render_edits(message, oob=True), *_written_badges(message.edits.all())]
+
+
+def turn_frames(turn_id: str) -> list[str]:
+    """The cards of a reply still streaming, and the git badges of the files written."""
+    rows = PendingEdit.objects.filter(turn_id=turn_id, message=None)
+    return [render_turn_edits(turn_id, oob=True), *_written_badges(rows)]
+
+
+def _written_badges(rows) -> list[str]:
+    written = set(rows.filter(status=Status.APPLIED).values_list("path", flat=True))
+    return [badges_message(written)] if written else []
+
+
+def badges_message(paths: Iterable[str]) -> str:
+    """A Files panel update with the git badges of `paths` ("" where git sees no change):
+    the watcher's events carry none."""
+    now = git.status(Path(settings.ACDC_REPO))
+    return picker_message(badges={path: now.get(path, "") for path in paths})
 
 
 def render_turn_edits(turn_id: str, *, oob: bool = False) -> str:

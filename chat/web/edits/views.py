@@ -12,7 +12,6 @@ Edits are off (404) unless `ACDC_EDITS`.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -21,11 +20,10 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadReque
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from chat.repo import edittools, git, sessionsets
+from chat.repo import edittools, sessionsets
 from chat.repo.edits import applying, disk, undo
 from chat.web.consumers import files_group
-from chat.web.edits.cards import render_edits
-from chat.web.frames import picker_message
+from chat.web.edits.cards import badges_message, render_edits
 from chat.web.turnhost import session_group
 from contextcore.edits import EditOp, apply_hunks, diff_hunks, text_sha256
 from history import edits as rows_
@@ -65,19 +63,16 @@ def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
     html = render_edits(message, oob=True, note=note)
     _broadcast(message.session_id, html)
     if op != "reject":
-        _badges(Path(settings.ACDC_REPO), {row.path for row in message.edits.all()})
+        _badges({row.path for row in message.edits.all()})
     # Nothing in the answer: the pressed button is gone once the frame above swapped its
     # section, and htmx looks for an answer's out-of-band targets from the button.
     return HttpResponse(status=204)
 
 
-def _badges(root: Path, paths: set[str]) -> None:
-    """The Files panel's git badges of the files acdc wrote, in every tab of the repository
-    ("" for a file git now sees as unchanged)."""
-    now = git.status(root)
-    badges = {path: now.get(path, "") for path in paths}
-    frame = {"type": "chat.frame", "html": picker_message(badges=badges)}
-    async_to_sync(get_channel_layer().group_send)(files_group(root), frame)
+def _badges(paths: set[str]) -> None:
+    """The Files panel's git badges of the files acdc wrote, in every tab of the repository."""
+    frame = {"type": "chat.frame", "html": badges_message(paths)}
+    async_to_sync(get_channel_layer().group_send)(files_group(settings.ACDC_REPO), frame)
 
 
 def _pending(message: Message, path: str | None) -> list[PendingEdit]:

@@ -7,8 +7,9 @@ compaction, and on demand. Rolling back marks the messages after it rolled back 
 the store, the history browser and search), brings back the compactions live then and
 the header; the working history follows, since it is derived from those rows. Session
 settings (Endless, related context, model) are columns of their own and stay as they are.
-
-Non-goals: files on disk (acdc never writes the repository), scheduling (the turn does).
+With edits on, a rollback may also (or only) give the files acdc changed since the
+checkpoint their content back (`chat.repo.edits.restore`: new versions, refused per file
+when the file changed since acdc wrote it). Non-goals: scheduling (the turn does).
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from chat.repo import edittools, sessionsets
+from chat.repo.edits.restore import restore
 from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
 from history import services
 from history.models import Checkpoint, Compaction, Message, Session, SessionObject
 
 MAX_LABEL = 200
+SCOPES = ("conversation", "files", "both")
 
 
 class RollbackRefused(Exception):
@@ -82,11 +86,17 @@ def listing(session: Session) -> list[Checkpoint]:
     return list(session.checkpoints.order_by("-created_at", "-id"))
 
 
-def rollback(session_id: str, checkpoint_id: int) -> str:
-    """Restore the checkpoint's context state and sets; returns the system event's text."""
+def rollback(session_id: str, checkpoint_id: int, scope: str = "conversation") -> str:
+    """Restore the checkpoint's context state and sets ("conversation"), the files acdc
+    changed since ("files", edits on), or both; returns the system event's text."""
+    if scope not in SCOPES or (scope != "conversation" and not edittools.enabled()):
+        raise RollbackRefused("Choose what to roll back: the conversation, files or both.")
     try:
         with held(session_id):
-            return _rollback(session_id, checkpoint_id)
+            note = _rollback(session_id, checkpoint_id) if scope != "files" else ""
+            if scope != "conversation":
+                note = _rollback_files(session_id, checkpoint_id, note)
+            return note
     except SessionMissing:
         raise RollbackRefused(f"There is no session {session_id!r}.") from None
     except SessionBusy:
@@ -95,8 +105,7 @@ def rollback(session_id: str, checkpoint_id: int) -> str:
         ) from None
 
 
-@transaction.atomic
-def _rollback(session_id: str, checkpoint_id: int) -> str:
+def _found(session_id: str, checkpoint_id: int) -> tuple[Session, Checkpoint]:
     session = Session.objects.filter(pk=session_id).first()
     if session is None:
         raise RollbackRefused(f"There is no session {session_id!r}.")
@@ -105,6 +114,25 @@ def _rollback(session_id: str, checkpoint_id: int) -> str:
         raise RollbackRefused("There is no such checkpoint.")
     if checkpoint.session_id != session.id:
         raise RollbackRefused("That checkpoint belongs to another session.")
+    return session, checkpoint
+
+
+def _rollback_files(session_id: str, checkpoint_id: int, note: str) -> str:
+    """The files acdc changed since the checkpoint, back as they were: a note of one line
+    per file, after the conversation's note when both were rolled back."""
+    session, checkpoint = _found(session_id, checkpoint_id)
+    done = restore(session, checkpoint, repo=sessionsets.repository())
+    lines = done.lines or ["acdc changed no files since this checkpoint."]
+    text = "Files rolled back to the checkpoint:\n" + "\n".join(f"- {line}" for line in lines)
+    services.message_append(
+        session=session, role=Message.Role.SYSTEM, content=text, system_event=True
+    )
+    return f"{note}\n{text}" if note else text
+
+
+@transaction.atomic
+def _rollback(session_id: str, checkpoint_id: int) -> str:
+    session, checkpoint = _found(session_id, checkpoint_id)
     take(session, kind=Checkpoint.Kind.AUTO, label="Before rollback")  # not the person's
     header = dict(checkpoint.context_state)
     layout_id = header.pop("layout_id", session.layout_id)

@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.llm.runtime import chat_model
-from chat.repo import boundary, outlines, picker, sessionsets
+from chat.repo import boundary, edittools, outlines, picker, sessionsets
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
@@ -34,6 +34,7 @@ def tools_context(session: Session, error: str = "", note: str = "") -> dict:
         "session": session,
         "grounding": context.grounding_enabled(session),
         "checkpoints": checkpoints.listing(session)[:20],
+        "edits_on": edittools.enabled(),  # rollback then offers files too
         "last_compaction": live,
         "tools_error": error,
         "tools_note": note,
@@ -68,7 +69,7 @@ def checkpoint_create(request: HttpRequest, session_id: str) -> HttpResponse:
 def checkpoint_rollback(request: HttpRequest, session_id: str, checkpoint_id: int) -> HttpResponse:
     session = _session(session_id)
     try:
-        checkpoints.rollback(session.id, checkpoint_id)
+        checkpoints.rollback(session.id, checkpoint_id, request.POST.get("scope", "conversation"))
     except checkpoints.RollbackRefused as exc:
         return _tools(request, session, error=str(exc))
     return _refresh()

@@ -16,6 +16,7 @@ from django.template.loader import render_to_string
 
 from chat.turn import seen
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
+from chat.turn.retry import RETRYABLE, retried_ids
 from chat.turn.session import live_turn
 from chat.web.frames import card, render_hud
 from chat.web.render import render_markdown
@@ -23,14 +24,16 @@ from history import selectors
 from history.images import images_for_messages
 from history.models import Message, Session
 
-RETRYABLE = (Message.Status.ERROR, Message.Status.INTERRUPTED)
 FOLD_LABELS = {
     "compacted": "compacted: replaced by a summary in what the model sees",
     "rolled_back": "set aside by a rollback",
+    "retried": "of an earlier attempt, replaced by Retry",
 }
 
 
-def _fold_reason(message: Message, replaced: set[str]) -> str:
+def _fold_reason(message: Message, replaced: set[str], retried: set[str] = frozenset()) -> str:
+    if message.id in retried:
+        return "retried"
     if message.rolled_back:
         return "rolled_back"
     if message.id in replaced:
@@ -53,7 +56,7 @@ def _tool_card(message: Message) -> dict[str, Any]:
     return card(event)
 
 
-def conversation_items(session: Session) -> list[dict[str, Any]]:
+def conversation_items(session: Session, retrying: str = "") -> list[dict[str, Any]]:
     """The page's entries; the reply of a turn still running is drawn as the live one the
     stream appends to (a placeholder when it has stored nothing yet)."""
     rows = selectors.session_messages(session=session)
@@ -62,10 +65,11 @@ def conversation_items(session: Session) -> list[dict[str, Any]]:
     for ids in session.compactions.filter(undone_at=None).values_list("replaced_ids", flat=True):
         replaced.update(ids)
     images = images_for_messages(m.id for m in rows if m.role == "user")
-    questions = {m.turn_id: m.content for m in rows if m.role == "user" and m.turn_id}
+    questions = _retry_questions(rows)
+    retried = retried_ids(rows) | {m.id for m in rows if retrying and m.turn_id == retrying}
     notes = seen.notes_for(session.id, (m.turn_id for m in rows if m.role == "assistant"))
     items: list[dict[str, Any]] = []
-    for reason, run in groupby(rows, key=lambda m: _fold_reason(m, replaced)):
+    for reason, run in groupby(rows, key=lambda m: _fold_reason(m, replaced, retried)):
         entries = [
             {
                 "message": m,
@@ -86,6 +90,14 @@ def conversation_items(session: Session) -> list[dict[str, Any]]:
     return items
 
 
+def _retry_questions(rows: list[Message]) -> dict[str, str]:
+    """The newest exchange's question by its turn, when it is still in the working history:
+    only that exchange offers Retry (an older one's would be answered at the bottom)."""
+    mine = [m for m in rows if m.role == "user" and not m.system_event and not m.rolled_back]
+    newest = mine[-1] if mine else None
+    return {newest.turn_id: newest.content} if newest and newest.turn_id else {}
+
+
 def _mark_live(items: list[dict[str, Any]], turn_id: str) -> None:
     replies = [
         item
@@ -100,11 +112,12 @@ def _mark_live(items: list[dict[str, Any]], turn_id: str) -> None:
         items.append({"live": turn_id, "placeholder": True})
 
 
-def render_conversation(session: Session, *, oob: bool = False) -> str:
-    """The whole message list, as an out-of-band frame when `oob`."""
+def render_conversation(session: Session, *, oob: bool = False, retrying: str = "") -> str:
+    """The whole message list, as an out-of-band frame when `oob`; the exchange of turn
+    `retrying` folds as replaced by Retry."""
+    items = conversation_items(session, retrying)
     return render_to_string(
-        "chat/_conversation.html",
-        {"messages": conversation_items(session), "session": session, "oob": oob},
+        "chat/_conversation.html", {"messages": items, "session": session, "oob": oob}
     )
 
 

@@ -51,6 +51,7 @@ class ClientFrame:
     outline: tuple[str, ...] = ()  # `select`: paths sent as their outline, not whole
     selection: str = ""  # `select`: the tab's name for this choice, echoed in the answer
     replaces: str = ""  # `send`: the id of the last user message this one is an edit of
+    retry: str = ""  # `send`: the turn whose failed reply is written again (Retry)
 
 
 def _encodable(text: str) -> str:
@@ -95,6 +96,7 @@ class _WireFrame(BaseModel):
     outline: _Paths = []  # `select`: the paths sent as their outline
     selection: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{0,64}$")] = ""
     replaces: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
+    retry: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
     image: Annotated[
         list[_Sha256],
         BeforeValidator(_listed),
@@ -112,6 +114,7 @@ _NOUNS = {
     "outline": "Outline file paths",
     "selection": "The selection's name",
     "replaces": "The edited message's id",
+    "retry": "The retried reply's turn",
 }
 
 
@@ -146,6 +149,7 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         outline=tuple(wire.outline),
         selection=wire.selection,
         replaces=wire.replaces if action == "send" else "",
+        retry=wire.retry if action == "send" else "",
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 

@@ -44,6 +44,7 @@ from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.events import ToolCallFinished, TurnFinished
+from chat.turn.retry import RetryRefused, set_aside_for_retry
 from chat.turn.session import end_expired_turn, request_stop
 from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
 from chat.web.conversation import render_conversation, render_session_event
@@ -207,7 +208,16 @@ class TurnHost:
         # A dead worker's reply is ended before this one starts, told through the same path
         # as the turn's frames so no tab sees them out of order.
         await end_dead_turn(session_id, broadcast)
-        if frame.replaces:  # edit and resend: the edited exchange is set aside first
+        user_text = frame.message
+        if frame.retry:  # Retry: the exchange is set aside and its question asked again
+            try:
+                user_text = await database_sync_to_async(set_aside_for_retry)(
+                    session_id, frame.retry
+                )
+            except RetryRefused as exc:
+                raise TurnRejected(str(exc)) from None
+            await broadcast(await database_sync_to_async(_retry_frame)(session_id, frame.retry))
+        elif frame.replaces:  # edit and resend: the edited exchange is set aside first
             try:
                 await database_sync_to_async(set_aside_last)(session_id, frame.replaces)
             except RollbackRefused as exc:
@@ -216,7 +226,7 @@ class TurnHost:
 
         await run_turn(
             session_id=session_id,
-            user_text=frame.message,
+            user_text=user_text,
             model=frame.model,
             emit=emit,
             images=frame.images,
@@ -310,6 +320,12 @@ async def _deliver(send: Callable[[str], Awaitable[None]], html: str) -> None:
 
 def _conversation_frame(session_id: str) -> str:
     return render_conversation(Session.objects.get(pk=session_id), oob=True)
+
+
+def _retry_frame(session_id: str, turn_id: str) -> str:
+    """The conversation with the retried exchange folded as such (its question is not yet
+    asked again, so the page could not tell it from a rollback)."""
+    return render_conversation(Session.objects.get(pk=session_id), oob=True, retrying=turn_id)
 
 
 def _ended_frame(session_id: str) -> str:

@@ -2,7 +2,7 @@
 // the message box, and sending then replaces that message and its reply (the frame names
 // it as "replaces"; the server sets both aside, kept in History). Cancel, or Esc in the
 // box, gives the box back what it held. No Edit while a reply streams (the stylesheet).
-// Retry on the newest reply replaces the failed exchange the same way.
+// Retry (newest exchange only) writes the reply again in place; the server sets it aside.
 (function () {
   "use strict";
   const input = () => document.getElementById("message-input");
@@ -84,26 +84,22 @@
   document.addEventListener("htmx:wsAfterSend", (event) => {
     if (event.target && event.target.id === "composer") finish(false);
   });
-  // Retry on the newest reply replaces the exchange that failed, as an edit would (an
-  // older Retry sends the question again as a new message). Capture: before htmx sends.
-  document.addEventListener("submit", (event) => {
-    const form = event.target;
-    if (!(form instanceof HTMLFormElement) || !form.classList.contains("retry-form")) return;
+  // Retry is offered on the newest exchange only (the server refuses any other): a reply
+  // that failed before a newer message was sent loses its Retry, as its Edit went.
+  function dropStaleRetries() {
     const last = lastMine();
-    const reply = form.closest("article");
-    const newest = last && reply && reply.dataset.turn && reply.dataset.turn === last.dataset.turn;
-    let field = form.querySelector("input[name=replaces]");
-    if (newest && !field) {
-      field = document.createElement("input");
-      field.type = "hidden";
-      field.name = "replaces";
-      form.append(field);
-    }
-    if (newest) field.value = last.dataset.messageId;
-    else if (field) field.remove();
-  }, true);
+    document.querySelectorAll("#conversation .retry-form").forEach((form) => {
+      const reply = form.closest("article");
+      if (!last || !reply || reply.dataset.turn !== last.dataset.turn) form.remove();
+    });
+  }
 
-  document.addEventListener("DOMContentLoaded", placeButton);
-  document.addEventListener("htmx:wsAfterMessage", placeButton);
-  document.addEventListener("htmx:afterSettle", placeButton);
+  function refresh() {
+    placeButton();
+    dropStaleRetries();
+  }
+
+  document.addEventListener("DOMContentLoaded", refresh);
+  document.addEventListener("htmx:wsAfterMessage", refresh);
+  document.addEventListener("htmx:afterSettle", refresh);
 })();

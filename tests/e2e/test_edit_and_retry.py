@@ -75,10 +75,12 @@ async def test_retry_sends_a_failed_message_again(server, page):
     await screenshot(page, "retry-offered")
     await log.get_by_role("button", name="Retry").click()
     await expect(log).to_contain_text("The whole answer this time.", timeout=SLOW)
-    # The failed exchange is set aside (kept, folded), not left in the conversation.
-    folded = log.locator("details.fold-rolled_back")
+    # The failed exchange is set aside (kept, folded as an earlier attempt), with no notice.
+    folded = log.locator("details.fold-retried")
     await expect(folded).to_have_count(1)
     await expect(folded).to_contain_text("Explain the parser")
+    await expect(log).not_to_contain_text("Your last message was edited")
+    await expect(log).not_to_contain_text("set aside by a rollback")
     await expect(log.locator(":scope > article.message.user")).to_have_count(1)
     assert await log.get_by_role("article", name="Your message").last.inner_text() != ""
     await expect(log.get_by_role("article", name="Your message").last).to_contain_text(

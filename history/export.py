@@ -4,6 +4,8 @@ Pure functions of a session and its messages (no queries here), shared by the hi
 browser and `acdc export`. JSON Lines follow seed 000's HistoryMessage: id, session_id,
 timestamp (ISO 8601 UTC), role, content, files, files_modified, edit_results, image_refs.
 image_refs name files `<sha256>.<ext>` as an `images/` folder beside the file would hold them.
+A reply's edits (`edit_lines`: acdc's rows, or AC-DC's own entries) are listed under it in
+Markdown, in a section of their own.
 """
 
 from __future__ import annotations
@@ -21,6 +23,28 @@ IMAGE_EXTENSIONS = {
     "image/webp": "webp",
 }
 ROLE_HEADINGS = {"user": "You", "assistant": "acdc", "system": "System"}
+_PATH_KEYS = ("path", "file_path", "file", "filename")
+_RESULT_KEYS = ("result", "message", "error", "status")
+
+
+def edit_lines(message: Message) -> list[tuple[str, str]]:
+    """(path, result line) for each edit an assistant message records: acdc's entries
+    (path, result) or AC-DC's (a file key, then message or status); a file in
+    `files_modified` that no entry names is "modified". Tool-call and compaction details
+    name no file and are not edits."""
+    if message.role != Message.Role.ASSISTANT:
+        return []
+    found: list[tuple[str, str]] = []
+    for entry in message.edit_results or []:
+        if not isinstance(entry, Mapping):
+            continue
+        path = next((str(entry[k]) for k in _PATH_KEYS if entry.get(k)), "")
+        if path:
+            result = next((str(entry[k]) for k in _RESULT_KEYS if entry.get(k)), "")
+            found.append((path, result.splitlines()[0] if result else ""))
+    named = {path for path, _ in found}
+    found += [(p, "modified") for p in message.files_modified or [] if p not in named]
+    return found
 
 
 def iso_utc(moment: datetime) -> str:
@@ -44,6 +68,9 @@ def session_to_markdown(session: Session, messages: Iterable[Message]) -> str:
     for message in messages:
         heading = ROLE_HEADINGS.get(message.role, message.role)
         lines += ["", f"## {heading} · {iso_utc(message.timestamp)}", "", message.content]
+        if edits := edit_lines(message):
+            lines += ["", "### Edits", ""]
+            lines += [f"- `{p}`: {r}" if r else f"- `{p}`" for p, r in edits]
     return "\n".join(lines).rstrip() + "\n"
 
 

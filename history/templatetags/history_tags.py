@@ -8,7 +8,15 @@ from django import template
 from django.utils import timezone
 from django.utils.timesince import timesince
 
+from history.export import edit_lines as _edit_lines
+
 register = template.Library()
+
+
+@register.filter
+def edit_lines(message) -> list[tuple[str, str]]:
+    """A reply's edits as (path, result line), for the list under it."""
+    return _edit_lines(message)
 
 
 @register.filter

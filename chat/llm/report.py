@@ -4,7 +4,10 @@ It describes the request exactly as litellm delivered it: messages with their to
 cache markers, the prefix size at each cache breakpoint, the total, and the input cost at
 the prices of the model the session would really use, with no cache, with the cache being
 written, and with every cached prefix read. A breakdown passed in the request metadata
-(tokens by section and tier) is rendered as a table. Pure function of its arguments.
+(tokens by section and tier) is rendered as a table. With edits on, a line says how the
+model is offered edits, read from the request itself: the `edit_file`/`write_file` tools,
+or SEARCH/REPLACE blocks when only the system prompt teaches them. Pure function of its
+arguments.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from chat.llm.fake import breakpoint_indexes, has_cache_control
 from contextcore.models import ModelFacts
 from contextcore.prompt.siderequest import tool_tokens
 from contextcore.tokens import TokenCounter
+
+EDIT_TOOLS = ("edit_file", "write_file")
+BLOCKS_MARK = "<<<<<<< SEARCH"
 
 
 def render_report(
@@ -36,6 +42,7 @@ def render_report(
         f"- Prices from: `{facts.name}`" + ("" if facts.known else " (unknown: no prices)"),
         f"- Messages: {len(messages)}",
         f"- Tools: {len(tools or [])}",
+        *_edits_line(messages, tools),
         f"- Total prompt tokens: {prompt_tokens:,}",
         "",
         *_message_table(messages, counter),
@@ -44,6 +51,21 @@ def render_report(
         *_cost_table(messages, prompt_tokens, facts, counter, tool_count),
     ]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _edits_line(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[str]:
+    """How edits are offered: as tools, as blocks the system prompt describes, or (edits
+    off: neither is in the request) no line at all."""
+    names = [(t.get("function") or {}).get("name") for t in tools or []]
+    offered = [name for name in EDIT_TOOLS if name in names]
+    if offered:
+        listed = ", ".join(f"`{name}`" for name in offered)
+        return [f"- Edits: offered as tools ({listed}); results say applied or pending review"]
+    system = [m.get("content") for m in messages if m.get("role") == "system"]
+    texts = [c if isinstance(c, str) else " ".join(p.get("text", "") for p in c) for c in system]
+    if any(BLOCKS_MARK in (text or "") for text in texts):
+        return ["- Edits: as SEARCH/REPLACE blocks in the reply (no edit tools offered)"]
+    return []
 
 
 def _message_table(messages: list[dict[str, Any]], counter: TokenCounter) -> list[str]:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from chat.web import views, views_commit, views_context, views_model
+from chat.web import views, views_context, views_model
 from chat.web.edits import views as views_edits
 
 app_name = "chat"
@@ -39,7 +39,7 @@ urlpatterns = [
     path("s/<str:session_id>/model/", views_model.model_choose, name="model_choose"),
     path("m/<str:message_id>/edits/", views_edits.edits_act, name="edits_act"),
     path("s/<str:session_id>/auto-apply/", views_edits.auto_apply, name="auto_apply"),
-    path("s/<str:session_id>/commit/", views_commit.edits_commit, name="edits_commit"),
+    path("s/<str:session_id>/commit/", views_context.edits_commit, name="edits_commit"),
     path("images/<str:sha>/", views.image_file, name="image"),
     path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
     path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),

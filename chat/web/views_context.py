@@ -1,4 +1,5 @@
-"""HTTP actions on a session's context: checkpoints, rollback, undo compaction, pins.
+"""HTTP actions on a session's context: checkpoints, rollback, undo compaction, pins, and
+the optional Commit of the files acdc changed (with edits on; only when pressed).
 
 Small htmx endpoints (POST, CSRF-protected) that answer with the fragment to swap in, or
 with `HX-Refresh` when the conversation itself changed (a rollback or an undo re-renders
@@ -14,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from chat.llm.runtime import chat_model
 from chat.repo import boundary, edittools, outlines, picker, sessionsets
+from chat.repo.edits.commit import CommitRefused, changed_paths, commit, proposed_message
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
@@ -178,3 +180,34 @@ def message_pin(request: HttpRequest, message_id: str) -> HttpResponse:
     return render(
         request, "chat/_pin_button.html", {"pin_id": message.id, "pinned": message.pinned}
     )
+
+
+# The optional Commit: GET draws the form (the files git sees as changed, a message proposed
+# from the turn), POST commits exactly those files; nothing runs unless the person presses.
+def commit_context(session: Session, *, error: str = "", note: str = "", message: str = "") -> dict:
+    """What the form shows: the files it would commit and the message box's text."""
+    repo = sessionsets.repository()
+    return {
+        "session": session,
+        "commit_paths": changed_paths(session, repo=repo),
+        "commit_message": message or proposed_message(session),
+        "commit_error": error,
+        "commit_note": note,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def edits_commit(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = selectors.session_get(session_id=session_id)
+    if session is None or not edittools.enabled():
+        raise Http404("no such session")
+    extra: dict[str, str] = {}
+    if request.method == "POST":
+        message = request.POST.get("message", "")
+        try:
+            done = commit(session, message, repo=sessionsets.repository())
+        except CommitRefused as exc:
+            extra = {"error": str(exc), "message": message}
+        else:
+            extra = {"note": f"Committed {len(done.paths)} file(s): {done.summary}"}
+    return render(request, "chat/_edit_commit.html", commit_context(session, **extra))

@@ -90,6 +90,7 @@ class _Hosted:
     waiting: deque = field(default_factory=deque)  # (frame, reply_to), in order of arrival
     # Whether the session has tabs on other workers: None until the first frame asks.
     shared: bool | None = None
+    starter: str = ""  # the channel of the tab whose frame started the work
 
 
 class TurnHost:
@@ -114,12 +115,15 @@ class TurnHost:
             # After the reply, before the next: this one waits for the checkpoint or
             # compaction, behind whatever already waits.
             hosted.waiting.append((frame, reply_to))
-        else:
-            await _tell(reply_to, "A reply is still streaming: press Stop first.")
+        else:  # the message stays in that tab's box (chat.js puts it back)
+            where = "" if reply_to == hosted.starter else " in another tab"
+            await _tell(
+                reply_to, f"A reply is still being written{where}; wait for it or press Stop."
+            )
 
     def _start(self, session_id: str, frame, reply_to: str, waiting: deque) -> None:
         # Compaction counts as after-reply work from the start: a message waits for it.
-        hosted = _Hosted(after_reply=frame.action == "compact", waiting=waiting)
+        hosted = _Hosted(after_reply=frame.action == "compact", waiting=waiting, starter=reply_to)
         self._hosted[session_id] = hosted
         hosted.task = asyncio.create_task(self._host(session_id, hosted, frame, reply_to))
 

@@ -12,6 +12,7 @@
   let sendWhenConnected = false;
   let lastSent = "";  // what Up-arrow in an empty box recalls
   let unconfirmed = "";  // sent, not yet shown back by the server as the user's message
+  let ownReply = false;  // the reply streaming now answers a message sent from this tab
 
   function streaming() {
     const stop = document.getElementById("stop-button");
@@ -22,7 +23,11 @@
     if (event.target === input() && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       const send = document.getElementById("send-button");
-      if (!input().value.trim() || streaming()) return;
+      if (!input().value.trim()) return;
+      if (streaming()) {
+        refuseWhileStreaming();
+        return;
+      }
       if (send && send.title.startsWith("Compacting")) return;
       if (send && !send.disabled) {
         document.getElementById("composer").requestSubmit();
@@ -43,6 +48,14 @@
     }
   });
 
+  // A send while a reply streams stays in the box, and the tab says why (the server would
+  // refuse it the same way): another tab's reply looks the same as this tab's otherwise.
+  function refuseWhileStreaming() {
+    const status = document.getElementById("status-line");
+    const where = ownReply ? "" : " in another tab";
+    if (status) status.textContent = `A reply is still being written${where}; wait for it or press Stop.`;
+  }
+
   function lastUserMessage() {
     const mine = document.querySelectorAll("#conversation article.message.user .body .plain");
     return mine.length ? mine[mine.length - 1].innerText.trim() : "";
@@ -59,6 +72,7 @@
   document.addEventListener("htmx:wsConfigSend", (event) => {
     if (event.target && event.target.id === "composer" && streaming()) {
       event.preventDefault();
+      refuseWhileStreaming();
       if (event.detail.triggeringEvent) event.detail.triggeringEvent.preventDefault();
     }
   });
@@ -190,6 +204,9 @@
 
   // The sent text is kept until the server shows it as the user's message; a refusal
   // (an error frame of no turn, e.g. another tab's reply started first) puts it back.
+  document.addEventListener("htmx:wsAfterMessage", () => {
+    if (!streaming()) ownReply = false;
+  });
   document.addEventListener("htmx:wsAfterMessage", (event) => {
     if (!unconfirmed || typeof event.detail.message !== "string") return;
     const frame = document.createElement("template");
@@ -197,6 +214,7 @@
     const shown = Array.from(frame.content.querySelectorAll("article.message.user .plain"));
     if (shown.some((p) => sameText(p.textContent, unconfirmed))) {
       unconfirmed = "";
+      ownReply = true;
     } else if (frame.content.querySelector('.notice.error[data-turn=""]')) {
       const typed = input().value.trim();
       putInBox(typed ? `${unconfirmed}\n${typed}` : unconfirmed);

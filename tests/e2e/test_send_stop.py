@@ -101,8 +101,40 @@ async def test_a_refused_message_comes_back_to_the_box(server, page):
     await box.fill("Sent too soon")
     await page.get_by_role("button", name="Send", exact=True).click()
     log = page.get_by_role("log", name="Conversation")
-    await expect(log.get_by_role("alert")).to_contain_text("still streaming")
+    await expect(log.get_by_role("alert")).to_contain_text("still being written")
     await expect(box).to_have_value("Sent too soon")
     await expect(log.get_by_role("article", name="Your message")).to_have_count(1)
     await expect(log).to_contain_text("word199", timeout=SLOW)
+    assert errors == []
+
+
+async def test_a_message_sent_in_a_second_tab_while_the_first_streams_says_why(server, page):
+    errors = _collect_errors(page)
+    server.script_replies(SLOW_REPLY)
+    await page.goto(server.session_url)
+    other = await page.context.new_page()
+    errors += _collect_errors(other)
+    await other.goto(server.session_url)
+    await _start_slow_reply(page, "A long story, please")
+
+    box = other.get_by_role("textbox", name="Message")
+    await expect(other.get_by_role("log", name="Conversation")).to_contain_text(
+        "word1", timeout=SLOW
+    )
+    await box.fill("Meanwhile, in the other tab")
+    await box.press("Enter")
+    await expect(other.get_by_role("status").filter(has_text="still being written")).to_have_text(
+        "A reply is still being written in another tab; wait for it or press Stop."
+    )
+    await expect(box).to_have_value("Meanwhile, in the other tab")
+    # The tab that sent it is told without "another tab".
+    await page.get_by_role("textbox", name="Message").fill("And more")
+    await page.get_by_role("textbox", name="Message").press("Enter")
+    await expect(page.get_by_role("status").filter(has_text="still being written")).to_have_text(
+        "A reply is still being written; wait for it or press Stop."
+    )
+    await expect(page.get_by_role("log", name="Conversation")).to_contain_text(
+        "word199", timeout=SLOW
+    )
+    await other.close()
     assert errors == []

@@ -221,14 +221,18 @@ async def test_stop_from_another_tab_cancels_the_turn(fake):
 
 async def test_a_second_message_while_one_streams_is_refused_in_that_tab(fake):
     words = " ".join(f"w{n}" for n in range(200))
-    fake.enqueue(FakeStep(text=words, chunk_size=5, chunk_delay=0.01))
+    fake.enqueue(FakeStep(text=words, chunk_size=5, chunk_delay=0.03))
     session = await new_session()
     first, second = await connect(session.id), await connect(session.id)
     await send(first, message="first question")
     await frames_until(second, "w1")
     await send(second, message="second question")
     refusal = await frames_until(second, 'role="alert"')
-    assert "still streaming" in refusal[-1]
+    told = "A reply is still being written in another tab; wait for it or press Stop."
+    assert told in refusal[-1]
+    await send(first, message="again from the first tab")
+    own = await frames_until(first, 'role="alert"')
+    assert "A reply is still being written; wait for it or press Stop." in own[-1]
     await frames_until(first, 'data-status="complete"')
     rows = await stored(session)
     assert [m.content for m in rows if m.role == "user"] == ["first question"]

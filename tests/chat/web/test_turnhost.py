@@ -92,7 +92,11 @@ async def test_a_message_while_a_reply_streams_is_refused_and_nothing_waits(refu
     await host.submit(SESSION, frame(message="first"), "tab")
     await until(lambda: host.started == ["first"])
     await host.submit(SESSION, frame(message="second"), "tab")
-    assert refusals == ["A reply is still streaming: press Stop first."]
+    await host.submit(SESSION, frame(message="third"), "other tab")
+    assert refusals == [
+        "A reply is still being written; wait for it or press Stop.",
+        "A reply is still being written in another tab; wait for it or press Stop.",
+    ]
     host.release["first"].set()
     await until(lambda: not host.running(SESSION))
     assert host.started == ["first"]

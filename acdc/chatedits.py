@@ -6,7 +6,8 @@ page and is applied as it comes; what is still pending after the reply is applie
 Without it the edits stay pending for the page. Either way each changed file is printed as
 a unified diff, in colour only on a terminal, and a line for every edit that did not apply.
 The exit status is 0 when every proposed edit applied (or none was proposed), else 1.
-Non-goals: the review page, undo from the terminal.
+`--commit MESSAGE` then commits exactly the files acdc changed in the session (only after
+a turn whose edits all applied). Non-goals: the review page, undo from the terminal.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from channels.db import database_sync_to_async
 
 from chat.repo import edittools, sessionsets
 from chat.repo.edits.applying import APPLY_NOW, accept, preview
+from chat.repo.edits.commit import CommitRefused, commit
 from contextcore.edits import unified_diff
 from history.models import PendingEdit, Session
 
@@ -101,3 +103,18 @@ async def show(session_id: str, turn_id: str, *, apply: bool) -> int:
     for note in found.notes:
         print(f"acdc: {note}", file=sys.stderr)
     return 0 if found.all_applied else 1
+
+
+def commit_files(session_id: str, message: str) -> int:
+    """`--commit`: git-commit the files acdc changed in the session; 0 when committed."""
+    if not edittools.enabled():
+        print("acdc: --commit needs edits on (ACDC_EDITS=1)", file=sys.stderr)
+        return 1
+    session = Session.objects.get(pk=session_id)
+    try:
+        done = commit(session, message, repo=sessionsets.repository())
+    except CommitRefused as exc:
+        print(f"acdc: not committed: {exc}", file=sys.stderr)
+        return 1
+    print(f"acdc: committed {', '.join(done.paths)}: {done.summary}", file=sys.stderr)
+    return 0

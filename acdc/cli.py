@@ -68,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--unpin", action="append", default=[], metavar="PATH", help="remove a pin (repeatable)"
     )
     chat.add_argument("--apply", action="store_true", help="apply the reply's edits (ACDC_EDITS)")
+    chat.add_argument(
+        "--commit",
+        metavar="MESSAGE",
+        help="then git-commit exactly the files acdc changed in the session (ACDC_EDITS)",
+    )
 
     importer = commands.add_parser(
         "import-history",

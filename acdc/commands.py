@@ -217,7 +217,10 @@ def _chat(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"acdc: {problem}", file=sys.stderr)
     apply = getattr(args, "apply", False)
-    return asyncio.run(_stream_to_terminal(session.id, args.message, args.model, apply))
+    status = asyncio.run(_stream_to_terminal(session.id, args.message, args.model, apply))
+    if getattr(args, "commit", None) is not None and status == 0:
+        status = chatedits.commit_files(session.id, args.commit)
+    return status
 
 
 async def _stream_to_terminal(

@@ -41,10 +41,6 @@ def edits_since(session: Session, checkpoint: Checkpoint) -> list[PendingEdit]:
     return list(rows.select_related("version_before", "version_after").order_by("path", "id"))
 
 
-def paths_since(session: Session, checkpoint: Checkpoint) -> list[str]:
-    return list(dict.fromkeys(row.path for row in edits_since(session, checkpoint)))
-
-
 def _text(version) -> str | None:
     return None if version is None or version.file_hash is None else version.content
 

@@ -67,6 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--unpin", action="append", default=[], metavar="PATH", help="remove a pin (repeatable)"
     )
+    chat.add_argument(
+        "--allow-secret",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="confirm that a secret-shaped file given to --add or --pin may be sent (repeatable)",
+    )
     chat.add_argument("--apply", action="store_true", help="apply the reply's edits (ACDC_EDITS)")
     chat.add_argument(
         "--commit",

@@ -29,6 +29,7 @@ from acdc.env import is_loopback
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
 from chat.llm.sdk import warm_up_in_background
+from chat.repo import boundary, sessionsets
 from chat.repo.git import is_work_tree
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.watcher import WATCHERS
@@ -42,6 +43,7 @@ from chat.web.turnhost import HOST
 from history import selectors, services
 from history.export import session_to_jsonl, session_to_markdown
 from history.importer import import_history
+from history.models import ContentObject
 
 log = logging.getLogger(__name__)
 SHUTDOWN_SECONDS = 3.0  # for the turns to store their text; the process then exits anyway
@@ -202,8 +204,10 @@ def _chat(args: argparse.Namespace) -> int:
             raise CommandError(f"there is no session {args.session!r} for {repository}")
     else:
         session = None if args.new else selectors.session_latest(repository=repository)
-        if session is None:
-            session = services.session_create(repository=repository, model=chat_model(args.model))
+    allowed = set(getattr(args, "allow_secret", []))
+    _check_choice([*args.add, *args.pin], allowed, session)
+    if session is None:
+        session = services.session_create(repository=repository, model=chat_model(args.model))
     print(f"session: {session.id}", file=sys.stderr)
     if args.add or args.drop or args.pin or args.unpin:
         problems = select_files(
@@ -213,6 +217,7 @@ def _chat(args: argparse.Namespace) -> int:
             pin=args.pin,
             unpin=args.unpin,
             model=args.model,
+            confirmed=allowed,
         )
         for problem in problems:
             print(f"acdc: {problem}", file=sys.stderr)
@@ -221,6 +226,33 @@ def _chat(args: argparse.Namespace) -> int:
     if getattr(args, "commit", None) is not None and status == 0:
         status = chatedits.commit_files(session.id, args.commit)
     return status
+
+
+def _check_choice(paths: list[str], allowed: set[str], session) -> None:
+    """Every --add and --pin names a file or folder of the repository that may be sent (a
+    secret-shaped one confirmed by --allow-secret, or earlier in the session), or an object
+    of the session; else an error (exit status 2) before anything changes or is sent."""
+    root = Path(settings.ACDC_REPO)
+    problems = []
+    for path in paths:
+        found = boundary.verdict(path)
+        known = session is not None and _session_object(session, path)
+        if found.kind == "internal":
+            problems.append(f"{path} cannot be sent: {found.reason}")
+        elif not known and not (root / path).exists():
+            problems.append(f"{path}: no such file in {root}")
+        elif found.kind == "secret" and path not in allowed and not _confirmed(session, path):
+            problems.append(f"{path} looks like a secret; add --allow-secret {path} to send it")
+    if problems:
+        raise CommandError("; ".join(problems) + " (nothing was sent)")
+
+
+def _session_object(session, ref: str) -> bool:
+    return ContentObject.objects.filter(pk=ref, session_links__session=session).exists()
+
+
+def _confirmed(session, path: str) -> bool:
+    return session is not None and sessionsets.confirmed_secret(session.id, path)
 
 
 async def _stream_to_terminal(

@@ -121,16 +121,48 @@ def test_add_and_drop_change_the_selection_the_next_request_carries(root, tmp_pa
         "acdc/fake",
         "--drop",
         "main.py",
-        "--add",
-        "missing.py",
         "again",
         repo=root,
         **env,
     )
     assert result.returncode == 0, result.stderr
-    assert "acdc: missing.py" in result.stderr
     second = json.loads(record.read_text().splitlines()[-1])
     assert "main.py" not in read_current_files(second["messages"])
+
+
+def test_adding_a_path_that_does_not_exist_is_an_error_before_anything_is_sent(root, tmp_path):
+    record = tmp_path / "requests.jsonl"
+    env = {"ACDC_RECORD_REQUESTS": str(record)}
+    for choice in (["--add", "missing.py"], ["--pin", "missing.py"], ["--add", ".git/config"]):
+        result = acdc("chat", "--new", "--model", "acdc/fake", *choice, "look", repo=root, **env)
+        assert result.returncode == 2, result.stderr
+        assert "nothing was sent" in result.stderr and "session:" not in result.stderr
+        assert not record.exists()
+    assert (
+        "missing.py: no such file"
+        in acdc(
+            "chat", "--new", "--model", "acdc/fake", "--add", "missing.py", "x", repo=root
+        ).stderr
+    )
+
+
+def test_a_secret_shaped_file_is_sent_only_with_allow_secret(root, tmp_path):
+    (root / ".env").write_text("TOKEN=abc\n")
+    record = tmp_path / "requests.jsonl"
+    env = {"ACDC_RECORD_REQUESTS": str(record)}
+    refused = acdc(
+        "chat", "--new", "--model", "acdc/fake", "--add", ".env", "look", repo=root, **env
+    )
+    assert refused.returncode == 2 and not record.exists()
+    assert "add --allow-secret .env to send it" in refused.stderr
+
+    allowed = acdc(
+        "chat", "--new", "--model", "acdc/fake", "--add", ".env", "--allow-secret", ".env",
+        "look", repo=root, **env,
+    )  # fmt: skip
+    assert allowed.returncode == 0, allowed.stderr
+    sent = json.loads(record.read_text().splitlines()[-1])
+    assert ".env" in read_current_files(sent["messages"])
 
 
 def test_pin_and_unpin_act_on_the_session_sets(root, tmp_path):

@@ -3,8 +3,7 @@ server (`chat.llm.wirefakes.WireFake`) that streams Chat Completions chunks: onc
 `edit_file` tool calls, once with SEARCH/REPLACE blocks in the reply's text. Each run is a
 real `acdc` process; the files must change byte for byte (a CRLF file included), and the
 next `acdc chat` of the same session must carry each result line once and the change as a
-diff once, never the whole file again (a CRLF file, which the prompt never diffs, as one
-full update). Several large files are in context, as in a real
+diff once, never the whole file again (a CRLF file included). Several large files are in context, as in a real
 session, so that keeping the cached prefix is worth more than rebuilding it.
 """
 
@@ -124,13 +123,12 @@ def assert_changed_once(root: Path, text: str) -> None:
     assert text.count("applied: win.txt v1→v2, +1 −1") == 1
     assert text.count("app.py (version 2, diff against version 1)") == 1
     assert text.count("-    return 1\n+    return 2\n") == 1
-    # A CRLF file is carried whole, once: the prompt's diffs are not made for text with
-    # carriage returns (contextcore.prompt.revisions.make_diff), so its update is full.
-    new_win = WIN.replace(b"old line", b"new line").decode()
-    assert text.count("win.txt (version 2)\n```\n" + new_win) == 1
+    # The CRLF file's change is a diff too: its lines keep their carriage returns.
+    assert text.count("win.txt (version 2, diff against version 1)") == 1
+    assert text.count("-old line\r\n+new line\r\n") == 1
     assert text.count("def g199(x)") == 1  # the copy already cached, never the file again
     assert "def f():\n    return 2\n\ndef g0(x)" not in text
-    assert text.count("row 119\r\n") == 2  # the cached copy and the one update
+    assert text.count("row 119\r\n") == 1  # the cached copy only, never the file again
 
 
 def test_edit_file_calls_apply_and_the_next_request_carries_each_change_once(root, tmp_path):

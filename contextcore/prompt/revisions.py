@@ -52,11 +52,13 @@ def format_diff_block(path: str, diff: str, version: int, base: int) -> str:
 
 def make_diff(old: str, new: str) -> str | None:
     """Unified diff (hunks only) turning `old` into `new`, or None when a diff could not be
-    applied exactly (text not ending in a newline, or carriage returns)."""
-    if not (old.endswith("\n") and new.endswith("\n")) or "\r" in old or "\r" in new:
+    applied exactly (text not ending in a newline). Lines are split at "\n" only, so a CRLF
+    file's lines keep their "\r" and its diff applies back byte for byte (checked)."""
+    if not (old.endswith("\n") and new.endswith("\n")):
         return None
     lines = difflib.unified_diff(old.split("\n")[:-1], new.split("\n")[:-1], lineterm="", n=3)
-    return "\n".join(list(lines)[2:])
+    diff = "\n".join(list(lines)[2:])
+    return diff if apply_diff(old, diff) == new else None
 
 
 def apply_diff(old: str, diff: str) -> str:

@@ -18,8 +18,10 @@ from typing import Any
 
 HEADROOM, SUMMARIES, GROUNDING = "headroom", "summaries", "grounding"
 PART_ORDER = (HEADROOM, SUMMARIES, GROUNDING)
-# What the HUD offers for each weak part ("grounding" opens the settings toggle).
+# What the HUD offers for each weak part ("grounding" opens the settings toggle). A full
+# window whose history is the smaller part asks for "files" (fewer or outlined) instead.
 ACTIONS = {HEADROOM: "compact", SUMMARIES: "rollback", GROUNDING: "grounding"}
+FILES = "files"
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ def score_quality(
     compactions: float,
     grounding_relevance: float | None = None,
     config: QualityConfig | None = None,
+    history_tokens: float | None = None,
 ) -> QualityScore:
     """The quality score of one turn.
 
@@ -75,6 +78,8 @@ def score_quality(
     (undone or rolled-back ones excluded). `grounding_relevance`: the mean relevance, 0..1,
     of the related context offered this turn (clamped); None when grounding is off or
     offered nothing, so that a turn with nothing to ground on is not counted as bad.
+    `history_tokens`: the history's part of the prompt; when given, a full window is put
+    down to the history or to the rest (files, map, system prompt), whichever is larger.
     """
     config = config or QualityConfig()
     parts: dict[str, float] = {}
@@ -89,8 +94,33 @@ def score_quality(
     if value >= _unit(config.threshold):
         return QualityScore(value, parts)
     weakest = max(parts, key=lambda name: _cost(parts[name], weights[name]))
+    if weakest == HEADROOM and history_tokens is not None:
+        return _full_window(value, parts, prompt_tokens, window_tokens, history_tokens)
     suggestion = _suggestion(weakest, prompt_tokens, window_tokens, turns, compactions)
     return QualityScore(value, parts, suggestion, ACTIONS[weakest])
+
+
+def _full_window(
+    value: float, parts: dict[str, float], prompt: float, window: float, history: float
+) -> QualityScore:
+    """The full window's advice, naming its cause: the history (compact it) or the files
+    and the rest of the prompt (untick or outline files); compacting a short history would
+    free next to nothing."""
+    prompt, history = _number(prompt), min(_number(history), _number(prompt))
+    used = round(100 * _number(prompt) / _number(window)) if _number(window) else 0
+    rest = prompt - history
+    if history >= rest:
+        text = (
+            f"The prompt fills {used}% of the model's input window, mostly history "
+            f"({history:,.0f} tokens): compact the history."
+        )
+        return QualityScore(value, parts, text, ACTIONS[HEADROOM])
+    text = (
+        f"The prompt fills {used}% of the model's input window, mostly files and the "
+        f"rest of the context ({rest:,.0f} tokens; the history is {history:,.0f}): untick "
+        "files or send them as outlines."
+    )
+    return QualityScore(value, parts, text, FILES)
 
 
 def headroom_part(prompt_tokens: float, window_tokens: float) -> float | None:

@@ -149,7 +149,13 @@ def hud_data(
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
         "quality": quality(
-            session_id, facts, total, grounding_relevance, turns=turns, compactions=compactions
+            session_id,
+            facts,
+            total,
+            grounding_relevance,
+            turns=turns,
+            compactions=compactions,
+            history_tokens=sum(s["tokens"] for s in sections if s["name"] == "history"),
         ),
     }
 
@@ -162,9 +168,10 @@ def quality(
     *,
     turns: int | None = None,
     compactions: int | None = None,
+    history_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Seed 003's heuristic score of the context for the next turn, with a suggestion when
-    it is low (compact, or roll back) that the HUD turns into a button."""
+    it is low (compact, fewer files, or roll back) that the HUD turns into a button."""
     if turns is None:
         turns = Message.objects.filter(
             session_id=session_id, role=Message.Role.USER, system_event=False, rolled_back=False
@@ -179,6 +186,7 @@ def quality(
         turns=turns,
         compactions=compactions,
         grounding_relevance=grounding_relevance,
+        history_tokens=history_tokens,
     )
     data = score.as_dict()
     data["percent"] = round(100 * score.value)

@@ -173,3 +173,16 @@ def test_as_dict_is_what_the_hud_renders():
         "suggestion": result.suggestion,
         "action": "compact",
     }
+
+
+def test_a_full_window_of_files_asks_for_fewer_files_not_compaction():
+    result = score(prompt_tokens=1410, history_tokens=82)
+    assert result.action == "files"
+    assert "mostly files" in result.suggestion and "compact" not in result.suggestion
+    assert "141%" in result.suggestion and "the history is 82" in result.suggestion
+
+
+def test_a_full_window_of_history_still_asks_to_compact_it():
+    result = score(prompt_tokens=950, history_tokens=700)
+    assert result.action == "compact"
+    assert "mostly history (700 tokens): compact the history." in result.suggestion

@@ -16,7 +16,6 @@ from django.template.loader import render_to_string
 
 from chat.turn import seen
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
-from chat.turn.retry import RETRYABLE, retried_ids
 from chat.turn.session import live_turn
 from chat.web.frames import card, render_hud
 from chat.web.render import render_markdown
@@ -24,6 +23,8 @@ from history import selectors
 from history.images import images_for_messages
 from history.models import Message, Session
 
+# The replies Retry is offered on (the newest exchange's only, see `_retry_questions`).
+RETRYABLE = (Message.Status.ERROR, Message.Status.INTERRUPTED, Message.Status.CANCELLED)
 FOLD_LABELS = {
     "compacted": "compacted: replaced by a summary in what the model sees",
     "rolled_back": "set aside by a rollback",
@@ -88,6 +89,21 @@ def conversation_items(session: Session, retrying: str = "") -> list[dict[str, A
     if live:
         _mark_live(items, live)
     return items
+
+
+def retried_ids(rows: list[Message]) -> set[str]:
+    """The ids of set-aside exchanges that a Retry replaced: a set-aside question whose
+    reply did not complete, followed by the same question, in the working history or
+    itself retried (a reply retried twice)."""
+    users = [m for m in rows if m.role == Message.Role.USER and not m.system_event]
+    status = {m.turn_id: m.status for m in rows if m.role == Message.Role.ASSISTANT}
+    turns: set[str] = set()
+    for question, after in reversed(list(zip(users, users[1:], strict=False))):
+        followed = not after.rolled_back or after.turn_id in turns
+        retried = question.rolled_back and status.get(question.turn_id) in RETRYABLE
+        if retried and followed and after.content == question.content:
+            turns.add(question.turn_id)
+    return {m.id for m in rows if m.turn_id and m.turn_id in turns}
 
 
 def _retry_questions(rows: list[Message]) -> dict[str, str]:

@@ -3,8 +3,10 @@
 Messages a live compaction replaced, and messages a rollback set aside, are not gone (the
 store keeps them, search finds them); on the page each run of them folds into one
 collapsed block ("12 earlier messages compacted"), so what is in view is what the model
-sees next. Used for the first render and to re-render the list after a compaction
-(`render_session_event`, which also draws the compaction status).
+sees next. An exchange a Retry replaced folds as an earlier attempt, not as a rollback, and
+only the newest exchange's failed, interrupted or stopped reply offers Retry. Used for the
+first render and to re-render the list after a compaction (`render_session_event`, which
+also draws the compaction status).
 """
 
 from __future__ import annotations

@@ -53,6 +53,6 @@ def test_commit_commits_only_the_files_acdc_changed(root, tmp_path):
 
 def test_commit_without_edits_on_commits_nothing_and_says_why(root, tmp_path):
     env = scripted(tmp_path)
-    del env["ACDC_EDITS"]
+    env["ACDC_EDITS"] = "0"
     result = acdc("chat", "--new", "--model", "acdc/fake", "--commit", "x", "go", repo=root, **env)
     assert result.returncode == 1 and "--commit needs edits on" in result.stderr

@@ -39,5 +39,5 @@ def test_a_dry_run_turn_reports_the_edit_tools_only_with_edits_on(root):
     on = acdc("chat", "--new", "--model", "acdc/dry-run", "hi", repo=root, ACDC_EDITS="1")
     assert on.returncode == 0, on.stderr
     assert "- Edits: offered as tools (`edit_file`, `write_file`)" in on.stdout
-    off = acdc("chat", "--new", "--model", "acdc/dry-run", "hi", repo=root)
+    off = acdc("chat", "--new", "--model", "acdc/dry-run", "hi", repo=root, ACDC_EDITS="0")
     assert off.returncode == 0 and "Edits:" not in off.stdout

@@ -33,6 +33,7 @@ def call(session, repo, name: str, arguments) -> object:
 
 
 def test_the_edit_tools_are_offered_only_with_edits_on(settings):
+    settings.ACDC_EDITS = False
     assert edittools.with_edit_tools([]) == []
     settings.ACDC_EDITS = True
     names = [spec["function"]["name"] for spec in edittools.with_edit_tools([])]

@@ -114,7 +114,8 @@ async def test_a_search_replace_block_in_the_reply_becomes_a_pending_edit(fake, 
     assert "pending review: src/app.py, +1 −1" in sent
 
 
-async def test_with_edits_off_nothing_is_offered_and_no_block_is_read(fake, served_root):
+async def test_with_edits_off_nothing_is_offered_and_no_block_is_read(fake, served_root, settings):
+    settings.ACDC_EDITS = False
     session = await session_reading("src/app.py", auto_apply=True)
     fake.enqueue(FakeStep(text=BLOCK))
     await turn(session.id, "Say ciao instead of bye.")

@@ -42,7 +42,7 @@ async def after_turn_tasks(
     if isinstance(ctx, str):
         ctx = await database_sync_to_async(SessionContext.open)(ctx)
     session_id = ctx.session_id
-    if edittools.enabled():  # the reply's edit blocks become pending edits
+    if edittools.enabled() and _may_have_edits(ctx):  # its blocks become pending edits
         await _reply_edits(ctx)
     try:
         await database_sync_to_async(checkpoints.take_if_due)(ctx)
@@ -57,6 +57,15 @@ async def after_turn_tasks(
     if settings.ACDC_AUTO_ROLLBACK:
         await _auto_rollback(session_id, report)
     return None
+
+
+def _may_have_edits(ctx: SessionContext) -> bool:
+    """A turn knows whether it called an edit tool and whether its answer may hold a
+    block: without either there are no rows to bind nor blocks to read (no statement is
+    spent). A context opened afresh knows neither, and the rows are read."""
+    if ctx.reply_text is None:
+        return True
+    return ctx.edit_calls > 0 or replies.may_hold_blocks(ctx.reply_text)
 
 
 async def _reply_edits(ctx: SessionContext) -> None:

@@ -204,6 +204,10 @@ class SessionContext:
     rewritten: list[ChatMessage] | None = None  # a history the engine cut itself, to record
     rewritten_upto: int = -1
     new_user_turns: int = 0
+    # What the turn knows of its edits, so the after-turn work reads no rows without any:
+    # how many edit tool calls it made, and its answer's text (None: not a turn's context).
+    edit_calls: int = 0
+    reply_text: str | None = None
 
     # -- opening ---------------------------------------------------------------------
 

@@ -88,6 +88,7 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
 
 def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall) -> ToolResult:
     if edittools.handles(call.name):
+        ctx.edit_calls += 1  # its rows wait for the answer (the after-turn work binds them)
         result = edittools.run_edit_tool(ctx.session, call, turn_id=turn_id)
     else:
         result = run_tool(ctx.session, call)

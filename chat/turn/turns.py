@@ -376,6 +376,7 @@ def _store_answer(turn: _Turn, state: _Stream, status: str, error: str) -> None:
     """The assistant row: made now when the reply was quick (no partial save yet), and
     always for a failure, so a reload shows the question answered by its error."""
     usage = state.usage.as_dict() if state.usage else {}
+    turn.ctx.reply_text = state.text  # the after-turn work looks for edit blocks in it
     if state.message_id is None:
         _store_new_answer(turn, state, status, usage=usage, error=error)
         return

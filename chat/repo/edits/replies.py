@@ -23,6 +23,11 @@ from history.models import Message, Session
 BLOCKS_TOOL = "edit_blocks"
 
 
+def may_hold_blocks(text: str) -> bool:
+    """Whether `text` could hold an edit block: every SEARCH line starts with five `<`."""
+    return "<<<<<" in text
+
+
 def after_reply(
     session: Session, message: Message, *, repo: indexing.Repository
 ) -> SetOutcome | None:

@@ -42,6 +42,7 @@ def plain_turn(session_id: str, text: str) -> None:
 
 def test_a_plain_turn_with_one_file_takes_at_most_twelve_statements(fake, settings):
     settings.ACDC_CHECKPOINT_EVERY = 10
+    settings.ACDC_EDITS = True  # offered, not used: a turn without an edit reads no edit rows
     session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
     sessionsets.activate(session, "src/app.py")
     for number in range(3):  # a session with some history, its layout settled

@@ -41,12 +41,12 @@ async def ignore(event) -> None:
     return None
 
 
-async def turns(session, fake, count: int, prefix: str = "question") -> None:
+async def turns(session, fake, count: int, prefix: str = "question", filler: str = FILLER) -> None:
     for number in range(count):
         fake.enqueue(FakeStep(text=f"answer {prefix} {number}"))
         await run_turn(
             session_id=session.id,
-            user_text=f"{prefix} {number}: {FILLER}",
+            user_text=f"{prefix} {number}: {filler}",
             emit=ignore,
             model="acdc/fake",
         )
@@ -192,7 +192,9 @@ async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, r
     with override_settings(ACDC_REPO=root):
         session = await new_session()
         assert await database_sync_to_async(select_files)(session.id, add=["lexer.py"]) == []
-        await turns(session, fake, 8)
+        # Long questions: a transcript large enough that reading the prefix (the edit tools'
+        # definitions too) at 0.1x clearly pays, not by a few tokens.
+        await turns(session, fake, 8, filler=FILLER * 2)
         chat, tools = fake.requests[-1].messages, fake.requests[-1].tools
         fake.enqueue(detector(), FakeStep(text="They discussed the parser at length."))
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from django.template.loader import render_to_string
 
 from chat.web.render import render_markdown
 from chat.web.stream import StreamState, advance, snapshot
+from history import services
 from history.models import Message
 
 ANSWER = (
@@ -131,12 +133,18 @@ def test_the_snapshot_draws_the_final_blocks_and_the_tail_without_rendering_agai
     assert "- one\n- two\n\nThe end.</div>" in frame
 
 
-def test_a_page_drawn_mid_answer_has_the_ids_the_stream_frames_target():
-    streaming = Message(
-        id="m2", role="assistant", status="streaming", turn_id="t1", content="Half an"
-    )
-    done = Message(id="m1", role="assistant", status="complete", turn_id="t0", content="Done.")
+@pytest.mark.django_db
+def test_a_page_drawn_mid_answer_has_the_ids_the_stream_frames_target(settings):
+    settings.ACDC_EDITS = True
+    session = services.session_create(repository="x", model="acdc/fake")
+    fields = {"session": session, "role": "assistant"}
+    streaming = Message(id="m2", status="streaming", turn_id="t1", content="Half an", **fields)
+    done = Message(id="m1", status="complete", turn_id="t0", content="Done.", **fields)
     page = render_to_string("chat/_message.html", {"message": streaming, "html": "<p>Half</p>"})
     assert 'id="msg-t1"' in page and 'id="msg-t1-body"' in page
+    # The turn's edit cards go where the stream sends them; the stored reply's section
+    # comes with the finished frame (two would share one id).
+    assert 'id="msg-t1-edits"' in page and "edits-m2" not in page
     page = render_to_string("chat/_message.html", {"message": done, "html": "<p>Done.</p>"})
     assert 'id="message-m1"' in page and "msg-t0" not in page
+    assert 'id="edits-m1"' in page

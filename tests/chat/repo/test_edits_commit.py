@@ -100,7 +100,7 @@ def test_the_page_form_proposes_a_message_and_commits_on_the_persons_press(edite
     url = f"/s/{edited.id}/commit/"
     page = strict.get(url)
     html = page.content.decode()
-    assert '<label for="commit-message-' in html and "Commit message</label>" in html
+    assert '<label for="commit-message-' in html and "Describe the commit</label>" in html
     assert 'value="Bump A and add B"' in html and ">Commit changed files</button>" in html
     assert "<code>src/app.py</code>" in html and "src/other.py" not in html
     assert git(committed, "log", "--format=%s") == "start\n"  # drawing it commits nothing

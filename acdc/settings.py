@@ -63,7 +63,8 @@ ACDC_VERBATIM_WINDOW_TOKENS = env_int("ACDC_VERBATIM_WINDOW_TOKENS", 4000, minim
 ACDC_CHECKPOINT_EVERY = env_int("ACDC_CHECKPOINT_EVERY", 10, minimum=0)  # turns; 0: off
 ACDC_TURN_LEASE_SECONDS = env_int("ACDC_TURN_LEASE_SECONDS", 30, minimum=5)  # a dead worker's hold
 ACDC_AUTO_ROLLBACK = env_bool("ACDC_AUTO_ROLLBACK", False)  # when the quality score asks
-ACDC_EDITS = env_bool("ACDC_EDITS", False)  # edit tools and blocks; off until the review UI
+# Edit tools and blocks: the person reviews every edit (auto-apply is per session, off).
+ACDC_EDITS = env_bool("ACDC_EDITS", True)
 ACDC_GROUNDING = env_bool("ACDC_GROUNDING", False)
 ACDC_GROUNDING_ITEMS = env_int("ACDC_GROUNDING_ITEMS", 5, minimum=1)
 ACDC_GROUNDING_TOKENS = env_int("ACDC_GROUNDING_TOKENS", 1500, minimum=100)

@@ -24,6 +24,7 @@ from django.db import IntegrityError, OperationalError, transaction
 
 from acdc import dbfaults
 from chat.llm.runtime import llm_client
+from chat.repo.edits.replies import retry_request
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools import ToolCall
 from chat.turn import context, hud, outgoing, toolrounds
@@ -64,8 +65,8 @@ Emit = Callable[[TurnEvent], Awaitable[None]]
 AfterReply = Callable[[SessionContext], Awaitable[object]]
 SAVE_EVERY_SECONDS = 1.0
 MAX_COMMIT_TRIES = 3
-# Set once the server starts stopping: whatever then ends a turn (the cancel, or an error
-# the cancel caused inside the provider's client) ends it as interrupted.
+_retry = database_sync_to_async(retry_request)  # the reply's failed edit blocks, asked again
+# Set once the server stops: whatever then ends a turn (even a provider error) interrupts it.
 _STOPPING = threading.Event()
 FAILED = "Something went wrong on the server, so the turn stopped (the log has the details)"
 CLOSED_EARLY = "The provider closed the stream early: the answer may be cut short."
@@ -212,19 +213,22 @@ async def _stream(turn: _Turn, request: LLMRequest, client: LLMClient) -> TurnFi
     """Stream the answer; while the model asks for tools (and rounds are left), run them,
     hand back their results and stream again. All text goes into one answer."""
     state = _Stream()
-    rounds = 0
+    rounds, retried = 0, False  # at most one retry round for failed edit blocks
     try:
         while True:
             calls = await _one_response(turn, request, client, state)
             if not calls:
-                break
-            if rounds >= settings.ACDC_MAX_TOOL_ROUNDS:
+                if retried or not (ask := await _retry(turn.session, request, state.text)):
+                    break
+                request, retried = ask, True
+            elif rounds >= settings.ACDC_MAX_TOOL_ROUNDS:
                 request = await toolrounds.tools_exhausted(turn, request, calls)
                 continue
-            rounds += 1
-            results = await toolrounds.run_tools(turn, state, calls)
-            messages = [*request.messages, *toolrounds.round_messages(calls, results)]
-            request = replace(request, messages=toolrounds.fit_tool_outputs(turn, messages))
+            else:
+                rounds += 1
+                results = await toolrounds.run_tools(turn, state, calls)
+                messages = [*request.messages, *toolrounds.round_messages(calls, results)]
+                request = replace(request, messages=toolrounds.fit_tool_outputs(turn, messages))
             if state.text and not state.text.endswith("\n\n"):
                 state.text += "\n\n"
     except asyncio.CancelledError:
@@ -309,18 +313,10 @@ async def _end(turn: _Turn, state: _Stream, status: str, error: str) -> TurnFini
     for text in notices:
         await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
     usage = state.usage.as_dict() if state.usage else {}
-    cards = tuple(state.tool_cards)
+    tc = tuple(state.tool_cards)  # the tool calls' cards
     seen = turn.prepared.seen if turn.prepared is not None else None
     finished = TurnFinished(
-        turn.turn_id,
-        status,
-        state.text,
-        state.message_id,
-        usage,
-        error,
-        cards,
-        turn.user_text,
-        seen,
+        turn.turn_id, status, state.text, state.message_id, usage, error, tc, turn.user_text, seen
     )
     await turn.emit(finished)
     if hud_data is not None:

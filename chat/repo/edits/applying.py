@@ -131,6 +131,13 @@ def propose(
     return outcome
 
 
+def trial(session: Session, ops: Sequence[EditOp], *, repo: indexing.Repository) -> list:
+    """What `propose` would find for `ops` now, with nothing stored nor written."""
+    ops = [_with_base(repo, session, op) for op in ops]
+    results, _ = _match(repo, session, _check(repo, ops))
+    return results
+
+
 def _mark_proposed(rows: list[PendingEdit], results: list[EditResult]) -> list[PendingEdit]:
     """Each row's result as proposed; returns the rows that wait for review."""
     waiting = []

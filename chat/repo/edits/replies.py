@@ -7,20 +7,27 @@ pending rows the same way a tool call's edits do (applied at once with auto-appl
 one short line per edit, with the failure report when some failed, is recorded as an
 active `edit_blocks` tool output: the next request carries it once, as it carries any tool
 output, and the new content comes through the changed-file diff. Running it twice for one
-message changes nothing. Non-goals: streaming cards (the page), the matcher.
+message changes nothing. `retry_request` is the turn's one automatic retry: blocks that
+would fail go back to the model, with the report, before the answer is stored.
+Non-goals: streaming cards (the page), the matcher.
 """
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
-from chat.repo import credentials, indexing
-from chat.repo.edits.applying import SetOutcome, propose
-from contextcore.edits import parse_edit_blocks
+from chat.repo import credentials, edittools, indexing, sessionsets
+from chat.repo.edits.applying import SetOutcome, propose, trial
+from contextcore.edits import failure_report, parse_edit_blocks
+from contextcore.llm import LLMRequest
 from history import edits as rows_
 from history.models import Message, Session
 
 BLOCKS_TOOL = "edit_blocks"
+RETRY_NOTE = (
+    "Some edits did not apply:\n{report}\nSend corrected SEARCH/REPLACE blocks for those only."
+)
 
 
 def may_hold_blocks(text: str) -> bool:
@@ -81,3 +88,22 @@ def after_turn(session: Session, repo: indexing.Repository) -> SetOutcome | None
         .first()
     )
     return None if message is None else after_reply(session, message, repo=repo)
+
+
+def retry_request(session: Session, request: LLMRequest, reply: str) -> LLMRequest | None:
+    """The request that asks again for the blocks of `reply` that would not apply (not
+    found, ambiguous, refused, unreadable): the conversation, the reply, and a short user
+    note with the failure report. None when edits are off or every block would apply.
+    Nothing is stored: the blocks become rows once, when the answer is (`after_reply`)."""
+    if not edittools.enabled() or not may_hold_blocks(reply):
+        return None
+    blocks = parse_edit_blocks(reply)
+    ops = [block.op for block in blocks if block.op is not None]
+    broken = [block for block in blocks if block.op is None]
+    results = trial(session, ops, repo=sessionsets.repository()) if ops else []
+    report = failure_report(results, broken)
+    if not report:
+        return None
+    note = RETRY_NOTE.format(report=report)
+    asked = [{"role": "assistant", "content": reply}, {"role": "user", "content": note}]
+    return replace(request, messages=[*request.messages, *asked])

@@ -132,3 +132,53 @@ def test_a_model_without_tools_is_told_to_write_blocks(settings):
     assert "SEARCH/REPLACE block" in edittools.instruction("You are acdc.", plain)
     calling = ModelFacts(name="calls", supports_tools=True)
     assert "edit_file tool" in edittools.instruction("You are acdc.", calling)
+
+
+def block(old: str, new: str) -> str:
+    return f"src/app.py\n```python\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n```\n"
+
+
+GOOD = block("    return 'bye ' + name", "    return 'ciao ' + name")
+MISSING = block("    return 'howdy ' + name", "    return 'hi ' + name")
+
+
+@database_sync_to_async
+def block_rows() -> list[tuple[int, str]]:
+    return [(row.block_index, row.status) for row in PendingEdit.objects.order_by("block_index")]
+
+
+async def test_failed_blocks_go_back_once_in_the_same_turn_and_the_corrected_ones_apply(
+    fake, edits_on
+):
+    session = await session_reading("src/app.py", auto_apply=False)
+    corrected = block("    return 'hello ' + name", "    return 'hi ' + name")
+    fake.enqueue(FakeStep(text="Two changes.\n\n" + GOOD + MISSING), FakeStep(text=corrected))
+    finished = await turn(session.id, "Say ciao and hi.")
+    assert len(fake.requests) == 2
+    asked = fake.requests[1].messages
+    assert asked[-2]["role"] == "assistant" and MISSING in asked[-2]["content"]
+    assert asked[-1]["role"] == "user"
+    assert asked[-1]["content"].startswith("Some edits did not apply:")
+    assert "Edit 2 of 2, src/app.py" in asked[-1]["content"]
+    assert "edit 1 (src/app.py)" in asked[-1]["content"]  # the good one is not asked again
+    assert asked[-1]["content"].endswith("Send corrected SEARCH/REPLACE blocks for those only.")
+    assert finished.status == "complete" and finished.text.endswith(corrected)
+    assert await block_rows() == [(0, "pending"), (1, "failed"), (2, "pending")]
+    assert (edits_on / "src" / "app.py").read_text() == APP  # each waits for the person
+
+
+async def test_a_retry_that_fails_again_is_not_retried(fake, edits_on):
+    session = await session_reading("src/app.py", auto_apply=False)
+    fake.enqueue(FakeStep(text=MISSING), FakeStep(text=MISSING), FakeStep(text="Never asked."))
+    finished = await turn(session.id, "Say hi.")
+    assert len(fake.requests) == 2
+    assert "Never asked." not in finished.text
+    assert await block_rows() == [(0, "failed"), (1, "failed")]
+
+
+async def test_blocks_that_all_apply_make_no_second_request(fake, edits_on):
+    session = await session_reading("src/app.py", auto_apply=False)
+    fake.enqueue(FakeStep(text=GOOD), FakeStep(text="Never asked."))
+    await turn(session.id, "Say ciao.")
+    assert len(fake.requests) == 1
+    assert await block_rows() == [(0, "pending")]

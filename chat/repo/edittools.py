@@ -12,12 +12,11 @@ calls tools, as SEARCH/REPLACE blocks otherwise. A bad call fails the call, neve
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 
 from django.conf import settings
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from chat.repo import credentials, indexing, sessionsets
 from chat.repo.edits.applying import propose
@@ -30,8 +29,8 @@ from chat.repo.tools import (
     _display,
     _function,
     _plain_reason,
-    _reason,
     _Text,
+    checked_arguments,
 )
 from contextcore.edits import EditArgsError, op_from_tool
 from contextcore.models import ModelFacts
@@ -138,17 +137,7 @@ def run_edit_tool(
 
 
 def _arguments(call: ToolCall) -> dict:
-    try:
-        args = json.loads(call.arguments or "{}")
-    except (json.JSONDecodeError, RecursionError):
-        raise ToolFailure("the arguments are not valid JSON") from None
-    if not isinstance(args, dict):
-        raise ToolFailure("the arguments must be a JSON object")
-    try:
-        checked = _ARGUMENTS[call.name][1].model_validate(args)
-    except ValidationError as exc:
-        raise ToolFailure("; ".join(_reason(e) for e in exc.errors(include_url=False))) from None
-    return checked.model_dump()
+    return checked_arguments(call.arguments, _ARGUMENTS[call.name][1])
 
 
 def _record(session: Session, result: ToolResult) -> None:

@@ -239,17 +239,24 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
         raise ToolFailure(
             f"there is no tool {call.name[:60]!r}; use one of {', '.join(TOOL_NAMES)}"
         )
+    return checked_arguments(call.arguments, _TOOLS_ARGUMENTS[call.name][1], exclude_unset=True)
+
+
+def checked_arguments(
+    raw: str, model: type[_Arguments], *, exclude_unset: bool = False
+) -> dict[str, Any]:
+    """A call's raw JSON arguments once `model` accepts them; ToolFailure says why not."""
     try:
-        args = json.loads(call.arguments or "{}")
+        args = json.loads(raw or "{}")
     except (json.JSONDecodeError, RecursionError):
         raise ToolFailure("the arguments are not valid JSON") from None
     if not isinstance(args, dict):
         raise ToolFailure("the arguments must be a JSON object")
     try:
-        checked = _TOOLS_ARGUMENTS[call.name][1].model_validate(args)
+        checked = model.model_validate(args)
     except ValidationError as exc:
         raise ToolFailure("; ".join(_reason(e) for e in exc.errors(include_url=False))) from None
-    return checked.model_dump(exclude_unset=True)
+    return checked.model_dump(exclude_unset=exclude_unset)
 
 
 def _reason(error: ErrorDetails) -> str:

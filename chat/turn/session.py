@@ -204,10 +204,8 @@ class SessionContext:
     rewritten: list[ChatMessage] | None = None  # a history the engine cut itself, to record
     rewritten_upto: int = -1
     new_user_turns: int = 0
-    # What the turn knows of its edits, so the after-turn work reads no rows without any:
-    # how many edit tool calls it made, and its answer's text (None: not a turn's context).
-    edit_calls: int = 0
-    reply_text: str | None = None
+    edit_calls: int = 0  # edit tool calls this turn made, and its answer's text (None: not
+    reply_text: str | None = None  # a turn's context): the after-turn work needs no rows
 
     # -- opening ---------------------------------------------------------------------
 
@@ -270,8 +268,7 @@ class SessionContext:
     # -- writing ---------------------------------------------------------------------
 
     def append(self, *, role: str, content: str, **fields: Any) -> Message:
-        """Store a message with the next number; when another writer took that number
-        (a system note from another tab), fall back to reading the newest one."""
+        """Store a message with the next number (re-read if another tab's note took it)."""
         seq = self.last_seq + 1
         try:
             message = Message.objects.create(
@@ -293,8 +290,7 @@ class SessionContext:
         self.last_seq = last if last is not None else -1
 
     def note_engine_history(self) -> None:
-        """Call after the engine prepared a request: a history it cut to fit (an emergency
-        truncation) is recorded as a rewrite at commit, so it survives a reload."""
+        """After the engine prepared a request: a history it cut to fit is recorded at commit."""
         current = self.manager.get_history()
         if current != self.loaded_history:
             self.rewritten = current

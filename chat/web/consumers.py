@@ -33,6 +33,7 @@ from chat.web.turnhost import (
     ask_snapshot,
     ask_stop,
     end_dead_turn,
+    ended_frame,
     session_group,
 )
 from history.models import Session
@@ -55,7 +56,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if live:  # a turn is under way: what has streamed so far, then the live frames
             await ask_snapshot(self.session_id, self.channel_name)
         else:  # someone is looking again: keep the cache warm while they read
-            await end_dead_turn(self.session_id)  # a dead worker's reply ends here
+            if not await end_dead_turn(self.session_id) and _drew_streaming(self.scope):
+                # The reply the page drew streaming ended before this socket joined the
+                # group, so its finished frame went by: draw the conversation again.
+                await self.send(await database_sync_to_async(ended_frame)(self.session_id))
             WARMER.wake(self.session_id)
         self.files_group = files_group(settings.ACDC_REPO)
         await self.channel_layer.group_add(self.files_group, self.channel_name)
@@ -215,3 +219,10 @@ def _live_turn(session_id: str) -> str | None:
     session = Session.objects.filter(pk=session_id).only("turn_owner", "turn_id", "turn_expires")
     found = session.first()
     return None if found is None else live_turn(found)
+
+
+DREW_STREAMING = "drawn=streaming"  # in the socket's query: the page drew a reply streaming
+
+
+def _drew_streaming(scope: dict) -> bool:
+    return DREW_STREAMING in scope.get("query_string", b"").decode("latin-1").split("&")

@@ -318,7 +318,7 @@ async def end_dead_turn(
     session's group), with Stop off; returns how many."""
     ended = await database_sync_to_async(end_expired_turn)(session_id)
     if ended:
-        html = await database_sync_to_async(_ended_frame)(session_id)
+        html = await database_sync_to_async(ended_frame)(session_id)
         if broadcast is not None:
             await broadcast(html)
         else:
@@ -380,7 +380,8 @@ def _retry_frame(session_id: str, turn_id: str) -> str:
     return render_conversation(Session.objects.get(pk=session_id), oob=True, retrying=turn_id)
 
 
-def _ended_frame(session_id: str) -> str:
+def ended_frame(session_id: str) -> str:
+    """The conversation drawn again with Stop off: for tabs that saw a reply streaming."""
     stop = render_to_string("chat/_stop_button.html", {"streaming": False, "oob": True})
     return _conversation_frame(session_id) + stop
 

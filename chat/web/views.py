@@ -52,9 +52,10 @@ def session_new(request: HttpRequest) -> HttpResponse:
 def _page_context(session: Session) -> dict:
     messages = conversation_items(session)
     state = session.context_state or {}
+    streaming = bool(live_turn(session))
     return {
-        "streaming": bool(live_turn(session)),
-        "socket_url": session_socket_url(session.id),
+        "streaming": streaming,
+        "socket_url": session_socket_url(session.id, streaming=streaming),
         "hud": state.get("hud"),
         "session": session,
         "messages": messages,

@@ -112,3 +112,10 @@ def test_the_page_form_proposes_a_message_and_commits_on_the_persons_press(edite
     assert git(committed, "log", "-1", "--format=%s") == "From the page\n"
     tools = Client().get(f"/s/{edited.id}/tools/").content.decode()
     assert f'hx-get="/s/{edited.id}/commit/"' in tools
+
+
+def test_the_page_shows_no_commit_form_while_acdc_changed_nothing(committed):
+    session = services.session_create(repository=str(committed), model="acdc/fake")
+    html = Client().get(f"/s/{session.id}/commit/").content.decode()
+    assert 'id="edit-commit"' in html  # the place stays, for a later note
+    assert "Commit changed files" not in html and "Describe the commit" not in html

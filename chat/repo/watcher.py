@@ -160,7 +160,7 @@ class RepositoryWatcher:
                 changes.append(Change(path, "seen"))
                 continue
             if OWN_WRITES.is_own(self.repo.root / path):  # acdc's edit records its version
-                changes.append(Change(path, "updated", object_id, sessions))
+                changes.append(Change(path, "written", object_id, sessions))
                 continue
             try:
                 result = indexing.index_file(

@@ -182,10 +182,10 @@ async def files_changed(changes: list) -> None:
     bring the HUD of each session holding them up to date."""
     layer = get_channel_layer()
     repo = Path(settings.ACDC_REPO)
-    known = [c for c in changes if c.outcome in ("updated", "deleted")]
+    known = [c for c in changes if c.outcome in ("updated", "deleted", "written")]
     present = {c.path: (repo / c.path).is_file() for c in changes}
-    update = {
-        "changed": [c.path for c in known if present[c.path]],
+    update = {  # "edited" marks a change the model has not seen; acdc's own write it has
+        "changed": [c.path for c in known if present[c.path] and c.outcome != "written"],
         "added": [p for p, here in present.items() if here],
         "removed": [p for p, here in present.items() if not here],
     }

@@ -125,9 +125,7 @@ def test_a_stale_edit_whose_old_text_changed_is_a_conflict_and_writes_nothing(se
     assert (root / "src" / "app.py").read_text() == changed
 
 
-def test_a_stale_edit_that_never_matched_what_the_model_saw_is_a_plain_failure(
-    session, repo, root
-):
+def test_a_stale_edit_that_never_matched_what_the_model_saw_is_a_plain_failure(session, repo, root):
     indexing.index_file(repo, "src/app.py", session=session)
     (root / "src" / "app.py").write_text("import os\n\n" + APP)
     outcome = propose(session, [replace("src/app.py", "'hullo'", "'hi'")], repo=repo)
@@ -168,7 +166,7 @@ def test_the_watcher_records_no_second_version_for_acdcs_own_write(session, repo
     watcher = RepositoryWatcher(repo, on_change=None)
     disk.write_text(root / "src" / "app.py", APP + "# acdc\n")
     [change] = watcher.index(["src/app.py"])
-    assert change.outcome == "updated" and versions(repo, "src/app.py") == 1
+    assert change.outcome == "written" and versions(repo, "src/app.py") == 1
     (root / "src" / "app.py").write_text(APP + "# the person\n")
     watcher.index(["src/app.py"])
     assert versions(repo, "src/app.py") == 2

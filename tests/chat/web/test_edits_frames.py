@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
 from django.test import Client
 
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.repo.edits.applying import propose
 from chat.repo.watcher import Change
-from chat.web.consumers import files_changed
+from chat.web.consumers import files_changed, files_group
 from chat.web.edits.cards import render_edits
 from contextcore.edits import EditOp
 from history import services
@@ -221,6 +223,42 @@ async def test_a_change_on_disk_makes_the_pending_card_a_conflict_in_every_tab(e
         await files_changed([Change("app.py", "updated", "", (message.session_id,))])
         frames = await frames_until(tab, f'id="edits-{message.id}"')
         assert "Conflict" in frames[-1] and "return &#x27;hey&#x27;" in frames[-1]
+    finally:
+        await tab.disconnect()
+
+
+async def _in_files_group(tab) -> None:
+    """Until the tab has joined the repository's group (its connect does that after the
+    handshake): a probe sent to the group comes back to it."""
+    group = files_group(settings.ACDC_REPO)
+    for _ in range(120):  # receive_nothing, not a timed receive: that would end the app
+        await get_channel_layer().group_send(group, {"type": "chat.frame", "html": "probe"})
+        while not await tab.receive_nothing(timeout=0.5):
+            if await tab.receive_from() == "probe":
+                return
+    raise AssertionError("the tab never joined the repository's group")
+
+
+async def _picker_update(tab) -> str:
+    """The next Files-panel update the watcher's news sends (counts ride along with it)."""
+    while True:
+        frame = await tab.receive_from(timeout=30)
+        if frame.startswith('{"type":"picker"') and '"added"' in frame:
+            return frame
+
+
+async def test_acdcs_own_write_is_not_marked_edited_in_the_files_panel(edits_on):
+    # "edited" says the file changed since the model read it; after acdc's own write the
+    # model has the change (a diff in its next request), so only the person's own edit is.
+    message = await database_sync_to_async(reply_with_edits)(GREET)
+    tab = await connect(message.session_id)
+    try:
+        await _in_files_group(tab)
+        await files_changed([Change("app.py", "written", "", (message.session_id,))])
+        ours = await _picker_update(tab)
+        assert '"changed"' not in ours and '"added":["app.py"]' in ours
+        await files_changed([Change("app.py", "updated", "", (message.session_id,))])
+        assert '"changed":["app.py"]' in await _picker_update(tab)
     finally:
         await tab.disconnect()
 

@@ -44,7 +44,7 @@ from acdc import dbfaults
 from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
-from chat.turn.events import ToolCallFinished, TurnDelta, TurnFinished
+from chat.turn.events import ToolCallFinished, TurnFinished
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
@@ -55,7 +55,7 @@ from chat.turn.session import (
 )
 from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
 from chat.web.conversation import RETRYABLE, render_conversation, render_session_event
-from chat.web.edits.cards import LiveBlocks, latest_reply_frames, turn_frames
+from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.frames import DeltaCoalescer, render_error
 from contextcore.edits.ops import EDIT_TOOLS
 from history.models import Message, Session
@@ -203,16 +203,13 @@ class TurnHost:
     async def _turn(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
         broadcast = _broadcaster(session_id, hosted)
         hosted.coalescer = DeltaCoalescer(broadcast)
-        blocks = LiveBlocks()  # the reply's edit blocks, shown as they complete
 
         async def emit(event) -> None:
             if isinstance(event, TurnFinished):
                 hosted.after_reply = True  # before the tab can see it: a reply to it waits
             await hosted.coalescer.emit(event)
             if isinstance(event, ToolCallFinished) and event.tool in EDIT_TOOLS:
-                await _turn_edits(event.turn_id, broadcast, blocks)  # its cards, as it streams
-            elif isinstance(event, TurnDelta) and edittools.enabled() and blocks.feed(event.text):
-                await _turn_edits(event.turn_id, broadcast, blocks)
+                await _turn_edits(event.turn_id, broadcast)  # its cards, as it streams
 
         async def after(ctx) -> None:
             await after_turn_tasks(ctx, _reporter(broadcast))
@@ -293,9 +290,9 @@ def _set_aside(session_id: str, turn_id: str, owner: str) -> str:
     return question.content
 
 
-async def _turn_edits(turn_id: str, broadcast: Callable[[str], Awaitable[None]], blocks) -> None:
+async def _turn_edits(turn_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
     if edittools.enabled():
-        for frame in await database_sync_to_async(turn_frames)(turn_id, list(blocks.ops)):
+        for frame in await database_sync_to_async(turn_frames)(turn_id):
             await broadcast(frame)
 
 

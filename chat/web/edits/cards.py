@@ -22,7 +22,7 @@ from django.template.loader import render_to_string
 from chat.repo import edittools, git, sessionsets
 from chat.repo.edits import applying, disk
 from chat.web.frames import picker_message
-from contextcore.edits import BlockStream, EditOp, diff_hunks
+from contextcore.edits import diff_hunks
 from contextcore.edits.diff import Hunk
 from history.models import Message, PendingEdit, Session
 
@@ -176,37 +176,10 @@ def latest_reply_frames(session_id: str) -> list[str]:
     return [render_edits(message, oob=True), *_written_badges(message.edits.all())]
 
 
-def turn_frames(turn_id: str, blocks: Iterable[EditOp] = ()) -> list[str]:
-    """The cards of a reply still streaming (its edit blocks' previews after the tool
-    calls' cards), and the git badges of the files written."""
+def turn_frames(turn_id: str) -> list[str]:
+    """The cards of a reply still streaming, and the git badges of the files written."""
     rows = PendingEdit.objects.filter(turn_id=turn_id, message=None)
-    return [render_turn_edits(turn_id, oob=True, blocks=blocks), *_written_badges(rows)]
-
-
-class LiveBlocks:
-    """The edit blocks of a reply as it streams; each delta carries the whole text."""
-
-    def __init__(self) -> None:
-        self._stream, self._read, self.ops = BlockStream(), 0, []
-
-    def feed(self, text: str) -> bool:
-        """Read the new end of `text`; whether it completed an edit block."""
-        if "<<<<<" not in text:  # no block has started: nothing to parse yet
-            return False
-        new = [b.op for b in self._stream.feed(text[self._read :]) if b.op is not None]
-        self._read = len(text)
-        self.ops += new
-        return bool(new)
-
-
-def block_card(op: EditOp) -> Card:
-    """A block of a reply still streaming, as a read-only card of its own texts: it
-    becomes a row, tried against the file, once the reply is stored."""
-    card = Card(op.path, Status.PENDING, [])
-    old = op.old_text if op.kind == "replace" else None
-    card.kind = "new file" if op.kind == "create" else ""
-    card.hunks = diff_hunks(old, op.new_text)
-    return card
+    return [render_turn_edits(turn_id, oob=True), *_written_badges(rows)]
 
 
 def _written_badges(rows) -> list[str]:
@@ -221,7 +194,7 @@ def badges_message(paths: Iterable[str]) -> str:
     return picker_message(badges={path: now.get(path, "") for path in paths})
 
 
-def render_turn_edits(turn_id: str, *, oob: bool = False, blocks: Iterable[EditOp] = ()) -> str:
+def render_turn_edits(turn_id: str, *, oob: bool = False) -> str:
     """The edits a reply still streaming has proposed (`msg-<turn>-edits`), as read-only
     cards: they are accepted or rejected once the reply is stored and its cards drawn."""
     if not edittools.enabled():
@@ -229,7 +202,6 @@ def render_turn_edits(turn_id: str, *, oob: bool = False, blocks: Iterable[EditO
     rows = PendingEdit.objects.filter(turn_id=turn_id, message=None)
     first = rows.select_related("session").first()
     cards = _cards(rows, first.session) if first is not None else []
-    cards += [block_card(op) for op in blocks]
     context = {"section_id": f"msg-{turn_id}-edits", "cards": cards, "live": True, "oob": oob}
     return render_to_string("chat/_edits.html", context)
 

@@ -59,16 +59,23 @@ async def test_file_names_wrap_only_between_words_in_the_default_panel(server, p
         ("src/click/_termui_impl.py", "termui_"),
     ):
         await expect(files.get_by_role("checkbox", name=path)).to_be_visible()
-        name = files.locator(f'[data-row="{path}"] .name')
-        lines = await name.evaluate(
-            """(el, piece) => {
-                const node = [...el.childNodes].find((n) => n.textContent === piece);
+        # Measured in the page until the name is laid out: the Files panel may be redrawn
+        # (the watcher sees the files this test wrote) between finding the row and reading
+        # its rectangles, and a detached node has none.
+        handle = await page.wait_for_function(
+            """([path, piece]) => {
+                const row = [...document.querySelectorAll('[data-row] .name')].find(
+                    (el) => el.closest('[data-row]').dataset.row === path);
+                const node = row && [...row.childNodes].find((n) => n.textContent === piece);
+                if (!node || !node.isConnected) return 0;
                 const range = document.createRange();
                 range.selectNodeContents(node);
                 return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
             }""",
-            piece,
+            arg=[path, piece],
+            timeout=SLOW,
         )
+        lines = await handle.json_value()
         assert lines == 1, f"{piece!r} of {path} is broken across {lines} lines"
     assert await files.evaluate("el => Math.round(el.getBoundingClientRect().width)") == 250
     await screenshot(page, "picker-names-250")

@@ -13,7 +13,6 @@ calls tools, as SEARCH/REPLACE blocks otherwise. A bad call fails the call, neve
 from __future__ import annotations
 
 import logging
-import uuid
 
 from django.conf import settings
 from pydantic import Field
@@ -31,6 +30,7 @@ from chat.repo.tools import (
     _plain_reason,
     _Text,
     checked_arguments,
+    record,
 )
 from contextcore.edits import EditArgsError, op_from_tool
 from contextcore.models import ModelFacts
@@ -132,7 +132,8 @@ def run_edit_tool(
         log.exception("edit tool %r failed unexpectedly", call.name[:60])
         result.status, result.output = "fail", f"Error: the tool failed: {_plain_reason(exc)}"
     result.output = credentials.tool_output(result.output)
-    _record(session, result)
+    # The text is in the pending edit's row; the toolcall keeps the path.
+    record(session, result, tool=result.name, args={"path": result.args.get("path", "")})
     return result
 
 
@@ -140,17 +141,3 @@ def _arguments(call: ToolCall) -> dict:
     return checked_arguments(call.arguments, _ARGUMENTS[call.name][1])
 
 
-def _record(session: Session, result: ToolResult) -> None:
-    fields = {
-        "tool": result.name,
-        "args": {"path": result.args.get("path", "")},  # the text is in the pending row
-        "status": result.status,
-        "output": result.output,
-        "args_display": result.args_display or None,
-    }
-    try:
-        record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
-    except indexing.IndexingError:  # a model that repeats a call id: keep both calls
-        result.call_id = f"{result.call_id}-{uuid.uuid4().hex[:6]}"
-        record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
-    result.object_id = record.object.id

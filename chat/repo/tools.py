@@ -199,21 +199,27 @@ def run_tool(session: Session, call: ToolCall, repo: indexing.Repository | None 
         result.status, result.output = "fail", f"Error: the tool failed: {_plain_reason(exc)}"
         result.file_refs, result.changed_paths = [], []
     result.output = credentials.tool_output(result.output)  # recorded and sent redacted
+    tool = call.name if call.name in _TOOLS else "unknown"
+    record(session, result, tool=tool, args=result.args)
+    return result
+
+
+def record(session: Session, result: ToolResult, *, tool: str, args: dict) -> None:
+    """Store `result` as the session's toolcall object (`result.object_id` names it)."""
     fields = {
-        "tool": call.name if call.name in _TOOLS else "unknown",
-        "args": result.args,
+        "tool": tool,
+        "args": args,
         "status": result.status,
         "output": result.output,
         "args_display": result.args_display or None,
         "file_refs": result.file_refs or None,
     }
     try:
-        record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
+        stored = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
     except indexing.IndexingError:  # a model that repeats a call id: keep both calls
         result.call_id = f"{result.call_id}-{uuid.uuid4().hex[:6]}"
-        record = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
-    result.object_id = record.object.id
-    return result
+        stored = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
+    result.object_id = stored.object.id
 
 
 def _plain_reason(exc: Exception) -> str:

@@ -18,6 +18,7 @@ from contextcore.tokens import TokenCounter
 from history.models import Session
 from tests.bench import turn_replay
 from tests.bench.cache_bench import (
+    LONG_SESSION,
     PAUSE_SESSION,
     STRATEGIES,
     compare,
@@ -90,6 +91,17 @@ def test_the_table_says_per_rule_set_which_goal_is_missed():
     assert goal_misses(rows, ANTHROPIC, "x") == [
         "0.90x best simple (goal <= 0.85)",
         "0.45x no caching (goal <= 0.25)",
+    ]
+    # Automatic rules: at most the best simple layout; explicit ones: the long session
+    # at most 0.6x of (b).
+    reports["acdc"] = _report((1000, 0, 0, 400.0))
+    assert goal_misses(compare(reports), OPENAI, "x") == []
+    reports["acdc"] = _report((1000, 0, 0, 520.0))
+    assert goal_misses(compare(reports), OPENAI, "x") == ["1.04x best simple (goal <= 1.00)"]
+    reports["acdc"] = _report((1000, 900, 0, 320.0))
+    assert goal_misses(compare(reports), ANTHROPIC, LONG_SESSION) == [
+        "0.64x (b) (goal <= 0.6)",
+        "0.32x no caching (goal <= 0.25)",
     ]
     # Reads at 0.5x: the 0.25x goal does not apply; the pause session's goal does.
     reports["acdc"] = _report((1000, 0, 0, 1100.0))
@@ -219,6 +231,12 @@ def test_bench_cache_direct_writes_every_shape_under_every_rule_set(tmp_path, ca
     strategies = rule_sets[0]["strategies"]
     assert [s["strategy"] for s in strategies] == list(STRATEGIES)
     assert strategies[0]["vs_none"] == 1.0 and strategies[1]["vs_last"] == 1.0
+    # No layout of the same requests can cost less than their lowest possible cost.
+    assert "The least any cache layout could charge" in table
+    for rule_set in rule_sets:
+        shares = rule_set["vs_last_real_and_lowest"]
+        assert shares["last"] == 1.0
+        assert shares["last_lowest"] <= shares["last"] and shares["acdc_lowest"] <= shares["acdc"]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -223,5 +223,25 @@ class CacheSimulator:
             self._entries[digest] = entry
         return read, 0, read * self.rules.read_multiplier
 
+    def lowest_cost(self, requests: Iterable[tuple[Sequence[Message], Any]]) -> float:
+        """The least any cache layout could charge for these (messages, tools) requests,
+        in order: a block is read (at the read price) only if an earlier request sent the
+        same prefix through it; every other token costs at least the full price. Lifetimes,
+        minimums and breakpoint limits are ignored, so no layout of the same requests can
+        cost less. It measures the requests' own content, not how they are marked."""
+        seen: set[str] = set()
+        cost = 0.0
+        for messages, tools in requests:
+            found = self._prefixes(messages, tools or ())
+            hit = next(
+                (j for j in range(len(found.digests) - 1, -1, -1) if found.digests[j] in seen),
+                -1,
+            )
+            read = found.totals[hit] if hit >= 0 else 0
+            prompt = found.totals[-1] if found.totals else 0
+            cost += read * self.rules.read_multiplier + (prompt - read)
+            seen.update(found.digests)
+        return cost
+
     def snapshot(self) -> dict[str, Any]:
         return {"entries": len(self._entries), "requests": len(self.report.requests)}

@@ -65,6 +65,13 @@ def price(recording: Recording, rules: CacheRules, counter: TokenCounter) -> Sim
     return report
 
 
+def lowest(recording: Recording, rules: CacheRules, counter: TokenCounter) -> float:
+    """The least any cache layout could charge for `recording`'s requests under `rules`
+    (`CacheSimulator.lowest_cost`): what its content allows, however it is marked."""
+    requests = [(sent.messages, sent.tools) for sent in recording.sent]
+    return CacheSimulator(counter, rules).lowest_cost(requests)
+
+
 @dataclass(frozen=True)
 class RuleSet:
     label: str

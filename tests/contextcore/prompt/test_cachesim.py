@@ -162,3 +162,22 @@ def test_every_marked_prefix_a_request_repeats_is_refreshed_not_only_the_longest
     assert second.cache_read_tokens > 2000  # the longest prefix was read each time
     # 600 s after the files were written they are still cached: each request used them.
     assert sim.request([files, _marked("a new topic")], now=600).cache_read_tokens == 2000
+
+
+def test_the_lowest_cost_reads_only_prefixes_sent_before_and_prices_the_rest_in_full(counter):
+    first, grown, changed = _msgs(BIG, "q1"), _msgs(BIG, "q1", "q2"), _msgs("other", BIG)
+    sizes = [CacheSimulator(counter).request(m, now=0).prompt_tokens for m in (first, grown)]
+    sim = CacheSimulator(counter, ANTHROPIC)
+    # The second request repeats the whole first one: read at 0.1x, only "q2" in full.
+    assert sim.lowest_cost([(first, None), (grown, None)]) == pytest.approx(
+        sizes[0] + sizes[0] * 0.1 + (sizes[1] - sizes[0])
+    )
+    # A changed first block leaves nothing to read, breakpoints or not.
+    alone = CacheSimulator(counter).request(changed, now=0).prompt_tokens
+    assert sim.lowest_cost([(first, None), (changed, None)]) == pytest.approx(sizes[0] + alone)
+    # Tools come first: other tools, nothing read.
+    tools = [{"type": "function", "function": {"name": "t", "parameters": {}}}]
+    with_tools = CacheSimulator(counter).request(first, now=0, tools=tools).prompt_tokens
+    assert sim.lowest_cost([(first, None), (first, tools)]) == pytest.approx(
+        sizes[0] + with_tools
+    )

@@ -12,8 +12,8 @@ A request with more breakpoints than the rules allow is refused, as the API refu
 each breakpoint whose prefix reaches the minimum writes that prefix, for the lifetime its
 `cache_control` asks ("ttl": "1h", else 5 minutes) at that lifetime's premium; a later
 request reads the longest written prefix it repeats exactly, found by looking back up to
-`lookback` blocks from each of its breakpoints; every cached prefix the request marks is
-used by it, so each is refreshed, not only the longest. Under automatic rules every block
+`lookback` blocks from each of its breakpoints; a cached prefix is renewed only when it
+is the one a request reads (see `_explicit`). Under automatic rules every block
 boundary of every request is cached at no premium, and a request reads its longest cached
 prefix, counted from the minimum in steps of the granularity. Entries live their
 lifetime, refreshed on use, on the caller's fake clock. Cost is in input-token units:
@@ -196,10 +196,12 @@ class CacheSimulator:
                     hit = max(hit, j)
                     break
         read = found.totals[hit] if hit >= 0 else 0
-        # The request uses every cached prefix it marks, not only the longest it reads.
-        for used in {hit, *(mark for mark, _ in found.marks)} - {-1}:
-            if (entry := self._entries.get(found.digests[used])) is not None:
-                self._entries[found.digests[used]] = (now + entry[1], entry[1])
+        # A read renews the entry it read. A shorter cached prefix the request also marks
+        # is not renewed: the provider documents a refresh when cached content is used, and
+        # whether reading a longer entry uses a shorter one is not documented: the simulator
+        # takes the reading that costs more, as the wire fakes do.
+        if hit >= 0 and (entry := self._entries.get(found.digests[hit])) is not None:
+            self._entries[found.digests[hit]] = (now + entry[1], entry[1])
         written_to, cost = read, read * self.rules.read_multiplier
         for mark, asked in found.marks:
             tokens = found.totals[mark]

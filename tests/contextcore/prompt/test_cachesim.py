@@ -152,7 +152,7 @@ def test_no_caching_prices_every_token_in_full(counter):
     assert sim.request([_marked(_words(1996))], now=1).cost == 2000
 
 
-def test_every_marked_prefix_a_request_repeats_is_refreshed_not_only_the_longest(counter):
+def test_only_the_prefix_a_request_reads_is_renewed_not_the_shorter_ones_it_marks(counter):
     sim = CacheSimulator(counter, ANTHROPIC)
     files = _marked(_words(1996))
     talk = [{"role": "user", "content": _words(100) + f" turn {n}"} for n in range(3)]
@@ -160,8 +160,11 @@ def test_every_marked_prefix_a_request_repeats_is_refreshed_not_only_the_longest
     sim.request([files, talk[0], _marked(talk[1]["content"])], now=200)
     second = sim.request([files, *talk[:2], _marked(talk[2]["content"])], now=400)
     assert second.cache_read_tokens > 2000  # the longest prefix was read each time
-    # 600 s after the files were written they are still cached: each request used them.
-    assert sim.request([files, _marked("a new topic")], now=600).cache_read_tokens == 2000
+    # The files' own entry was written at 0 and never read since: gone after 5 minutes.
+    assert sim.request([files, _marked("a new topic")], now=600).cache_read_tokens == 0
+    # Read while it lives, it is renewed.
+    sim.request([files, _marked("another topic")], now=700)
+    assert sim.request([files, _marked("a third topic")], now=950).cache_read_tokens == 2000
 
 
 def test_the_lowest_cost_reads_only_prefixes_sent_before_and_prices_the_rest_in_full(counter):

@@ -77,6 +77,9 @@ class PromptChunks:
     provider: str = "openai"
     notes: dict[str, Any] = field(default_factory=dict)
     cache_write: str = "5m"  # breakpoints' lifetime: "5m", "1h", or "off" for none
+    # The lifetime of every breakpoint but the last ("" for `cache_write`): the stable
+    # prefix (system, snapshot) outlives the history after it (see `request._cache_write`).
+    stable_write: str = ""
 
     def all_messages(self) -> list[Message]:
         return [chunk.message for block in self.blocks for chunk in block.chunks]
@@ -345,8 +348,9 @@ def add_cache_markers(
 ) -> list[Message]:
     """Messages with a breakpoint ending each non-empty cached block whose prefix holds at
     least `min_tokens` (a shorter prefix cannot be cached, a marker there would only cost),
-    keeping the last `MAX_BREAKPOINTS` when there are more; each asks for the chunks'
-    `cache_write` lifetime, and "off" places none."""
+    keeping the last `MAX_BREAKPOINTS` when there are more; the last asks for the chunks'
+    `cache_write` lifetime, the others for `stable_write` (or the same), and "off" places
+    none."""
     messages: list[Message] = []
     ends: list[int] = []
     prefix = 0
@@ -358,6 +362,9 @@ def add_cache_markers(
             ends.append(len(messages) - 1)
     if chunks.cache_write == "off":
         return messages
-    for index in ends[-MAX_BREAKPOINTS:]:
-        messages[index] = _mark(messages[index], chunks.cache_write)
+    kept = ends[-MAX_BREAKPOINTS:]
+    for index in kept:
+        last = index == kept[-1]
+        ttl = chunks.cache_write if last else chunks.stable_write or chunks.cache_write
+        messages[index] = _mark(messages[index], ttl)
     return messages

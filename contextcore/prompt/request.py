@@ -126,7 +126,10 @@ class RequestBuilder:
             reason = "model changed" if switched else reason
             write, seconds = self._cache_write(reason, now)
             layout = replace(layout, written_ttl=seconds)
-            chunks = replace(self.assembler.appendonly(inputs, layout), cache_write=write)
+            stable = self._stable_write(write)
+            chunks = replace(
+                self.assembler.appendonly(inputs, layout), cache_write=write, stable_write=stable
+            )
         elif self.scheme == "seed":
             chunks = self.assembler.tiered(inputs, self.tracker.tier_of)
         else:
@@ -153,6 +156,17 @@ class RequestBuilder:
         if choice.write == OFF and not reason and previous:
             return (ONE_HOUR if previous > self.rules.ttl else FIVE_MINUTES), previous
         return choice.write, choice.seconds
+
+    def _stable_write(self, write: str) -> str:
+        """The lifetime of the breakpoints before the last: an hour where the provider
+        offers it. Each request reads the longest cached prefix and renews only that entry,
+        so a 5-minute entry at the end of the snapshot is gone by the time a compaction or
+        a rollback changes the history after it, and the whole prompt is written again. An
+        hour's entry costs 0.75x more once, is renewed whenever it is the one read, and
+        turns those rewrites into reads."""
+        if write == OFF or not self.rules.long_ttl:
+            return ""
+        return ONE_HOUR
 
     def _image_extra(self, chunks: PromptChunks) -> int:
         return self.assembler.image_tokens(chunks) - IMAGE_FLAT_TOKENS * len(chunks.images)

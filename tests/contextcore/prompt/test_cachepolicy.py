@@ -75,7 +75,8 @@ def test_the_turn_marks_its_prefix_for_an_hour_when_the_rhythm_says_so(make_mana
     manager = make_manager(repo_root=tmp_path)
     assert manager.file_context.add_file("big.py").ok
     sent = _session(manager, MEETINGS)
-    assert all(mark.get("ttl") is None for mark in _marks(sent[1].messages))
+    # Early on the history's end is written for 5 minutes (the stable prefix for an hour).
+    assert _marks(sent[1].messages)[-1].get("ttl") is None
     assert _marks(sent[-1].messages) and all(m["ttl"] == "1h" for m in _marks(sent[-1].messages))
     # The layout counts on an hour: a twenty-minute pause does not rebuild it.
     assert manager.stability.layout.written_ttl == 3600.0
@@ -98,3 +99,26 @@ def test_a_model_that_caches_nothing_gets_the_plain_layout(make_manager, tmp_pat
     cached, uncached = (_session(m, [60.0] * 3)[-1] for m in managers)
     assert _marks(cached.messages) and not _marks(uncached.messages)
     assert uncached.estimated_tokens <= cached.estimated_tokens
+
+
+def test_the_snapshot_outlives_the_history_so_a_compaction_reads_it(
+    make_manager, tmp_path, counter
+):
+    (tmp_path / "big.py").write_text("value = compute(1)\n" * 1500)
+    manager = make_manager(repo_root=tmp_path)
+    assert manager.file_context.add_file("big.py").ok
+    sent = _session(manager, [60.0] * 12)  # twelve minutes of steady talk
+    marks = _marks(sent[-1].messages)
+    assert len(marks) >= 2 and marks[-1].get("ttl") is None
+    assert all(mark["ttl"] == "1h" for mark in marks[:-1])
+    sim = CacheSimulator(counter, ANTHROPIC)
+    for n, prepared in enumerate(sent):
+        sim.request(prepared.messages, now=1000.0 + 60.0 * n)
+    # A compaction replaces the history: the system prompt and the files are still cached,
+    # though every request since the first read the longer prefix and never this one.
+    manager.set_history(
+        [{"role": "user", "content": "summary"}, {"role": "assistant", "content": "ok"}]
+    )
+    after = manager.prepare_request("next question", now=1000.0 + 60.0 * 13)
+    cost = sim.request(after.messages, now=1000.0 + 60.0 * 13)
+    assert cost.cache_read_tokens > 1500 * 5

@@ -63,11 +63,13 @@
         const response = await fetch(url, { headers: { Accept: "application/json" } });
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
         const data = await response.json();
-        symbols = { rows: data.symbols, ...indexSymbols(data.symbols), loading: null, warming: data.warming };
+        symbols = { rows: data.symbols, ...indexSymbols(data.symbols), loading: symbols.loading, warming: data.warming };
       } catch (error) {
-        symbols.loading = null;
         console.error("symbols for @-mentions:", error);
       }
+      symbols.loading = null;
+      // The map is still being built at start-up: ask again while the list is open.
+      if (symbols.warming && typed) setTimeout(loadSymbols, 1500);
       if (typed) refresh();
     })();
   }
@@ -137,7 +139,6 @@
     const query = match[1];
     if (!typed || typed.query !== query) active = 0;
     typed = { start: before.length - query.length - 1, end: before.length, query };
-    loadSymbols();
     draw(query);
   }
 
@@ -182,7 +183,9 @@
 
   // -- events --------------------------------------------------------------------------------
   document.addEventListener("input", (event) => {
-    if (event.target === input()) refresh();
+    if (event.target !== input()) return;
+    refresh();
+    if (typed) loadSymbols();
   });
   document.addEventListener("click", (event) => {
     const remove = event.target.closest && event.target.closest("[data-remove-mention]");

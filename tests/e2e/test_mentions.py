@@ -73,6 +73,12 @@ async def test_a_file_is_mentioned_by_keyboard_sent_with_its_chip_and_kept(serve
     await expect(sent.last.get_by_role("list", name="Mentioned")).to_contain_text("@src/utils.py")
     await expect(files.get_by_role("checkbox", name="src/utils.py")).to_be_checked()
 
+    session_id = server.session_url.rstrip("/").rsplit("/", 1)[-1]
+    await page.goto(f"{server.url}history/{session_id}/")
+    kept = page.get_by_role("article", name="Your message").get_by_role("list", name="Mentioned")
+    await expect(kept).to_contain_text("@src/utils.py")
+    await screenshot(page, "mentions-history")
+
 
 async def test_a_symbol_mention_sends_its_file_as_outline_until_its_chip_is_removed(server, page):
     files = await _open(server, page)
@@ -88,7 +94,7 @@ async def test_a_symbol_mention_sends_its_file_as_outline_until_its_chip_is_remo
     outline = files.get_by_role("button", name="Outline src/utils.py")
     await expect(outline).to_have_attribute("aria-pressed", "true")
     remove = page.get_by_role("button", name="Remove mention symbol slugify in src/utils.py")
-    await screenshot(page, "mentions-symbol-chip")
+    await _looks(page, "mentions-symbol-chip")
     await remove.click()
     await expect(outline).to_have_attribute("aria-pressed", "false")
     await expect(files.get_by_role("checkbox", name="src/utils.py")).not_to_be_checked()

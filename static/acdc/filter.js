@@ -95,5 +95,5 @@
     return kept.map((f) => f.path);
   }
 
-  window.acdcFilter = { rankFiles, score, inOrder };
+  window.acdcFilter = { rankFiles, score };
 })();

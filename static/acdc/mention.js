@@ -225,9 +225,23 @@
     if (event.target === input() && typed) close();
   });
 
-  // Sent: the chips went with the message.
+  // Sent: the chips went with the message. They are kept aside until the server shows the
+  // message; if it refuses it instead (chat.js puts the text back), they come back too.
+  let sentChips = [];
   document.addEventListener("htmx:wsAfterSend", (event) => {
-    if (event.target && event.target.id === "composer" && tray()) tray().replaceChildren();
+    if (!(event.target && event.target.id === "composer" && tray())) return;
+    sentChips = [...tray().children];
+    tray().replaceChildren();
+  });
+  document.addEventListener("htmx:wsAfterMessage", (event) => {
+    if (!sentChips.length || typeof event.detail.message !== "string") return;
+    const frame = document.createElement("template");
+    frame.innerHTML = event.detail.message;
+    if (frame.content.querySelector("article.message.user")) sentChips = [];
+    else if (frame.content.querySelector('.notice.error[data-turn=""]')) {
+      tray().prepend(...sentChips);
+      sentChips = [];
+    }
   });
 
   window.acdcMention = { complete, indexSymbols };

@@ -153,3 +153,19 @@ async def test_the_completion_ranks_as_the_files_filter_and_skips_what_it_may_no
     } in found["got"]
     assert found["env"] == []  # a secret-shaped file is not offered, nor its symbols
     assert found["all"] == 8  # at most eight files
+
+
+async def test_a_mention_the_server_refuses_comes_back_with_its_message(server, page):
+    await _open(server, page)
+    box = page.get_by_role("textbox", name="Message")
+    await box.press_sequentially("Explain @utils")
+    await box.press("Tab")  # Tab chooses too
+    tray = page.get_by_role("list", name="Mentions to send")
+    await expect(tray.get_by_role("listitem")).to_have_count(1)
+    (server.repo / "src" / "utils.py").unlink()  # gone before the message is sent
+    await box.press("Enter")
+    log = page.get_by_role("log", name="Conversation")
+    refusal = log.get_by_role("alert").filter(has_text="@src/utils.py")
+    await expect(refusal).to_contain_text("names no file of the repository")
+    await expect(box).to_have_value(re.compile(r"^Explain @src/utils\.py\s*$"))
+    await expect(tray.get_by_role("listitem")).to_have_count(1)

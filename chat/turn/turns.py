@@ -433,7 +433,7 @@ def _validated(user_text: str) -> str:
 
 @database_sync_to_async
 def _store_user_message(
-    ctx: SessionContext, text: str, turn_id: str, images: tuple[str, ...], mentioned
+    ctx: SessionContext, text: str, turn_id: str, images: tuple[str, ...], mentioned: tuple
 ) -> Message:
     try:
         attached = images_get(images) if images else []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.test import override_settings
 
 from chat.repo import sessionsets
 from chat.repo.mentions import MAX_MENTIONS, Mention, MentionRefused, checked, symbol_index
@@ -94,3 +95,11 @@ def test_too_many_mentions_are_refused(session, repo):
     many = tuple(Mention("README.md", f"s{n}", n) for n in range(MAX_MENTIONS + 1))
     with pytest.raises(MentionRefused, match=f"At most {MAX_MENTIONS} mentions"):
         checked(many, session.id, repo)
+
+
+def test_the_endpoint_answers_the_symbols_of_a_session_and_404_without_one(client, root, session):
+    with override_settings(ACDC_REPO=root):
+        data = client.get(f"/s/{session.id}/symbols.json").json()
+        assert ["slugify", "function", "src/utils.py", 1] in data["symbols"]
+        assert client.get("/s/sess_nope/symbols.json").status_code == 404
+        assert client.post(f"/s/{session.id}/symbols.json").status_code == 405

@@ -99,11 +99,14 @@ async def test_a_symbol_mention_sends_its_file_as_outline_until_its_chip_is_remo
     await expect(outline).to_have_attribute("aria-pressed", "false")
     await expect(files.get_by_role("checkbox", name="src/utils.py")).not_to_be_checked()
 
-    await box.press_sequentially(" and @ap")
+    await box.press_sequentially(" and @src/ap")  # "/" types in the box, as ever
     await expect(mentions.get_by_role("option", name="src/app.py")).to_be_visible()
-    await box.press("Escape")
+    await expect(box).to_be_focused()
+    await box.press("Escape")  # closes the list, keeps the text
     await expect(mentions).to_be_hidden()
-    await expect(box).to_have_value("Rename @slugify  and @ap")
+    await expect(box).to_have_value("Rename @slugify  and @src/ap")
+    await page.keyboard.press("Control+k")  # still jumps to the file filter
+    await expect(page.get_by_role("searchbox", name="Filter files")).to_be_focused()
 
 
 async def test_an_odd_path_is_mentioned_and_sent(server, page):

@@ -432,7 +432,9 @@ def _mentions(value: Any) -> list[dict[str, Any]]:
         if isinstance(symbol, str) and type(line) is int and line >= 0:
             kept.append(
                 {
-                    "kind": "symbol" if symbol else "file",
+                    "kind": ("body" if entry.get("kind") == "body" else "symbol")
+                    if symbol
+                    else "file",
                     "path": entry["path"],
                     "symbol": symbol,
                     "line": line,

@@ -437,7 +437,7 @@ def _store_user_message(
 ) -> Message:
     try:
         attached = images_get(images) if images else []
-        named = checked(mentioned, ctx.session_id) if mentioned else []
+        named = checked(mentioned, ctx.session) if mentioned else []
     except (ImageRejected, MentionRefused) as exc:
         raise TurnRejected(str(exc)) from None
     fields = {"turn_id": turn_id, "model": ctx.model, "mentions": named}

@@ -88,6 +88,7 @@ class _WireMention(BaseModel):
     path: Annotated[_Text, StringConstraints(min_length=1, max_length=4096)]
     symbol: Annotated[_Text, StringConstraints(max_length=400)] = ""
     line: Annotated[int, Field(ge=0)] = 0
+    body: bool = False  # the symbol's body, not its file's outline
 
 
 def _mention(value: Any) -> Mention:
@@ -97,7 +98,9 @@ def _mention(value: Any) -> Mention:
         wire = _WireMention.model_validate_json(value)
     except ValidationError:
         raise PydanticCustomError("mention", "not a mention") from None
-    return Mention(wire.path, wire.symbol, wire.line)
+    if wire.body and not wire.symbol:
+        raise PydanticCustomError("mention", "a body without a symbol")
+    return Mention(wire.path, wire.symbol, wire.line, wire.body)
 
 
 _Sha256 = Annotated[str, StringConstraints(pattern=SHA256.pattern)]
@@ -203,7 +206,7 @@ def _refusal(exc: ValidationError) -> str:
     if field == "image":
         return "Attached images must be referenced by their sha256."
     if field == "mention":
-        return "A mention must name a file (and may name a symbol and its line)."
+        return "A mention must name a file (and may name a symbol, its line, and ask for its body)."
     if kind == "utf8":
         return f"{_NOUNS[field]} must be valid UTF-8 text."
     if kind == "nul":

@@ -7,7 +7,9 @@
 // other script know it so): it owns the listbox through aria-controls and
 // aria-activedescendant. Up/Down move, Enter or Tab choose, Escape closes, a click chooses.
 // Choosing a file ticks it in the Files panel (acdcPicker.addFile), a symbol sends its
-// file as an outline (acdcPicker.addOutline) unless the file is already there; a chip
+// file as an outline (acdcPicker.addOutline) unless the file is already there; with Shift
+// (Shift+Enter, Shift+click) a symbol goes as its body instead, which the server reads and
+// adds as a tool output when the message is sent (chat/repo/mentions.py); a chip
 // above the box names the mention and travels with the message as a "mention" field;
 // removing the chip before sending takes back what choosing it added.
 (function () {
@@ -143,40 +145,43 @@
   }
 
   // -- choosing ------------------------------------------------------------------------------
-  function choose(n) {
-    const o = shown[n];
+  function choose(n, body = false) {
+    const o = shown[n] && { ...shown[n], body: body && shown[n].kind === "symbol" };
     const box = input();
     if (!o || !typed) return;
     const text = "@" + (o.kind === "file" ? o.path : o.name).replace(/\n/g, "\\n") + " ";
     box.setRangeText(text, typed.start, typed.end, "end");
     const picker = window.acdcPicker;
-    const added = picker ? (o.kind === "file" ? picker.addFile(o.path) : picker.addOutline(o.path)) : false;
+    const add = o.kind === "file" ? picker && picker.addFile : !o.body && picker && picker.addOutline;
+    const added = add ? add(o.path) : false;
     addChip(o, added);
     close();
     box.focus();
   }
 
   function addChip(o, added) {
-    const value = JSON.stringify(o.kind === "file" ? { path: o.path } : { path: o.path, symbol: o.name, line: o.line });
+    const value = JSON.stringify(o.kind === "file" ? { path: o.path } : { path: o.path, symbol: o.name, line: o.line, body: o.body });
     const holder = tray();
     if ([...holder.querySelectorAll("input[name=mention]")].some((i) => i.value === value)) return;
-    const what = o.kind === "file" ? `file ${o.path}` : `symbol ${o.name} in ${o.path}`;
-    const chip = el("span", { className: `mention-chip composer-chip ${o.kind}`, title: o.kind === "file" ? o.path : `${o.name} in ${o.path}, line ${o.line}`, "data-added": added ? "true" : "false", "data-path": o.path, role: "listitem" },
+    const what = o.kind === "file" ? `file ${o.path}` : `${o.body ? "body of " : ""}symbol ${o.name} in ${o.path}`;
+    const chip = el("span", { className: `mention-chip composer-chip ${o.body ? "body" : o.kind}`, title: o.kind === "file" ? o.path : `${o.name} in ${o.path}, line ${o.line}`, "data-added": added ? "true" : "false", "data-path": o.path, role: "listitem" },
       el("span", { className: "at", text: "@", "aria-hidden": "true" }),
       el("span", { className: "mention-name", text: o.kind === "file" ? o.path : o.name }),
       o.kind === "symbol" ? el("span", { className: "mention-where", text: `${o.path}:${o.line}` }) : null,
+      o.kind === "symbol" ? el("span", { className: "mention-tag", text: o.body ? "body" : "outline" }) : null,
       el("input", { type: "hidden", name: "mention", value }),
       el("button", { type: "button", className: "secondary mention-remove", "data-remove-mention": "", "aria-label": `Remove mention ${what}`, title: "Remove" }, "×"),
     );
     holder.append(chip);
   }
 
-  // Taking a chip back takes back the file it added, unless another chip still names it.
+  // Taking a chip back takes back the file it added, unless another chip still needs it (a
+  // body does not: the server reads it when the message goes).
   function removeChip(chip) {
     const path = chip.dataset.path;
     const added = chip.dataset.added === "true";
     chip.remove();
-    const still = [...tray().querySelectorAll(".mention-chip")].some((c) => c.dataset.path === path);
+    const still = [...tray().querySelectorAll(".mention-chip:not(.body)")].some((c) => c.dataset.path === path);
     if (added && !still && window.acdcPicker) window.acdcPicker.drop(path);
     input().focus();
   }
@@ -191,7 +196,7 @@
     const remove = event.target.closest && event.target.closest("[data-remove-mention]");
     if (remove) return removeChip(remove.closest(".mention-chip"));
     const picked = event.target.closest && event.target.closest("#mention-list [role=option]");
-    if (picked) return choose(Number(picked.dataset.index));
+    if (picked) return choose(Number(picked.dataset.index), event.shiftKey);
     if (typed && event.target !== input() && !(popup() && popup().contains(event.target))) close();
   });
   // A press on an option must not take the focus from the box (the caret marks the query).
@@ -206,9 +211,9 @@
       if (!shown.length) return;
       active = (active + keys[event.key] + shown.length) % shown.length;
       mark();
-    } else if ((event.key === "Enter" && !event.shiftKey) || (event.key === "Tab" && !event.shiftKey)) {
+    } else if (event.key === "Enter" || (event.key === "Tab" && !event.shiftKey)) {
       if (active < 0) return;
-      choose(active);
+      choose(active, event.key === "Enter" && event.shiftKey);
     } else if (event.key === "Escape") close();
     else return;
     // The page's own keys (Enter sends, Escape stops a reply, Up recalls) wait.

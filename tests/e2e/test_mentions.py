@@ -172,3 +172,33 @@ async def test_a_mention_the_server_refuses_comes_back_with_its_message(server, 
     await expect(refusal).to_contain_text("names no file of the repository")
     await expect(box).to_have_value(re.compile(r"^Explain @src/utils\.py\s*$"))
     await expect(tray.get_by_role("listitem")).to_have_count(1)
+
+
+async def test_shift_enter_sends_a_symbols_body_as_a_tool_output(server, page):
+    files = await _open(server, page)
+    server.script_replies("It lowers and dashes.")
+    box = page.get_by_role("textbox", name="Message")
+    await box.press_sequentially("Explain @slugi")
+    mentions = page.get_by_role("listbox", name="Files and symbols to mention")
+    symbol = mentions.get_by_role("option", name="slugify (function in src/utils.py, line 1)")
+    await symbol.click()  # the active one: the list reads the map's symbols first
+    await box.press_sequentially(" and @slugi")
+    await expect(symbol).to_have_attribute("aria-selected", "true", timeout=SLOW)
+    await box.press("Shift+Enter")
+    body = page.get_by_role("button", name="Remove mention body of symbol slugify in src/utils.py")
+    await expect(body).to_be_visible()
+    await page.get_by_role("button", name="Remove mention symbol slugify in src/utils.py").click()
+    await expect(files.get_by_role("checkbox", name="src/utils.py")).not_to_be_checked()
+    await expect(box).to_have_value("Explain @slugify  and @slugify ")
+
+    await box.press("Enter")
+    log = page.get_by_role("log", name="Conversation")
+    await expect(log).to_contain_text("It lowers and dashes.", timeout=SLOW)
+    sent = log.get_by_role("article", name="Your message").last.get_by_role(
+        "list", name="Mentioned"
+    )
+    await expect(sent).to_contain_text("slugify")
+    await expect(sent).to_contain_text("body")
+    await expect(page.get_by_role("region", name="Context")).to_contain_text("1 tool output")
+    await expect(files.get_by_role("checkbox", name="src/utils.py")).not_to_be_checked()
+    await _looks(page, "mentions-body-sent")

@@ -118,6 +118,7 @@ def test_an_exported_sessions_mentions_come_back_and_malformed_ones_are_left_out
     kept = [
         {"kind": "file", "path": "docs/a: café.md", "symbol": "", "line": 0},
         {"kind": "symbol", "path": "src/utils.py", "symbol": "slugify", "line": 1},
+        {"kind": "body", "path": "src/utils.py", "symbol": "slugify", "line": 1},
     ]
     bad = [{"path": 7}, {"path": "x.py", "line": -1}, {"path": "y.py", "line": True}, "z.py"]
     record = {
@@ -126,7 +127,7 @@ def test_an_exported_sessions_mentions_come_back_and_malformed_ones_are_left_out
         "timestamp": "2023-11-14T22:13:20Z",
         "role": "user",
         "content": "See these",
-        "mentions": [kept[0], *bad, {**kept[1], "kind": "bogus"}],
+        "mentions": [kept[0], *bad, {**kept[1], "kind": "bogus"}, kept[2]],
     }
     import_history(_write(tmp_path, [record]), repository="/repo")
     message = Message.objects.get(pk=record["id"])

@@ -31,8 +31,10 @@ def repo_is_git():
     return True
 
 
-def chip(path: str, symbol: str = "", line: int = 0) -> str:
-    return json.dumps({"path": path, "symbol": symbol, "line": line} if symbol else {"path": path})
+def chip(path: str, symbol: str = "", line: int = 0, body: bool = False) -> str:
+    if not symbol:
+        return json.dumps({"path": path})
+    return json.dumps({"path": path, "symbol": symbol, "line": line, "body": body})
 
 
 @database_sync_to_async
@@ -74,4 +76,19 @@ async def test_a_mention_that_cannot_be_sent_refuses_the_turn_and_stores_nothing
     frames = await frames_until(ws, says)
     assert f"@{path}" in frames[-1]
     assert await stored_mentions(session) == []
+    await ws.disconnect()
+
+
+async def test_a_symbols_body_goes_to_the_model_in_the_same_turn(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    fake.enqueue(FakeStep(text="It returns its text."))
+    await send(
+        ws, message="What does it do?", mention=chip("src/utils.py", "slugify", 1, body=True)
+    )
+    await frames_until(ws, 'data-status="complete"')
+    sent = json.dumps(fake.requests[-1].messages)
+    assert "ACTIVE_CONTENT id=toolcall:" in sent
+    assert "src/utils.py:1-2 (function slugify, mentioned by the person)" in sent
+    assert (await stored_mentions(session))[0][0]["kind"] == "body"
     await ws.disconnect()

@@ -216,8 +216,13 @@ def test_any_text_is_a_frame_or_a_frame_error(text):
 def test_a_sent_mention_is_read_from_its_chips_json_whatever_its_path_holds():
     odd = json.dumps({"path": "docs/a: b\ncafé.md"})
     symbol = json.dumps({"path": "src/utils.py", "symbol": "slugify", "line": 1})
-    frame = parse(json.dumps({"message": "hi", "mention": [odd, symbol, symbol]}))
-    assert frame.mentions == (Mention("docs/a: b\ncafé.md"), Mention("src/utils.py", "slugify", 1))
+    body = json.dumps({"path": "src/utils.py", "symbol": "slugify", "line": 1, "body": True})
+    frame = parse(json.dumps({"message": "hi", "mention": [odd, symbol, symbol, body]}))
+    assert frame.mentions == (
+        Mention("docs/a: b\ncafé.md"),
+        Mention("src/utils.py", "slugify", 1),
+        Mention("src/utils.py", "slugify", 1, body=True),
+    )
     assert parse(json.dumps({"message": "hi", "mention": odd})).mentions == frame.mentions[:1]
 
 
@@ -229,6 +234,7 @@ def test_a_sent_mention_is_read_from_its_chips_json_whatever_its_path_holds():
         json.dumps({"path": "a.py", "line": -1}),
         json.dumps({"path": "a.py", "line": "3"}),
         json.dumps({"path": "a.py", "what": "else"}),
+        json.dumps({"path": "a.py", "body": True}),  # a body needs a symbol
         json.dumps({"path": "a\u0000.py"}),
         json.dumps(["a.py"]),
         7,

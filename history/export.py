@@ -79,12 +79,14 @@ def session_to_markdown(session: Session, messages: Iterable[Message]) -> str:
 
 
 def _mention_md(mention: Mapping) -> str:
-    """`@path`, or `@symbol` (`path:line`), as code spans whatever the names hold."""
+    """`@path`, or `@symbol` (`path:line`, outline or body), as code spans whatever the
+    names hold."""
     path = str(mention.get("path", ""))
     if not mention.get("symbol"):
         return _code(f"@{path}")
     where = _code(f"{path}:{mention.get('line', 0)}")
-    return f"{_code('@' + str(mention['symbol']))} ({where})"
+    sent = "body" if mention.get("kind") == "body" else "outline"
+    return f"{_code('@' + str(mention['symbol']))} ({where}, {sent})"
 
 
 def _code(text: str) -> str:

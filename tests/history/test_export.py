@@ -66,7 +66,10 @@ def _mentioned():
 def test_markdown_names_a_messages_mentions_as_code_whatever_the_path_holds():
     detail, _ = _mentioned()
     text = session_to_markdown(detail.session, detail.messages)
-    assert "See these\n\nMentioned: ``@docs/a `b` c.md``, `@slugify` (`src/utils.py:1`)\n" in text
+    assert (
+        "See these\n\nMentioned: ``@docs/a `b` c.md``, `@slugify` (`src/utils.py:1`, outline)\n"
+        in text
+    )
 
 
 def test_jsonl_carries_the_mentions_of_a_message_that_has_them():

@@ -2,8 +2,8 @@
 // the files and symbols whose names hold the letters typed, ranked by the Files panel's
 // own filter (filter.js), at most MAX_FILES files then MAX_SYMBOLS symbols. The files are
 // the picker's list (already in the page, so a 10k-file repository is ranked without a
-// request); the symbols are the repository map's definitions (symbols.json), fetched once,
-// the first time "@" is typed. The box keeps its textbox role (the keyboard and every
+// request); the symbols are the repository map's definitions (symbols.json), fetched when
+// "@" is first typed and again on a later "@" once they are FRESH_MS old (files change). The box keeps its textbox role (the keyboard and every
 // other script know it so): it owns the listbox through aria-controls and
 // aria-activedescendant. Up/Down move, Enter or Tab choose, Escape closes, a click chooses.
 // Choosing a file ticks it in the Files panel (acdcPicker.addFile), a symbol sends its
@@ -22,7 +22,8 @@
   const popup = () => document.getElementById("mention-popup");
   const listbox = () => document.getElementById("mention-list");
   const tray = () => document.getElementById("mention-chips");
-  let symbols = { rows: null, names: [], byName: new Map(), loading: null, warming: false };
+  const FRESH_MS = 30_000;  // the symbols are asked for again on a later "@" after this
+  let symbols = { rows: null, names: [], byName: new Map(), loading: null, warming: false, at: 0 };
   let shown = [];  // the options on screen
   let active = -1;
   let typed = null;  // { start, end } of "@query" in the box
@@ -59,13 +60,14 @@
 
   async function loadSymbols() {
     const url = popup() && popup().dataset.symbolsUrl;
-    if (!url || symbols.loading || (symbols.rows && !symbols.warming)) return;
+    const fresh = symbols.rows && !symbols.warming && Date.now() - symbols.at < FRESH_MS;
+    if (!url || symbols.loading || fresh) return;
     symbols.loading = (async () => {
       try {
         const response = await fetch(url, { headers: { Accept: "application/json" } });
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
         const data = await response.json();
-        symbols = { rows: data.symbols, ...indexSymbols(data.symbols), loading: symbols.loading, warming: data.warming };
+        symbols = { rows: data.symbols, ...indexSymbols(data.symbols), loading: symbols.loading, warming: data.warming, at: Date.now() };
       } catch (error) {
         console.error("symbols for @-mentions:", error);
       }

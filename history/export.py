@@ -2,7 +2,8 @@
 
 Pure functions of a session and its messages (no queries here), shared by the history
 browser and `acdc export`. JSON Lines follow seed 000's HistoryMessage: id, session_id,
-timestamp (ISO 8601 UTC), role, content, files, files_modified, edit_results, image_refs.
+timestamp (ISO 8601 UTC), role, content, files, files_modified, edit_results, image_refs,
+and acdc's `mentions` (the message's @-mentions) when it has any.
 image_refs name files `<sha256>.<ext>` as an `images/` folder beside the file would hold them.
 A reply's edits (`edit_lines`: acdc's rows, or AC-DC's own entries) are listed under it in
 Markdown, in a section of their own.
@@ -11,6 +12,7 @@ Markdown, in a section of their own.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
@@ -68,10 +70,32 @@ def session_to_markdown(session: Session, messages: Iterable[Message]) -> str:
     for message in messages:
         heading = ROLE_HEADINGS.get(message.role, message.role)
         lines += ["", f"## {heading} · {iso_utc(message.timestamp)}", "", message.content]
+        if message.mentions:
+            lines += ["", "Mentioned: " + ", ".join(_mention_md(m) for m in message.mentions)]
         if edits := edit_lines(message):
             lines += ["", "### Edits", ""]
             lines += [f"- `{p}`: {r}" if r else f"- `{p}`" for p, r in edits]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _mention_md(mention: Mapping) -> str:
+    """`@path`, or `@symbol` (`path:line`, outline or body), as code spans whatever the
+    names hold."""
+    path = str(mention.get("path", ""))
+    if not mention.get("symbol"):
+        return _code(f"@{path}")
+    where = _code(f"{path}:{mention.get('line', 0)}")
+    sent = "body" if mention.get("kind") == "body" else "outline"
+    return f"{_code('@' + str(mention['symbol']))} ({where}, {sent})"
+
+
+def _code(text: str) -> str:
+    """A Markdown code span that holds `text` as it is: a longer fence than any run of
+    backticks in it (a line break becomes a space, as a span would show it anyway)."""
+    text = " ".join(text.splitlines())
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def session_to_jsonl(
@@ -98,4 +122,4 @@ def _history_record(session: Session, message: Message, refs: list[str]) -> dict
         "files_modified": list(message.files_modified or []),
         "edit_results": list(message.edit_results or []),
         "image_refs": list(refs),
-    }
+    } | ({"mentions": list(message.mentions)} if message.mentions else {})

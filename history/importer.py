@@ -236,6 +236,7 @@ def _message(line: ImportLine, session: Session, seq: int) -> Message:
         files=line.files,
         files_modified=line.files_modified,
         edit_results=line.edit_results,
+        mentions=line.mentions,
     )
 
 
@@ -270,6 +271,7 @@ class ImportLine:
     files_modified: list[str]
     edit_results: list[Any]
     image_refs: list[str]
+    mentions: list[dict[str, Any]] = field(default_factory=list)  # acdc's own key
 
 
 def read_lines(handle: BinaryIO) -> Iterator[tuple[int, int, ImportLine | BadLine]]:
@@ -320,6 +322,7 @@ def _checked(number: int, raw: bytes | None) -> ImportLine:
         files_modified=_string_list(record.get("files_modified")),
         edit_results=_list(record.get("edit_results")),
         image_refs=_string_list(record.get("image_refs")),
+        mentions=_mentions(record.get("mentions")),
     )
     _check_storable(line)
     return line
@@ -368,7 +371,8 @@ def _check_storable(line: ImportLine) -> None:
     """Text both databases take: no lone surrogate (not encodable as UTF-8), no NUL
     (PostgreSQL refuses it in text and JSON), JSON fields nested at most MAX_DEPTH."""
     stored = (line.id, line.session_id, line.content, line.files, line.files_modified)
-    stack: list[tuple[Any, int]] = [(v, 0) for v in (*stored, line.edit_results, line.image_refs)]
+    extra = (line.edit_results, line.image_refs, line.mentions)
+    stack: list[tuple[Any, int]] = [(v, 0) for v in (*stored, *extra)]
     while stack:
         value, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -416,3 +420,24 @@ def _string_list(value: Any) -> list[str]:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def _mentions(value: Any) -> list[dict[str, Any]]:
+    """acdc's exported @-mentions, each as the chat stores one; anything else is left out."""
+    kept = []
+    for entry in _list(value):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            continue
+        symbol, line = entry.get("symbol", ""), entry.get("line", 0)
+        if isinstance(symbol, str) and type(line) is int and line >= 0:
+            kept.append(
+                {
+                    "kind": ("body" if entry.get("kind") == "body" else "symbol")
+                    if symbol
+                    else "file",
+                    "path": entry["path"],
+                    "symbol": symbol,
+                    "line": line,
+                }
+            )
+    return kept

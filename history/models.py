@@ -89,6 +89,8 @@ class Message(models.Model):
     model = models.CharField(max_length=200, blank=True)
     files = models.JSONField(default=list, blank=True)
     files_modified = models.JSONField(default=list, blank=True)
+    # @-mentions of a user message: {"path", "symbol", "line", "kind"}, in the typed order
+    mentions = models.JSONField(default=list, blank=True)
     edit_results = models.JSONField(default=list, blank=True)
     system_event = models.BooleanField(default=False)
     pinned = models.BooleanField(default=False)

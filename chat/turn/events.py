@@ -20,6 +20,7 @@ class TurnStarted:
     model: str
     title: str = ""  # the session's title, once the first message has named it
     images: tuple[str, ...] = ()  # sha256 of the images attached to the user message
+    mentions: tuple[dict, ...] = ()  # the user message's @-mentions, as stored
 
 
 @dataclass(frozen=True)

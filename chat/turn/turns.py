@@ -25,6 +25,7 @@ from django.db import IntegrityError, OperationalError, transaction
 from acdc import dbfaults
 from chat.llm.runtime import llm_client
 from chat.repo.edits.replies import retry_request
+from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools import ToolCall
 from chat.turn import context, hud, outgoing, toolrounds
@@ -125,6 +126,7 @@ async def run_turn(
     turn_id: str | None = None,
     images: Sequence[str] = (),
     after: AfterReply | None = None,
+    mentions: Sequence[Mention] = (),
 ) -> TurnFinished:
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
     runs in the session, in any tab or worker. `after` runs once the reply is delivered,
@@ -133,7 +135,8 @@ async def run_turn(
     turn_id = turn_id or new_turn_id()
     ctx = await _open(session_id, turn_id, text, model)
     try:
-        return await _run(ctx, text, turn_id, tuple(images), emit, client, after)
+        attached = (tuple(images), tuple(mentions))
+        return await _run(ctx, text, turn_id, attached, emit, client, after)
     finally:
         if ctx.owner:
             await database_sync_to_async(_release)(ctx)
@@ -158,12 +161,11 @@ def _release(ctx: SessionContext) -> None:
         log.warning("session %s: database locked, its turn lease left to expire", ctx.session_id)
 
 
-async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:
-    user_message = await _store_user_message(ctx, text, turn_id, images)
-    session = ctx.session
-    await emit(
-        TurnStarted(turn_id, session.id, user_message.id, text, ctx.model, session.title, images)
-    )
+async def _run(ctx, text, turn_id, attached, emit, client, after) -> TurnFinished:
+    user_message = await _store_user_message(ctx, text, turn_id, *attached)
+    session, images, mentions = ctx.session, attached[0], tuple(user_message.mentions)
+    started = (user_message.id, text, ctx.model, session.title, images, mentions)
+    await emit(TurnStarted(turn_id, session.id, *started))
     tools = await asyncio.to_thread(hud.chat_tools, ctx.model)  # side requests repeat them
     turn = _Turn(emit, turn_id, ctx, text, None, user_message.id)
     waiting = repomap_engine.warming_notice()
@@ -431,13 +433,15 @@ def _validated(user_text: str) -> str:
 
 @database_sync_to_async
 def _store_user_message(
-    ctx: SessionContext, text: str, turn_id: str, images: tuple[str, ...]
+    ctx: SessionContext, text: str, turn_id: str, images: tuple[str, ...], mentioned: tuple
 ) -> Message:
     try:
         attached = images_get(images) if images else []
-    except ImageRejected as exc:
+        named = checked(mentioned, ctx.session) if mentioned else []
+    except (ImageRejected, MentionRefused) as exc:
         raise TurnRejected(str(exc)) from None
-    message = ctx.append(role=Message.Role.USER, content=text, turn_id=turn_id, model=ctx.model)
+    fields = {"turn_id": turn_id, "model": ctx.model, "mentions": named}
+    message = ctx.append(role=Message.Role.USER, content=text, **fields)
     if attached:
         message_attach_images(message, attached)
     return message

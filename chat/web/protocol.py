@@ -27,6 +27,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from chat.repo.mentions import MAX_MENTIONS, Mention
 from history.images import SHA256
 
 MAX_FOCUS_CHARS = 500
@@ -52,6 +53,7 @@ class ClientFrame:
     selection: str = ""  # `select`: the tab's name for this choice, echoed in the answer
     replaces: str = ""  # `send`: the id of the last user message this one is an edit of
     retry: str = ""  # `send`: the turn whose failed reply is written again (Retry)
+    mentions: tuple[Mention, ...] = ()  # `send`: the @-mentions chosen in the composer
 
 
 def _encodable(text: str) -> str:
@@ -66,6 +68,9 @@ def _encodable(text: str) -> str:
     return text
 
 
+_Text = Annotated[str, AfterValidator(_encodable)]
+
+
 def _listed(value: Any) -> Any:
     """htmx sends one field of a name as a string, several as a list, none as nothing."""
     return [value] if isinstance(value, str) else value
@@ -75,7 +80,29 @@ def _unique(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
-_Text = Annotated[str, AfterValidator(_encodable)]
+class _WireMention(BaseModel):
+    """One composer chip: its hidden input holds this as JSON."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    path: Annotated[_Text, StringConstraints(min_length=1, max_length=4096)]
+    symbol: Annotated[_Text, StringConstraints(max_length=400)] = ""
+    line: Annotated[int, Field(ge=0)] = 0
+    body: bool = False  # the symbol's body, not its file's outline
+
+
+def _mention(value: Any) -> Mention:
+    if not isinstance(value, str):
+        raise PydanticCustomError("mention", "not text")
+    try:
+        wire = _WireMention.model_validate_json(value)
+    except ValidationError:
+        raise PydanticCustomError("mention", "not a mention") from None
+    if wire.body and not wire.symbol:
+        raise PydanticCustomError("mention", "a body without a symbol")
+    return Mention(wire.path, wire.symbol, wire.line, wire.body)
+
+
 _Sha256 = Annotated[str, StringConstraints(pattern=SHA256.pattern)]
 _Paths = Annotated[
     list[_Text], BeforeValidator(_listed), Field(max_length=MAX_PATHS), AfterValidator(_unique)
@@ -102,6 +129,11 @@ class _WireFrame(BaseModel):
         BeforeValidator(_listed),
         AfterValidator(_unique),
         Field(max_length=MAX_IMAGES),
+    ] = []
+    mention: Annotated[
+        list[Annotated[Any, AfterValidator(_mention)]],
+        BeforeValidator(_listed),
+        Field(max_length=MAX_MENTIONS),
     ] = []
 
 
@@ -150,6 +182,7 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         selection=wire.selection,
         replaces=wire.replaces if action == "send" else "",
         retry=wire.retry if action == "send" else "",
+        mentions=tuple(dict.fromkeys(wire.mention)) if action == "send" else (),
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 
@@ -167,9 +200,13 @@ def _refusal(exc: ValidationError) -> str:
         most = error["ctx"]["max_length"]
         if field == "image":
             return f"At most {most} images per message."
+        if field == "mention":
+            return f"At most {most} mentions per message."
         return f"Too many files selected at once (at most {most:,})."
     if field == "image":
         return "Attached images must be referenced by their sha256."
+    if field == "mention":
+        return "A mention must name a file (and may name a symbol, its line, and ask for its body)."
     if kind == "utf8":
         return f"{_NOUNS[field]} must be valid UTF-8 text."
     if kind == "nul":

@@ -242,6 +242,7 @@ class TurnHost:
             emit=emit,
             images=frame.images,
             after=after,
+            mentions=frame.mentions,
         )
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:

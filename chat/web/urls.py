@@ -30,6 +30,7 @@ urlpatterns = [
     path("m/<str:message_id>/pin/", views_context.message_pin, name="message_pin"),
     path("s/<str:session_id>/files.json", views_context.files_json, name="files_json"),
     path("s/<str:session_id>/files/pin/", views_context.file_pin, name="file_pin"),
+    path("s/<str:session_id>/symbols.json", views_context.symbols_json, name="symbols_json"),
     path(
         "s/<str:session_id>/grounding/",
         views_context.grounding_toggle,

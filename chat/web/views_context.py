@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.llm.runtime import chat_model
-from chat.repo import boundary, edittools, outlines, picker, sessionsets
+from chat.repo import boundary, edittools, mentions, outlines, picker, sessionsets
 from chat.repo.edits.commit import CommitRefused, changed_paths, commit, proposed_message
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
@@ -139,6 +139,13 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
     payload["outline_suffixes"] = outlines.suffixes()
     payload["shed"] = ((session.context_state or {}).get("hud") or {}).get("shed", [])
     return JsonResponse(payload)
+
+
+@require_GET
+def symbols_json(request: HttpRequest, session_id: str) -> JsonResponse:
+    """The definitions the message box's @-completion offers (chat.repo.mentions)."""
+    _session(session_id)
+    return JsonResponse(mentions.symbol_index(sessionsets.repository().root))
 
 
 @require_POST

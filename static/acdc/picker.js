@@ -626,6 +626,28 @@
       if (total) total.textContent = `The file tree could not be loaded (${error.message}). Reload to try again.`;
     }
   }
+  // What the message box's @-mentions (mention.js) may offer and do: the same selection
+  // the boxes make, so a mention and a ticked box are one thing. A locked (secret-shaped)
+  // or refused file is not offered; the panel's own box and dialog are where it is sent.
+  window.acdcPicker = {
+    files: () => state.files,
+    offered: (path) => !state.locked[path] && !refusal(path),
+    // Each returns whether it changed the selection (so taking the mention back undoes it).
+    addFile(path) {
+      if (state.active.has(path) && !state.outlines.has(path)) return false;
+      setFiles([path], true);
+      return true;
+    },
+    addOutline(path) {
+      if (state.active.has(path) || !outlinable(path)) return false;
+      setOutlines([path], true);
+      return true;
+    },
+    drop(path) {
+      if (state.active.has(path)) setFiles([path], false);
+    },
+  };
+
   document.addEventListener("DOMContentLoaded", () => {
     watchDialog();
     load();

@@ -110,3 +110,27 @@ def test_progress_is_reported_to_the_end(tmp_path):
         progress=lambda done, total: seen.append((done, total)),
     )
     assert seen[-1][0] == seen[-1][1] > 0
+
+
+def test_an_exported_sessions_mentions_come_back_and_malformed_ones_are_left_out(tmp_path):
+    from history.export import session_to_jsonl
+
+    kept = [
+        {"kind": "file", "path": "docs/a: café.md", "symbol": "", "line": 0},
+        {"kind": "symbol", "path": "src/utils.py", "symbol": "slugify", "line": 1},
+        {"kind": "body", "path": "src/utils.py", "symbol": "slugify", "line": 1},
+    ]
+    bad = [{"path": 7}, {"path": "x.py", "line": -1}, {"path": "y.py", "line": True}, "z.py"]
+    record = {
+        "id": "1700000000000-mmmmmmmm",
+        "session_id": "sess_1700000000000_mmmmmm",
+        "timestamp": "2023-11-14T22:13:20Z",
+        "role": "user",
+        "content": "See these",
+        "mentions": [kept[0], *bad, {**kept[1], "kind": "bogus"}, kept[2]],
+    }
+    import_history(_write(tmp_path, [record]), repository="/repo")
+    message = Message.objects.get(pk=record["id"])
+    assert message.mentions == kept
+    again = json.loads(session_to_jsonl(message.session, [message]))
+    assert again["mentions"] == kept

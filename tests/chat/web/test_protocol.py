@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chat.repo.mentions import MAX_MENTIONS, Mention
 from chat.web.protocol import MAX_IMAGES, MAX_PATHS, ClientFrame, FrameError, parse_frame
 
 LIMIT = 1_000_000
@@ -210,3 +211,41 @@ def test_any_text_is_a_frame_or_a_frame_error(text):
         for value in (*texts, *frame.images):
             assert "\0" not in value
             value.encode("utf-8")
+
+
+def test_a_sent_mention_is_read_from_its_chips_json_whatever_its_path_holds():
+    odd = json.dumps({"path": "docs/a: b\ncafé.md"})
+    symbol = json.dumps({"path": "src/utils.py", "symbol": "slugify", "line": 1})
+    body = json.dumps({"path": "src/utils.py", "symbol": "slugify", "line": 1, "body": True})
+    frame = parse(json.dumps({"message": "hi", "mention": [odd, symbol, symbol, body]}))
+    assert frame.mentions == (
+        Mention("docs/a: b\ncafé.md"),
+        Mention("src/utils.py", "slugify", 1),
+        Mention("src/utils.py", "slugify", 1, body=True),
+    )
+    assert parse(json.dumps({"message": "hi", "mention": odd})).mentions == frame.mentions[:1]
+
+
+@pytest.mark.parametrize(
+    "mention",
+    [
+        "src/utils.py",  # not the chip's JSON
+        json.dumps({"path": ""}),
+        json.dumps({"path": "a.py", "line": -1}),
+        json.dumps({"path": "a.py", "line": "3"}),
+        json.dumps({"path": "a.py", "what": "else"}),
+        json.dumps({"path": "a.py", "body": True}),  # a body needs a symbol
+        json.dumps({"path": "a\u0000.py"}),
+        json.dumps(["a.py"]),
+        7,
+    ],
+)
+def test_a_malformed_mention_is_refused_with_a_reason(mention):
+    with pytest.raises(FrameError, match="A mention must name a file"):
+        parse(json.dumps({"message": "hi", "mention": mention}))
+
+
+def test_too_many_mentions_are_refused_before_anything_is_checked():
+    many = [json.dumps({"path": f"f{n}.py"}) for n in range(MAX_MENTIONS + 1)]
+    with pytest.raises(FrameError, match=f"At most {MAX_MENTIONS} mentions"):
+        parse(json.dumps({"message": "hi", "mention": many}))

@@ -89,6 +89,9 @@ class LayoutPolicy:
     keep_alive: bool = False
 
 
+HISTORY_REWRITTEN = "history rewritten"  # a compaction, rollback or retry changed it
+
+
 @dataclass(frozen=True)
 class LayoutState:
     l0_digest: str
@@ -241,7 +244,7 @@ def _rebuild_reason(
     if len(history) < state.history_len or (
         history_digest(history[: state.history_len]) != state.history_digest
     ):
-        return "history rewritten"
+        return HISTORY_REWRITTEN
     return expiry_reason(state.last_at, state.written_ttl, now, policy.cache_ttl_seconds)
 
 

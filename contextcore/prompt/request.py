@@ -18,7 +18,14 @@ from typing import Any
 from contextcore.history.exchanges import window_history
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
-from contextcore.prompt.appendonly import Doc, LayoutPolicy, LayoutState, bump_versions, plan_layout
+from contextcore.prompt.appendonly import (
+    HISTORY_REWRITTEN,
+    Doc,
+    LayoutPolicy,
+    LayoutState,
+    bump_versions,
+    plan_layout,
+)
 from contextcore.prompt.assembly import (
     MAP_KEY,
     PromptAssembler,
@@ -126,7 +133,7 @@ class RequestBuilder:
             reason = "model changed" if switched else reason
             write, seconds = self._cache_write(reason, now)
             layout = replace(layout, written_ttl=seconds)
-            stable = self._stable_write(write)
+            stable = self._stable_write(write, reason)
             chunks = replace(
                 self.assembler.appendonly(inputs, layout), cache_write=write, stable_write=stable
             )
@@ -157,14 +164,16 @@ class RequestBuilder:
             return (ONE_HOUR if previous > self.rules.ttl else FIVE_MINUTES), previous
         return choice.write, choice.seconds
 
-    def _stable_write(self, write: str) -> str:
-        """The lifetime of the breakpoints before the last: an hour where the provider
-        offers it. Each request reads the longest cached prefix and renews only that entry,
-        so a 5-minute entry at the end of the snapshot is gone by the time a compaction or
-        a rollback changes the history after it, and the whole prompt is written again. An
-        hour's entry costs 0.75x more once, is renewed whenever it is the one read, and
-        turns those rewrites into reads."""
-        if write == OFF or not self.rules.long_ttl:
+    def _stable_write(self, write: str, reason: str) -> str:
+        """The lifetime of the breakpoints before the last. Each request reads the longest
+        cached prefix and renews only that entry, so the snapshot's own entry is never
+        renewed while the talk goes on, and is long gone when a compaction (or a rollback)
+        rewrites the history after it: the whole prompt is written again. A session whose
+        history was rewritten once will likely be again, so from then on the prefix asks
+        for an hour where the provider offers it (0.75x more when it is written), and the
+        next rewrite reads it instead of writing it again."""
+        rewritten = reason == HISTORY_REWRITTEN or self.tracker.history_rewrites > 0
+        if write == OFF or not self.rules.long_ttl or not rewritten:
             return ""
         return ONE_HOUR
 

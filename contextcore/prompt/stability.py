@@ -57,6 +57,7 @@ class StabilityTracker:
         # "version 3" means the same text for the whole session.
         self.versions: dict[str, list[Any]] = {}
         self.layout: LayoutState | None = None
+        self.history_rewrites = 0  # compactions, rollbacks, retries: `purge_history` calls
         # Seed 000: "tiers rebuild from the reference graph on first request" (and after
         # the cache was lost). Counts an item starts from when it is next seen.
         self._initial: dict[str, int] = {}
@@ -179,6 +180,7 @@ class StabilityTracker:
         """Forget every history item; the acdc layout is rebuilt on the next request."""
         self._items = {k: v for k, v in self._items.items() if not k.startswith("history:")}
         self.layout = None
+        self.history_rewrites += 1
 
     def to_state(self) -> dict[str, Any]:
         return {
@@ -194,6 +196,7 @@ class StabilityTracker:
             "refreshed_at": self.refreshed_at,
             "marked": self.marked,
             "refresh_ledger": self.ledger.to_state(),
+            "history_rewrites": self.history_rewrites,
         }
 
     @classmethod
@@ -211,4 +214,5 @@ class StabilityTracker:
         tracker.refreshed_at = state.get("refreshed_at")
         tracker.marked = bool(state.get("marked", True))
         tracker.ledger = RefreshLedger.from_state(state.get("refresh_ledger"))
+        tracker.history_rewrites = int(state.get("history_rewrites", 0))
         return tracker

@@ -101,24 +101,40 @@ def test_a_model_that_caches_nothing_gets_the_plain_layout(make_manager, tmp_pat
     assert uncached.estimated_tokens <= cached.estimated_tokens
 
 
-def test_the_snapshot_outlives_the_history_so_a_compaction_reads_it(
+def _talk(manager, sim, now: float, turns: int) -> float:
+    for n in range(turns):
+        now += 60.0
+        prepared = manager.prepare_request(f"question {n}", now=now)
+        sim.request(prepared.messages, now=now)
+        manager.record_exchange(f"question {n}", "an answer " * 300)
+    return now
+
+
+def _compact(manager, sim, now: float):
+    manager.set_history(
+        [{"role": "user", "content": "summary"}, {"role": "assistant", "content": "ok"}]
+    )
+    prepared = manager.prepare_request("next question", now=now)
+    manager.record_exchange("next question", "an answer " * 300)
+    return prepared, sim.request(prepared.messages, now=now)
+
+
+def test_after_a_compaction_the_snapshot_is_written_for_an_hour_and_the_next_reads_it(
     make_manager, tmp_path, counter
 ):
     (tmp_path / "big.py").write_text("value = compute(1)\n" * 1500)
     manager = make_manager(repo_root=tmp_path)
     assert manager.file_context.add_file("big.py").ok
-    sent = _session(manager, [60.0] * 12)  # twelve minutes of steady talk
-    marks = _marks(sent[-1].messages)
+    sim = CacheSimulator(counter, ANTHROPIC)
+    now = _talk(manager, sim, 1000.0, 12)  # twelve minutes of steady talk
+    assert all(mark.get("ttl") is None for mark in _marks(manager.preview_request("").messages))
+    # Every request read the longest prefix, so the snapshot's own 5-minute entry is gone.
+    first, cost = _compact(manager, sim, now + 60.0)
+    assert cost.cache_read_tokens == 0
+    marks = _marks(first.messages)
     assert len(marks) >= 2 and marks[-1].get("ttl") is None
     assert all(mark["ttl"] == "1h" for mark in marks[:-1])
-    sim = CacheSimulator(counter, ANTHROPIC)
-    for n, prepared in enumerate(sent):
-        sim.request(prepared.messages, now=1000.0 + 60.0 * n)
-    # A compaction replaces the history: the system prompt and the files are still cached,
-    # though every request since the first read the longer prefix and never this one.
-    manager.set_history(
-        [{"role": "user", "content": "summary"}, {"role": "assistant", "content": "ok"}]
-    )
-    after = manager.prepare_request("next question", now=1000.0 + 60.0 * 13)
-    cost = sim.request(after.messages, now=1000.0 + 60.0 * 13)
+    # Twelve more minutes, another compaction: the system prompt and the files are read.
+    now = _talk(manager, sim, now + 60.0, 12)
+    _, cost = _compact(manager, sim, now + 60.0)
     assert cost.cache_read_tokens > 1500 * 5

@@ -57,7 +57,7 @@ class StabilityTracker:
         # "version 3" means the same text for the whole session.
         self.versions: dict[str, list[Any]] = {}
         self.layout: LayoutState | None = None
-        self.history_rewrites = 0  # compactions, rollbacks, retries: `purge_history` calls
+        self.history_rewrites = 0  # compactions, rollbacks, retries of a laid-out history
         # Seed 000: "tiers rebuild from the reference graph on first request" (and after
         # the cache was lost). Counts an item starts from when it is next seen.
         self._initial: dict[str, int] = {}
@@ -179,8 +179,9 @@ class StabilityTracker:
     def purge_history(self) -> None:
         """Forget every history item; the acdc layout is rebuilt on the next request."""
         self._items = {k: v for k, v in self._items.items() if not k.startswith("history:")}
+        if self.layout is not None:  # a history was laid out, and is now rewritten
+            self.history_rewrites += 1
         self.layout = None
-        self.history_rewrites += 1
 
     def to_state(self) -> dict[str, Any]:
         return {

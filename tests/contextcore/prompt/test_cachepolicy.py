@@ -125,6 +125,7 @@ def test_after_a_compaction_the_snapshot_is_written_for_an_hour_and_the_next_rea
     (tmp_path / "big.py").write_text("value = compute(1)\n" * 1500)
     manager = make_manager(repo_root=tmp_path)
     assert manager.file_context.add_file("big.py").ok
+    manager.set_history([])  # how a turn opens a session: loading it is no rewrite
     sim = CacheSimulator(counter, ANTHROPIC)
     now = _talk(manager, sim, 1000.0, 12)  # twelve minutes of steady talk
     assert all(mark.get("ttl") is None for mark in _marks(manager.preview_request("").messages))

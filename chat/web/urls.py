@@ -31,6 +31,11 @@ urlpatterns = [
     path("s/<str:session_id>/files.json", views_context.files_json, name="files_json"),
     path("s/<str:session_id>/files/pin/", views_context.file_pin, name="file_pin"),
     path(
+        "s/<str:session_id>/instructions/",
+        views_context.instructions_toggle,
+        name="instructions_toggle",
+    ),
+    path(
         "s/<str:session_id>/grounding/",
         views_context.grounding_toggle,
         name="grounding_toggle",

@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 
 from chat.turn.turns import run_turn
 from history import services
-from history.models import Session
+from history.models import Message, Session
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
 RULES = "".join(f"Rule {i}: run the tests before you answer.\n" for i in range(120))
@@ -80,6 +80,10 @@ def test_a_credential_in_them_leaves_as_a_marker(fake, served_root):
 
     assert GITHUB_TOKEN not in sent
     assert "[redacted: a GitHub token]" in sent
+    said = Message.objects.filter(session=session, system_event=True).values_list(
+        "content", flat=True
+    )
+    assert any(t.startswith("The project instructions hold what looks like") for t in said)
 
 
 def test_a_change_on_disk_reaches_the_next_request(fake, served_root):

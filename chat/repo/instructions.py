@@ -68,6 +68,12 @@ def load(
     return Instructions(tuple(files), off, tuple(refused))
 
 
+def present(root: Path | None = None) -> bool:
+    """Whether any candidate exists at all (a stat each; nothing is read)."""
+    root = Path(root or settings.ACDC_REPO)
+    return settings.ACDC_INSTRUCTIONS != "off" and any(os.path.lexists(root / n) for n in NAMES)
+
+
 def _read(root: Path, name: str, rules: git.IgnoreRules) -> tuple[str | None, str]:
     """The file's text, or None with the reason it may not be sent ("" when absent)."""
     full = root / name

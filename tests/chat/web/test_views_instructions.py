@@ -43,7 +43,7 @@ def test_switching_on_lists_the_file_with_its_tokens(client, session):
 
     assert Session.objects.get(pk=session.pk).instructions is True
     assert 'name="instructions" checked' in html
-    assert '<li><code>AGENTS.md</code><span class="num">' in html
+    assert '<li><code>AGENTS.md</code><span class="num" title=' in html
     assert "seg-instructions" in html and "Instructions" in html
 
 
@@ -54,6 +54,21 @@ def test_the_panel_after_a_reload_shows_the_switch_as_left(client, session):
 
     assert "off for this session" in page
     assert 'name="instructions" checked' not in page
+
+
+def test_a_new_session_shows_them_before_anything_is_sent(client, session):
+    page = client.get(f"/s/{session.id}/").content.decode()
+
+    assert "Nothing sent yet" not in page
+    assert 'name="instructions" checked' in page and "<code>AGENTS.md</code>" in page
+
+
+def test_without_them_a_new_session_still_shows_nothing_sent_yet(client, session, served_root):
+    (served_root / "AGENTS.md").unlink()
+
+    page = client.get(f"/s/{session.id}/").content.decode()
+
+    assert "Nothing sent yet" in page and 'name="instructions"' not in page
 
 
 def test_an_unknown_session_is_not_found(client):

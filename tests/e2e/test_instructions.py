@@ -47,9 +47,18 @@ async def test_instructions_are_listed_switched_off_and_stay_off_after_a_reload(
     await screenshot(page, "instructions-on-dark")
     await page.emulate_media(color_scheme="light")
 
+    other = await page.context.new_page()  # another tab of the session, connected
+    await other.goto(server.session_url)
+    await expect(other.get_by_role("button", name="Send", exact=True)).to_be_enabled(timeout=SLOW)
+
     await switch.uncheck()
     await expect(listed).to_contain_text("off for this session")
     await expect(switch).not_to_be_checked()
+    other_hud = other.get_by_role("region", name="Context")
+    await expect(
+        other_hud.get_by_role("checkbox", name="Send project instructions")
+    ).not_to_be_checked()
+    await other.close()
     await send_message(page, "Second question", answered="Fake reply to: Second question")
     sent = sent_for(server, "Second question")
     assert RULE not in sent and "Project instructions" not in sent

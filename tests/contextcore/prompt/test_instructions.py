@@ -7,6 +7,8 @@ changes the prompt once (the layout rebuilds), not every turn.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from contextcore.manager import ContextManager
 from contextcore.prompt.assembly import has_marker
 from contextcore.prompt.instructions import InstructionFile, Instructions, capped_file
@@ -112,3 +114,19 @@ def test_they_survive_the_session_state(make_manager, facts, counter):
 
     assert restored.instructions == manager.instructions
     assert restored.preview_request("q").messages[0] == manager.preview_request("q").messages[0]
+
+
+def test_over_the_window_they_go_before_a_pinned_file_with_a_notice(make_manager, facts):
+    small = replace(facts, max_input_tokens=2_000, max_output_tokens=200)
+    manager = _with(make_manager(facts_=small), ("AGENTS.md", RULES * 6))
+    manager.file_context.add_file("notes.py", "def f():\n    return 1\n")
+    manager.pin_file("notes.py")
+
+    prompt = manager.prepare_request("q")
+
+    assert "Project instructions" not in text(prompt.messages[0])
+    assert "def f():" in "".join(text(m) for m in prompt.messages)
+    said = [n.text for n in prompt.notices]
+    assert (
+        "The project instructions were left out of this request to fit the model's window." in said
+    )

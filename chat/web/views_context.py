@@ -9,8 +9,6 @@ Long work (compaction itself) goes through the websocket, not through here.
 
 from __future__ import annotations
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -21,8 +19,6 @@ from chat.repo.edits.commit import CommitRefused, changed_paths, commit, propose
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
-from chat.web.frames import render_hud
-from chat.web.turnhost import session_group
 from history import selectors
 from history.models import Message, Session
 
@@ -105,14 +101,12 @@ def grounding_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 def instructions_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
     """Send the project instructions in this session's requests, or not: kept on the
-    session row, so a reload and other tabs see it; answers with the Context panel."""
+    session row, so a reload and other tabs see it; answers with the Context panel (the
+    switch keeps its id, so htmx gives it the focus back)."""
     session = _session(session_id)
     enabled = request.POST.get("instructions") == "on"
     Session.objects.filter(pk=session.pk).update(instructions=enabled)
-    hud = context.refresh_sets(session.id)
-    frame = {"type": "chat.frame", "html": render_hud(hud)}  # the session's other tabs
-    async_to_sync(get_channel_layer().group_send)(session_group(session.id), frame)
-    return render(request, "chat/_hud.html", {"hud": hud})
+    return render(request, "chat/_hud.html", {"hud": context.refresh_sets(session.id)})
 
 
 def endless_context(session: Session, error: str = "") -> dict:

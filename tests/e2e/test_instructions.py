@@ -54,6 +54,7 @@ async def test_instructions_are_listed_switched_off_and_stay_off_after_a_reload(
     await switch.uncheck()
     await expect(listed).to_contain_text("off for this session")
     await expect(switch).not_to_be_checked()
+    await other.reload()  # another tab reads the session's switch
     other_hud = other.get_by_role("region", name="Context")
     await expect(
         other_hud.get_by_role("checkbox", name="Send project instructions")
@@ -72,9 +73,13 @@ async def test_instructions_are_listed_switched_off_and_stay_off_after_a_reload(
     await page.set_viewport_size({"width": 800, "height": 860})
     await screenshot(page, "instructions-off-800")
 
-    await hud.get_by_role("checkbox", name="Send project instructions").check()
+    switch = hud.get_by_role("checkbox", name="Send project instructions")
+    await switch.focus()
+    await page.keyboard.press("Space")  # by keyboard
     await expect(hud.get_by_role("list", name="Instructions")).to_contain_text(
         re.compile(r"AGENTS\.md\s*\d+"), timeout=SLOW
     )
+    await expect(switch).to_be_checked()
+    await expect(switch).to_be_focused()  # the redrawn panel keeps the focus on the switch
     await send_message(page, "Third question", answered="Fake reply to: Third question")
     assert RULE in sent_for(server, "Third question")

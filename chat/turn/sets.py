@@ -5,8 +5,8 @@ outline, when active as one) and active tool outputs as content blocks, the whol
 pool as lines, pins exempt from shedding, tool outputs past the collapse window
 deactivated, and the project instructions the session sends. `release_dropped` takes
 files the engine had to shed (or could not read) out of the active set, so the Files
-panel shows what the prompt holds. Sessions from before
-the sets adopt the engine's old selection once.
+panel shows what the prompt holds. Sessions from before the sets adopt the engine's old
+selection once.
 """
 
 from __future__ import annotations

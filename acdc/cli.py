@@ -74,6 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="confirm that a secret-shaped file given to --add or --pin may be sent (repeatable)",
     )
+    chat.add_argument(
+        "--instructions",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="send the project instructions (AGENTS.md, CLAUDE.md …) in this session, or not "
+        "(--no-instructions); kept for the session, as the page's switch",
+    )
     chat.add_argument("--apply", action="store_true", help="apply the reply's edits (ACDC_EDITS)")
     chat.add_argument(
         "--commit",

@@ -43,7 +43,7 @@ from chat.web.turnhost import HOST
 from history import selectors, services
 from history.export import session_to_jsonl, session_to_markdown
 from history.importer import import_history
-from history.models import ContentObject
+from history.models import ContentObject, Session
 
 log = logging.getLogger(__name__)
 SHUTDOWN_SECONDS = 3.0  # for the turns to store their text; the process then exits anyway
@@ -209,6 +209,8 @@ def _chat(args: argparse.Namespace) -> int:
     if session is None:
         session = services.session_create(repository=repository, model=chat_model(args.model))
     print(f"session: {session.id}", file=sys.stderr)
+    if getattr(args, "instructions", None) is not None:  # the session's switch, as the page's
+        Session.objects.filter(pk=session.pk).update(instructions=args.instructions)
     if args.add or args.drop or args.pin or args.unpin:
         problems = select_files(
             session.id,

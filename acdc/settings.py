@@ -68,6 +68,9 @@ ACDC_EDITS = env_bool("ACDC_EDITS", True)
 ACDC_GROUNDING = env_bool("ACDC_GROUNDING", False)
 ACDC_GROUNDING_ITEMS = env_int("ACDC_GROUNDING_ITEMS", 5, minimum=1)
 ACDC_GROUNDING_TOKENS = env_int("ACDC_GROUNDING_TOKENS", 1500, minimum=100)
+# Project instructions (AGENTS.md, CLAUDE.md, …) in the system prompt: the first found, all, off.
+ACDC_INSTRUCTIONS = env_choice("ACDC_INSTRUCTIONS", ("first", "all", "off"), "first")
+ACDC_INSTRUCTIONS_TOKENS = env_int("ACDC_INSTRUCTIONS_TOKENS", 8000, minimum=100)  # per file
 ACDC_ENDLESS_RECENT_RUNS = env_int("ACDC_ENDLESS_RECENT_RUNS", 6, minimum=0)
 ACDC_ENDLESS_PASSTHROUGH_RUNS = env_int("ACDC_ENDLESS_PASSTHROUGH_RUNS", 2, minimum=0)
 ACDC_ENDLESS_TOKEN_THRESHOLD = env_int("ACDC_ENDLESS_TOKEN_THRESHOLD", 0, minimum=0)

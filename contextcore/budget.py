@@ -20,7 +20,8 @@ class SectionSpec:
 
 
 SECTIONS: tuple[SectionSpec, ...] = (
-    SectionSpec("system", priority=7, share=0.05),
+    SectionSpec("system", priority=7, share=0.03),
+    SectionSpec("instructions", priority=4, share=0.02),
     SectionSpec("repo_map", priority=4, share=0.10),
     SectionSpec("reference_files", priority=3, share=0.10),
     SectionSpec("active_files", priority=5, share=0.40),

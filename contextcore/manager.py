@@ -32,6 +32,7 @@ from contextcore.prompt.assembly import (
     has_marker,
 )
 from contextcore.prompt.cacherules import rules_for
+from contextcore.prompt.instructions import Instructions
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
 from contextcore.prompt.siderequest import SidePrefix
 from contextcore.prompt.stability import StabilityTracker, stability_items
@@ -65,6 +66,7 @@ class ContextManager:
         self.stability = StabilityTracker(tracker_scheme)
         self.repo_map = self.file_tree = self.reference = ""
         self.map_focus = ""  # the map's per-turn part, set by the caller each turn
+        self.instructions = Instructions()  # the project's, set by the caller (AGENTS.md …)
         self.metadata: tuple[str, ...] = ()
         self._history: list[Message] = []
         self._last_items: dict[str, str] = {}
@@ -218,6 +220,7 @@ class ContextManager:
         count = self.counter.count_text
         texts = [
             self.config.system_prompt,
+            self.instructions.text(),
             self.repo_map,
             self.file_tree,
             self.reference,
@@ -268,6 +271,7 @@ class ContextManager:
     def _inputs(self, user_content: str, images: Sequence[ImageInput]) -> PromptInputs:
         return PromptInputs(
             system_prompt=self.config.system_prompt,
+            instructions=self.instructions.text(),
             repo_map=self.repo_map,
             map_focus=self.map_focus,
             file_tree=self.file_tree,
@@ -406,6 +410,7 @@ class ContextManager:
                 "reference": self.reference,
                 "metadata": list(self.metadata),
             },
+            "instructions": self.instructions.to_state(),
             "last_items": dict(self._last_items),
             "stability": self.stability.to_state(),
         }
@@ -434,6 +439,7 @@ class ContextManager:
             manager.pin_file(path)
         texts = state.get("texts", {})
         manager.set_context_texts(**{**texts, "metadata": tuple(texts.get("metadata", ()))})
+        manager.instructions = Instructions.from_state(state.get("instructions"))
         manager._last_items = dict(state.get("last_items", {}))
         stability = StabilityTracker.from_state(state.get("stability", {}))
         if stability.scheme == manager.stability.scheme:

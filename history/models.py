@@ -36,6 +36,7 @@ class Session(models.Model):
     # restores `context_state`) never reverts them. `grounding` None: the server default.
     grounding = models.BooleanField(null=True, blank=True)
     endless = models.JSONField(default=dict, blank=True)  # {"enabled": bool, "template": str}
+    instructions = models.BooleanField(default=True)  # send the project's AGENTS.md …
     # The turn lease: one turn at a time per session, across tabs and worker processes.
     # Taken with one conditional UPDATE; a dead worker's lease expires on its own.
     turn_owner = models.CharField(max_length=64, blank=True)

@@ -27,6 +27,7 @@ from history.models import Compaction, Message, TokenUsage
 
 SECTION_LABELS = {
     "system": "System prompt",
+    "instructions": "Instructions",
     "repo_map": "Repository map",
     "reference_files": "Reference files",
     "active_files": "Active files",
@@ -148,6 +149,7 @@ def hud_data(
         "compaction_trigger": manager.compaction_trigger,
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
+        "instructions": instructions_summary(session_id, manager),
         "quality": quality(
             session_id,
             facts,
@@ -157,6 +159,25 @@ def hud_data(
             compactions=compactions,
             history_tokens=sum(s["tokens"] for s in sections if s["name"] == "history"),
         ),
+    }
+
+
+def instructions_summary(session_id: str, manager: ContextManager) -> dict[str, Any] | None:
+    """The project instructions as the Context panel lists them: each file sent with its
+    tokens (as sent: a capped one counts its cut), those switched off, those refused."""
+    found = manager.instructions
+    if not (found.files or found.switched_off or found.refused):
+        return None
+    count = manager.counter.count_text
+    return {
+        "session_id": session_id,
+        "on": not found.switched_off,
+        "files": [
+            {"name": f.name, "tokens": count(f.text), "capped": f.capped, "full": f.tokens}
+            for f in found.files
+        ],
+        "off": list(found.switched_off),
+        "refused": [{"name": name, "reason": reason} for name, reason in found.refused],
     }
 
 

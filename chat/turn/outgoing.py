@@ -25,7 +25,8 @@ from contextcore.manager import PreparedPrompt
 # A prompt's sections (contextcore.prompt.assembly) as a warning names them; files and
 # active tool outputs are named one by one, the conversation's user turns when they are new.
 SECTIONS = {
-    "system": "The system prompt or the project instructions hold",
+    "system": "The system prompt holds",
+    "instructions": "The project instructions hold",
     "repo_map": "The repository map holds",
     "reference_files": "The related context from earlier sessions holds",
     "metadata": "The list of other context objects holds",

@@ -3,9 +3,10 @@
 `sync_sets` makes a turn's `ContextManager` show what the sets say: active files (or their
 outline, when active as one) and active tool outputs as content blocks, the whole metadata
 pool as lines, pins exempt from shedding, tool outputs past the collapse window
-deactivated. `release_dropped` takes files the engine had to shed (or could not read) out
-of the active set, so the Files panel shows what the prompt holds. Sessions from before
-the sets adopt the engine's old selection once.
+deactivated, and the project instructions the session sends. `release_dropped` takes
+files the engine had to shed (or could not read) out of the active set, so the Files
+panel shows what the prompt holds. Sessions from before the sets adopt the engine's old
+selection once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from chat.repo import outlines, sessionsets
+from chat.repo import instructions, outlines, sessionsets
 from contextcore import objectview
 from contextcore.manager import ContextManager
 from history.models import Message, Session
@@ -84,6 +85,10 @@ def sync_sets(
         file_tree=manager.file_tree,
         reference=manager.reference,
         metadata=objectview.metadata_lines(_pool_item(e) for e in entries if e.in_pool),
+    )
+    # Read again every time, like the files: a change on disk reaches the next request.
+    manager.instructions = instructions.load(
+        count=manager.counter.count_text, enabled=session.instructions
     )
     return notices, entries
 

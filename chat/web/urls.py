@@ -32,6 +32,11 @@ urlpatterns = [
     path("s/<str:session_id>/files/pin/", views_context.file_pin, name="file_pin"),
     path("s/<str:session_id>/symbols.json", views_context.symbols_json, name="symbols_json"),
     path(
+        "s/<str:session_id>/instructions/",
+        views_context.instructions_toggle,
+        name="instructions_toggle",
+    ),
+    path(
         "s/<str:session_id>/grounding/",
         views_context.grounding_toggle,
         name="grounding_toggle",

@@ -10,7 +10,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.llm.runtime import chat_model
-from chat.repo import sessionsets
+from chat.repo import instructions, sessionsets
+from chat.turn import context
 from chat.turn.session import end_expired_turn, live_turn
 from chat.web import attachments
 from chat.web.conversation import conversation_items
@@ -56,13 +57,19 @@ def _page_context(session: Session) -> dict:
     return {
         "streaming": streaming,
         "socket_url": session_socket_url(session.id, streaming=streaming),
-        "hud": state.get("hud"),
+        "hud": state.get("hud") or _first_hud(session),
         "session": session,
         "messages": messages,
         "model": chat_model(session.model),
         "repository_name": Path(settings.ACDC_REPO).name,
         "repository_path": settings.ACDC_REPO,
     }
+
+
+def _first_hud(session: Session) -> dict | None:
+    """A session that has sent nothing shows no figures, unless the repository has project
+    instructions: then a preview, so they can be seen and switched off before they go."""
+    return context.refresh_sets(session.id) if instructions.present() else None
 
 
 # -- images: upload to the composer's tray, serve, re-attach ---------------------------

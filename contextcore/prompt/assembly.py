@@ -40,6 +40,9 @@ class ImageInput:
 @dataclass(frozen=True)
 class PromptInputs:
     system_prompt: str
+    # Project instructions as sent (`Instructions.text()`): in the system part, after the
+    # system prompt and before the map, so they are cached with it.
+    instructions: str = ""
     repo_map: str = ""
     # The map's per-turn part (ranked towards recent messages): after the history, never
     # in the cached prefix.
@@ -85,6 +88,11 @@ class PromptChunks:
         return [chunk.message for block in self.blocks for chunk in block.chunks]
 
 
+def l0_text(inputs: PromptInputs) -> str:
+    """What the append-only layout's L0 stands for: a change rebuilds the prefix once."""
+    return inputs.system_prompt + inputs.instructions
+
+
 def _text(role: str, content: str) -> Message:
     return {"role": role, "content": content}
 
@@ -95,6 +103,8 @@ def _pair(section: str, user: str, ack: str) -> list[Chunk]:
 
 def _system_chunk(inputs: PromptInputs, extra: str = "") -> Chunk:
     parts = [("system", inputs.system_prompt)]
+    if inputs.instructions:
+        parts.append(("instructions", inputs.instructions))
     if inputs.repo_map:
         parts.append(("repo_map", "\n\n# Repository Structure\n" + inputs.repo_map))
     if extra:

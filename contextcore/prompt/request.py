@@ -5,9 +5,9 @@ preview and the real request share one code path; the caller commits what it ret
 (shed files, the new layout). Invariant: the returned messages are estimated at no more
 than `facts.input_budget` tokens. Ladder when a request does not fit, cheapest loss first:
 rebuild the acdc layout (drops stale copies), window the history (whole exchanges, first
-one kept if possible), drop metadata, reference, file tree, repository map, unpinned files
-(largest first), pinned files, then truncate the current message and, last, the system
-prompt, each with a marker saying so.
+one kept if possible), drop metadata, reference, file tree, repository map, project
+instructions, unpinned files (largest first), pinned files, then truncate the current
+message and, last, the system prompt, each with a marker saying so.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from contextcore.prompt.assembly import (
     PromptAssembler,
     PromptChunks,
     PromptInputs,
+    l0_text,
     manifest_text,
 )
 from contextcore.prompt.cachepolicy import FIVE_MINUTES, OFF, ONE_HOUR, choose_write
@@ -87,6 +88,9 @@ def truncate_text(text: str, keep: int) -> str:
     return text[:keep] + TRUNCATION_MARKER.format(n=len(text) - keep)
 
 
+_DROPPED = {"instructions": "The project instructions were"}
+
+
 class RequestBuilder:
     def __init__(
         self,
@@ -121,7 +125,7 @@ class RequestBuilder:
             switched = self.tracker.cache_lost(None, self.facts.name) == "model changed"
             layout, reason = plan_layout(
                 None if switched else state,
-                l0_text=inputs.system_prompt,
+                l0_text=l0_text(inputs),
                 docs=docs_for(inputs),
                 versions=versions,
                 history=inputs.history,
@@ -231,16 +235,17 @@ class RequestBuilder:
             ("reference", ""),
             ("file_tree", ""),
             ("repo_map", ""),
+            ("instructions", ""),
         ):
             if built.tokens <= self.facts.input_budget:
                 break
             if getattr(draft.inputs, name):
                 draft = replace(draft, inputs=replace(draft.inputs, **{name: empty}))
+                what = _DROPPED.get(name, f"The {name.replace('_', ' ')} was")
                 draft.notices.append(
                     Notice(
                         "section_dropped",
-                        f"The {name.replace('_', ' ')} was left out "
-                        "of this request to fit the model's window.",
+                        f"{what} left out of this request to fit the model's window.",
                     )
                 )
                 built = self.assemble(draft, now)

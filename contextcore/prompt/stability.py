@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextcore.prompt.appendonly import LayoutState, digest, expiry_reason
-from contextcore.prompt.assembly import PromptInputs
+from contextcore.prompt.assembly import PromptInputs, l0_text
 from contextcore.prompt.cachepolicy import RHYTHM_LENGTH, refresh_times
 from contextcore.prompt.cacherules import FIVE_MINUTES, CacheRules
 from contextcore.prompt.refreshledger import RefreshLedger
@@ -38,7 +38,7 @@ SEED_THRESHOLDS = ((12, "L0"), (9, "L1"), (6, "L2"), (3, "L3"))
 
 def stability_items(inputs: PromptInputs) -> dict[str, str]:
     """One request's items as `StabilityTracker.update` takes them: {key: content hash}."""
-    items = {"system": digest(inputs.system_prompt + "\0" + inputs.repo_map)}
+    items = {"system": digest(l0_text(inputs) + "\0" + inputs.repo_map)}
     items.update({f"file:{p}": digest(t) for p, t in inputs.files})
     keys = inputs.history_keys or [f"history:{i}" for i in range(len(inputs.history))]
     for key, message in zip(keys, inputs.history, strict=True):

@@ -59,6 +59,7 @@ def test_token_budget_has_the_seed_keys_and_a_section_breakdown(make_manager):
     assert budget["max_history_tokens"] == 200_000 // 16
     assert set(budget["sections"]) == {
         "system",
+        "instructions",
         "repo_map",
         "reference_files",
         "active_files",

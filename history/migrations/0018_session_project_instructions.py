@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("history", "0016_pending_edits"),
+        ("history", "0017_message_mentions"),
     ]
 
     operations = [

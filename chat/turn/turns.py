@@ -125,6 +125,7 @@ async def run_turn(
     turn_id: str | None = None,
     images: Sequence[str] = (),
     after: AfterReply | None = None,
+    alt_of: str = "",  # the message is a new version of this one (Regenerate, Edit)
 ) -> TurnFinished:
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
     runs in the session, in any tab or worker. `after` runs once the reply is delivered,
@@ -133,7 +134,7 @@ async def run_turn(
     turn_id = turn_id or new_turn_id()
     ctx = await _open(session_id, turn_id, text, model)
     try:
-        return await _run(ctx, text, turn_id, tuple(images), emit, client, after)
+        return await _run(ctx, text, turn_id, tuple(images), emit, client, after, alt_of)
     finally:
         if ctx.owner:
             await database_sync_to_async(_release)(ctx)
@@ -158,8 +159,8 @@ def _release(ctx: SessionContext) -> None:
         log.warning("session %s: database locked, its turn lease left to expire", ctx.session_id)
 
 
-async def _run(ctx, text, turn_id, images, emit, client, after) -> TurnFinished:
-    user_message = await _store_user_message(ctx, text, turn_id, images)
+async def _run(ctx, text, turn_id, images, emit, client, after, alt_of) -> TurnFinished:
+    user_message = await _store_user_message(ctx, text, turn_id, images, alt_of)
     session = ctx.session
     await emit(
         TurnStarted(turn_id, session.id, user_message.id, text, ctx.model, session.title, images)
@@ -431,13 +432,15 @@ def _validated(user_text: str) -> str:
 
 @database_sync_to_async
 def _store_user_message(
-    ctx: SessionContext, text: str, turn_id: str, images: tuple[str, ...]
+    ctx: SessionContext, text: str, turn_id: str, images: tuple[str, ...], alt_of: str = ""
 ) -> Message:
     try:
         attached = images_get(images) if images else []
     except ImageRejected as exc:
         raise TurnRejected(str(exc)) from None
-    message = ctx.append(role=Message.Role.USER, content=text, turn_id=turn_id, model=ctx.model)
+    message = ctx.append(
+        role=Message.Role.USER, content=text, turn_id=turn_id, model=ctx.model, alt_of=alt_of
+    )
     if attached:
         message_attach_images(message, attached)
     return message

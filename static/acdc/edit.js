@@ -3,6 +3,8 @@
 // it as "replaces"; the server sets both aside, kept in History). Cancel, or Esc in the
 // box, gives the box back what it held. No Edit while a reply streams (the stylesheet).
 // Retry (newest exchange only) writes the reply again in place; the server sets it aside.
+// An earlier message's Edit sends its new text as a new version of it (the frame names it
+// as "branch"): the old version and what followed stay, and ‹ › under it switches back.
 (function () {
   "use strict";
   const input = () => document.getElementById("message-input");
@@ -15,48 +17,65 @@
     return mine[mine.length - 1] || null;
   }
 
+  function mineInView() {
+    return Array.from(
+      document.querySelectorAll("#conversation article.message.user[data-message-id]"),
+    ).filter((article) => !article.closest("details.folded"));
+  }
+
   function placeButton() {
-    const last = lastMine();
+    const mine = mineInView();
+    const last = mine[mine.length - 1] || null;
     document.querySelectorAll("#conversation .edit-button").forEach((button) => {
-      if (button.closest("article") !== last) button.remove();
+      if (!mine.includes(button.closest("article"))) button.remove();
     });
-    if (!last || last.querySelector(".edit-button")) return;
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "edit-button";
-    button.textContent = "Edit";
-    button.setAttribute("aria-label", "Edit your last message");  // no "send" in it: the Send button is found by name
-    button.title = "Put this message back in the box: sending replaces it and its reply";
-    last.querySelector(".message-meta").append(button);
+    mine.forEach((article) => {
+      const isLast = article === last;
+      // No "send" in the names: the Send button is found by name.
+      const label = isLast ? "Edit your last message" : "Edit this message";
+      let button = article.querySelector(".edit-button");
+      if (!button) {
+        button = document.createElement("button");
+        button.type = "button";
+        button.className = "edit-button";
+        button.textContent = "Edit";
+        article.querySelector(".message-meta").append(button);
+      }
+      if (button.getAttribute("aria-label") === label) return;
+      button.setAttribute("aria-label", label);
+      button.title = isLast
+        ? "Put this message back in the box: sending replaces it and its reply"
+        : "Put this message back in the box: sending makes a new version of it";
+    });
   }
 
-  function setReplaces(id) {
+  function setReplaces(id, name) {
     const form = document.getElementById("composer");
-    let field = form && form.querySelector("input[name=replaces]");
-    if (!id) {
-      if (field) field.remove();
-      return;
-    }
-    if (!field) {
-      field = document.createElement("input");
-      field.type = "hidden";
-      field.name = "replaces";
-      form.prepend(field);
-    }
+    form.querySelectorAll("input[name=replaces], input[name=branch]").forEach((f) => f.remove());
+    if (!id) return;
+    const field = document.createElement("input");
+    field.type = "hidden";
+    field.name = name;
     field.value = id;
+    form.prepend(field);
   }
 
-  function showNote(on) {
+  function showNote(on, earlier) {
     const note = document.getElementById("edit-note");
-    if (note) note.hidden = !on;
+    if (!note) return;
+    note.hidden = !on;
+    note.querySelectorAll("[data-edit-kind]").forEach((text) => {
+      text.hidden = text.dataset.editKind !== (earlier ? "earlier" : "last");
+    });
   }
 
   function start(article) {
     const box = input();
     const text = article.querySelector(".body .plain").innerText.trim();
+    const earlier = article !== lastMine();
     editing = { id: article.dataset.messageId, before: editing ? editing.before : box.value };
-    setReplaces(editing.id);
-    showNote(true);
+    setReplaces(editing.id, earlier ? "branch" : "replaces");
+    showNote(true, earlier);
     box.value = text;
     box.focus();
     box.setSelectionRange(text.length, text.length);

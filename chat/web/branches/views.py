@@ -1,7 +1,7 @@
 """Switch the version shown, and fork a session at a message (POST, CSRF-protected).
 
-Switching answers htmx with the conversation drawn again (and tells the session's other
-tabs the same frame); without htmx it goes back to the page. A fork answers with a
+Switching answers htmx with the conversation and the HUD drawn again (and tells the
+session's other tabs the same frame); without htmx it goes back to the page. A fork answers with a
 redirect to the new session (`HX-Redirect` for htmx). A refusal is a message, never a
 server error: in the conversation's error line for htmx, as a 409 page otherwise.
 """
@@ -15,10 +15,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from chat.turn import context
 from chat.turn.branches.fork import fork
 from chat.turn.branches.versions import BranchRefused, switch
 from chat.web.conversation import render_conversation
-from chat.web.frames import render_error
+from chat.web.frames import render_error, render_hud
 from chat.web.turnhost import session_group
 from history.models import Message, Session
 
@@ -47,7 +48,7 @@ def version_show(request: HttpRequest, message_id: str) -> HttpResponse:
         return _refused(request, exc)
     if not request.headers.get("HX-Request"):
         return redirect("chat:session", session_id=session.id)
-    html = render_conversation(session, oob=True)
+    html = render_conversation(session, oob=True) + render_hud(context.refresh_sets(session.id))
     frame = {"type": "chat.frame", "html": html}
     async_to_sync(get_channel_layer().group_send)(session_group(session.id), frame)
     return HttpResponse(html)

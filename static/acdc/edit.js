@@ -1,10 +1,9 @@
-// Edit and resend the last message the person sent: its Edit button puts the text back in
-// the message box, and sending then replaces that message and its reply (the frame names
-// it as "replaces"; the server sets both aside, kept in History). Cancel, or Esc in the
-// box, gives the box back what it held. No Edit while a reply streams (the stylesheet).
-// Retry (newest exchange only) writes the reply again in place; the server sets it aside.
-// An earlier message's Edit sends its new text as a new version of it (the frame names it
-// as "branch"): the old version and what followed stay, and ‹ › under it switches back.
+// Edit and resend a message the person sent: its Edit button puts the text back in the
+// message box, and sending then makes a new version of that message (the frame names it
+// as "branch"): the old version and what followed it are set aside, kept, and ‹ › under
+// the message switches back. Cancel, or Esc in the box, gives the box back what it held.
+// No Edit while a reply streams (the stylesheet). Retry (newest exchange only) writes
+// the reply again in place; the server sets it aside.
 (function () {
   "use strict";
   const input = () => document.getElementById("message-input");
@@ -44,18 +43,18 @@
       if (button.getAttribute("aria-label") === label) return;
       button.setAttribute("aria-label", label);
       button.title = isLast
-        ? "Put this message back in the box: sending replaces it and its reply"
+        ? "Put this message back in the box: sending makes a new version of it and its reply"
         : "Put this message back in the box: sending makes a new version of it";
     });
   }
 
-  function setReplaces(id, name) {
+  function setEdited(id) {
     const form = document.getElementById("composer");
-    form.querySelectorAll("input[name=replaces], input[name=branch]").forEach((f) => f.remove());
+    form.querySelectorAll("input[name=branch]").forEach((f) => f.remove());
     if (!id) return;
     const field = document.createElement("input");
     field.type = "hidden";
-    field.name = name;
+    field.name = "branch";
     field.value = id;
     form.prepend(field);
   }
@@ -74,7 +73,7 @@
     const text = article.querySelector(".body .plain").innerText.trim();
     const earlier = article !== lastMine();
     editing = { id: article.dataset.messageId, before: editing ? editing.before : box.value };
-    setReplaces(editing.id, earlier ? "branch" : "replaces");
+    setEdited(editing.id);
     showNote(true, earlier);
     box.value = text;
     box.focus();
@@ -85,7 +84,7 @@
     if (!editing) return;
     if (restore) input().value = editing.before;
     editing = null;
-    setReplaces("");
+    setEdited("");
     showNote(false);
   }
 

@@ -77,6 +77,8 @@ async def test_fork_opens_a_new_session_with_the_history_up_to_the_message(serve
     log = page.get_by_role("log", name="Conversation")
     await send_message(page, "How do I greet Bob?", answered="Fake reply to: How do I greet Bob?")
     await send_message(page, "And Carol?", answered="Fake reply to: And Carol?")
+    mine = log.get_by_role("article", name="Your message")
+    await expect(mine.get_by_role("button", name="Fork from this message")).to_have_count(2)
     first_reply = log.get_by_role("article", name="acdc reply").first
     await first_reply.get_by_role("button", name="Fork from this message").click()
 

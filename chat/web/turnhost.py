@@ -221,15 +221,15 @@ class TurnHost:
         # A dead worker's reply is ended before this one starts, told through the same path
         # as the turn's frames so no tab sees them out of order.
         await end_dead_turn(session_id, broadcast)
-        user_text, alt_of, turn_id = frame.message, "", new_turn_id()
+        user_text, images, alt_of, turn_id = frame.message, frame.images, "", new_turn_id()
         if frame.branch:  # Regenerate a reply or Edit your message: a new version of it
             try:
-                alt_of, question = await database_sync_to_async(branch_out)(
-                    session_id, frame.branch
-                )
+                branched = await database_sync_to_async(branch_out)(session_id, frame.branch)
             except BranchRefused as exc:
                 raise TurnRejected(str(exc)) from None
-            user_text = question or frame.message
+            alt_of = branched.root
+            if branched.question:  # Regenerate: the same question, with its images
+                user_text, images = branched.question, branched.images
             await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
         elif frame.retry:  # Retry: the exchange is set aside and its question asked again
             try:
@@ -252,7 +252,7 @@ class TurnHost:
                 user_text=user_text,
                 model=frame.model,
                 emit=emit,
-                images=frame.images,
+                images=images,
                 after=after,
                 turn_id=turn_id,
                 alt_of=alt_of,

@@ -9,20 +9,32 @@ checkpoint rollbacks keep their own set-aside runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from django.db import transaction
 from django.db.models import Q
 
 from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
-from history.models import Compaction, Message
+from history.models import Compaction, Message, MessageImage
 
 USER = Message.Role.USER
+T = TypeVar("T")
 
 
 class BranchRefused(Exception):
     """`str(exc)` is a message for the user."""
+
+
+@dataclass(frozen=True)
+class Branched:
+    """A version begun: the id it names (`alt_of`), and for Regenerate the question to ask
+    again with its images ("" and () for Edit, whose text and images the frame holds)."""
+
+    root: str
+    question: str = ""
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -36,7 +48,7 @@ class Version:
     regenerated: bool  # every version asks the same question: the switcher sits on the reply
 
 
-def _locked(session_id: str, work, *args):
+def _locked(session_id: str, work: Callable[..., T], *args: str) -> T:
     try:
         with held(session_id) as owner:
             return work(session_id, owner, *args)
@@ -46,15 +58,14 @@ def _locked(session_id: str, work, *args):
         raise BranchRefused("A reply is being written: wait for it or press Stop.") from None
 
 
-def branch_out(session_id: str, message_id: str) -> tuple[str, str]:
+def branch_out(session_id: str, message_id: str) -> Branched:
     """Set aside the path from a user message in view (`message_id`, or the question of
-    the reply `message_id`), kept as a version; returns the id the new version names
-    (`alt_of`) and, for a reply, its question (asked again), else ""."""
+    the reply `message_id`), kept as a version."""
     return _locked(session_id, _branch_out, message_id)
 
 
 @transaction.atomic
-def _branch_out(session_id: str, owner: str, message_id: str) -> tuple[str, str]:
+def _branch_out(session_id: str, owner: str, message_id: str) -> Branched:
     live = Message.objects.filter(session_id=session_id, rolled_back=False)
     picked = live.filter(pk=message_id, system_event=False).first()
     if picked is None:
@@ -69,7 +80,11 @@ def _branch_out(session_id: str, owner: str, message_id: str) -> tuple[str, str]
     live.filter(pk__in=path).update(rolled_back=True)
     Message.objects.filter(pk=head.pk).update(branch_path=path)
     SessionContext.open(session_id, owner=owner).commit()
-    return head.alt_of or head.id, head.content if picked.role != USER else ""
+    root = head.alt_of or head.id
+    if picked.role == USER:
+        return Branched(root)
+    images = MessageImage.objects.filter(message=head).order_by("position")
+    return Branched(root, head.content, tuple(images.values_list("image_id", flat=True)))
 
 
 def answered_or_restored(session_id: str, root: str, turn_id: str) -> bool:
@@ -145,7 +160,7 @@ def version_map(rows: list[Message]) -> dict[str, Version]:
     """The versions of each user message in view that has more than one, by its id."""
     groups: dict[str, list[Message]] = {}
     for m in rows:
-        if m.role == USER and not m.system_event and (m.alt_of or m.id):
+        if m.role == USER and not m.system_event:
             groups.setdefault(m.alt_of or m.id, []).append(m)
     found: dict[str, Version] = {}
     for versions in groups.values():

@@ -3,13 +3,16 @@ switch between the versions; the next request follows the version shown."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
 from channels.db import database_sync_to_async
+from PIL import Image as PILImage
 
 from chat.turn.branches.versions import BranchRefused, switch
 from chat.web.conversation import render_conversation
+from history.images import image_store
 from history.models import Session
 from tests.chat.sockets import connect, frames_until, new_session, send, stored
 
@@ -101,4 +104,24 @@ async def test_a_message_out_of_view_cannot_be_written_again(fake):
     ]
     with pytest.raises(BranchRefused):
         await database_sync_to_async(switch)(session.id, "m-no-such-message")
+    await ws.disconnect()
+
+
+async def test_regenerate_asks_the_question_again_with_its_images(fake):
+    out = io.BytesIO()
+    PILImage.new("RGB", (120, 80), (0, 160, 90)).save(out, format="PNG")
+    image = await database_sync_to_async(image_store)(out.getvalue())
+    session = await new_session()
+    ws = await connect(session.id)
+    fake.enqueue("A green rectangle.")
+    await send(ws, message="What is in this picture?", image=image.sha256)
+    await frames_until(ws, 'data-status="complete"')
+    first_request = fake.requests[-1].messages
+    reply = next(m for m in await stored(session) if m.content == "A green rectangle.")
+
+    fake.enqueue("Still a green rectangle.")
+    await send(ws, message="", branch=reply.id)
+    await frames_until(ws, "Version 2 of 2")
+
+    assert fake.requests[-1].messages == first_request  # the image went with it
     await ws.disconnect()

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
+from django.test import Client
 from PIL import Image as PILImage
 
 from chat.turn.branches.versions import BranchRefused, switch
@@ -124,4 +125,25 @@ async def test_regenerate_asks_the_question_again_with_its_images(fake):
     await frames_until(ws, "Version 2 of 2")
 
     assert fake.requests[-1].messages == first_request  # the image went with it
+    await ws.disconnect()
+
+
+async def test_a_switch_in_one_tab_redraws_the_conversation_in_the_others(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    await exchange(ws, fake, "What is a parser?", "First answer.")
+    reply = next(m for m in await stored(session) if m.content == "First answer.")
+    fake.enqueue("Second answer.")
+    await send(ws, message="", branch=reply.id)
+    await frames_until(ws, "Version 2 of 2")
+    older = next(m for m in await stored(session) if m.rolled_back and m.role == "user")
+
+    other_tab = Client()
+    response = await database_sync_to_async(other_tab.post)(
+        f"/m/{older.id}/show/", headers={"HX-Request": "true"}
+    )
+
+    assert response.status_code == 200
+    frames = await frames_until(ws, "Version 1 of 2")
+    assert "First answer." in frames[-1] and "Second answer." not in frames[-1]
     await ws.disconnect()

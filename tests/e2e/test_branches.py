@@ -46,6 +46,13 @@ async def test_regenerate_keeps_each_reply_as_a_version_to_switch_between(server
     await expect(log).to_contain_text("First answer.")
     await expect(versions.get_by_role("button", name="Previous version")).to_be_disabled()
 
+    # History shows every version, and which one is in view.
+    await page.goto(server.session_url.replace("/s/", "/history/"))
+    transcript = page.get_by_role("region", name="Messages")
+    await expect(transcript).to_contain_text("Version 1 of 3")
+    await expect(transcript).to_contain_text("Version 3 of 3, not in view")
+    await screenshot(page, "versions-history-1400")
+
 
 async def test_an_earlier_message_is_edited_into_a_new_version(server, page):
     await page.goto(server.session_url)

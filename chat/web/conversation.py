@@ -4,7 +4,9 @@ Messages a live compaction replaced, and messages a rollback set aside, are not 
 store keeps them, search finds them); on the page each run of them folds into one
 collapsed block ("12 earlier messages compacted"), so what is in view is what the model
 sees next. An exchange a Retry replaced folds as an earlier attempt, not as a rollback, and
-only the newest exchange's failed, interrupted or stopped reply offers Retry. Used for the
+only the newest exchange's failed, interrupted or stopped reply offers Retry. Other
+versions of a message (Regenerate, Edit) are not folded in: a ‹ n/m › switcher under the
+message, or under its reply when every version asks the same, brings them. Used for the
 first render and to re-render the list after a compaction (`render_session_event`, which
 also draws the compaction status).
 """

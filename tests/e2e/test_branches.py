@@ -72,6 +72,11 @@ async def test_an_earlier_message_is_edited_into_a_new_version(server, page):
     versions = log.get_by_role("navigation", name="Versions of this message")
     await expect(versions).to_contain_text("Version 2 of 2", timeout=SLOW)
     await expect(log).not_to_contain_text("And Carol?")
+    await page.set_viewport_size({"width": 800, "height": 860})
+    await page.emulate_media(color_scheme="dark")
+    await screenshot(page, "versions-edited-800-dark")
+    await page.set_viewport_size({"width": 1280, "height": 860})
+    await page.emulate_media(color_scheme="light")
 
     await versions.get_by_role("button", name="Previous version").click()
     await expect(versions).to_contain_text("Version 1 of 2")

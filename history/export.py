@@ -6,7 +6,9 @@ timestamp (ISO 8601 UTC), role, content, files, files_modified, edit_results, im
 and acdc's `mentions` (the message's @-mentions) when it has any.
 image_refs name files `<sha256>.<ext>` as an `images/` folder beside the file would hold them.
 A reply's edits (`edit_lines`: acdc's rows, or AC-DC's own entries) are listed under it in
-Markdown, in a section of their own.
+Markdown, in a section of their own. A message with versions (Regenerate, Edit) is labelled
+"version n of m" (`version_labels`), with whether it is in view; JSON Lines add that as
+`version_of` (the first version's id), `version` and `in_view`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,20 @@ def edit_lines(message: Message) -> list[tuple[str, str]]:
     return found
 
 
+def version_labels(messages: Iterable[Message]) -> dict[str, tuple[int, int]]:
+    """(n, m) for each user message that has other versions: its place among them."""
+    groups: dict[str, list[str]] = {}
+    for message in sorted(messages, key=lambda m: m.seq):
+        if message.role == Message.Role.USER and not message.system_event:
+            groups.setdefault(message.alt_of or message.id, []).append(message.id)
+    return {
+        mid: (at + 1, len(ids))
+        for ids in groups.values()
+        if len(ids) > 1
+        for at, mid in enumerate(ids)
+    }
+
+
 def iso_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
@@ -67,9 +83,16 @@ def session_to_markdown(session: Session, messages: Iterable[Message]) -> str:
     ]
     if session.model:
         lines.append(f"- Model: {session.model}")
+    messages = list(messages)
+    versions = version_labels(messages)
     for message in messages:
-        heading = ROLE_HEADINGS.get(message.role, message.role)
-        lines += ["", f"## {heading} · {iso_utc(message.timestamp)}", "", message.content]
+        heading = f"{ROLE_HEADINGS.get(message.role, message.role)} · {iso_utc(message.timestamp)}"
+        if message.id in versions:
+            number, count = versions[message.id]
+            heading += f" · version {number} of {count}" + (
+                "" if not message.rolled_back else ", not in view"
+            )
+        lines += ["", f"## {heading}", "", message.content]
         if message.mentions:
             lines += ["", "Mentioned: " + ", ".join(_mention_md(m) for m in message.mentions)]
         if edits := edit_lines(message):
@@ -105,14 +128,19 @@ def session_to_jsonl(
 ) -> str:
     """One JSON object per line; image_refs maps message id to its image file names."""
     refs = image_refs or {}
+    messages = list(messages)
+    versions = version_labels(messages)
     return "".join(
-        json.dumps(_history_record(session, m, refs.get(m.id, [])), ensure_ascii=False) + "\n"
+        json.dumps(_history_record(session, m, refs.get(m.id, []), versions), ensure_ascii=False)
+        + "\n"
         for m in messages
     )
 
 
-def _history_record(session: Session, message: Message, refs: list[str]) -> dict:
-    return {
+def _history_record(
+    session: Session, message: Message, refs: list[str], versions: Mapping[str, tuple[int, int]]
+) -> dict:
+    record = {
         "id": message.id,
         "session_id": session.id,
         "timestamp": iso_utc(message.timestamp),
@@ -122,4 +150,11 @@ def _history_record(session: Session, message: Message, refs: list[str]) -> dict
         "files_modified": list(message.files_modified or []),
         "edit_results": list(message.edit_results or []),
         "image_refs": list(refs),
-    } | ({"mentions": list(message.mentions)} if message.mentions else {})
+    }
+    if message.mentions:
+        record["mentions"] = list(message.mentions)
+    if message.id in versions:
+        record["version_of"] = message.alt_of or message.id
+        record["version"] = list(versions[message.id])
+        record["in_view"] = not message.rolled_back
+    return record

@@ -96,6 +96,10 @@ class Message(models.Model):
     system_event = models.BooleanField(default=False)
     pinned = models.BooleanField(default=False)
     rolled_back = models.BooleanField(default=False)  # set aside by a rollback, kept
+    # Branches: a user message written again (Regenerate, Edit) names the first version's
+    # id; a version out of view keeps the ids of its path (it and what followed it).
+    alt_of = models.CharField(max_length=40, blank=True, db_index=True)
+    branch_path = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["seq"]

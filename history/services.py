@@ -32,6 +32,7 @@ def message_append(
     files: list[str] | None = None,
     system_event: bool = False,
     edit_results: list | None = None,
+    alt_of: str = "",
 ) -> Message:
     """Append with the next free number. Two writers may read the same newest number; the
     unique (session, seq) constraint refuses the second, which reads again and retries."""
@@ -50,6 +51,7 @@ def message_append(
                     files=files or [],
                     system_event=system_event,
                     edit_results=edit_results or [],
+                    alt_of=alt_of,
                 )
         except IntegrityError:
             continue

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from history import selectors, services
-from history.export import image_ref, session_to_jsonl, session_to_markdown
+from history.export import image_ref, session_to_jsonl, session_to_markdown, version_labels
 from history.models import Message, Session
 from history.search import SearchResults, search_messages
 
@@ -73,7 +73,11 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 def _detail_context(detail: selectors.SessionDetail, **extra) -> dict:
-    items = [{"message": m, "images": detail.images.get(m.id, [])} for m in detail.messages]
+    versions = version_labels(detail.messages)
+    items = [
+        {"message": m, "images": detail.images.get(m.id, []), "version": versions.get(m.id)}
+        for m in detail.messages
+    ]
     return {"detail": detail, "session": detail.session, "items": items, **extra}
 
 

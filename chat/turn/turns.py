@@ -127,6 +127,7 @@ async def run_turn(
     images: Sequence[str] = (),
     after: AfterReply | None = None,
     mentions: Sequence[Mention] = (),
+    alt_of: str = "",  # the message is a new version of this one (Regenerate, Edit)
 ) -> TurnFinished:
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
     runs in the session, in any tab or worker. `after` runs once the reply is delivered,
@@ -135,7 +136,7 @@ async def run_turn(
     turn_id = turn_id or new_turn_id()
     ctx = await _open(session_id, turn_id, text, model)
     try:
-        attached = (tuple(images), tuple(mentions))
+        attached = (tuple(images), tuple(mentions), alt_of)
         return await _run(ctx, text, turn_id, attached, emit, client, after)
     finally:
         if ctx.owner:
@@ -433,14 +434,14 @@ def _validated(user_text: str) -> str:
 
 @database_sync_to_async
 def _store_user_message(
-    ctx: SessionContext, text: str, turn_id: str, images: tuple[str, ...], mentioned: tuple
+    ctx: SessionContext, text: str, turn_id: str, images: tuple, mentioned: tuple, alt_of: str
 ) -> Message:
     try:
         attached = images_get(images) if images else []
         named = checked(mentioned, ctx.session) if mentioned else []
     except (ImageRejected, MentionRefused) as exc:
         raise TurnRejected(str(exc)) from None
-    fields = {"turn_id": turn_id, "model": ctx.model, "mentions": named}
+    fields = {"turn_id": turn_id, "model": ctx.model, "mentions": named, "alt_of": alt_of}
     message = ctx.append(role=Message.Role.USER, content=text, **fields)
     if attached:
         message_attach_images(message, attached)

@@ -4,7 +4,9 @@ Messages a live compaction replaced, and messages a rollback set aside, are not 
 store keeps them, search finds them); on the page each run of them folds into one
 collapsed block ("12 earlier messages compacted"), so what is in view is what the model
 sees next. An exchange a Retry replaced folds as an earlier attempt, not as a rollback, and
-only the newest exchange's failed, interrupted or stopped reply offers Retry. Used for the
+only the newest exchange's failed, interrupted or stopped reply offers Retry. Other
+versions of a message (Regenerate, Edit) are not folded in: a ‹ n/m › switcher under the
+message, or under its reply when every version asks the same, brings them. Used for the
 first render and to re-render the list after a compaction (`render_session_event`, which
 also draws the compaction status).
 """
@@ -17,6 +19,7 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from chat.turn import seen
+from chat.turn.branches import versions
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
 from chat.turn.session import live_turn
 from chat.web.frames import card, render_hud
@@ -63,6 +66,10 @@ def conversation_items(session: Session, retrying: str = "") -> list[dict[str, A
     """The page's entries; the reply of a turn still running is drawn as the live one the
     stream appends to (a placeholder when it has stored nothing yet)."""
     rows = selectors.session_messages(session=session)
+    hidden = versions.hidden_ids(rows)  # other versions: the switcher shows them, no fold
+    found = versions.version_map(rows)
+    rows = [m for m in rows if m.id not in hidden]
+    switchers = _switchers(rows, found)
     live = live_turn(session)
     replaced: set[str] = set()
     for ids in session.compactions.filter(undone_at=None).values_list("replaced_ids", flat=True):
@@ -81,6 +88,7 @@ def conversation_items(session: Session, retrying: str = "") -> list[dict[str, A
                 "card": _tool_card(m) if m.role == Message.Role.TOOL else None,
                 "question": questions.get(m.turn_id, "") if m.status in RETRYABLE else "",
                 "seen": notes.get(m.turn_id) if m.role == Message.Role.ASSISTANT else None,
+                "version": switchers.get(m.id),
             }
             for m in run
         ]
@@ -91,6 +99,21 @@ def conversation_items(session: Session, retrying: str = "") -> list[dict[str, A
     if live:
         _mark_live(items, live)
     return items
+
+
+def _switchers(rows: list[Message], found: dict) -> dict[str, versions.Version]:
+    """Where each ‹ n/m › sits: on the reply when every version asks the same question
+    (Regenerate), else on the message itself (Edit)."""
+    replies = {
+        m.turn_id: m.id for m in rows if m.role == Message.Role.ASSISTANT and not m.rolled_back
+    }
+    placed: dict[str, versions.Version] = {}
+    for m in rows:
+        version = found.get(m.id)
+        if version is not None:
+            reply = replies.get(m.turn_id) if version.regenerated else None
+            placed[reply or m.id] = version
+    return placed
 
 
 def retried_ids(rows: list[Message]) -> set[str]:

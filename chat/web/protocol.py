@@ -54,6 +54,7 @@ class ClientFrame:
     replaces: str = ""  # `send`: the id of the last user message this one is an edit of
     retry: str = ""  # `send`: the turn whose failed reply is written again (Retry)
     mentions: tuple[Mention, ...] = ()  # `send`: the @-mentions chosen in the composer
+    branch: str = ""  # `send`: a reply (Regenerate) or your message (Edit) in a new version
 
 
 def _encodable(text: str) -> str:
@@ -124,6 +125,7 @@ class _WireFrame(BaseModel):
     selection: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{0,64}$")] = ""
     replaces: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
     retry: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
+    branch: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
     image: Annotated[
         list[_Sha256],
         BeforeValidator(_listed),
@@ -147,6 +149,7 @@ _NOUNS = {
     "selection": "The selection's name",
     "replaces": "The edited message's id",
     "retry": "The retried reply's turn",
+    "branch": "The message written again",
 }
 
 
@@ -183,6 +186,7 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         replaces=wire.replaces if action == "send" else "",
         retry=wire.retry if action == "send" else "",
         mentions=tuple(dict.fromkeys(wire.mention)) if action == "send" else (),
+        branch=wire.branch if action == "send" else "",
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
     )
 

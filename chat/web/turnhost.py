@@ -43,6 +43,7 @@ from django.utils import timezone
 from acdc import dbfaults
 from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
+from chat.turn.branches.versions import BranchRefused, answered_or_restored, branch_out
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.events import ToolCallFinished, TurnFinished
 from chat.turn.session import (
@@ -58,6 +59,7 @@ from chat.web.conversation import RETRYABLE, render_conversation, render_session
 from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.frames import DeltaCoalescer, render_error
 from contextcore.edits.ops import EDIT_TOOLS
+from history.ids import new_turn_id
 from history.models import Message, Session
 
 log = logging.getLogger(__name__)
@@ -219,8 +221,17 @@ class TurnHost:
         # A dead worker's reply is ended before this one starts, told through the same path
         # as the turn's frames so no tab sees them out of order.
         await end_dead_turn(session_id, broadcast)
-        user_text = frame.message
-        if frame.retry:  # Retry: the exchange is set aside and its question asked again
+        user_text, images, alt_of, turn_id = frame.message, frame.images, "", new_turn_id()
+        if frame.branch:  # Regenerate a reply or Edit your message: a new version of it
+            try:
+                branched = await database_sync_to_async(branch_out)(session_id, frame.branch)
+            except BranchRefused as exc:
+                raise TurnRejected(str(exc)) from None
+            alt_of = branched.root
+            if branched.question:  # Regenerate: the same question, with its images
+                user_text, images = branched.question, branched.images
+            await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
+        elif frame.retry:  # Retry: the exchange is set aside and its question asked again
             try:
                 user_text = await database_sync_to_async(set_aside_for_retry)(
                     session_id, frame.retry
@@ -235,15 +246,22 @@ class TurnHost:
                 raise TurnRejected(str(exc)) from None
             await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
 
-        await run_turn(
-            session_id=session_id,
-            user_text=user_text,
-            model=frame.model,
-            emit=emit,
-            images=frame.images,
-            after=after,
-            mentions=frame.mentions,
-        )
+        try:
+            await run_turn(
+                session_id=session_id,
+                user_text=user_text,
+                model=frame.model,
+                emit=emit,
+                images=images,
+                after=after,
+                turn_id=turn_id,
+                alt_of=alt_of,
+                mentions=frame.mentions,
+            )
+        finally:
+            if alt_of:  # the switcher, or the version it replaced back when it was refused
+                await database_sync_to_async(answered_or_restored)(session_id, alt_of, turn_id)
+                await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:
         report = _reporter(_broadcaster(session_id, hosted))

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import path
 
 from chat.web import views, views_context, views_model
+from chat.web.branches import views as views_branches
 from chat.web.edits import views as views_edits
 
 app_name = "chat"
@@ -27,6 +28,8 @@ urlpatterns = [
         views_context.compaction_undo,
         name="compaction_undo",
     ),
+    path("m/<str:message_id>/show/", views_branches.version_show, name="version_show"),
+    path("m/<str:message_id>/fork/", views_branches.session_fork, name="fork"),
     path("m/<str:message_id>/pin/", views_context.message_pin, name="message_pin"),
     path("s/<str:session_id>/files.json", views_context.files_json, name="files_json"),
     path("s/<str:session_id>/files/pin/", views_context.file_pin, name="file_pin"),

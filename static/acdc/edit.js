@@ -1,8 +1,9 @@
-// Edit and resend the last message the person sent: its Edit button puts the text back in
-// the message box, and sending then replaces that message and its reply (the frame names
-// it as "replaces"; the server sets both aside, kept in History). Cancel, or Esc in the
-// box, gives the box back what it held. No Edit while a reply streams (the stylesheet).
-// Retry (newest exchange only) writes the reply again in place; the server sets it aside.
+// Edit and resend a message the person sent: its Edit button puts the text back in the
+// message box, and sending then makes a new version of that message (the frame names it
+// as "branch"): the old version and what followed it are set aside, kept, and ‹ › under
+// the message switches back. Cancel, or Esc in the box, gives the box back what it held.
+// No Edit while a reply streams (the stylesheet). Retry (newest exchange only) writes
+// the reply again in place; the server sets it aside.
 (function () {
   "use strict";
   const input = () => document.getElementById("message-input");
@@ -15,48 +16,65 @@
     return mine[mine.length - 1] || null;
   }
 
+  function mineInView() {
+    return Array.from(
+      document.querySelectorAll("#conversation article.message.user[data-message-id]"),
+    ).filter((article) => !article.closest("details.folded"));
+  }
+
   function placeButton() {
-    const last = lastMine();
+    const mine = mineInView();
+    const last = mine[mine.length - 1] || null;
     document.querySelectorAll("#conversation .edit-button").forEach((button) => {
-      if (button.closest("article") !== last) button.remove();
+      if (!mine.includes(button.closest("article"))) button.remove();
     });
-    if (!last || last.querySelector(".edit-button")) return;
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "edit-button";
-    button.textContent = "Edit";
-    button.setAttribute("aria-label", "Edit your last message");  // no "send" in it: the Send button is found by name
-    button.title = "Put this message back in the box: sending replaces it and its reply";
-    last.querySelector(".message-meta").append(button);
+    mine.forEach((article) => {
+      const isLast = article === last;
+      // No "send" in the names: the Send button is found by name.
+      const label = isLast ? "Edit your last message" : "Edit this message";
+      let button = article.querySelector(".edit-button");
+      if (!button) {
+        button = document.createElement("button");
+        button.type = "button";
+        button.className = "edit-button";
+        button.textContent = "Edit";
+        article.querySelector(".message-meta").append(button);
+      }
+      if (button.getAttribute("aria-label") === label) return;
+      button.setAttribute("aria-label", label);
+      button.title = isLast
+        ? "Put this message back in the box: sending makes a new version of it and its reply"
+        : "Put this message back in the box: sending makes a new version of it";
+    });
   }
 
-  function setReplaces(id) {
+  function setEdited(id) {
     const form = document.getElementById("composer");
-    let field = form && form.querySelector("input[name=replaces]");
-    if (!id) {
-      if (field) field.remove();
-      return;
-    }
-    if (!field) {
-      field = document.createElement("input");
-      field.type = "hidden";
-      field.name = "replaces";
-      form.prepend(field);
-    }
+    form.querySelectorAll("input[name=branch]").forEach((f) => f.remove());
+    if (!id) return;
+    const field = document.createElement("input");
+    field.type = "hidden";
+    field.name = "branch";
     field.value = id;
+    form.prepend(field);
   }
 
-  function showNote(on) {
+  function showNote(on, earlier) {
     const note = document.getElementById("edit-note");
-    if (note) note.hidden = !on;
+    if (!note) return;
+    note.hidden = !on;
+    note.querySelectorAll("[data-edit-kind]").forEach((text) => {
+      text.hidden = text.dataset.editKind !== (earlier ? "earlier" : "last");
+    });
   }
 
   function start(article) {
     const box = input();
     const text = article.querySelector(".body .plain").innerText.trim();
+    const earlier = article !== lastMine();
     editing = { id: article.dataset.messageId, before: editing ? editing.before : box.value };
-    setReplaces(editing.id);
-    showNote(true);
+    setEdited(editing.id);
+    showNote(true, earlier);
     box.value = text;
     box.focus();
     box.setSelectionRange(text.length, text.length);
@@ -66,7 +84,7 @@
     if (!editing) return;
     if (restore) input().value = editing.before;
     editing = null;
-    setReplaces("");
+    setEdited("");
     showNote(false);
   }
 

@@ -1,4 +1,5 @@
-"""Edit and resend the last message; Retry a reply that failed or was cut short."""
+"""Edit and resend the last message (a new version of it); Retry a reply that failed or
+was cut short."""
 
 from __future__ import annotations
 
@@ -44,10 +45,10 @@ async def test_the_last_message_can_be_edited_and_resent(server, page):
     await page.set_viewport_size({"width": 1280, "height": 860})
     await page.get_by_role("button", name="Send", exact=True).click()
     await expect(log).to_contain_text("Fake reply to: And Alice?", timeout=SLOW)
-    folded = log.locator("details.fold-rolled_back")
-    await expect(folded).to_have_count(1)
-    await expect(folded).to_contain_text("And Carol?")
-    await expect(log).to_contain_text("Your last message was edited")
+    # The earlier version is kept as a version of the message, not folded in.
+    versions = log.get_by_role("navigation", name="Versions of this message")
+    await expect(versions).to_contain_text("Version 2 of 2", timeout=SLOW)
+    await expect(log).not_to_contain_text("And Carol?")
     await expect(box).to_have_value("")
     await expect(edit).to_have_count(1)
     mine = log.get_by_role("article", name="Your message")
@@ -56,7 +57,7 @@ async def test_the_last_message_can_be_edited_and_resent(server, page):
 
     # A reload shows the same, and the model's next request never saw Carol.
     await page.reload()
-    await expect(page.locator("details.fold-rolled_back")).to_have_count(1)
+    await expect(versions).to_contain_text("Version 2 of 2")
     await expect(edit).to_have_count(1)
     await send_message(page, "Who did I ask about?")
     await expect(log).to_contain_text("Fake reply to: Who did I ask about?", timeout=SLOW)

@@ -1,0 +1,69 @@
+"""Switch the version shown, and fork a session at a message (POST, CSRF-protected).
+
+Switching answers htmx with the conversation and the HUD drawn again (and tells the
+session's other tabs the same frame); without htmx it goes back to the page. A fork answers with a
+redirect to the new session (`HX-Redirect` for htmx). A refusal is a message, never a
+server error: in the conversation's error line for htmx, as a 409 page otherwise.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from chat.turn import context
+from chat.turn.branches.fork import fork
+from chat.turn.branches.versions import BranchRefused, switch
+from chat.web.conversation import render_conversation
+from chat.web.frames import render_error, render_hud
+from chat.web.turnhost import session_group
+from history.models import Message, Session
+
+
+def _session(message_id: str) -> Session:
+    message = Message.objects.filter(pk=message_id).select_related("session").first()
+    if message is None:
+        raise Http404("no such message")
+    return message.session
+
+
+def _refused(request: HttpRequest, exc: BranchRefused) -> HttpResponse:
+    if request.headers.get("HX-Request"):
+        response = HttpResponse(render_error(str(exc)))
+        response["HX-Reswap"] = "none"  # the error frame places itself (out of band)
+        return response
+    return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
+
+
+@require_POST
+def version_show(request: HttpRequest, message_id: str) -> HttpResponse:
+    session = _session(message_id)
+    try:
+        switch(session.id, message_id)
+    except BranchRefused as exc:
+        return _refused(request, exc)
+    if not request.headers.get("HX-Request"):
+        return redirect("chat:session", session_id=session.id)
+    html = render_conversation(session, oob=True) + render_hud(context.refresh_sets(session.id))
+    frame = {"type": "chat.frame", "html": html}
+    async_to_sync(get_channel_layer().group_send)(session_group(session.id), frame)
+    return HttpResponse(html)
+
+
+@require_POST
+def session_fork(request: HttpRequest, message_id: str) -> HttpResponse:
+    session = _session(message_id)
+    try:
+        child = fork(session.id, message_id)
+    except BranchRefused as exc:
+        return _refused(request, exc)
+    url = reverse("chat:session", kwargs={"session_id": child.id})
+    if request.headers.get("HX-Request"):
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)

@@ -3,8 +3,9 @@ server (`chat.llm.wirefakes.WireFake`) that streams Chat Completions chunks: onc
 `edit_file` tool calls, once with SEARCH/REPLACE blocks in the reply's text. Each run is a
 real `acdc` process; the files must change byte for byte (a CRLF file included), and the
 next `acdc chat` of the same session must carry each result line once and the change as a
-diff once, never the whole file again (a CRLF file included). Several large files are in context, as in a real
-session, so that keeping the cached prefix is worth more than rebuilding it.
+diff once, never the whole file again (a CRLF file included). Several large files are in
+context, as in a real session, so that keeping the cached prefix is worth more than
+rebuilding it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,84 @@
+"""What a session's panels show, as a few short tokens read in one query.
+
+`read(session_id)` gives one token per panel: the conversation (messages, set-asides,
+live compactions), the Context panel (the saved header's time, which every commit moves),
+the session tools (checkpoints, the compaction Undo would take back, Related context) and
+the model. Comparing two readings says which panels changed; nothing here renders. While
+a turn holds the session's lease (in any process), `busy` is true: its own frames, or
+its end, will bring the panels up to date.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, OuterRef, Subquery
+from django.utils import timezone
+
+from history.models import Checkpoint, Compaction, Message, Session
+
+PARTS = ("conversation", "hud", "tools", "model")
+FIELDS = (
+    *("model", "updated_at", "grounding", "turn_id", "turn_expires", "last_seq", "last_status"),
+    *("set_aside", "live_ids", "live_count", "checkpoint_id", "checkpoint_count"),
+)
+
+
+@dataclass(frozen=True)
+class Version:
+    parts: dict[str, str]
+    busy: bool
+    model: str
+
+    def changed(self, before: Version | None) -> set[str]:
+        if before is None:
+            return set()
+        return {p for p in PARTS if self.parts[p] != before.parts[p]}
+
+
+def _one(queryset, field: str) -> Subquery:
+    return Subquery(queryset.values(field)[:1])
+
+
+def _count(queryset) -> Subquery:
+    return Subquery(queryset.values("session").annotate(n=Count("pk")).values("n")[:1])
+
+
+def read(session_id: str) -> Version | None:
+    """The session's panel tokens (None: no such session)."""
+    messages = Message.objects.filter(session_id=OuterRef("pk"))
+    live = Compaction.objects.filter(session_id=OuterRef("pk"), undone_at=None)
+    checkpoints = Checkpoint.objects.filter(session_id=OuterRef("pk"))
+    row = (
+        Session.objects.filter(pk=session_id)
+        .annotate(
+            last_seq=_one(messages.order_by("-seq"), "seq"),
+            last_status=_one(messages.order_by("-seq"), "status"),
+            set_aside=_count(messages.filter(rolled_back=True)),
+            live_ids=_one(live.order_by("-pk"), "pk"),
+            live_count=_count(live),
+            checkpoint_id=_one(checkpoints.order_by("-pk"), "pk"),
+            checkpoint_count=_count(checkpoints),
+        )
+        .values(*FIELDS)
+        .first()
+    )
+    if row is None:
+        return None
+    compactions = f"{row['live_ids']}/{row['live_count']}"
+    taken = f"{row['checkpoint_id']}/{row['checkpoint_count']}"
+    parts = {
+        "conversation": f"{row['last_seq']}:{row['last_status']}:{row['set_aside']}:{compactions}",
+        "hud": row["updated_at"].isoformat() if row["updated_at"] else "",
+        "tools": f"{taken}:{compactions}:{row['grounding']}",
+        "model": row["model"],
+    }
+    expires = row["turn_expires"]
+    busy = bool(row["turn_id"]) and (expires is None or expires > timezone.now())
+    return Version(parts=parts, busy=busy, model=row["model"])
+
+
+def tools_token(session_id: str) -> str:
+    """The session tools' token, for the fragment to carry (the tab refetches on a change)."""
+    found = read(session_id)
+    return found.parts["tools"] if found else ""

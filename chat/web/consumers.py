@@ -62,7 +62,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 # group, so its finished frame went by: draw the conversation again.
                 await self.send(await database_sync_to_async(ended_frame)(self.session_id))
             WARMER.wake(self.session_id)
-        FOLLOWER.watch(self.session_id)
+        await FOLLOWER.watch(self.session_id, _query(self.scope).get(SEEN, ""), self.send)
         self.files_group = files_group(settings.ACDC_REPO)
         await self.channel_layer.group_add(self.files_group, self.channel_name)
         await self._count_tokens()
@@ -122,6 +122,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         # After the sets it reflects: a tab still waiting for a newer choice moves these
         # figures by what that choice changes (picker.js).
         await self._broadcast(render_hud(hud))
+        FOLLOWER.drawn(self.session_id, "hud")
 
     async def _count_tokens(self) -> None:
         """Count the repository's files and their outlines in the background, one pass of
@@ -234,3 +235,11 @@ DREW_STREAMING = "drawn=streaming"  # in the socket's query: the page drew a rep
 
 def _drew_streaming(scope: dict) -> bool:
     return DREW_STREAMING in scope.get("query_string", b"").decode("latin-1").split("&")
+
+
+SEEN = "seen"  # in the socket's query: the session's version the page drew
+
+
+def _query(scope: dict) -> dict[str, str]:
+    pairs = scope.get("query_string", b"").decode("latin-1").split("&")
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)

@@ -14,6 +14,7 @@ from chat.repo import sessionsets
 from chat.turn.session import end_expired_turn, live_turn
 from chat.web import attachments
 from chat.web.conversation import conversation_items
+from chat.web.panels.version import page_token
 from chat.web.routing import session_socket_url
 from history import selectors, services
 from history.images import SHA256
@@ -50,12 +51,13 @@ def session_new(request: HttpRequest) -> HttpResponse:
 
 
 def _page_context(session: Session) -> dict:
+    seen = page_token(session.id)  # before drawing: a change from here on reaches the tab
     messages = conversation_items(session)
     state = session.context_state or {}
     streaming = bool(live_turn(session))
     return {
         "streaming": streaming,
-        "socket_url": session_socket_url(session.id, streaming=streaming),
+        "socket_url": session_socket_url(session.id, streaming=streaming, seen=seen),
         "hud": state.get("hud"),
         "session": session,
         "messages": messages,

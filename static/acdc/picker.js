@@ -360,7 +360,7 @@
   // big folder. Until its answer comes, the panel shows its last figures moved by what the
   // choice adds or takes away (the picker's own counts), marked as an estimate; the
   // server's figures replace them.
-  let served = { hud: null, html: "", level: "" };
+  let served = { hud: null, html: "", estimated: false };
   function selectionTokens(active, outlines) {
     let tokens = 0;
     for (const p of active) {
@@ -371,32 +371,48 @@
   }
   const fmtTokens = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : fmt(n));
   const levelOf = (percent) => (percent <= 75 ? "green" : percent <= 90 ? "amber" : "red");
+  const levelClass = (hud) => [...hud.classList].find((c) => c.startsWith("level-")) || "";
   function drawContext() {
     const hud = document.getElementById("hud");
     const line = hud && hud.querySelector(".hud-total");
     if (!line || !line.dataset.total) return;
-    const level = [...hud.classList].find((c) => c.startsWith("level-")) || "";
-    if (served.hud !== hud) served = { hud, html: line.innerHTML, level };
+    if (served.hud !== hud) served = { hud, html: hud.innerHTML, level: levelClass(hud), estimated: false };
     const waiting = state.sent && state.answered !== state.sent;
     if (!waiting) {
-      if (line.innerHTML !== served.html) line.innerHTML = served.html;
-      if (level !== served.level) hud.classList.replace(level, served.level);
-      hud.removeAttribute("aria-busy");
+      if (served.estimated) {
+        hud.innerHTML = served.html;
+        hud.classList.replace(levelClass(hud), served.level);
+        hud.removeAttribute("aria-busy");
+        served.estimated = false;
+      }
       return;
     }
     const moved = selectionTokens(state.active, state.outlines) - selectionTokens(state.serverActive, state.serverOutlines);
     const total = Math.max(0, Number(line.dataset.total) + moved);
     const budget = Number(line.dataset.window) || 0;
     const percent = budget ? Math.round((1000 * total) / budget) / 10 : 0;
-    line.replaceChildren(
+    if (served.estimated) hud.innerHTML = served.html;  // moved from the server's figures
+    const fresh = hud.querySelector(".hud-total");
+    fresh.replaceChildren(
       el("strong", { text: fmtTokens(total) }),
       ` of ${fmtTokens(budget)} tokens `,
       el("span", { className: "hud-level", text: `${percent}%` }),
       " ",
       el("span", { className: "hud-estimate muted small", text: "estimate, updating…" }),
     );
+    const row = hud.querySelector(".hud-sections .seg-active_files");
+    const count = row && row.parentElement.querySelector(".num");
+    const bar = hud.querySelector(".budget-bar .seg-active_files");
+    const files = count ? Number(count.textContent.replaceAll(",", "")) : NaN;
+    if (count && !Number.isNaN(files)) {
+      const now = Math.max(0, files + moved);
+      count.textContent = fmtTokens(now);
+      if (bar && budget) bar.style.width = `${Math.min(100, (100 * now) / budget)}%`;
+    }
+    const level = levelClass(hud);
     if (level) hud.classList.replace(level, `level-${levelOf(percent)}`);
     hud.setAttribute("aria-busy", "true");
+    served.estimated = true;
   }
   document.addEventListener("htmx:wsAfterMessage", drawContext);
 

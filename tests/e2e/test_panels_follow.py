@@ -198,6 +198,7 @@ async def test_a_turn_sent_from_the_terminal_appears_in_the_open_tab(server, pag
     log = page.get_by_role("log", name="Conversation")
     await expect(log).to_contain_text("From the CLI", timeout=SLOW)
     await expect(log).to_contain_text("Dry run: nothing was sent to a model")
+    await expect(page).to_have_title(re.compile(r"^From the CLI · "))  # it named the session
     await expect(page.get_by_role("combobox", name="Model")).to_have_value("acdc/dry-run")
     await expect(page.get_by_role("region", name="Context")).to_contain_text("1 request")
     await screenshot(page, "panels-cli-turn")

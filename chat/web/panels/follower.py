@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
@@ -33,6 +34,7 @@ from chat.web.turnhost import HOST, LOCAL_TABS, ended_frame, session_group
 from history.models import Session
 
 log = logging.getLogger(__name__)
+Send = Callable[[str], Awaitable[None]]
 
 
 class PanelFollower:
@@ -43,13 +45,21 @@ class PanelFollower:
         self._loops: dict[str, asyncio.Task] = {}
         self._wake: dict[str, asyncio.Event] = {}
         self._seen: dict[str, version.Version] = {}
-        self._drawn: set[str] = set()  # a turn here streamed the conversation to the tabs
+        self._drawn: dict[str, set[str]] = {}  # panels this worker's own frames brought up to date
 
-    def watch(self, session_id: str) -> None:
-        """A tab of the session connected here: follow it from what it shows now."""
-        if session_id not in self._loops:
+    async def watch(self, session_id: str, seen: str, send: Send) -> None:
+        """A tab of the session connected here: follow the session from now on, and send
+        the tab what changed since its page was drawn (`seen`, the page's version token).
+        One reading serves both, so nothing changed between them goes unseen."""
+        now = await _read(session_id)
+        if session_id not in self._loops and now is not None:
+            self._seen[session_id] = now
             self._wake[session_id] = asyncio.Event()
             self._loops[session_id] = asyncio.create_task(self._run(session_id))
+        if now is None or now.busy or not (changed := now.changed_since(seen)):
+            return
+        for html in await database_sync_to_async(frames)(session_id, changed, now):
+            await send(html)
 
     def forget(self, session_id: str) -> None:
         """No tab of the session is left here."""
@@ -58,18 +68,23 @@ class PanelFollower:
             loop.cancel()
         self._wake.pop(session_id, None)
         self._seen.pop(session_id, None)
-        self._drawn.discard(session_id)
+        self._drawn.pop(session_id, None)
 
     def nudge(self, session_id: str) -> None:
         if (wake := self._wake.get(session_id)) is not None:
             wake.set()
 
-    def turn_ended(self, session_id: str) -> None:
-        """This worker's turn streamed the conversation: the rest may still be stale
-        (the automatic checkpoint, the model a turn fell back to)."""
+    def drawn(self, session_id: str, *parts: str) -> None:
+        """This worker's own frames brought these panels of every tab up to date: the next
+        look does not draw them again (the others may still be stale)."""
         if session_id in self._loops:
-            self._drawn.add(session_id)
-            self.nudge(session_id)
+            self._drawn.setdefault(session_id, set()).update(parts)
+
+    def turn_ended(self, session_id: str) -> None:
+        """This worker's turn streamed the conversation and its HUD; the session tools
+        (the automatic checkpoint) and the model box may still be stale."""
+        self.drawn(session_id, "conversation", "hud")
+        self.nudge(session_id)
 
     async def close(self) -> None:
         loops = list(self._loops.values())
@@ -80,7 +95,6 @@ class PanelFollower:
     async def _run(self, session_id: str) -> None:
         poll = settings.ACDC_PANEL_POLL_MS / 1000
         try:
-            self._seen[session_id] = await _read(session_id)
             while LOCAL_TABS.of(session_id):
                 wake = self._wake[session_id]
                 with contextlib.suppress(TimeoutError):  # the poll's turn
@@ -106,9 +120,7 @@ class PanelFollower:
             return  # a turn holds the session: its end brings the panels up to date
         changed = now.changed(self._seen.get(session_id))
         self._seen[session_id] = now
-        if session_id in self._drawn:
-            self._drawn.discard(session_id)
-            changed.discard("conversation")
+        changed -= self._drawn.pop(session_id, set())
         if not changed:
             return
         for html in await database_sync_to_async(frames)(session_id, changed, now):
@@ -139,8 +151,10 @@ def frames(session_id: str, changed: set[str], now: version.Version) -> list[str
         "tools": now.parts["tools"] if "tools" in changed else "",
         "model": chat_model(now.model) if "model" in changed else "",
     }
-    if any(stale.values()):
-        out.append(render_to_string("chat/_panels_stale.html", {"stale": stale, "oob": True}))
+    title = session.display_title if "conversation" in changed else ""  # a first message names it
+    if any(stale.values()) or title:
+        context = {"stale": stale, "title": title, "oob": True}
+        out.append(render_to_string("chat/_panels_stale.html", context))
     return out
 
 

@@ -10,6 +10,7 @@ its end, will bring the panels up to date.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from django.db.models import Count, OuterRef, Subquery
@@ -34,6 +35,22 @@ class Version:
         if before is None:
             return set()
         return {p for p in PARTS if self.parts[p] != before.parts[p]}
+
+    @property
+    def token(self) -> str:
+        """Short enough for the page's socket address: one hash per panel."""
+        return ".".join(_short(self.parts[p]) for p in PARTS)
+
+    def changed_since(self, token: str) -> set[str]:
+        """The panels that changed since the page drew `token` (none for a bad token)."""
+        seen = token.split(".")
+        if len(seen) != len(PARTS):
+            return set()
+        return {p for p, was in zip(PARTS, seen, strict=True) if _short(self.parts[p]) != was}
+
+
+def _short(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:8]
 
 
 def _one(queryset, field: str) -> Subquery:
@@ -76,6 +93,12 @@ def read(session_id: str) -> Version | None:
     expires = row["turn_expires"]
     busy = bool(row["turn_id"]) and (expires is None or expires > timezone.now())
     return Version(parts=parts, busy=busy, model=row["model"])
+
+
+def page_token(session_id: str) -> str:
+    """What a page about to be drawn shows, for its socket to say when it connects."""
+    found = read(session_id)
+    return found.token if found else ""
 
 
 def tools_token(session_id: str) -> str:

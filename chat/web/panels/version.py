@@ -1,11 +1,12 @@
 """What a session's panels show, as a few short tokens read in one query.
 
-`read(session_id)` gives one token per panel: the conversation (messages, set-asides,
-live compactions), the Context panel (the saved header's time, which every commit moves),
-the session tools (checkpoints, the compaction Undo would take back, Related context) and
-the model. Comparing two readings says which panels changed; nothing here renders. While
-a turn holds the session's lease (in any process), `busy` is true: its own frames, or
-its end, will bring the panels up to date.
+`read(session_id)` gives one token per panel: the conversation (the newest message and its
+status, since a rollback, an edit or a Retry always adds one; the live compactions), the
+Context panel (the saved header's time, which every commit moves), the session tools (the
+newest checkpoint, the compaction Undo would take back, Related context) and the model.
+Comparing two readings says which panels changed; nothing here renders. While a turn
+holds the session's lease (in any process), `busy` is true: its own frames, or its end,
+will bring the panels up to date.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from history.models import Checkpoint, Compaction, Message, Session
 PARTS = ("conversation", "hud", "tools", "model")
 FIELDS = (
     *("model", "updated_at", "grounding", "turn_id", "turn_expires", "last_seq", "last_status"),
-    *("set_aside", "live_ids", "live_count", "checkpoint_id", "checkpoint_count"),
+    *("live_ids", "live_count", "checkpoint_id"),
 )
 
 
@@ -71,11 +72,9 @@ def read(session_id: str) -> Version | None:
         .annotate(
             last_seq=_one(messages.order_by("-seq"), "seq"),
             last_status=_one(messages.order_by("-seq"), "status"),
-            set_aside=_count(messages.filter(rolled_back=True)),
             live_ids=_one(live.order_by("-pk"), "pk"),
             live_count=_count(live),
             checkpoint_id=_one(checkpoints.order_by("-pk"), "pk"),
-            checkpoint_count=_count(checkpoints),
         )
         .values(*FIELDS)
         .first()
@@ -83,11 +82,10 @@ def read(session_id: str) -> Version | None:
     if row is None:
         return None
     compactions = f"{row['live_ids']}/{row['live_count']}"
-    taken = f"{row['checkpoint_id']}/{row['checkpoint_count']}"
     parts = {
-        "conversation": f"{row['last_seq']}:{row['last_status']}:{row['set_aside']}:{compactions}",
+        "conversation": f"{row['last_seq']}:{row['last_status']}:{compactions}",
         "hud": row["updated_at"].isoformat() if row["updated_at"] else "",
-        "tools": f"{taken}:{compactions}:{row['grounding']}",
+        "tools": f"{row['checkpoint_id']}:{compactions}:{row['grounding']}",
         "model": row["model"],
     }
     expires = row["turn_expires"]

@@ -118,12 +118,16 @@ class PanelFollower:
             return
         if now is None or now.busy:
             return  # a turn holds the session: its end brings the panels up to date
-        changed = now.changed(self._seen.get(session_id))
+        before = self._seen.get(session_id)
+        changed = now.changed(before) - self._drawn.pop(session_id, set())
         self._seen[session_id] = now
-        changed -= self._drawn.pop(session_id, set())
         if not changed:
             return
-        for html in await database_sync_to_async(frames)(session_id, changed, now):
+        drawn = await database_sync_to_async(frames)(session_id, changed, now)
+        if HOST.running(session_id):  # a turn began meanwhile: its frames must not be drawn over
+            self._seen[session_id] = before
+            return
+        for html in drawn:
             for send in list(LOCAL_TABS.of(session_id).values()):
                 try:
                     await send(html)

@@ -39,6 +39,7 @@ from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFin
 from chat.turn.session import end_dead_turns
 from chat.turn.turns import TurnRejected, run_turn
 from chat.web.keepwarm import WARMER
+from chat.web.panels.follower import FOLLOWER
 from chat.web.turnhost import HOST
 from history import selectors, services
 from history.export import session_to_jsonl, session_to_markdown
@@ -136,7 +137,7 @@ def _before_shutdown() -> defer.Deferred:
 async def _close_hosted_work() -> None:
     try:
         async with asyncio.timeout(SHUTDOWN_SECONDS):
-            await asyncio.gather(HOST.close(), WATCHERS.close(), WARMER.close())
+            await asyncio.gather(HOST.close(), WATCHERS.close(), WARMER.close(), FOLLOWER.close())
     except TimeoutError:
         log.warning("shutdown: hosted turns, file watchers or cache refreshes did not end in time")
 

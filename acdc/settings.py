@@ -63,6 +63,8 @@ ACDC_VERBATIM_WINDOW_TOKENS = env_int("ACDC_VERBATIM_WINDOW_TOKENS", 4000, minim
 ACDC_CHECKPOINT_EVERY = env_int("ACDC_CHECKPOINT_EVERY", 10, minimum=0)  # turns; 0: off
 ACDC_TURN_LEASE_SECONDS = env_int("ACDC_TURN_LEASE_SECONDS", 30, minimum=5)  # a dead worker's hold
 ACDC_AUTO_ROLLBACK = env_bool("ACDC_AUTO_ROLLBACK", False)  # when the quality score asks
+# How often an open tab's session is checked for changes made by another process (acdc chat).
+ACDC_PANEL_POLL_MS = env_int("ACDC_PANEL_POLL_MS", 2000, minimum=100)
 # Edit tools and blocks: the person reviews every edit (auto-apply is per session, off).
 ACDC_EDITS = env_bool("ACDC_EDITS", True)
 ACDC_GROUNDING = env_bool("ACDC_GROUNDING", False)

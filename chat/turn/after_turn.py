@@ -91,10 +91,12 @@ def _rollback_if_asked(session_id: str) -> str:
     if target is None:
         return ""
     try:
-        return checkpoints.rollback(session_id, target.id)
+        note = checkpoints.rollback(session_id, target.id)
     except checkpoints.RollbackRefused as exc:
         log.warning("automatic rollback refused in %s: %s", session_id, exc)
         return ""
+    refresh_sets(session_id)  # the saved HUD follows the history rolled back to
+    return note
 
 
 async def run_compaction(

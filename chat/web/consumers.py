@@ -26,6 +26,7 @@ from chat.turn.session import live_turn
 from chat.web.edits.cards import pending_frames
 from chat.web.frames import picker_message, render_error, render_hud
 from chat.web.keepwarm import WARMER
+from chat.web.panels.follower import FOLLOWER
 from chat.web.protocol import ClientFrame, FrameError, parse_frame
 from chat.web.turnhost import (
     HOST,
@@ -61,6 +62,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 # group, so its finished frame went by: draw the conversation again.
                 await self.send(await database_sync_to_async(ended_frame)(self.session_id))
             WARMER.wake(self.session_id)
+        await FOLLOWER.watch(self.session_id, _query(self.scope).get(SEEN, ""), self.send)
         self.files_group = files_group(settings.ACDC_REPO)
         await self.channel_layer.group_add(self.files_group, self.channel_name)
         await self._count_tokens()
@@ -72,6 +74,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         LOCAL_TABS.discard(self.session_id, self.channel_name)
         if not LOCAL_TABS.of(self.session_id):
             WARMER.cancel(self.session_id)  # nobody here to come back to it
+            FOLLOWER.forget(self.session_id)
         await self.channel_layer.group_discard(self.group, self.channel_name)
         if getattr(self, "files_group", None):
             await self.channel_layer.group_discard(self.files_group, self.channel_name)
@@ -112,11 +115,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
         for problem in problems:
             await self.send(render_error(problem))
         active, outline = await database_sync_to_async(_active_paths)(self.session_id)
-        await self._broadcast(render_hud(hud))
         # `answers` lets the tab that chose ignore answers to choices it has since changed.
         over = {"shed": hud.get("shed", []), "budget": hud.get("window")}
         answer = {"answers": frame.selection} if frame.selection else {}
         await self._broadcast(picker_message(active=active, outlines=outline, **over, **answer))
+        # After the sets it reflects: a tab still waiting for a newer choice moves these
+        # figures by what that choice changes (picker.js).
+        await self._broadcast(render_hud(hud))
+        FOLLOWER.drawn(self.session_id, "hud")
 
     async def _count_tokens(self) -> None:
         """Count the repository's files and their outlines in the background, one pass of
@@ -153,6 +159,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def chat_frame(self, event: dict) -> None:
         await self.send(event["html"])
+
+    async def panels_check(self, event: dict) -> None:
+        FOLLOWER.nudge(self.session_id)  # one look per worker, whatever its number of tabs
 
     async def turn_stop(self, event: dict) -> None:
         HOST.stop(self.session_id)  # a no-op unless the turn runs in this process
@@ -226,3 +235,11 @@ DREW_STREAMING = "drawn=streaming"  # in the socket's query: the page drew a rep
 
 def _drew_streaming(scope: dict) -> bool:
     return DREW_STREAMING in scope.get("query_string", b"").decode("latin-1").split("&")
+
+
+SEEN = "seen"  # in the socket's query: the session's version the page drew
+
+
+def _query(scope: dict) -> dict[str, str]:
+    pairs = scope.get("query_string", b"").decode("latin-1").split("&")
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)

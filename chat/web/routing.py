@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.urls import re_path
 
-from chat.web.consumers import DREW_STREAMING, ChatConsumer
+from chat.web.consumers import DREW_STREAMING, SEEN, ChatConsumer
 
 SESSION_SOCKET = r"^ws/session/(?P<session_id>[\w.-]{1,60})/$"
 
@@ -26,8 +26,11 @@ websocket_urlpatterns = [
 ]
 
 
-def session_socket_url(session_id: str, *, streaming: bool = False) -> str:
+def session_socket_url(session_id: str, *, streaming: bool = False, seen: str = "") -> str:
     """The path a session page connects its websocket to (matches SESSION_SOCKET); a page
     drawn with a reply streaming says so, so that a reply which ends before the socket joins
-    is drawn again instead of staying "Streaming…"."""
-    return f"/ws/session/{session_id}/" + (f"?{DREW_STREAMING}" if streaming else "")
+    is drawn again instead of staying "Streaming…"; `seen` is the session's version the page
+    drew (chat.web.panels), so that a change made meanwhile reaches it too."""
+    query = [DREW_STREAMING] if streaming else []
+    query += [f"{SEEN}={seen}"] if seen else []
+    return f"/ws/session/{session_id}/" + (f"?{'&'.join(query)}" if query else "")

@@ -15,6 +15,7 @@ from chat.turn import context
 from chat.turn.session import end_expired_turn, live_turn
 from chat.web import attachments
 from chat.web.conversation import conversation_items
+from chat.web.panels.version import page_token
 from chat.web.routing import session_socket_url
 from history import selectors, services
 from history.images import SHA256
@@ -51,12 +52,13 @@ def session_new(request: HttpRequest) -> HttpResponse:
 
 
 def _page_context(session: Session) -> dict:
+    seen = page_token(session.id)  # before drawing: a change from here on reaches the tab
     messages = conversation_items(session)
     state = session.context_state or {}
     streaming = bool(live_turn(session))
     return {
         "streaming": streaming,
-        "socket_url": session_socket_url(session.id, streaming=streaming),
+        "socket_url": session_socket_url(session.id, streaming=streaming, seen=seen),
         "hud": state.get("hud") or _first_hud(session),
         "session": session,
         "messages": messages,

@@ -19,6 +19,8 @@ from chat.repo.edits.commit import CommitRefused, changed_paths, commit, propose
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
+from chat.web.panels.follower import announce
+from chat.web.panels.version import tools_token
 from history import selectors
 from history.models import Message, Session
 
@@ -40,6 +42,7 @@ def tools_context(session: Session, error: str = "", note: str = "") -> dict:
         "last_compaction": live,
         "tools_error": error,
         "tools_note": note,
+        "tools_version": tools_token(session.id),  # the other tabs refetch when it moves
     }
 
 
@@ -53,6 +56,13 @@ def _refresh() -> HttpResponse:
     return response
 
 
+def _follow(session_id: str) -> None:
+    """After the history changed under it: the saved HUD is figured again (a reload shows
+    it too), and every tab of the session follows."""
+    context.refresh_sets(session_id)
+    announce(session_id)
+
+
 @require_GET
 def session_tools(request: HttpRequest, session_id: str) -> HttpResponse:
     return _tools(request, _session(session_id))
@@ -64,7 +74,9 @@ def checkpoint_create(request: HttpRequest, session_id: str) -> HttpResponse:
     label = request.POST.get("label", "")
     checkpoint = checkpoints.take(session, label=label)
     note = f"Checkpoint “{checkpoint.label or 'unnamed'}” saved."
-    return _tools(request, session, note=note)
+    response = _tools(request, session, note=note)
+    announce(session.id)
+    return response
 
 
 @require_POST
@@ -74,6 +86,7 @@ def checkpoint_rollback(request: HttpRequest, session_id: str, checkpoint_id: in
         checkpoints.rollback(session.id, checkpoint_id, request.POST.get("scope", "conversation"))
     except checkpoints.RollbackRefused as exc:
         return _tools(request, session, error=str(exc))
+    _follow(session.id)
     return _refresh()
 
 
@@ -84,6 +97,7 @@ def compaction_undo(request: HttpRequest, session_id: str) -> HttpResponse:
         undo_compaction(session.id)
     except CompactionRefused as exc:
         return _tools(request, session, error=str(exc))
+    _follow(session.id)
     return _refresh()
 
 
@@ -94,6 +108,7 @@ def grounding_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
     enabled = request.POST.get("grounding") == "on"
     Session.objects.filter(pk=session.pk).update(grounding=enabled)
     session.refresh_from_db()
+    announce(session.id)
     note = "Related context is on." if enabled else "Related context is off."
     return _tools(request, session, note=note)
 

@@ -28,6 +28,8 @@ from django.views.decorators.http import require_http_methods
 from chat.llm import sdk
 from chat.llm.facts import OFFLINE_MODELS, PROVIDER_KEYS
 from chat.llm.runtime import chat_model
+from chat.turn import context
+from chat.web.panels.follower import announce
 from history import selectors
 from history.models import Session
 
@@ -61,10 +63,20 @@ def model_choose(request: HttpRequest, session_id: str) -> HttpResponse:
     if chosen != session.model:
         Session.objects.filter(pk=session.pk).update(model=chosen)
         session.model = chosen
+        _follow_model(session.id)
     # Against what the page showed, not the row: a second request of the same change
     # (Enter fires `change` and `submit`) still says what the change does.
     switched = chosen != request.POST.get("shown", chosen)
     return _chooser(request, session, switched=switched)
+
+
+def _follow_model(session_id: str) -> None:
+    """The Context panel measures against the new model's window, in every tab."""
+    try:
+        context.refresh_sets(session_id)
+    except Exception:  # the choice stands; the panel catches up at the next turn
+        log.exception("the HUD of session %s did not follow its new model", session_id)
+    announce(session_id)
 
 
 def model_refusal(name: str) -> str:

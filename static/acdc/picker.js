@@ -25,6 +25,7 @@
     changed: new Set(), open: new Set([""]), budget: 0, filter: "", root: null,
     locked: {}, confirmed: new Set(), asking: null, shed: [], sent: "", answered: "",
     outlines: new Set(), outlineCounts: {}, suffixes: new Set(),
+    serverActive: new Set(), serverOutlines: new Set(),  // the selection the server holds
   };
   const tab = Math.random().toString(36).slice(2, 10);
   let choices = 0;
@@ -351,7 +352,69 @@
       ...outlines.map((p) => el("input", { type: "hidden", name: "outline", value: p })),
     );
     htmx.trigger(form, "change");
+    drawContext();
   }
+
+  // -- the Context panel, from the same choice ---------------------------------------------
+  // The server figures the Context panel again for each choice, which takes a while for a
+  // big folder. Until its answer comes, the panel shows its last figures moved by what the
+  // choice adds or takes away (the picker's own counts), marked as an estimate; the
+  // server's figures replace them.
+  let served = { hud: null, html: "", estimated: false };
+  function selectionTokens(active, outlines) {
+    let tokens = 0;
+    for (const p of active) {
+      const count = outlines.has(p) ? state.outlineCounts[p] : state.counts[p];
+      if (typeof count === "number") tokens += count;
+    }
+    return tokens;
+  }
+  const fmtTokens = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : fmt(n));
+  const levelOf = (percent) => (percent <= 75 ? "green" : percent <= 90 ? "amber" : "red");
+  const levelClass = (hud) => [...hud.classList].find((c) => c.startsWith("level-")) || "";
+  function drawContext() {
+    const hud = document.getElementById("hud");
+    const line = hud && hud.querySelector(".hud-total");
+    if (!line || !line.dataset.total) return;
+    if (served.hud !== hud) served = { hud, html: hud.innerHTML, level: levelClass(hud), estimated: false };
+    const waiting = state.sent && state.answered !== state.sent;
+    if (!waiting) {
+      if (served.estimated) {
+        hud.innerHTML = served.html;
+        hud.classList.replace(levelClass(hud), served.level);
+        hud.removeAttribute("aria-busy");
+        served.estimated = false;
+      }
+      return;
+    }
+    const moved = selectionTokens(state.active, state.outlines) - selectionTokens(state.serverActive, state.serverOutlines);
+    const total = Math.max(0, Number(line.dataset.total) + moved);
+    const budget = Number(line.dataset.window) || 0;
+    const percent = budget ? Math.round((1000 * total) / budget) / 10 : 0;
+    if (served.estimated) hud.innerHTML = served.html;  // moved from the server's figures
+    const fresh = hud.querySelector(".hud-total");
+    fresh.replaceChildren(
+      el("strong", { text: fmtTokens(total) }),
+      ` of ${fmtTokens(budget)} tokens `,
+      el("span", { className: "hud-level", text: `${percent}%` }),
+      " ",
+      el("span", { className: "hud-estimate muted small", text: "estimate, updating…" }),
+    );
+    const row = hud.querySelector(".hud-sections .seg-active_files");
+    const count = row && row.parentElement.querySelector(".num");
+    const bar = hud.querySelector(".budget-bar .seg-active_files");
+    const files = count ? Number(count.textContent.replaceAll(",", "")) : NaN;
+    if (count && !Number.isNaN(files)) {
+      const now = Math.max(0, files + moved);
+      count.textContent = fmtTokens(now);
+      if (bar && budget) bar.style.width = `${Math.min(100, (100 * now) / budget)}%`;
+    }
+    const level = levelClass(hud);
+    if (level) hud.classList.replace(level, `level-${levelOf(percent)}`);
+    hud.setAttribute("aria-busy", "true");
+    served.estimated = true;
+  }
+  document.addEventListener("htmx:wsAfterMessage", drawContext);
 
   // Locked files are only ever added one by one, after the dialog: a folder (or any batch)
   // skips those not already selected and says how many it skipped.
@@ -535,13 +598,18 @@
     // An answer to an older choice of this tab, or another tab's choice, while this tab's
     // newest choice is still on its way: the boxes keep what the person ticked.
     const waiting = state.sent && state.answered !== state.sent;
+    if (data.active) state.serverActive = new Set(data.active);
+    if (data.outlines) state.serverOutlines = new Set(data.outlines);
     if (data.active && !waiting) state.active = new Set(data.active);
     if (data.outlines && !waiting) state.outlines = new Set(data.outlines);
     if (data.outline_counts) Object.assign(state.outlineCounts, data.outline_counts);
     if (data.shed && !waiting) state.shed = data.shed;
     if (data.budget) state.budget = data.budget;
     if (data.pinned) state.pinned = new Set(data.pinned);
-    for (const p of data.uncheck || []) state.active.delete(p);
+    for (const p of data.uncheck || []) {
+      state.active.delete(p);
+      state.serverActive.delete(p);
+    }
     for (const p of data.changed || []) state.changed.add(p);
     for (const [p, b] of Object.entries(data.badges || {})) b ? (state.badges[p] = b) : delete state.badges[p];
     if ((data.added || []).length || (data.removed || []).length) {
@@ -598,6 +666,8 @@
       // Counts pushed over the websocket may have arrived before this answer: keep them.
       state.counts = Object.assign(data.counts || {}, state.counts);
       state.active = new Set(data.active);
+      state.serverActive = new Set(data.active);
+      state.serverOutlines = new Set(data.outlines || []);
       state.pinned = new Set(data.pinned);
       state.budget = data.budget;
       state.shed = data.shed || [];

@@ -71,6 +71,13 @@ def no_keep_warm(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def no_panel_poll(settings) -> None:
+    """No poll of the session's version behind a test's back (chat.web.panels): its frames
+    would come between the ones a test reads. The panel tests set their own interval."""
+    settings.ACDC_PANEL_POLL_MS = 3_600_000
+
+
+@pytest.fixture(autouse=True)
 def background_counts_finish() -> Iterator[None]:
     """A page's connection starts counting tokens in a thread; it must not outlive the test
     (its writes would race the flush of the test database)."""

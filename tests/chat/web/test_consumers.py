@@ -150,10 +150,10 @@ async def test_ticking_files_updates_the_hud_and_persists_the_selection(fake):
     session = await new_session()
     ws = await connect(session.id)
     await send(ws, action="select", path="src/app.py")
-    frame = await next_frame(ws)
-    assert 'id="hud"' in frame and "Active files" in frame
+    frame = (await frames_until(ws, 'id="hud"'))[-1]  # after the picker's answer
+    assert "Active files" in frame
     await send(ws, action="select", path=["src/app.py", "README.md"])
-    await next_frame(ws)
+    await frames_until(ws, 'id="hud"')
     await send(ws, message="what is selected?")
     await frames_until(ws, 'data-status="complete"')
     await frames_until(ws, 'id="hud"')  # the turn's own HUD update follows its last frame
@@ -161,7 +161,7 @@ async def test_ticking_files_updates_the_hud_and_persists_the_selection(fake):
     sent = json.dumps(request.messages)
     assert "def greet(name)" in sent and "A sample repository" in sent
     await send(ws, action="select")  # nothing ticked: everything deselected
-    frame = await next_frame(ws)
+    frame = (await frames_until(ws, 'id="hud"'))[-1]
     assert "Active files" not in frame
     await ws.disconnect()
 
@@ -170,8 +170,8 @@ async def test_the_answer_to_a_choice_names_it_and_carries_the_huds_budget(fake)
     session = await new_session()
     ws = await connect(session.id)
     await send(ws, action="select", path="src/app.py", selection="tab1-7")
+    answer = json.loads(await next_frame(ws))["update"]  # the sets first, then their HUD
     hud = await next_frame(ws)
-    answer = json.loads(await next_frame(ws))["update"]
     assert answer["answers"] == "tab1-7" and answer["active"] == ["src/app.py"]
     assert answer["shed"] == []  # everything fits
     assert f"of {answer['budget']:,} tokens" in hud  # one budget figure, HUD and picker

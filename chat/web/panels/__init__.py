@@ -1,0 +1,1 @@
+"""Keeping every open tab's panels in step with its session, whoever changed it."""

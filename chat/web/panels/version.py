@@ -1,0 +1,105 @@
+"""What a session's panels show, as a few short tokens read in one query.
+
+`read(session_id)` gives one token per panel: the conversation (the newest message and its
+status, since a rollback, an edit or a Retry always adds one; the live compactions), the
+Context panel (the saved header's time, which every commit moves), the session tools (the
+newest checkpoint, the compaction Undo would take back, Related context) and the model.
+Comparing two readings says which panels changed; nothing here renders. While a turn
+holds the session's lease (in any process), `busy` is true: its own frames, or its end,
+will bring the panels up to date.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.db.models import Count, OuterRef, Subquery
+from django.utils import timezone
+
+from history.models import Checkpoint, Compaction, Message, Session
+
+PARTS = ("conversation", "hud", "tools", "model")
+FIELDS = (
+    *("model", "updated_at", "grounding", "turn_id", "turn_expires", "last_seq", "last_status"),
+    *("live_ids", "live_count", "checkpoint_id"),
+)
+
+
+@dataclass(frozen=True)
+class Version:
+    parts: dict[str, str]
+    busy: bool
+    model: str
+
+    def changed(self, before: Version | None) -> set[str]:
+        if before is None:
+            return set()
+        return {p for p in PARTS if self.parts[p] != before.parts[p]}
+
+    @property
+    def token(self) -> str:
+        """Short enough for the page's socket address: one hash per panel."""
+        return ".".join(_short(self.parts[p]) for p in PARTS)
+
+    def changed_since(self, token: str) -> set[str]:
+        """The panels that changed since the page drew `token` (none for a bad token)."""
+        seen = token.split(".")
+        if len(seen) != len(PARTS):
+            return set()
+        return {p for p, was in zip(PARTS, seen, strict=True) if _short(self.parts[p]) != was}
+
+
+def _short(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+def _one(queryset, field: str) -> Subquery:
+    return Subquery(queryset.values(field)[:1])
+
+
+def _count(queryset) -> Subquery:
+    return Subquery(queryset.values("session").annotate(n=Count("pk")).values("n")[:1])
+
+
+def read(session_id: str) -> Version | None:
+    """The session's panel tokens (None: no such session)."""
+    messages = Message.objects.filter(session_id=OuterRef("pk"))
+    live = Compaction.objects.filter(session_id=OuterRef("pk"), undone_at=None)
+    checkpoints = Checkpoint.objects.filter(session_id=OuterRef("pk"))
+    row = (
+        Session.objects.filter(pk=session_id)
+        .annotate(
+            last_seq=_one(messages.order_by("-seq"), "seq"),
+            last_status=_one(messages.order_by("-seq"), "status"),
+            live_ids=_one(live.order_by("-pk"), "pk"),
+            live_count=_count(live),
+            checkpoint_id=_one(checkpoints.order_by("-pk"), "pk"),
+        )
+        .values(*FIELDS)
+        .first()
+    )
+    if row is None:
+        return None
+    compactions = f"{row['live_ids']}/{row['live_count']}"
+    parts = {
+        "conversation": f"{row['last_seq']}:{row['last_status']}:{compactions}",
+        "hud": row["updated_at"].isoformat() if row["updated_at"] else "",
+        "tools": f"{row['checkpoint_id']}:{compactions}:{row['grounding']}",
+        "model": row["model"],
+    }
+    expires = row["turn_expires"]
+    busy = bool(row["turn_id"]) and (expires is None or expires > timezone.now())
+    return Version(parts=parts, busy=busy, model=row["model"])
+
+
+def page_token(session_id: str) -> str:
+    """What a page about to be drawn shows, for its socket to say when it connects."""
+    found = read(session_id)
+    return found.token if found else ""
+
+
+def tools_token(session_id: str) -> str:
+    """The session tools' token, for the fragment to carry (the tab refetches on a change)."""
+    found = read(session_id)
+    return found.parts["tools"] if found else ""

@@ -1,0 +1,27 @@
+// Panels that follow changes made elsewhere (another tab, a worker, `acdc chat`): the
+// server sends a note (#panels-stale) naming the session tools' new version and the
+// session's model; a panel that shows something else is fetched again. A panel the person
+// is typing in is left alone (their next action answers with the fresh one anyway).
+(() => {
+  "use strict";
+
+  function refetch(element, url) {
+    if (!element || !url || element.contains(document.activeElement)) return;
+    htmx.ajax("GET", url, { target: element, swap: "outerHTML" });
+  }
+
+  document.addEventListener("htmx:wsAfterMessage", () => {
+    const note = document.getElementById("panels-stale");
+    if (!note || note.dataset.seen) return;
+    note.dataset.seen = "1";
+    const tools = document.getElementById("session-tools");
+    if (note.dataset.tools && tools && tools.dataset.version !== note.dataset.tools) {
+      refetch(tools, tools.dataset.url);
+    }
+    const chooser = document.getElementById("model-chooser");
+    const shown = chooser && chooser.querySelector('input[name="shown"]');
+    if (note.dataset.model && shown && shown.value !== note.dataset.model) {
+      refetch(chooser, chooser.getAttribute("hx-post"));
+    }
+  });
+})();

@@ -1,0 +1,84 @@
+"""Open tabs follow their session (chat/web/panels): the version says which panels changed,
+and a tab learns of a change made by another process without asking."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import override_settings
+
+from acdc.asgi import application
+from chat.turn import checkpoints
+from chat.turn.session import release_lease, take_lease
+from chat.web.panels import version
+from chat.web.panels.version import page_token
+from chat.web.routing import session_socket_url
+from history import services
+from history.models import Message, Session
+from tests.chat.sockets import ORIGIN, Socket, frames_until, new_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_version_names_the_panel_each_change_touches(session):
+    first = version.read(session.id)
+    checkpoints.take(session, label="mine")
+    taken = version.read(session.id)
+    assert taken.changed(first) == {"tools"}
+    Session.objects.filter(pk=session.pk).update(model="acdc/dry-run")
+    chosen = version.read(session.id)
+    assert chosen.changed(taken) == {"model"}
+    services.message_append(session=session, role=Message.Role.USER, content="hi")
+    assert version.read(session.id).changed(chosen) == {"conversation", "hud"}
+
+
+def test_a_session_whose_turn_holds_the_lease_is_busy(session):
+    owner = take_lease(session.id, "turn_1")
+    assert version.read(session.id).busy
+    release_lease(session.id, owner)
+    assert not version.read(session.id).busy
+    assert version.read("sess_nobody") is None
+
+
+@database_sync_to_async
+def _turn_from_another_process(session_id: str) -> None:
+    """What `acdc chat` leaves in the shared database: rows, and no channel message."""
+    session = Session.objects.get(pk=session_id)
+    services.message_append(session=session, role=Message.Role.USER, content="From the CLI")
+    services.message_append(session=session, role=Message.Role.ASSISTANT, content="Its answer")
+    Session.objects.filter(pk=session_id).update(model="acdc/dry-run")
+
+
+async def _open_page(session_id: str) -> Socket:
+    """A tab's socket as the page connects it: with the version the page drew."""
+    seen = await database_sync_to_async(page_token)(session_id)
+    tab = Socket(application, session_socket_url(session_id, seen=seen), ORIGIN)
+    connected, _ = await tab.connect()
+    assert connected
+    return tab
+
+
+def _shows_the_turn(frames: list[str]) -> None:
+    shown = "".join(frames)
+    assert "From the CLI" in shown and "Its answer" in shown  # the conversation, drawn again
+    assert 'data-model="acdc/dry-run"' in shown  # panels.js fetches the model box again
+    assert 'id="session-title"' in frames[-1] and "From the CLI" in frames[-1]
+
+
+@override_settings(ACDC_PANEL_POLL_MS=100)
+async def test_an_open_tab_gets_a_turn_another_process_stored():
+    session = await new_session()
+    tab = await _open_page(session.id)
+    await _turn_from_another_process(session.id)
+    _shows_the_turn(await frames_until(tab, 'id="panels-stale"'))
+    await tab.disconnect()
+
+
+async def test_a_turn_stored_while_the_page_loaded_reaches_its_socket():
+    session = await new_session()
+    seen = await database_sync_to_async(page_token)(session.id)
+    await _turn_from_another_process(session.id)  # after the page was drawn, before it connects
+    tab = Socket(application, session_socket_url(session.id, seen=seen), ORIGIN)
+    assert (await tab.connect())[0]
+    _shows_the_turn(await frames_until(tab, 'id="panels-stale"'))
+    await tab.disconnect()

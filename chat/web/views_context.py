@@ -116,12 +116,14 @@ def grounding_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 def instructions_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
     """Send the project instructions in this session's requests, or not: kept on the
-    session row, so a reload and other tabs see it; answers with the Context panel (the
-    switch keeps its id, so htmx gives it the focus back)."""
+    session row, and other tabs are told; answers with the Context panel (the switch keeps
+    its id, so htmx gives it the focus back)."""
     session = _session(session_id)
     enabled = request.POST.get("instructions") == "on"
     Session.objects.filter(pk=session.pk).update(instructions=enabled)
-    return render(request, "chat/_hud.html", {"hud": context.refresh_sets(session.id)})
+    hud = context.refresh_sets(session.id)
+    announce(session.id)  # the session's other tabs draw the new Context panel
+    return render(request, "chat/_hud.html", {"hud": hud})
 
 
 def endless_context(session: Session, error: str = "") -> dict:

@@ -10,6 +10,21 @@
     htmx.ajax("GET", url, { target: element, swap: "outerHTML" });
   }
 
+  // A panel redrawn from the socket (an out-of-band swap: another tab's change, or this
+  // one's seen by the follower) keeps the keyboard focus where it was: the control that
+  // had it is found again by its id.
+  let focused = "";
+  document.addEventListener("htmx:oobBeforeSwap", (event) => {
+    const active = document.activeElement;
+    const target = event.detail && event.detail.target;
+    focused = active && active.id && target && target.contains(active) ? active.id : "";
+  });
+  document.addEventListener("htmx:oobAfterSwap", () => {
+    const again = focused && document.getElementById(focused);
+    focused = "";
+    if (again && again !== document.activeElement) again.focus({ preventScroll: true });
+  });
+
   document.addEventListener("htmx:wsAfterMessage", () => {
     const note = document.getElementById("panels-stale");
     if (!note || note.dataset.seen) return;

@@ -51,14 +51,17 @@ async def test_instructions_are_listed_switched_off_and_stay_off_after_a_reload(
     await other.goto(server.session_url)
     await expect(other.get_by_role("button", name="Send", exact=True)).to_be_enabled(timeout=SLOW)
 
+    other_switch = other.get_by_role("region", name="Context").get_by_role(
+        "checkbox", name="Send project instructions"
+    )
+    await other.bring_to_front()
+    await other_switch.focus()
     await switch.uncheck()
     await expect(listed).to_contain_text("off for this session")
     await expect(switch).not_to_be_checked()
-    await other.reload()  # another tab reads the session's switch
-    other_hud = other.get_by_role("region", name="Context")
-    await expect(
-        other_hud.get_by_role("checkbox", name="Send project instructions")
-    ).not_to_be_checked()
+    # The other tab follows without a reload, and its redrawn panel keeps the focus.
+    await expect(other_switch).not_to_be_checked(timeout=SLOW)
+    await expect(other_switch).to_be_focused()
     await other.close()
     await send_message(page, "Second question", answered="Fake reply to: Second question")
     sent = sent_for(server, "Second question")

@@ -28,7 +28,6 @@ from acdc import chatedits
 from acdc.env import is_loopback
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
-from chat.llm.sdk import warm_up_in_background
 from chat.repo import boundary, sessionsets
 from chat.repo.git import is_work_tree
 from chat.repo.repomap import engine as repomap_engine
@@ -72,7 +71,6 @@ def _serve(args: argparse.Namespace) -> int:
     warning = _not_git_warning(Path(settings.ACDC_REPO))
     if warning:
         print(f"acdc: warning: {warning}", flush=True)
-    warm_up_in_background()
     ended = end_dead_turns()
     if ended:
         print(

@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,17 +112,17 @@ class RepoMaps:
         root = Path(root).resolve()
         with self._lock:
             self._warming.add(str(root))
-        thread = threading.Thread(
-            target=self._warm, args=(root,), daemon=True, name="acdc-map-warm"
-        )
+        thread = threading.Thread(target=self._warm, args=(root, time.monotonic()), daemon=True)
         thread.start()
         return thread
 
-    def _warm(self, root: Path) -> None:
+    def _warm(self, root: Path, started: float) -> None:
         try:
-            symbols, _, version = self._versioned(root, WARM_NICE)
+            symbols, parsed, version = self._versioned(root, WARM_NICE)
             with self._build_lock:
                 self._graph(str(root), symbols, version)
+            took = time.monotonic() - started
+            log.info("map ready: %d files, %d parsed, in %.2f s", len(symbols), parsed, took)
         except Exception:  # the map is an aid: a turn builds it (or goes without) later
             log.exception("warming the repository map of %s failed", root)
         finally:
@@ -135,8 +136,7 @@ class RepoMaps:
 
     def symbols(self, root: Path, nice: int = 0) -> tuple[dict[str, FileSymbols], int]:
         """Symbols of every file the map may name (path-only files have none), and how
-        many files had to be parsed (many at once in a pool of processes). One build at
-        a time: a second waits and then finds the first one's symbols cached."""
+        many were parsed now. One build at a time: a second finds the first one's."""
         symbols, parsed, _ = self._versioned(root, nice)
         return symbols, parsed
 

@@ -84,10 +84,11 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
         lines.put((time.monotonic(), ""))
 
     threading.Thread(target=read, daemon=True).start()
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = {"errors": 0}
     try:
         while "ready_s" not in result:
             at, line = lines.get(timeout=WAIT_S)
+            result["errors"] += line.startswith("Traceback")
             if "acdc: serving" in line:
                 result["serving_s"] = at - launched
             elif "map ready:" in line:
@@ -146,7 +147,7 @@ def startup_markdown(data: dict[str, Any], info: dict[str, Any], quick: bool) ->
                 f"{run['cpu_s']:.1f}",
                 f"{run['VmRSS']:.0f}",
                 f"{run['VmHWM']:.0f}",
-                run["ready_line"],
+                run["ready_line"] + (f" ({run['errors']} errors logged)" if run["errors"] else ""),
             ]
         )
     head = [

@@ -71,6 +71,9 @@ def _serve(args: argparse.Namespace) -> int:
     warning = _not_git_warning(Path(settings.ACDC_REPO))
     if warning:
         print(f"acdc: warning: {warning}", flush=True)
+    # First: with its symbols on disk a restart's map is mostly graph building, which can
+    # run while the database is read below; a turn that comes sooner waits for it.
+    repomap_engine.warm()
     ended = end_dead_turns()
     if ended:
         print(
@@ -81,7 +84,6 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"acdc: restored session {session.id} ({session.display_title})", flush=True)
     for notice in notices:
         print(f"acdc: {notice}", flush=True)
-    repomap_engine.warm()  # after the restore's token counts; turns wait for it if early
     print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
     reactor.addSystemEventTrigger("before", "shutdown", _before_shutdown)
     CommandLineInterface().run(daphne_arguments(bind, args.port))

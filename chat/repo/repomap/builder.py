@@ -28,7 +28,7 @@ from pathlib import Path
 
 from chat.repo import boundary, git
 from chat.repo.repomap import render
-from chat.repo.repomap.graph import Graph, GraphIndex, pagerank
+from chat.repo.repomap.graph import Graph, GraphIndex, initial_tiers, pagerank
 from chat.repo.repomap.heard import Heard, Plan, Versions, came_or_went
 from chat.repo.repomap.parallel import Parsing, default_workers, parse_bytes
 from chat.repo.repomap.store import Row, SymbolStore
@@ -112,7 +112,9 @@ class RepoMaps:
         root = Path(root).resolve()
         with self._lock:
             self._warming.add(str(root))
-        thread = threading.Thread(target=self._warm, args=(root, time.monotonic()), daemon=True)
+        thread = threading.Thread(
+            target=self._warm, args=(root, time.monotonic()), daemon=True, name="acdc-map-warm"
+        )
         thread.start()
         return thread
 
@@ -121,8 +123,13 @@ class RepoMaps:
             symbols, parsed, version = self._versioned(root, WARM_NICE)
             with self._build_lock:
                 self._graph(str(root), symbols, version)
-            took = time.monotonic() - started
-            log.info("map ready: %d files, %d parsed, in %.2f s", len(symbols), parsed, took)
+            took = (time.monotonic() - started, time.thread_time())
+            log.info(
+                "map ready: %d files, %d parsed, in %.2f s (%.2f s CPU)",
+                len(symbols),
+                parsed,
+                *took,
+            )
         except Exception:  # the map is an aid: a turn builds it (or goes without) later
             log.exception("warming the repository map of %s failed", root)
         finally:
@@ -391,22 +398,6 @@ def _inside(root: Path, full: str) -> bool:
     """No symlink out of the repository (checked when a file is read, not on each look)."""
     real = os.path.realpath(full)
     return real.startswith(str(root) + os.sep)
-
-
-def initial_tiers(graph: Graph, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """Seed 000's tiers from the graph: of the given files, the most referenced go deepest
-    (the first third of those referenced at all to L1, the next to L2, the rest to L3);
-    files nothing refers to start as active."""
-    wanted = set(files)
-    incoming = dict.fromkeys(wanted, 0.0)
-    for row in graph.edges.values():
-        for target, weight in row.items():
-            if target in wanted:
-                incoming[target] += weight
-    used = sorted((p for p in wanted if incoming[p] > 0), key=lambda p: (-incoming[p], p))
-    third = max(1, -(-len(used) // 3))
-    tiers = {p: ("L1", "L2", "L3")[min(i // third, 2)] for i, p in enumerate(used)}
-    return tuple(sorted((p, tiers.get(p, "active")) for p in wanted))
 
 
 def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str:

@@ -194,3 +194,19 @@ def definition_scores(graph: Graph, rank: Mapping[str, float]) -> dict[tuple[str
 def ordered_files(rank: Mapping[str, float]) -> list[str]:
     """Best first; equal ranks by path."""
     return sorted(rank, key=lambda f: (-round(rank[f], 12), f))
+
+
+def initial_tiers(graph: Graph, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """Seed 000's tiers from the graph: of the given files, the most referenced go deepest
+    (the first third of those referenced at all to L1, the next to L2, the rest to L3);
+    files nothing refers to start as active."""
+    wanted = set(files)
+    incoming = dict.fromkeys(wanted, 0.0)
+    for row in graph.edges.values():
+        for target, weight in row.items():
+            if target in wanted:
+                incoming[target] += weight
+    used = sorted((p for p in wanted if incoming[p] > 0), key=lambda p: (-incoming[p], p))
+    third = max(1, -(-len(used) // 3))
+    tiers = {p: ("L1", "L2", "L3")[min(i // third, 2)] for i, p in enumerate(used)}
+    return tuple(sorted((p, tiers.get(p, "active")) for p in wanted))

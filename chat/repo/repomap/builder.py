@@ -130,6 +130,8 @@ class RepoMaps:
                 parsed,
                 *took,
             )
+            if self.store is not None:  # once per start: the files gone while stopped
+                self.store.prune(str(root), symbols)
         except Exception:  # the map is an aid: a turn builds it (or goes without) later
             log.exception("warming the repository map of %s failed", root)
         finally:

@@ -145,6 +145,24 @@ class SymbolStore:
                 )
                 self._off = True
 
+    def prune(self, root: str, paths: Iterable[str]) -> None:
+        """Forgets `root`'s files other than `paths` (gone, or now refused), and the
+        symbols no file points at any more (old versions), so the file does not grow
+        with every edit. Once per start, after the map is ready."""
+        with self._lock:
+            if self._off or not self.path.exists():
+                return
+            try:
+                with self._connect() as db:
+                    db.execute("CREATE TEMP TABLE listed (path TEXT PRIMARY KEY)")
+                    db.executemany("INSERT INTO listed VALUES (?)", ((p,) for p in paths))
+                    db.execute("DELETE FROM stamps WHERE root = ? AND path NOT IN listed", (root,))
+                    db.execute(
+                        "DELETE FROM symbols WHERE sha256 NOT IN (SELECT sha256 FROM stamps)"
+                    )
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("the map's symbol cache %s cannot be pruned (%s)", self.path, exc)
+
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=5, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")

@@ -121,3 +121,23 @@ def test_symbols_parsed_in_worker_processes_are_stored_too(root, cache, monkeypa
 
     assert first.workers == 2 and built.parsed > 4
     assert again.parsed == 0
+
+
+def test_a_start_forgets_files_deleted_while_stopped_and_old_versions(root, cache):
+    maps = start(cache)
+    build(root, maps)
+    (root / "py/shapes.py").write_text("def edited() -> None: ...\n")
+    os.utime(root / "py/shapes.py", ns=(3, 3))
+    build(root, maps)  # the old version's symbols stay until a start prunes them
+    (root / "py/main.py").unlink()
+
+    start(cache).warm_in_background(root).join()
+
+    with sqlite3.connect(cache) as db:
+        paths = {path for (path,) in db.execute("SELECT path FROM stamps")}
+        orphans = db.execute(
+            "SELECT count(*) FROM symbols WHERE sha256 NOT IN (SELECT sha256 FROM stamps)"
+        ).fetchone()[0]
+    db.close()
+    assert "py/shapes.py" in paths and "py/main.py" not in paths
+    assert orphans == 0

@@ -2,7 +2,7 @@
 
 `RepoMaps.build` lists the repository once (git's listing, the boundary's screen: internal
 and secret-shaped files are never read and never named), parses each source file whose
-(size, mtime) changed since the last look, and keeps its symbols by the sha256 of its bytes
+(size, mtime, ctime) changed since the last look, and keeps its symbols by the sha256 of its bytes
 (the picker's token counts use the same hash), in memory and on disk (`store`: a restart
 parses only what changed), so an unchanged file is never parsed twice. While a file
 watcher runs (`heard`), a build looks only at the files it heard change and keeps the
@@ -73,7 +73,7 @@ class _Looked:
 
 @dataclass(frozen=True)
 class _Seen:
-    stamp: tuple[int, int]
+    stamp: tuple[int, int, int]  # size, mtime, ctime (a copy that keeps mtime changes it)
     sha256: str
 
 
@@ -291,7 +291,7 @@ class RepoMaps:
             info = os.stat(full)
         except OSError:
             return NO_SYMBOLS
-        stamp = (info.st_size, info.st_mtime_ns)
+        stamp = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         key = (str(root), path)
         with self._lock:
             seen = self._seen.get(key)

@@ -2,7 +2,7 @@
 
 One SQLite file in the data folder (`symbols.sqlite3`, beside the database, whatever the
 database is) holds each parsed file's symbols keyed by the sha256 of its bytes, and each
-file's last (size, mtime) stamp with that hash, so a restart with nothing changed neither
+file's last (size, mtime, ctime) stamp with that hash, so a restart with nothing changed neither
 parses nor reads nor hashes a file: it stats them. The rows are valid for one parser
 `fingerprint` (the symbol code, the query files, the tree-sitter version); another one
 empties the file. The store is a cache: a file that cannot be read, a corrupt or foreign
@@ -35,10 +35,11 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS symbols (sha256 TEXT PRIMARY KEY, body TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS stamps (root TEXT NOT NULL, path TEXT NOT NULL, "
-    "size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, "
+    "size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, "
+    "sha256 TEXT NOT NULL, "
     "PRIMARY KEY (root, path))",
 )
-Stamp = tuple[int, int]  # (size, mtime_ns)
+Stamp = tuple[int, int, int]  # (size, mtime_ns, ctime_ns): ctime, which no tool sets back
 Row = tuple[str, str, Stamp, str, FileSymbols | None]  # root, path, stamp, sha256, symbols
 
 
@@ -105,9 +106,10 @@ class SymbolStore:
             if self._stale(db):
                 return {}, {}
             stamps = {
-                path: ((size, mtime), sha)
-                for path, size, mtime, sha in db.execute(
-                    "SELECT path, size, mtime_ns, sha256 FROM stamps WHERE root = ?", (root,)
+                path: ((size, mtime, ctime), sha)
+                for path, size, mtime, ctime, sha in db.execute(
+                    "SELECT path, size, mtime_ns, ctime_ns, sha256 FROM stamps WHERE root = ?",
+                    (root,),
                 )
             }
             rows = db.execute(
@@ -122,7 +124,7 @@ class SymbolStore:
         """Adds each file's stamp and hash, and the symbols of the hashes parsed anew (a row
         whose symbols are None only moves a file to bytes already known), in one transaction."""
         rows = list(rows)
-        stamp_rows = [(root, path, size, mtime, sha) for root, path, (size, mtime), sha, _ in rows]
+        stamp_rows = [(root, path, *stamp, sha) for root, path, stamp, sha, _ in rows]
         symbol_rows = [(sha, encode(found)) for *_, sha, found in rows if found is not None]
         if not stamp_rows and not symbol_rows:
             return
@@ -134,7 +136,7 @@ class SymbolStore:
                     self._stale(db)
                     db.executemany("INSERT OR REPLACE INTO symbols VALUES (?, ?)", symbol_rows)
                     db.executemany(
-                        "INSERT OR REPLACE INTO stamps VALUES (?, ?, ?, ?, ?)", stamp_rows
+                        "INSERT OR REPLACE INTO stamps VALUES (?, ?, ?, ?, ?, ?)", stamp_rows
                     )
             except (sqlite3.Error, OSError) as exc:
                 log.warning(

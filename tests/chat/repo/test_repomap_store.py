@@ -141,3 +141,18 @@ def test_a_start_forgets_files_deleted_while_stopped_and_old_versions(root, cach
     db.close()
     assert "py/shapes.py" in paths and "py/main.py" not in paths
     assert orphans == 0
+
+
+def test_a_file_replaced_keeping_its_size_and_mtime_is_parsed_again(root, cache):
+    path = root / "py/shapes.py"
+    build(root, start(cache))
+    before = path.stat()
+    text = FILES["py/shapes.py"]
+    path.write_text(text.replace("make_square", "make_circle"))  # same length
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `cp -p` or rsync -t
+
+    again = build(root, start(cache))
+
+    assert path.stat().st_size == before.st_size
+    assert again.parsed == 1
+    assert "make_circle" in again.main

@@ -165,12 +165,16 @@ class SymbolStore:
             except (sqlite3.Error, OSError) as exc:
                 log.warning("the map's symbol cache %s cannot be pruned (%s)", self.path, exc)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> _Transaction:
         db = sqlite3.connect(self.path, timeout=5, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("BEGIN IMMEDIATE")
-        for statement in _SCHEMA:
-            db.execute(statement)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("BEGIN IMMEDIATE")
+            for statement in _SCHEMA:
+                db.execute(statement)
+        except BaseException:
+            db.close()
+            raise
         return _Transaction(db)
 
     @staticmethod
@@ -180,8 +184,10 @@ class SymbolStore:
         row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
         if row is not None and row[0] == fingerprint():
             return False
-        db.execute("DELETE FROM symbols")
-        db.execute("DELETE FROM stamps")
+        for table in ("symbols", "stamps"):  # dropped: another format may have other columns
+            db.execute(f"DROP TABLE {table}")
+        for statement in _SCHEMA:
+            db.execute(statement)
         db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint(),))
         return True
 

@@ -156,3 +156,17 @@ def test_a_file_replaced_keeping_its_size_and_mtime_is_parsed_again(root, cache)
     assert path.stat().st_size == before.st_size
     assert again.parsed == 1
     assert "make_circle" in again.main
+
+
+def test_a_cache_of_another_format_is_replaced_not_misread(root, cache):
+    cache.parent.mkdir()
+    with sqlite3.connect(cache) as db:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("INSERT INTO meta VALUES ('fingerprint', 'format 0')")
+        db.execute("CREATE TABLE stamps (root TEXT, path TEXT, sha256 TEXT)")
+    db.close()
+
+    first = build(root, start(cache))
+
+    assert first.parsed > 5
+    assert build(root, start(cache)).parsed == 0

@@ -96,16 +96,19 @@ class GraphIndex:
     def _index(self, path: str, found: FileSymbols, sign: int) -> None:
         """Add (sign 1) or remove (-1) a file's definitions and uses."""
         defined = _defined(found)
+        if sign > 0:  # the common case (every file on a first build): no list of pairs
+            for name in defined:
+                self._defined.setdefault(name, set()).add(path)
+            for name, _ in found.references:
+                self._readers.setdefault(name, set()).add(path)
+            return
         for name, table in [(n, self._defined) for n in defined] + [
             (n, self._readers) for n, _ in found.references
         ]:
             holders = table.setdefault(name, set())
-            if sign > 0:
-                holders.add(path)
-            else:
-                holders.discard(path)
-                if not holders:
-                    del table[name]
+            holders.discard(path)
+            if not holders:
+                del table[name]
 
     def _uses_of(
         self, source: str, references: Iterable[tuple[str, int]]

@@ -45,10 +45,11 @@ Row = tuple[str, str, Stamp, str, FileSymbols | None]  # root, path, stamp, sha2
 
 @functools.cache
 def fingerprint() -> str:
-    """What the stored symbols depend on besides the file bytes: this format, the parsing
-    code and its secret elision, the query files and tree-sitter's version."""
+    """What the stored symbols depend on besides the file bytes: this module (the rows'
+    layout), the parsing code and its secret elision, the query files and tree-sitter's
+    version."""
     digest = hashlib.sha256(f"format {FORMAT}\n".encode())
-    sources = [Path(symbols_module.__file__), Path(credentials.__file__)]
+    sources = [Path(__file__), Path(symbols_module.__file__), Path(credentials.__file__)]
     for path in [*sources, *sorted(QUERIES.glob("*.scm"))]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):

@@ -50,7 +50,9 @@ _parent = 0  # in a worker: the server's pid
 
 
 def start_worker(parent: int, nice: int) -> None:
-    """A worker's initializer: die with `parent` (the server), run at `nice`."""
+    """A worker's initializer: die with `parent` (the server), run at `nice`. Linux sends
+    the signal when the *thread* that started the worker ends; `Parsing` starts and shuts
+    down its pool in one thread, which therefore outlives its workers."""
     global _parent
     _parent = parent
     if sys.platform.startswith("linux"):

@@ -17,6 +17,7 @@ def _start(after_serving: float, rss: float, line: str, errors: int = 0) -> dict
         "VmHWM": rss + 5,
         "ready_line": line,
         "errors": errors,
+        "page_rss_mb": rss + 10,
     }
 
 

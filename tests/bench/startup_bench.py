@@ -7,10 +7,11 @@ from `symbols.sqlite3`), then restarted with that file removed (the best simple
 alternative: no symbol cache, as before); each restart three times, the median shown.
 Each start is timed from the process's launch to its "serving" line and to its "map
 ready" log line (which also says the CPU time of the map's thread), and the server's RSS
-is read from /proc when the map is ready (no page open, no turn: what the server holds
-before the first turn), with its peak (VmHWM). Beside it, what importing litellm costs a
-bare process, which every start paid before litellm left the start-up path. Figures,
-never assertions.
+is read from /proc once both are seen (no page open, no turn: what the server holds
+before the first turn), with its peak (VmHWM), and again once the chat page, the
+fragments it loads and the Files panel's tree were fetched (a person about to type).
+Beside it, what importing litellm costs a bare process, which every start paid before
+litellm left the start-up path. Figures, never assertions.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import re
 import resource
 import signal
 import subprocess
@@ -25,6 +27,9 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +79,8 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
         ACDC_MODEL="acdc/dry-run",
         PYTHONUNBUFFERED="1",
     )
-    command = [sys.executable, "-m", "acdc", "serve", "--port", str(free_port())]
+    port = free_port()
+    command = [sys.executable, "-m", "acdc", "serve", "--port", str(port)]
     launched = time.monotonic()
     server = subprocess.Popen(
         command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -89,7 +95,7 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
     threading.Thread(target=read, daemon=True).start()
     result: dict[str, Any] = {"errors": 0}
     try:
-        while "ready_s" not in result:
+        while not {"ready_s", "serving_s"} <= result.keys():  # either may come first
             at, line = lines.get(timeout=WAIT_S)
             result["errors"] += line.startswith("Traceback")
             if "acdc: serving" in line:
@@ -97,10 +103,12 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
             elif "map ready:" in line:
                 result["ready_s"] = at - launched
                 result["ready_line"] = line.split("map ready:", 1)[1].strip()
-                result |= {k: round(v, 1) for k, v in _status_mb(server.pid).items()}
-                result["cpu_s"] = _cpu_s(server.pid)
             elif not line and server.poll() is not None:
                 raise RuntimeError("acdc serve stopped before its map was ready")
+        result |= {k: round(v, 1) for k, v in _status_mb(server.pid).items()}
+        result["cpu_s"] = _cpu_s(server.pid)
+        _open_page(f"http://127.0.0.1:{port}/")
+        result["page_rss_mb"] = round(_status_mb(server.pid)["VmRSS"], 1)
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -108,8 +116,29 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    result["after_serving_s"] = result["ready_s"] - result.get("serving_s", 0.0)
+    # Below zero: the map was ready before the server said "serving".
+    result["after_serving_s"] = result["ready_s"] - result["serving_s"]
     return result
+
+
+def _open_page(url: str) -> None:
+    """What a browser asks for when it opens the chat: the page, the fragments it loads
+    at once, and the Files panel's tree."""
+    deadline = time.monotonic() + WAIT_S
+    while True:  # the map can be ready before Daphne listens
+        try:
+            with urllib.request.urlopen(url, timeout=WAIT_S) as response:
+                page, session_url = response.read().decode(), response.url
+            break
+        except urllib.error.URLError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)  # polling for the port to answer
+    paths = re.findall(r'hx-get="([^"]+)" hx-trigger="load"', page)
+    paths.append(session_url.rstrip("/") + "/files.json")
+    for path in paths:
+        with urllib.request.urlopen(urllib.parse.urljoin(url, path), timeout=WAIT_S) as reply:
+            reply.read()
 
 
 def litellm_import() -> dict[str, float]:
@@ -165,6 +194,7 @@ def startup_markdown(data: dict[str, Any], info: dict[str, Any], quick: bool) ->
                 f"{run['cpu_s']:.1f}",
                 f"{run['VmRSS']:.0f}",
                 f"{run['VmHWM']:.0f}",
+                f"{run['page_rss_mb']:.0f}",
                 run["ready_line"] + (f" ({run['errors']} errors logged)" if run["errors"] else ""),
             ]
         )
@@ -175,13 +205,14 @@ def startup_markdown(data: dict[str, Any], info: dict[str, Any], quick: bool) ->
         "server CPU at ready (s)",
         "RSS at ready (MB)",
         "peak RSS (MB)",
+        "RSS with the page open (MB)",
         "map",
     ]
     restart, lite = data["restart"], data["litellm_import"]
     lines = [
         "## Start-up (acdc serve on Django's source)",
         "",
-        markdown_table(head, rows, "lrrrrrl"),
+        markdown_table(head, rows, "lrrrrrrl"),
         "",
         f"Symbol cache on disk: {data['cache_mb']} MB. Importing litellm in a bare process "
         f"(what every start paid before it left the start-up path): {lite['cpu_s']:.1f} s CPU, "

@@ -28,7 +28,6 @@ from acdc import chatedits
 from acdc.env import is_loopback
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
-from chat.llm.sdk import warm_up_in_background
 from chat.repo import boundary, sessionsets
 from chat.repo.git import is_work_tree
 from chat.repo.repomap import engine as repomap_engine
@@ -73,7 +72,9 @@ def _serve(args: argparse.Namespace) -> int:
     warning = _not_git_warning(Path(settings.ACDC_REPO))
     if warning:
         print(f"acdc: warning: {warning}", flush=True)
-    warm_up_in_background()
+    # First: with its symbols on disk a restart's map is mostly graph building, which can
+    # run while the database is read below; a turn that comes sooner waits for it.
+    repomap_engine.warm()
     ended = end_dead_turns()
     if ended:
         print(
@@ -84,7 +85,6 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"acdc: restored session {session.id} ({session.display_title})", flush=True)
     for notice in notices:
         print(f"acdc: {notice}", flush=True)
-    repomap_engine.warm()  # after the restore's token counts; turns wait for it if early
     print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
     reactor.addSystemEventTrigger("before", "shutdown", _before_shutdown)
     CommandLineInterface().run(daphne_arguments(bind, args.port))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from chat.llm import sdk
+from chat.llm import costmap
 from chat.llm.client import LiteLLMClient
 from chat.llm.facts import OFFLINE_MODELS, default_model, model_facts
 from contextcore.calibration import WINDOW, correction_factor
@@ -38,7 +38,7 @@ def chat_model(requested: str = "") -> str:
 
 @cache
 def facts_for(model: str) -> tuple[ModelFacts, str | None]:
-    return model_facts(model, sdk.model_info)
+    return model_facts(model, costmap.model_info)
 
 
 def calibrated(facts: ModelFacts) -> ModelFacts:

@@ -1,8 +1,9 @@
 """litellm itself: imported here, lazily and once, with the offline environment in place.
 
 This is the only module that imports litellm (besides `chat.llm.offline`, which subclasses
-its `CustomLLM` and is loaded from here). The import costs ~3 s and ~175 MB, so nothing
-happens at start-up; `warm_up_in_background` starts it in a thread. The offline models
+its `CustomLLM` and is loaded from here). The import costs ~3 s and ~160 MB, so it
+happens when a request first needs litellm, never at start-up: the page's model facts come
+from litellm's bundled map file (`chat.llm.costmap`). The offline models
 (`acdc/fake`, `acdc/dry-run`) are registered as the custom provider "acdc" at the same
 moment, so every caller sees a litellm that knows them. Thread-safe.
 """
@@ -44,13 +45,6 @@ def _setup() -> Any:
     # litellm runs this on every call too; doing it now lets get_llm_provider know "acdc".
     module.utils.custom_llm_setup()
     return module
-
-
-def warm_up_in_background() -> threading.Thread:
-    """Import litellm in a thread at start-up, so the first turn does not wait for it."""
-    thread = threading.Thread(target=litellm, name="acdc-litellm-import", daemon=True)
-    thread.start()
-    return thread
 
 
 def acdc_provider() -> Any:

@@ -7,8 +7,8 @@ spaces or control characters, longer than the column) is refused, as a message i
 fragment. A name litellm's map lacks is saved but said at once ("sent as is; window and
 prices unknown"), with the nearest known name offered when one is close. The suggestions
 are the offline models, the defaults of the providers whose keys are set, and those
-providers' chat models from litellm's cost map -- listed once, in a thread, so that
-rendering the page never waits for the litellm import.
+providers' chat models from litellm's cost map -- read from its bundled file (no litellm
+import), listed once, in a thread, so that rendering the page never waits for it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from chat.llm import sdk
+from chat.llm import costmap
 from chat.llm.facts import OFFLINE_MODELS, PROVIDER_KEYS
 from chat.llm.runtime import chat_model
 from chat.turn import context
@@ -116,7 +116,7 @@ def model_check(name: str) -> tuple[str, str]:
     if name in OFFLINE_MODELS:
         return "", ""
     try:
-        sdk.model_info(name)
+        costmap.model_info(name)
         return "", ""
     except Exception:
         pass
@@ -133,7 +133,7 @@ def model_check(name: str) -> tuple[str, str]:
 def known_models() -> tuple[str, ...]:
     """Every chat model of litellm's map, under its key and as `provider/key`."""
     names: set[str] = set()
-    for key, entry in sdk.cost_map().items():
+    for key, entry in costmap.entries().items():
         if not isinstance(entry, Mapping) or entry.get("mode") != "chat" or key.startswith("ft:"):
             continue
         names.add(key)
@@ -183,9 +183,9 @@ def _listing(providers: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def list_models(providers: tuple[str, ...]) -> None:
-    """Read litellm's cost map (importing litellm if the warm-up has not) for `providers`."""
+    """Read litellm's cost map (its bundled file) for `providers`."""
     try:
-        listed = cost_map_models(sdk.cost_map(), providers)
+        listed = cost_map_models(costmap.entries(), providers)
     except Exception:
         log.exception("could not list the models of %s", ", ".join(providers))
         listed = ()

@@ -29,6 +29,7 @@ BENCHMARKS = {
     "history": "tests.bench.history_bench",
     "map": "tests.bench.map_bench",
     "repo": "tests.bench.repo_bench",
+    "startup": "tests.bench.startup_bench",
     "turn": "tests.bench.turn_bench",
 }
 ALL = ("assembly", "cache")  # assembly first: its max RSS is taken before Django loads
@@ -54,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--sessions", type=int, help="sessions in the synthetic store")
     repomap = names.add_parser("map", parents=[common], help="run the repository-map benchmark")
     repomap.add_argument("--source", type=Path, help="folder of code to copy (default: Django's)")
+    startup = names.add_parser("startup", parents=[common], help="run the start-up benchmark")
+    startup.add_argument("--source", type=Path, help="folder of code to copy (default: Django's)")
     repo = names.add_parser("repo", parents=[common], help="run the repository benchmark")
     repo.add_argument("--files", type=int, help="files in the synthetic repository")
     _add_turn_options(names.add_parser("turn", parents=[common], help="run the turn benchmark"))

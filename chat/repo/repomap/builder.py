@@ -2,16 +2,16 @@
 
 `RepoMaps.build` lists the repository once (git's listing, the boundary's screen: internal
 and secret-shaped files are never read and never named), parses each source file whose
-(size, mtime) changed since the last look, and keeps its symbols by the sha256 of its bytes
-(the picker's token counts use the same hash), so an unchanged file is never parsed twice
-and an edited one re-parses alone. While a file watcher runs on the repository (see
-`heard`), a build looks only at the files it heard change and keeps the listing unless a
-path came or went; without one, every build lists and stats every file. The map comes in
-two parts: `main`, ranked towards the selected and pinned files, which changes only when
-files or the selection change (it sits in the cached prefix), and `focus`, ranked towards
-identifiers named in recent messages, sent after the history. Files over the size cap,
-binary files and other languages appear by path only. Non-goals: where the texts go in the
-prompt (contextcore), rendering.
+(size, mtime, ctime) changed since the last look, and keeps its symbols by the sha256 of its bytes
+(the picker's token counts use the same hash), in memory and on disk (`store`: a restart
+parses only what changed), so an unchanged file is never parsed twice. While a file
+watcher runs (`heard`), a build looks only at the files it heard change and keeps the
+listing unless a path came or went; without one, every build lists and stats every file.
+The map comes in two parts: `main`, ranked towards the selected and pinned files, which
+changes only when files or the selection change (it sits in the cached prefix), and
+`focus`, ranked towards identifiers named in recent messages, sent after the history. Files
+over the size cap, binary files and other languages appear by path only. Non-goals: where
+the texts go in the prompt (contextcore), rendering.
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from chat.repo import boundary, git
 from chat.repo.repomap import render
-from chat.repo.repomap.graph import Graph, GraphIndex, pagerank
+from chat.repo.repomap.graph import Graph, GraphIndex, initial_tiers, pagerank
 from chat.repo.repomap.heard import Heard, Plan, Versions, came_or_went
 from chat.repo.repomap.parallel import Parsing, default_workers, parse_bytes
+from chat.repo.repomap.store import Row, SymbolStore
 from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of
 from contextcore.files import DEFAULT_SIZE_CAP
 
@@ -71,16 +73,24 @@ class _Looked:
 
 @dataclass(frozen=True)
 class _Seen:
-    stamp: tuple[int, int]
+    stamp: tuple[int, int, int]  # size, mtime, ctime (a copy that keeps mtime changes it)
     sha256: str
 
 
 class RepoMaps:
     """Process-wide symbol caches; one per server, shared by every session."""
 
-    def __init__(self, size_cap: int = DEFAULT_SIZE_CAP, workers: int | None = None) -> None:
+    def __init__(
+        self,
+        size_cap: int = DEFAULT_SIZE_CAP,
+        workers: int | None = None,
+        store: SymbolStore | None = None,
+    ) -> None:
         self.size_cap = size_cap
         self.workers = default_workers() if workers is None else workers
+        self.store = store  # symbols on disk, read once per root, added to after each look
+        self._stored: set[str] = set()  # roots whose stored symbols were read
+        self._unsaved: list[Row] = []
         self._seen: dict[tuple[str, str], _Seen] = {}
         self._symbols: dict[str, FileSymbols] = {}  # sha256 -> symbols
         self._lock = threading.Lock()
@@ -103,16 +113,25 @@ class RepoMaps:
         with self._lock:
             self._warming.add(str(root))
         thread = threading.Thread(
-            target=self._warm, args=(root,), daemon=True, name="acdc-map-warm"
+            target=self._warm, args=(root, time.monotonic()), daemon=True, name="acdc-map-warm"
         )
         thread.start()
         return thread
 
-    def _warm(self, root: Path) -> None:
+    def _warm(self, root: Path, started: float) -> None:
         try:
-            symbols, _, version = self._versioned(root, WARM_NICE)
+            symbols, parsed, version = self._versioned(root, WARM_NICE)
             with self._build_lock:
                 self._graph(str(root), symbols, version)
+            took = (time.monotonic() - started, time.thread_time())
+            log.info(
+                "map ready: %d files, %d parsed, in %.2f s (%.2f s CPU)",
+                len(symbols),
+                parsed,
+                *took,
+            )
+            if self.store is not None:  # once per start: the files gone while stopped
+                self.store.prune(str(root), symbols)
         except Exception:  # the map is an aid: a turn builds it (or goes without) later
             log.exception("warming the repository map of %s failed", root)
         finally:
@@ -126,8 +145,7 @@ class RepoMaps:
 
     def symbols(self, root: Path, nice: int = 0) -> tuple[dict[str, FileSymbols], int]:
         """Symbols of every file the map may name (path-only files have none), and how
-        many files had to be parsed (many at once in a pool of processes). One build at
-        a time: a second waits and then finds the first one's symbols cached."""
+        many were parsed now. One build at a time: a second finds the first one's."""
         symbols, parsed, _ = self._versioned(root, nice)
         return symbols, parsed
 
@@ -139,6 +157,7 @@ class RepoMaps:
             return symbols, parsed, self._versions[str(root)].number
 
     def _symbols_of(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int]:
+        self._read_stored(str(root))
         plan = self.heard.plan(root, cached=str(root) in self._looked)
         try:
             if plan.full:
@@ -147,6 +166,25 @@ class RepoMaps:
         except BaseException:
             self.heard.distrust(root)  # the dirty paths were taken: look at all next time
             raise
+        finally:
+            self._save()
+
+    def _read_stored(self, root: str) -> None:
+        """The stored stamps and symbols of `root`, into the memory cache, once."""
+        if self.store is None or root in self._stored:
+            return
+        self._stored.add(root)
+        stamps, found = self.store.load(root)
+        with self._lock:
+            self._symbols.update(found)
+            self._seen.update({(root, path): _Seen(*known) for path, known in stamps.items()})
+
+    def _save(self) -> None:
+        """What the last look learnt (new stamps, new symbols), to the store."""
+        with self._lock:
+            unsaved, self._unsaved = self._unsaved, []
+        if self.store is not None and unsaved:
+            self.store.save(unsaved)
 
     def _look_at_all(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int]:
         listing = git.list_files(root).paths
@@ -239,7 +277,9 @@ class RepoMaps:
         if isinstance(looked, FileSymbols):
             return looked, False
         raw, seen = looked
-        return self._remember(root, path, seen, parse_bytes(path, raw, self.size_cap)), True
+        found = self._remember(root, path, seen, parse_bytes(path, raw, self.size_cap))
+        self._save()
+        return found, True
 
     def _look(self, root: Path, path: str) -> FileSymbols | tuple[bytes, _Seen]:
         """The file's symbols when they are known (or it has none to find), else its
@@ -251,7 +291,7 @@ class RepoMaps:
             info = os.stat(full)
         except OSError:
             return NO_SYMBOLS
-        stamp = (info.st_size, info.st_mtime_ns)
+        stamp = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         key = (str(root), path)
         with self._lock:
             seen = self._seen.get(key)
@@ -269,6 +309,7 @@ class RepoMaps:
             cached = self._symbols.get(sha)
             if cached is not None:  # the same bytes under another name or stamp
                 self._seen[key] = _Seen(stamp, sha)
+                self._unsaved.append((str(root), path, stamp, sha, None))
                 return cached
         return raw, _Seen(stamp, sha)
 
@@ -276,6 +317,7 @@ class RepoMaps:
         with self._lock:
             self._symbols[seen.sha256] = found
             self._seen[(str(root), path)] = seen
+            self._unsaved.append((str(root), path, seen.stamp, seen.sha256, found))
         return found
 
     def build(
@@ -358,22 +400,6 @@ def _inside(root: Path, full: str) -> bool:
     """No symlink out of the repository (checked when a file is read, not on each look)."""
     real = os.path.realpath(full)
     return real.startswith(str(root) + os.sep)
-
-
-def initial_tiers(graph: Graph, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """Seed 000's tiers from the graph: of the given files, the most referenced go deepest
-    (the first third of those referenced at all to L1, the next to L2, the rest to L3);
-    files nothing refers to start as active."""
-    wanted = set(files)
-    incoming = dict.fromkeys(wanted, 0.0)
-    for row in graph.edges.values():
-        for target, weight in row.items():
-            if target in wanted:
-                incoming[target] += weight
-    used = sorted((p for p in wanted if incoming[p] > 0), key=lambda p: (-incoming[p], p))
-    third = max(1, -(-len(used) // 3))
-    tiers = {p: ("L1", "L2", "L3")[min(i // third, 2)] for i, p in enumerate(used)}
-    return tuple(sorted((p, tiers.get(p, "active")) for p in wanted))
 
 
 def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str:

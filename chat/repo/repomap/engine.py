@@ -18,6 +18,7 @@ from pathlib import Path
 from django.conf import settings
 
 from chat.repo.repomap.builder import MAPS, RepoMap, map_budget
+from chat.repo.repomap.store import FILE_NAME, SymbolStore
 from contextcore.manager import ContextManager
 
 log = logging.getLogger(__name__)
@@ -33,8 +34,16 @@ def warm(root: Path | None = None) -> bool:
     ACDC_MAP_TOKENS=0 turned the map off. Whether a build started."""
     if settings.ACDC_MAP_TOKENS == 0:
         return False
+    use_stored_symbols()
     MAPS.warm_in_background(Path(root or settings.ACDC_REPO))
     return True
+
+
+def use_stored_symbols() -> None:
+    """The process's map keeps its symbols in the data folder from now on (read at its
+    next look), so the next start parses only what changed meanwhile."""
+    if MAPS.store is None:
+        MAPS.store = SymbolStore(Path(settings.ACDC_DATA_DIR) / FILE_NAME)
 
 
 def warming_notice(root: Path | None = None) -> str:
@@ -56,6 +65,7 @@ def fill(
 ) -> RepoMap | None:
     budget = map_budget(manager.facts.max_input_tokens, settings.ACDC_MAP_TOKENS)
     recent = [*_texts(manager.get_history()[-RECENT_MESSAGES:]), user_text]
+    use_stored_symbols()
     try:
         built = MAPS.build(
             Path(root or settings.ACDC_REPO),

@@ -96,16 +96,19 @@ class GraphIndex:
     def _index(self, path: str, found: FileSymbols, sign: int) -> None:
         """Add (sign 1) or remove (-1) a file's definitions and uses."""
         defined = _defined(found)
+        if sign > 0:  # the common case (every file on a first build): no list of pairs
+            for name in defined:
+                self._defined.setdefault(name, set()).add(path)
+            for name, _ in found.references:
+                self._readers.setdefault(name, set()).add(path)
+            return
         for name, table in [(n, self._defined) for n in defined] + [
             (n, self._readers) for n, _ in found.references
         ]:
             holders = table.setdefault(name, set())
-            if sign > 0:
-                holders.add(path)
-            else:
-                holders.discard(path)
-                if not holders:
-                    del table[name]
+            holders.discard(path)
+            if not holders:
+                del table[name]
 
     def _uses_of(
         self, source: str, references: Iterable[tuple[str, int]]
@@ -194,3 +197,19 @@ def definition_scores(graph: Graph, rank: Mapping[str, float]) -> dict[tuple[str
 def ordered_files(rank: Mapping[str, float]) -> list[str]:
     """Best first; equal ranks by path."""
     return sorted(rank, key=lambda f: (-round(rank[f], 12), f))
+
+
+def initial_tiers(graph: Graph, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """Seed 000's tiers from the graph: of the given files, the most referenced go deepest
+    (the first third of those referenced at all to L1, the next to L2, the rest to L3);
+    files nothing refers to start as active."""
+    wanted = set(files)
+    incoming = dict.fromkeys(wanted, 0.0)
+    for row in graph.edges.values():
+        for target, weight in row.items():
+            if target in wanted:
+                incoming[target] += weight
+    used = sorted((p for p in wanted if incoming[p] > 0), key=lambda p: (-incoming[p], p))
+    third = max(1, -(-len(used) // 3))
+    tiers = {p: ("L1", "L2", "L3")[min(i // third, 2)] for i, p in enumerate(used)}
+    return tuple(sorted((p, tiers.get(p, "active")) for p in wanted))

@@ -6,16 +6,23 @@ took as long as one); processes do. A cold map of a few thousand files sends chu
 and send back their symbols; a build that needs fewer files (an edit, a few new files)
 parses them in the calling thread and never starts a process. Workers are started with
 "spawn" (the server runs threads; forking them is unsafe) and stopped when the build ends,
-so they hold no memory between builds. If the pool cannot start or breaks, the rest is
+so they hold no memory between builds, and they die with the server: a worker asks the
+kernel for SIGKILL when its parent goes (Linux's parent-death signal; elsewhere it checks
+its parent between chunks), so a server killed mid-parse leaves no worker, and then no
+resource tracker, behind. If the pool cannot start or breaks, the rest is
 parsed in the calling thread: slower, never lost. Non-goals: which files, the cache
 (chat.repo.repomap.builder), parsing itself (chat.repo.repomap.symbols).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import multiprocessing
 import os
+import signal
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 
@@ -34,7 +41,30 @@ def parse_bytes(path: str, raw: bytes, size_cap: int) -> FileSymbols:
 
 def parse_chunk(items: list[Item], size_cap: int) -> list[FileSymbols]:
     """In a worker: the symbols of each file of the chunk, in order."""
+    _exit_if_orphaned()
     return [parse_bytes(path, raw, size_cap) for path, raw in items]
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+_parent = 0  # in a worker: the server's pid
+
+
+def start_worker(parent: int, nice: int) -> None:
+    """A worker's initializer: die with `parent` (the server), run at `nice`. Linux sends
+    the signal when the *thread* that started the worker ends; `Parsing` starts and shuts
+    down its pool in one thread, which therefore outlives its workers."""
+    global _parent
+    _parent = parent
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _exit_if_orphaned()  # the server may have gone before the signal was asked for
+    os.nice(nice)
+
+
+def _exit_if_orphaned() -> None:
+    if _parent and os.getppid() != _parent:
+        os._exit(1)
 
 
 def default_workers() -> int:
@@ -76,7 +106,10 @@ class Parsing:
             if self._pool is None:
                 context = multiprocessing.get_context("spawn")
                 self._pool = ProcessPoolExecutor(
-                    self.workers, mp_context=context, initializer=os.nice, initargs=(self.nice,)
+                    self.workers,
+                    mp_context=context,
+                    initializer=start_worker,
+                    initargs=(os.getpid(), self.nice),
                 )
             self._sent.append((chunk, self._pool.submit(parse_chunk, chunk, self.size_cap)))
         except Exception:  # no processes here (limits, a sandbox): parse in this thread

@@ -414,3 +414,7 @@ class PendingEdit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} {self.kind} {self.path} {self.status}"
+
+
+# Registered with the app here; the model lives with the code that streams into it.
+from history.stream.parts import StreamPart  # noqa: E402, F401

@@ -44,6 +44,7 @@ from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
 from history import memory, services
 from history.models import Compaction, Message, Session, SessionLayout
+from history.stream.parts import end_streaming
 
 log = logging.getLogger(__name__)
 HEADER_VERSION = 2
@@ -147,14 +148,13 @@ def end_dead_turns() -> int:
 
 def end_expired_turn(session_id: str) -> int:
     """Replies left streaming by a turn without a live lease (its worker died) end as
-    interrupted, with their text, by whichever worker notices. One UPDATE, which spares a
-    turn taking the lease meanwhile (it stores its reply only after the lease)."""
+    interrupted, with their text, by whichever worker notices; each row's UPDATE keeps the
+    live-lease test, which spares a turn that took the lease meanwhile."""
     now = timezone.now()
     live = Session.objects.filter(pk=session_id, turn_expires__gt=now).exclude(turn_owner="")
     streaming = Message.objects.filter(session_id=session_id, status=Message.Status.STREAMING)
     ended = streaming.exclude(turn_id__in=live.values("turn_id"))
-    interrupted = {"status": Message.Status.INTERRUPTED, "error": services.INTERRUPTED_NOTE}
-    return ended.update(**interrupted) if ended.exists() else 0  # no write (lock) for nothing
+    return end_streaming(ended, services.INTERRUPTED_NOTE) if ended.exists() else 0  # no lock
 
 
 def _alive(pid: int) -> bool:

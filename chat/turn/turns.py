@@ -277,7 +277,7 @@ async def _one_response(
         if isinstance(event, TextDelta) and event.text:
             state.text += event.text.replace("\0", "\ufffd")  # storable everywhere
             if not state.saved_at:
-                state.saved_at = state.renewed_at = time.monotonic()  # the first chunk
+                state.saved_at = time.monotonic()  # the first chunk
             await _save_partial(turn, state)
             await turn.emit(TurnDelta(turn.turn_id, state.text))
         elif isinstance(event, ToolCallDelta):
@@ -411,9 +411,11 @@ def _save_partial_rows(turn: _Turn, state: _Stream) -> None:
             _store_new_answer(turn, state, Message.Status.STREAMING, content="")
         new = state.text[state.stored : end]
         stream_append(message_id=state.message_id, offset=state.stored, text=new)
-        # Every save renews the lease, and learns whether Stop was asked for from a tab
-        # on another worker.
-        renewed = renew_lease(turn.ctx.session_id, turn.ctx.owner)
+        # Every save learns whether Stop was asked for from a tab on another worker; the
+        # lease is extended every third of its time (writing the session row is not small).
+        extend = time.monotonic() - state.renewed_at >= settings.ACDC_TURN_LEASE_SECONDS / 3
+        renewed = renew_lease(turn.ctx.session_id, turn.ctx.owner, extend=extend)
+    state.renewed_at = time.monotonic() if extend else state.renewed_at
     state.stored = end
     if not renewed:
         state.stop_asked = True

@@ -71,3 +71,9 @@ def test_an_ended_reply_is_written_once_and_its_parts_go():
         assert written(reply.id) == [0, len("".join(PIECES))]
     assert not StreamPart.objects.filter(message_id=reply.id).exists()
     assert _found("shed") == [reply.id]
+
+
+def test_deleting_a_session_takes_the_parts_of_its_streaming_reply():
+    reply = _streamed_reply()
+    reply.session.delete()
+    assert not StreamPart.objects.exists()

@@ -1,8 +1,9 @@
 """Sessions and their messages: the persistent record of every conversation.
 
-The store is append-mostly: a message's content changes only while it streams (so a crash
-keeps what the user already saw) and its status records how the turn ended. What the
-model sees each turn is decided elsewhere; these rows are the source it is rebuilt from.
+The store is append-mostly: a reply's row is made empty when it starts streaming, what
+streams is appended beside it (`history.stream.parts`, so a crash keeps what the user
+saw), and the row gets its text once, with a status that says how the turn ended. What
+the model sees each turn is decided elsewhere; these rows are the source it is rebuilt from.
 """
 
 from __future__ import annotations
@@ -421,3 +422,7 @@ class PendingEdit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} {self.kind} {self.path} {self.status}"
+
+
+# Registered with the app here; the model lives with the code that streams into it.
+from history.stream.parts import StreamPart  # noqa: E402, F401

@@ -13,6 +13,7 @@ from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Substr
 
 from history.models import Message, MessageImage, Session, TokenUsage
+from history.stream.parts import with_streamed_text
 
 
 def token_samples(*, model: str, limit: int) -> list[tuple[int, int]]:
@@ -35,7 +36,7 @@ def session_get(*, session_id: str) -> Session | None:
 
 
 def session_messages(*, session: Session) -> list[Message]:
-    return list(session.messages.order_by("seq"))
+    return with_streamed_text(list(session.messages.order_by("seq")))
 
 
 PREVIEW_CHARS = 100

@@ -1,7 +1,9 @@
 """Writes that span rows: starting sessions, appending and finishing messages.
 
 The user message is stored before the model is called; the assistant message is created
-at its first chunk and updated as it streams, so a crash loses nothing already shown.
+at its first save with empty content, what streams is appended as parts
+(`history.stream.parts`), and the row gets its text once, when the reply ends: a crash
+loses nothing already shown, and the search indexes see each reply once.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from history.models import Message, Session, TokenUsage
+from history.stream.parts import StreamPart, end_streaming
 
 MAX_SEQ_RETRIES = 20
 
@@ -65,10 +68,6 @@ def message_append(
     return message
 
 
-def message_update_stream(*, message_id: str, content: str) -> None:
-    Message.objects.filter(pk=message_id).update(content=content)
-
-
 def message_finish(
     *,
     message_id: str,
@@ -77,9 +76,12 @@ def message_finish(
     usage: dict[str, Any] | None = None,
     error: str = "",
 ) -> None:
-    Message.objects.filter(pk=message_id).update(
-        content=content, status=status, usage=usage or {}, error=error
-    )
+    """The reply's one write of its text (and so of its search index); its parts go."""
+    with transaction.atomic():
+        Message.objects.filter(pk=message_id).update(
+            content=content, status=status, usage=usage or {}, error=error
+        )
+        StreamPart.objects.filter(message_id=message_id).delete()
 
 
 INTERRUPTED_NOTE = "The server stopped while this reply streamed; the text shown is what was kept."
@@ -91,7 +93,7 @@ def mark_interrupted(*, session: Session, live_turn: str = "") -> int:
     rows = Message.objects.filter(session=session, status=Message.Status.STREAMING)
     if live_turn:
         rows = rows.exclude(turn_id=live_turn)
-    return rows.update(status=Message.Status.INTERRUPTED, error=INTERRUPTED_NOTE)
+    return end_streaming(rows, INTERRUPTED_NOTE)
 
 
 def session_touch(*, session_id: str) -> None:

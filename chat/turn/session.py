@@ -44,6 +44,7 @@ from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
 from history import memory, services
 from history.models import Compaction, Message, Session, SessionLayout
+from history.stream.parts import end_streaming
 
 log = logging.getLogger(__name__)
 HEADER_VERSION = 2
@@ -111,11 +112,12 @@ def held(session_id: str) -> Iterator[str]:
         release_lease(session_id, owner)
 
 
-def renew_lease(session_id: str, owner: str) -> bool:
-    """Extend the turn's lease; False when Stop was asked for (or the lease was lost)."""
-    expires = timezone.now() + timedelta(seconds=lease_seconds())
+def renew_lease(session_id: str, owner: str, *, extend: bool = True) -> bool:
+    """Extend the turn's lease, or only read it; False when Stop was asked or it was lost."""
     rows = Session.objects.filter(pk=session_id, turn_owner=owner, turn_stop=False)
-    return bool(rows.update(turn_expires=expires))
+    if not extend:  # a read: the row (with its context state) is not written again
+        return rows.exists()
+    return bool(rows.update(turn_expires=timezone.now() + timedelta(seconds=lease_seconds())))
 
 
 def request_stop(session_id: str) -> None:
@@ -147,14 +149,12 @@ def end_dead_turns() -> int:
 
 def end_expired_turn(session_id: str) -> int:
     """Replies left streaming by a turn without a live lease (its worker died) end as
-    interrupted, with their text, by whichever worker notices. One UPDATE, which spares a
-    turn taking the lease meanwhile (it stores its reply only after the lease)."""
+    interrupted with their text; each row's UPDATE keeps the live-lease test."""
     now = timezone.now()
     live = Session.objects.filter(pk=session_id, turn_expires__gt=now).exclude(turn_owner="")
     streaming = Message.objects.filter(session_id=session_id, status=Message.Status.STREAMING)
     ended = streaming.exclude(turn_id__in=live.values("turn_id"))
-    interrupted = {"status": Message.Status.INTERRUPTED, "error": services.INTERRUPTED_NOTE}
-    return ended.update(**interrupted) if ended.exists() else 0  # no write (lock) for nothing
+    return end_streaming(ended, services.INTERRUPTED_NOTE) if ended.exists() else 0  # no lock
 
 
 def _alive(pid: int) -> bool:
@@ -162,8 +162,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # another user's process: alive
+        pass
     return True
 
 

@@ -5,7 +5,8 @@ message and usage -> save the context state -> maybe compact. A turn runs as one
 task; cancelling it (Stop) stores the partial answer as `cancelled`, and once the server is
 stopping (`begin_shutdown`) any ending is `interrupted`. Provider errors, and any fault
 nobody foresaw, store the partial answer as `error`. Nothing already shown to the user is
-lost: the streaming row is saved at least once a second.
+lost: what is new is saved at least once a second, as a part beside the reply's row
+(`history.stream.parts`); the row and its search index get the text once, at the end.
 """
 
 from __future__ import annotations
@@ -39,12 +40,7 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
-from chat.turn.session import (
-    SessionBusy,
-    SessionContext,
-    SessionMissing,
-    renew_lease,
-)
+from chat.turn.session import SessionBusy, SessionContext, SessionMissing, renew_lease
 from contextcore.llm import (
     LLMClient,
     LLMError,
@@ -60,6 +56,7 @@ from history import services
 from history.ids import new_turn_id
 from history.images import ImageRejected, images_get, message_attach_images
 from history.models import Message, Session
+from history.stream.parts import stream_append
 
 log = logging.getLogger(__name__)
 Emit = Callable[[TurnEvent], Awaitable[None]]
@@ -96,6 +93,7 @@ class _Stream:
     message_id: str | None = None
     usage: Usage | None = None
     saved_at: float = 0.0
+    stored: int = 0  # text[:stored] is saved as the reply's parts
     renewed_at: float = 0.0
     stop_asked: bool = False
     ended: bool = False  # the provider said the response was finished
@@ -282,7 +280,7 @@ async def _one_response(
         if isinstance(event, TextDelta) and event.text:
             state.text += event.text.replace("\0", "\ufffd")  # storable everywhere
             if not state.saved_at:
-                state.saved_at = state.renewed_at = time.monotonic()  # the first chunk
+                state.saved_at = time.monotonic()  # the first chunk
             await _save_partial(turn, state)
             await turn.emit(TurnDelta(turn.turn_id, state.text))
         elif isinstance(event, ToolCallDelta):
@@ -385,9 +383,9 @@ def _store_answer(turn: _Turn, state: _Stream, status: str, error: str) -> None:
 
 
 def _store_new_answer(turn: _Turn, state: _Stream, status: str, **fields) -> None:
+    fields.setdefault("content", state.text)
     message = turn.ctx.append(
         role=Message.Role.ASSISTANT,
-        content=state.text,
         turn_id=turn.turn_id,
         status=status,
         model=turn.ctx.model,
@@ -409,13 +407,20 @@ async def _save_partial(turn: _Turn, state: _Stream) -> None:
 
 
 def _save_partial_rows(turn: _Turn, state: _Stream) -> None:
-    if state.message_id is None:
-        _store_new_answer(turn, state, Message.Status.STREAMING)
-    else:
-        services.message_update_stream(message_id=state.message_id, content=state.text)
-    # Every save renews the lease, and learns whether Stop was asked for from a tab
-    # on another worker.
-    if not renew_lease(turn.ctx.session_id, turn.ctx.owner):
+    """One commit: the row (first time, without text), the new text as a part, the lease."""
+    end = len(state.text)
+    with transaction.atomic():
+        if state.message_id is None:
+            _store_new_answer(turn, state, Message.Status.STREAMING, content="")
+        new = state.text[state.stored : end]
+        stream_append(message_id=state.message_id, offset=state.stored, text=new)
+        # Every save learns whether Stop was asked for from a tab on another worker; the
+        # lease is extended every third of its time (writing the session row is not small).
+        extend = time.monotonic() - state.renewed_at >= settings.ACDC_TURN_LEASE_SECONDS / 3
+        renewed = renew_lease(turn.ctx.session_id, turn.ctx.owner, extend=extend)
+    state.renewed_at = time.monotonic() if extend else state.renewed_at
+    state.stored = end
+    if not renewed:
         state.stop_asked = True
 
 

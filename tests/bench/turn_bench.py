@@ -86,12 +86,22 @@ def _storage(args: argparse.Namespace, folder: Path) -> tuple[str, Any]:
 
 
 def _stream(args: argparse.Namespace, folder: Path) -> tuple[str, Any]:
-    """The stream benchmark's figures (`tests.bench.stream_bench`, its own engineer's)."""
+    """The stream benchmark's figures (`tests.bench.stream_bench`, its own engineer's),
+    then one reply at a provider's pace through a server (`tests.bench.stream_paced`)."""
     if importlib.util.find_spec("tests.bench.stream_bench") is None:
         return "Not measured: tests/bench/stream_bench.py is not in this checkout.", []
     stream_figures = importlib.import_module("tests.bench.stream_bench").stream_figures
     rows = stream_figures(sizes_kb=(2,), before_up_to_kb=2) if args.quick else stream_figures()
-    return _rows_table(rows), rows
+    paced_rows = importlib.import_module("tests.bench.stream_paced").paced_rows
+    paced = paced_rows(folder, make_repo(folder / "repo"), quick=args.quick)
+    head = (
+        "At a provider's pace, through `acdc serve` over a websocket (SQLite; 40-character "
+        "chunks 0.12 s apart; bytes from the server's /proc/PID/io):"
+    )
+    return f"{_rows_table(rows)}\n\n{head}\n\n{_rows_table(paced)}", {
+        "coalescer": rows,
+        "paced": paced,
+    }
 
 
 def _rows_table(rows: list[dict[str, Any]]) -> str:

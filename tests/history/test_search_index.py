@@ -17,6 +17,7 @@ from django.db import connection
 from history import services
 from history.models import Message
 from history.search import search_messages
+from history.stream.parts import stream_append
 
 pytestmark = pytest.mark.django_db
 REPO = "/repo"
@@ -135,14 +136,16 @@ def test_a_megabyte_message_grows_the_database_by_one_copy_and_its_indexes():
     _assert_index_matches_messages()
 
 
-def test_a_streamed_message_is_found_by_its_newest_words_and_not_its_old_ones():
+def test_a_streamed_message_is_found_once_it_ends_by_the_text_it_ended_with():
     session = services.session_create(repository=REPO)
     message = services.message_append(
         session=session, role="assistant", content="", status=Message.Status.STREAMING
     )
-    for content in ("Looking", "Looking at the aardvark", "Looking at the aardvark, no: okapi"):
-        services.message_update_stream(message_id=message.id, content=content)
-    assert _hits("aardvark") == [(message.id, ["aardvark"])]
+    shown = ""
+    for piece in ("Looking", " at the aardvark", ", no: okapi"):
+        stream_append(message_id=message.id, offset=len(shown), text=piece)
+        shown += piece
+    assert _hits("aardvark") == []  # the index waits for the end of the reply
     services.message_finish(message_id=message.id, content="The okapi it is.", status="complete")
     assert _hits("aardvark") == [] and _hits("looking") == []
     assert _hits("okapi") == [(message.id, ["okapi"])]
@@ -203,7 +206,7 @@ def test_the_migration_goes_back_to_a_copied_index_and_forward_again():
     with connection.cursor() as cursor:
         cursor.execute("SELECT message_id FROM history_message_fts WHERE content MATCH 'ibis'")
         assert cursor.fetchall() == [(message.id,)]
-    services.message_update_stream(message_id=message.id, content="the ibis log, longer")
+    Message.objects.filter(pk=message.pk).update(content="the ibis log, longer")
     with connection.schema_editor() as editor:
         MIGRATION.restore_sqlite_search(None, editor)
     assert "history_message_fts_content" not in _tables()

@@ -32,6 +32,15 @@ class Usage:
     def cache_hit_share(self) -> float:
         return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
+    def __add__(self, other: Usage) -> Usage:
+        """Two requests' usage together (a tool loop's rounds are billed one by one)."""
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
     def as_dict(self) -> dict[str, int]:
         return {
             "prompt_tokens": self.prompt_tokens,

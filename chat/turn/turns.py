@@ -103,15 +103,7 @@ class _Stream:
 
     def add_usage(self, usage: Usage) -> None:
         """Every round of a tool loop is billed: the turn's usage is their sum."""
-        if self.usage is None:
-            self.usage = usage
-            return
-        self.usage = Usage(
-            prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
-            completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
-            cache_read_tokens=self.usage.cache_read_tokens + usage.cache_read_tokens,
-            cache_write_tokens=self.usage.cache_write_tokens + usage.cache_write_tokens,
-        )
+        self.usage = usage if self.usage is None else self.usage + usage
 
 
 async def run_turn(

@@ -1,9 +1,11 @@
 """One person's session from start to finish, failing on any console error or page error.
 
 Send, stream and stop; attach an image; compaction; a checkpoint and its rollback; a model
-switch; reload; History with a search (typed, then Enter) and a transcript; dark mode. Each
-step waits on what the page shows; the console and uncaught errors are collected from the
-first page load to the end, across every page the journey visits.
+switch; reload; History with a search (typed, then Enter) and a transcript; dark mode. Then,
+in a repository with project instructions: instructions off and on, an @-mention, a reply
+regenerated and switched back, and a fork. Each step waits on what the page shows; the
+console and uncaught errors are collected from the first page load to the end, across
+every page the journey visits.
 """
 
 from __future__ import annotations
@@ -136,5 +138,72 @@ async def test_a_whole_session_runs_without_a_console_error(server, page):
     await expect(page.locator("html")).to_have_attribute("data-theme", "dark")
     await send_message(page, "Last one, in the dark", "Dry run: nothing was sent to a model")
     await screenshot(page, "journey-end-dark")
+
+    assert errors == [], "\n".join(errors)
+
+
+# A server of its own: the instructions file would otherwise reach other tests' prompts.
+@pytest.mark.server_env(ACDC_INSTRUCTIONS="first")
+async def test_versions_a_fork_a_mention_and_instructions_without_a_console_error(server, page):
+    errors = _collect_errors(page)
+    (server.repo / "AGENTS.md").write_text("# Working here\n\nRun the tests first.\n")
+    (server.repo / "src").mkdir(exist_ok=True)
+    (server.repo / "src" / "journey_utils.py").write_text("def slugify(text):\n    return text\n")
+    server.script_replies("First answer.", "Second answer.")
+    await page.goto(server.session_url)
+    log = page.get_by_role("log", name="Conversation")
+    box = page.get_by_role("textbox", name="Message")
+    files = page.get_by_role("region", name="Files")
+    hud = page.get_by_role("region", name="Context")
+    listed = hud.get_by_role("list", name="Instructions")
+
+    # The project instructions: listed before anything is sent, switched off.
+    switch = hud.get_by_role("checkbox", name="Send project instructions")
+    await expect(listed).to_contain_text("AGENTS.md")
+    await switch.uncheck()
+    await expect(listed).to_contain_text("off for this session")
+
+    # An @-mention chosen by keyboard, sent with its chip.
+    await expect(files.get_by_role("checkbox", name="src/journey_utils.py")).to_be_visible()
+    await expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled(timeout=SLOW)
+    await box.press_sequentially("Explain @journey_ut")
+    choices = page.get_by_role("listbox", name="Files and symbols to mention")
+    option = choices.get_by_role("option", name="src/journey_utils.py", exact=True)
+    await expect(option).to_have_attribute("aria-selected", "true")
+    await box.press("Enter")
+    await expect(files.get_by_role("checkbox", name="src/journey_utils.py")).to_be_checked()
+    await box.press_sequentially("please")
+    await box.press("Enter")
+    await expect(log).to_contain_text("First answer.", timeout=SLOW)
+    sent = log.get_by_role("article", name="Your message").last
+    await expect(sent.get_by_role("list", name="Mentioned")).to_contain_text(
+        "@src/journey_utils.py"
+    )
+
+    # Regenerate the reply, then switch back to the first version.
+    await (
+        log.get_by_role("article", name="acdc reply")
+        .last.get_by_role("button", name="Regenerate")
+        .click()
+    )
+    await expect(log).to_contain_text("Second answer.", timeout=SLOW)
+    versions = log.get_by_role("navigation", name="Versions of this reply")
+    await expect(versions).to_contain_text("Version 2 of 2", timeout=SLOW)
+    await versions.get_by_role("button", name="Previous version").click()
+    await expect(versions).to_contain_text("Version 1 of 2")
+    await expect(log).to_contain_text("First answer.")
+
+    # Instructions back on; fork the reply shown into a new session and go on there.
+    await switch.check()
+    await expect(listed).to_contain_text(re.compile(r"AGENTS\.md\s*\d+"), timeout=SLOW)
+    await (
+        log.get_by_role("article", name="acdc reply")
+        .last.get_by_role("button", name="Fork from this message")
+        .click()
+    )
+    await expect(page).not_to_have_url(server.session_url, timeout=SLOW)
+    await expect(log).to_contain_text("First answer.")
+    await send_message(page, "And in the fork?", answered="Fake reply to: And in the fork?")
+    await screenshot(page, "journey-versions-fork")
 
     assert errors == [], "\n".join(errors)

@@ -50,8 +50,11 @@ def version_show(request: HttpRequest, message_id: str) -> HttpResponse:
         return redirect("chat:session", session_id=session.id)
     html = render_conversation(session, oob=True) + render_hud(context.refresh_sets(session.id))
     frame = {"type": "chat.frame", "html": html}
+    # Every tab of the session draws the frame, the one that clicked too: its socket
+    # usually brings the frame before this answer, and an answer with the same panels
+    # would then look for them from a form no longer in the page (an htmx error).
     async_to_sync(get_channel_layer().group_send)(session_group(session.id), frame)
-    return HttpResponse(html)
+    return HttpResponse(status=204)
 
 
 @require_POST

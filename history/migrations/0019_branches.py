@@ -8,13 +8,8 @@ from importlib import import_module
 
 from django.db import migrations, models
 
-_words = import_module("history.migrations.0009_message_search_external")
-_substrings = import_module("history.migrations.0013_message_search_trigram")
-
-
-def restore_search(apps, schema_editor) -> None:
-    _words.restore_sqlite_search(apps, schema_editor)
-    _substrings.restore_sqlite_trigram(apps, schema_editor)
+# Both search indexes built again, as 0017 does after its own rebuild of the table.
+restore_search = import_module("history.migrations.0017_message_mentions").restore_search
 
 
 class Migration(migrations.Migration):

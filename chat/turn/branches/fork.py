@@ -27,7 +27,7 @@ from history.models import (
 )
 
 COPIED = ("role", "content", "status", "error", "turn_id", "usage", "model", "files")
-COPIED_TOO = ("files_modified", "edit_results", "system_event", "pinned")
+COPIED_TOO = ("files_modified", "edit_results", "system_event", "pinned", "mentions")
 
 
 def fork(session_id: str, message_id: str) -> Session:

@@ -55,3 +55,12 @@ def test_a_compaction_past_the_fork_point_refuses_the_fork_in_words():
     with pytest.raises(BranchRefused, match="undo the compaction"):
         fork(session.id, rows[1].id)
     assert Session.objects.count() == 1
+
+
+def test_a_forked_message_keeps_its_mentions():
+    session, rows = conversation()
+    chip = {"kind": "file", "path": "src/parser.py", "symbol": "", "line": 0}
+    Message.objects.filter(pk=rows[0].pk).update(mentions=[chip])
+    child = fork(session.id, rows[1].id)
+    copied = Message.objects.get(session=child, content="Explain the parser")
+    assert copied.mentions == [chip]

@@ -145,8 +145,7 @@ def hud_data(
         "spark": sparkline_points(shares),
         "turns": len(rows),
         "refreshes": _refreshes(manager),
-        "history_tokens": manager.history_token_count(),
-        "compaction_trigger": manager.compaction_trigger,
+        **compaction_status(manager),
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
         "instructions": instructions_summary(session_id, manager),
@@ -159,6 +158,18 @@ def hud_data(
             compactions=compactions,
             history_tokens=sum(s["tokens"] for s in sections if s["name"] == "history"),
         ),
+    }
+
+
+def compaction_status(manager: ContextManager) -> dict[str, Any]:
+    """Seed 000's compaction status: whether it is on, its trigger, and the history's size
+    as a share of the trigger."""
+    history, trigger = manager.history_token_count(), manager.compaction_trigger
+    return {
+        "compaction_on": manager.config.compaction_enabled,
+        "history_tokens": history,
+        "compaction_trigger": trigger,
+        "history_percent": round(100 * history / trigger) if trigger else 0,
     }
 
 

@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from chat.turn.hud import cost_of, level_for, sparkline_points, unbilled
+from chat.turn.hud import compaction_status, cost_of, level_for, sparkline_points, unbilled
+from contextcore.config import ContextConfig
 from contextcore.llm import Usage
+from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
+from contextcore.tokens import TokenCounter
 
 
 @pytest.mark.parametrize(
@@ -44,3 +47,16 @@ def test_a_model_without_a_bill_says_so_instead_of_costing_nothing():
     assert unbilled(ModelFacts(name="acdc/fake")) == "no cost (offline model)"
     assert unbilled(ModelFacts(name="someone/new-model")).startswith("cost unknown")
     assert unbilled(ModelFacts(name="m", input_cost_per_token=3e-6)) == ""
+
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_compaction_status_says_on_or_off_the_trigger_and_the_share_reached(enabled):
+    config = ContextConfig(compaction_enabled=enabled, compaction_trigger_tokens=200)
+    facts = ModelFacts(name="m", max_input_tokens=100_000)
+    manager = ContextManager(facts, TokenCounter("cl100k_base"), config=config)
+    manager.set_history([{"role": "user", "content": "word " * 40}])
+    status = compaction_status(manager)
+    assert status["compaction_on"] is enabled and status["compaction_trigger"] == 200
+    assert 0 < status["history_tokens"] < 200
+    assert status["history_percent"] == round(100 * status["history_tokens"] / 200)

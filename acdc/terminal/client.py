@@ -25,7 +25,7 @@ from acdc.terminal import runfile
 from acdc.terminal.runfile import RunFile
 
 CONNECT_SECONDS = 1.0  # a stale run file must not hang the command
-ANSWER_SECONDS = 10.0  # the endpoint answers before any work; the reply itself may take long
+ANSWER_SECONDS = 5.0  # the endpoint answers before any work; the reply itself may take long
 EXIT_FAULT = 1
 PATH = "/cli/chat/"
 
@@ -35,7 +35,7 @@ def chat_through_server(args: argparse.Namespace) -> int | None:
     run = _server_for(_repository())
     if run is None:
         return None
-    where = f"the server at {_address(run)} (pid {run.pid})"
+    where = _where(run)
     if args.apply or args.commit is not None:
         _note(f"--apply and --commit run in this process, not through {where}")
         return None
@@ -67,7 +67,7 @@ def _server_for(repository: Path | None) -> RunFile | None:
     if run is None or run.repository != str(repository):
         return None
     if not runfile.alive(run.pid):
-        _note(f"the server at {_address(run)} is gone (pid {run.pid}); chatting in this process")
+        _note(f"{_where(run)} is gone; chatting in this process")
         runfile.remove(data_dir, run)
         return None
     return run
@@ -141,3 +141,7 @@ def _reason(exc: BaseException) -> str:
 
 def _note(text: str) -> None:
     print(f"acdc: {text}", file=sys.stderr, flush=True)
+
+
+def _where(run: RunFile) -> str:
+    return f"the server at {_address(run)} (pid {run.pid})"

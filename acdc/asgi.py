@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP through Django (static files by WhiteNoise's middleware), websockets
 through Channels, once their Origin is this server's own and (in token mode) they carry the
-token, as its cookie or a bearer header (acdc.access)."""
+token, as its cookie or a bearer header (acdc.access). `acdc chat`'s one path is answered in
+front of Django (acdc.terminal.endpoint)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from acdc.access import WebsocketOriginMiddleware, WebsocketTokenMiddleware  # noqa: E402
+from acdc.terminal.endpoint import TerminalEndpoint  # noqa: E402
 from chat.web.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": TerminalEndpoint(django_asgi_app),
         "websocket": WebsocketOriginMiddleware(
             WebsocketTokenMiddleware(URLRouter(websocket_urlpatterns))
         ),

@@ -22,6 +22,7 @@ from django.db import DatabaseError
 from acdc import bench, dbfaults
 from acdc.dbfaults import DatabaseFault
 from acdc.errors import CommandError
+from acdc.terminal.client import chat_through_server
 
 EXIT_FAULT = 1
 EXIT_USAGE = 2
@@ -124,6 +125,11 @@ def _main(argv: Sequence[str] | None) -> int:
         os.environ["ACDC_BIND"] = args.bind
     if args.command == "bench":
         return bench.main(args.bench_args)
+    if args.command == "chat":
+        # Before Django: through a running server, the reply needs none of it here.
+        status = chat_through_server(args)
+        if status is not None:
+            return status
     try:
         _setup_django()
         # Only now: the commands import Django models, which need django.setup() first.

@@ -27,23 +27,22 @@ from twisted.internet import defer, reactor
 from acdc import chatedits
 from acdc.env import is_loopback
 from acdc.errors import CommandError
-from chat.llm.runtime import chat_model
-from chat.repo import boundary, sessionsets
+from acdc.terminal import runfile
+from acdc.terminal.prepare import ChatRequest, find_session, prepare
 from chat.repo.git import is_work_tree
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.watcher import WATCHERS
 from chat.turn.after_turn import after_turn_tasks
-from chat.turn.context import restore_latest_session, select_files
+from chat.turn.context import restore_latest_session
 from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFinished, TurnNotice
 from chat.turn.session import end_dead_turns
 from chat.turn.turns import TurnRejected, run_turn
 from chat.web.keepwarm import WARMER
 from chat.web.panels.follower import FOLLOWER
 from chat.web.turnhost import HOST
-from history import selectors, services
+from history import selectors
 from history.export import session_to_jsonl, session_to_markdown
 from history.importer import import_history
-from history.models import ContentObject, Session
 
 log = logging.getLogger(__name__)
 SHUTDOWN_SECONDS = 3.0  # for the turns to store their text; the process then exits anyway
@@ -87,11 +86,33 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"acdc: {notice}", flush=True)
     print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
     reactor.addSystemEventTrigger("before", "shutdown", _before_shutdown)
-    CommandLineInterface().run(daphne_arguments(bind, args.port))
+    run = _write_run_file(bind, args.port)
+    try:
+        CommandLineInterface().run(daphne_arguments(bind, args.port))
+    finally:
+        if run is not None:
+            runfile.remove(settings.ACDC_DATA_DIR, run)
     # The heap is dropped whole at exit: collecting it first (litellm's modules make it
     # large) would add a second or more to every stop.
     gc.freeze()
     return 0
+
+
+def _write_run_file(bind: str, port: int) -> runfile.RunFile | None:
+    """Say where this server listens, for `acdc chat` (`acdc.terminal`); the endpoint then
+    takes the run file's token, from loopback only."""
+    host = runfile.connect_host(bind)
+    if host is None:
+        return None
+    try:
+        run = runfile.write(
+            settings.ACDC_DATA_DIR, host=host, port=port, repository=str(settings.ACDC_REPO)
+        )
+    except OSError as exc:
+        print(f"acdc: warning: acdc chat will not use this server: {exc}", flush=True)
+        return None
+    settings.ACDC_RUN_TOKEN = run.token
+    return run
 
 
 def _check_port(bind: str, port: int) -> None:
@@ -198,64 +219,31 @@ def _chat(args: argparse.Namespace) -> int:
     # One message and out: no tab stays open to keep the cache warm, so lifetimes are
     # chosen without counting on refreshes.
     settings.ACDC_KEEP_WARM = False
-    repository = str(settings.ACDC_REPO)
-    if args.session:
-        session = selectors.session_get(session_id=args.session)
-        if session is None or session.repository != repository:
-            raise CommandError(f"there is no session {args.session!r} for {repository}")
-    else:
-        session = None if args.new else selectors.session_latest(repository=repository)
-    allowed = set(getattr(args, "allow_secret", []))
-    _check_choice([*args.add, *args.pin], allowed, session)
-    if session is None:
-        session = services.session_create(repository=repository, model=chat_model(args.model))
-    print(f"session: {session.id}", file=sys.stderr)
-    if getattr(args, "instructions", None) is not None:  # the session's switch, as the page's
-        Session.objects.filter(pk=session.pk).update(instructions=args.instructions)
-    if args.add or args.drop or args.pin or args.unpin:
-        problems = select_files(
-            session.id,
-            add=args.add,
-            drop=args.drop,
-            pin=args.pin,
-            unpin=args.unpin,
-            model=args.model,
-            confirmed=allowed,
-        )
-        for problem in problems:
-            print(f"acdc: {problem}", file=sys.stderr)
+    request = chat_request(args)
+    prepared = prepare(request, find_session(request))
+    print(f"session: {prepared.session_id}", file=sys.stderr)
+    for problem in prepared.problems:
+        print(f"acdc: {problem}", file=sys.stderr)
     apply = getattr(args, "apply", False)
-    status = asyncio.run(_stream_to_terminal(session.id, args.message, args.model, apply))
+    status = asyncio.run(_stream_to_terminal(prepared.session_id, args.message, args.model, apply))
     if getattr(args, "commit", None) is not None and status == 0:
-        status = chatedits.commit_files(session.id, args.commit)
+        status = chatedits.commit_files(prepared.session_id, args.commit)
     return status
 
 
-def _check_choice(paths: list[str], allowed: set[str], session) -> None:
-    """Every --add and --pin names a file or folder of the repository that may be sent (a
-    secret-shaped one confirmed by --allow-secret, or earlier in the session), or an object
-    of the session; else an error (exit status 2) before anything changes or is sent."""
-    root = Path(settings.ACDC_REPO)
-    problems = []
-    for path in paths:
-        found = boundary.verdict(path)
-        known = session is not None and _session_object(session, path)
-        if found.kind == "internal":
-            problems.append(f"{path} cannot be sent: {found.reason}")
-        elif not known and not (root / path).exists():
-            problems.append(f"{path}: no such file in {root}")
-        elif found.kind == "secret" and path not in allowed and not _confirmed(session, path):
-            problems.append(f"{path} looks like a secret; add --allow-secret {path} to send it")
-    if problems:
-        raise CommandError("; ".join(problems) + " (nothing was sent)")
-
-
-def _session_object(session, ref: str) -> bool:
-    return ContentObject.objects.filter(pk=ref, session_links__session=session).exists()
-
-
-def _confirmed(session, path: str) -> bool:
-    return session is not None and sessionsets.confirmed_secret(session.id, path)
+def chat_request(args: argparse.Namespace) -> ChatRequest:
+    return ChatRequest(
+        message=args.message,
+        session=args.session or "",
+        new=bool(args.new),
+        model=args.model,
+        add=list(args.add),
+        drop=list(args.drop),
+        pin=list(args.pin),
+        unpin=list(args.unpin),
+        allow_secret=list(getattr(args, "allow_secret", [])),
+        instructions=getattr(args, "instructions", None),
+    )
 
 
 async def _stream_to_terminal(

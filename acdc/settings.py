@@ -40,6 +40,8 @@ ACDC_API_BASE = env_url("ACDC_API_BASE", ("http", "https"))
 ACDC_PROVIDER_GIVE_UP_SECONDS = env_int("ACDC_PROVIDER_GIVE_UP_SECONDS", 60, minimum=1)
 ACDC_BIND = env_bind_address("ACDC_BIND")
 ACDC_TOKEN = env_str("ACDC_TOKEN")
+# Set by `acdc serve` for its run (acdc.terminal.runfile): what `acdc chat` must show.
+ACDC_RUN_TOKEN = ""
 ACDC_RECORD_REQUESTS = env_str("ACDC_RECORD_REQUESTS")
 ACDC_MAX_FRAME_BYTES = env_int("ACDC_MAX_FRAME_BYTES", 1_000_000, minimum=1024)
 ACDC_MAX_MESSAGE_CHARS = env_int("ACDC_MAX_MESSAGE_CHARS", 200_000, minimum=1)

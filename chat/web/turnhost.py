@@ -32,6 +32,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
@@ -91,15 +92,28 @@ class LocalTabs:
 LOCAL_TABS = LocalTabs()
 
 
+class TurnWatcher(Protocol):
+    """Someone outside the tabs who asked for a turn (`acdc chat` through the server): it
+    sees the turn's events and the after-turn reports as they happen, is told a refusal
+    instead of a tab, and `done` once the session's work for it has ended."""
+
+    async def event(self, event) -> None: ...
+
+    async def refused(self, text: str) -> None: ...
+
+    def done(self) -> None: ...
+
+
 @dataclass
 class _Hosted:
     task: asyncio.Task | None = None
     coalescer: DeltaCoalescer | None = None
     after_reply: bool = False  # the reply is out; checkpoint or compaction may follow
-    waiting: deque = field(default_factory=deque)  # (frame, reply_to), in order of arrival
+    waiting: deque = field(default_factory=deque)  # (frame, reply_to, watcher), in order
     # Whether the session has tabs on other workers: None until the first frame asks.
     shared: bool | None = None
     starter: str = ""  # the channel of the tab whose frame started the work
+    watcher: TurnWatcher | None = None  # who asked, when not a tab
 
 
 class TurnHost:
@@ -114,25 +128,36 @@ class TurnHost:
     def running(self, session_id: str) -> bool:
         return session_id in self._hosted
 
-    async def submit(self, session_id: str, frame, reply_to: str) -> None:
+    async def submit(
+        self, session_id: str, frame, reply_to: str, watcher: TurnWatcher | None = None
+    ) -> None:
         """Start the work a frame asks for (a message, or Compact now). Refusals go to the
-        asking tab alone (`reply_to`, its channel name)."""
+        asking tab alone (`reply_to`, its channel name), or to the `watcher` that asked."""
         hosted = self._hosted.get(session_id)
         if hosted is None:
-            self._start(session_id, frame, reply_to, deque())
+            self._start(session_id, frame, reply_to, deque(), watcher)
         elif hosted.after_reply or hosted.waiting:
             # After the reply, before the next: this one waits for the checkpoint or
             # compaction, behind whatever already waits.
-            hosted.waiting.append((frame, reply_to))
+            hosted.waiting.append((frame, reply_to, watcher))
         else:  # the message stays in that tab's box (chat.js puts it back)
             where = "" if reply_to == hosted.starter else " in another tab"
-            await _tell(
-                reply_to, f"A reply is still being written{where}; wait for it or press Stop."
-            )
+            text = f"A reply is still being written{where}; wait for it or press Stop."
+            await _refuse(watcher, reply_to, text)
+            if watcher is not None:
+                watcher.done()
 
-    def _start(self, session_id: str, frame, reply_to: str, waiting: deque) -> None:
+    def _start(
+        self,
+        session_id: str,
+        frame,
+        reply_to: str,
+        waiting: deque,
+        watcher: TurnWatcher | None = None,
+    ) -> None:
         # Compaction counts as after-reply work from the start: a message waits for it.
         hosted = _Hosted(after_reply=frame.action == "compact", waiting=waiting, starter=reply_to)
+        hosted.watcher = watcher
         self._hosted[session_id] = hosted
         hosted.task = asyncio.create_task(self._host(session_id, hosted, frame, reply_to))
 
@@ -143,8 +168,8 @@ class TurnHost:
             return
         del self._hosted[session_id]
         if hosted.waiting and not self._closing:
-            frame, reply_to = hosted.waiting.popleft()
-            self._start(session_id, frame, reply_to, hosted.waiting)
+            frame, reply_to, watcher = hosted.waiting.popleft()
+            self._start(session_id, frame, reply_to, hosted.waiting, watcher)
         elif not self._closing:
             self.on_idle(session_id)
 
@@ -189,32 +214,40 @@ class TurnHost:
             else:
                 await self._turn(session_id, hosted, frame, reply_to)
         except TurnRejected as exc:
-            await _tell(reply_to, str(exc))
+            await _refuse(hosted.watcher, reply_to, str(exc))
         except asyncio.CancelledError:
             pass
         except Exception as exc:
             if dbfaults.is_locked(exc) and frame.action != "compact":
                 notice = database_sync_to_async(locked_notice)
-                await _tell(reply_to, await notice(session_id, frame.message, since))
+                text = await notice(session_id, frame.message, since)
+                await _refuse(hosted.watcher, reply_to, text)
                 return
             log.exception("turn failed in session %s", session_id)
-            await _tell(reply_to, "Something went wrong on the server; see its log.")
+            await _refuse(
+                hosted.watcher, reply_to, "Something went wrong on the server; see its log."
+            )
         finally:
+            if hosted.watcher is not None:
+                hosted.watcher.done()
             self._next(session_id, hosted)
 
     async def _turn(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
         broadcast = _broadcaster(session_id, hosted)
         hosted.coalescer = DeltaCoalescer(broadcast)
+        watcher = hosted.watcher
 
         async def emit(event) -> None:
             if isinstance(event, TurnFinished):
                 hosted.after_reply = True  # before the tab can see it: a reply to it waits
             await hosted.coalescer.emit(event)
+            if watcher is not None:
+                await watcher.event(event)
             if isinstance(event, ToolCallFinished) and event.tool in EDIT_TOOLS:
                 await _turn_edits(event.turn_id, broadcast)  # its cards, as it streams
 
         async def after(ctx) -> None:
-            await after_turn_tasks(ctx, _reporter(broadcast))
+            await after_turn_tasks(ctx, _reporter(broadcast, watcher))
             if edittools.enabled():  # the reply's diff cards, under the finished reply
                 await _reply_edits(session_id, broadcast)
 
@@ -402,11 +435,20 @@ def ended_frame(session_id: str) -> str:
     return _conversation_frame(session_id) + stop
 
 
-def _reporter(broadcast):
+def _reporter(broadcast, watcher: TurnWatcher | None = None):
     async def report(event) -> None:
         await broadcast(await database_sync_to_async(render_session_event)(event))
+        if watcher is not None:
+            await watcher.event(event)
 
     return report
+
+
+async def _refuse(watcher: TurnWatcher | None, reply_to: str, text: str) -> None:
+    if watcher is not None:
+        await watcher.refused(text)
+    else:
+        await _tell(reply_to, text)
 
 
 async def _tell(channel: str, text: str) -> None:

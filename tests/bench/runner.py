@@ -25,6 +25,7 @@ DESCRIPTION = (
 BENCHMARKS = {
     "assembly": "tests.bench.assembly_bench",
     "cache": "tests.bench.cache_bench",
+    "chat": "tests.bench.chat_bench",
     "edits": "tests.bench.edits_bench",
     "history": "tests.bench.history_bench",
     "map": "tests.bench.map_bench",
@@ -61,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     repo.add_argument("--files", type=int, help="files in the synthetic repository")
     _add_turn_options(names.add_parser("turn", parents=[common], help="run the turn benchmark"))
     names.add_parser("edits", parents=[common], help="run the edit-matching benchmark")
+    chat = names.add_parser("chat", parents=[common], help="time `acdc chat`, server or not")
+    chat.add_argument("--runs", type=int, help="timed runs per mode (default 9)")
     for name in ("cache", "assembly", "all"):
         sub = names.add_parser(name, parents=[common], help=f"run the {name} benchmark")
         if name in ("cache", "all"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -140,3 +140,15 @@ TurnEvent = (
     | ToolCallFinished
     | SetsChanged
 )
+
+
+class TurnWatcher(Protocol):
+    """Someone outside the tabs who asked for a turn (`acdc chat` through the server): it
+    sees the turn's events and the after-turn reports as they happen, is told a refusal
+    instead of a tab, and `done` once the session's work for it has ended."""
+
+    async def event(self, event) -> None: ...
+
+    async def refused(self, text: str) -> None: ...
+
+    def done(self) -> None: ...

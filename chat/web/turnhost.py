@@ -32,7 +32,6 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
@@ -46,7 +45,7 @@ from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.branches.versions import BranchRefused, answered_or_restored, branch_out
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
-from chat.turn.events import ToolCallFinished, TurnFinished
+from chat.turn.events import ToolCallFinished, TurnFinished, TurnWatcher
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
@@ -90,18 +89,6 @@ class LocalTabs:
 
 
 LOCAL_TABS = LocalTabs()
-
-
-class TurnWatcher(Protocol):
-    """Someone outside the tabs who asked for a turn (`acdc chat` through the server): it
-    sees the turn's events and the after-turn reports as they happen, is told a refusal
-    instead of a tab, and `done` once the session's work for it has ended."""
-
-    async def event(self, event) -> None: ...
-
-    async def refused(self, text: str) -> None: ...
-
-    def done(self) -> None: ...
 
 
 @dataclass

@@ -242,6 +242,7 @@ class TurnHost:
         # as the turn's frames so no tab sees them out of order.
         await end_dead_turn(session_id, broadcast)
         user_text, images, alt_of, turn_id = frame.message, frame.images, "", new_turn_id()
+        chips: tuple[dict, ...] = ()  # Regenerate: the question's mentions, shown again
         if frame.branch:  # Regenerate a reply or Edit your message: a new version of it
             try:
                 branched = await database_sync_to_async(branch_out)(session_id, frame.branch)
@@ -249,7 +250,7 @@ class TurnHost:
                 raise TurnRejected(str(exc)) from None
             alt_of = branched.root
             if branched.question:  # Regenerate: the same question, with its images
-                user_text, images = branched.question, branched.images
+                user_text, images, chips = branched.question, branched.images, branched.mentions
             await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
         elif frame.retry:  # Retry: the exchange is set aside and its question asked again
             try:
@@ -280,7 +281,9 @@ class TurnHost:
             )
         finally:
             if alt_of:  # the switcher, or the version it replaced back when it was refused
-                await database_sync_to_async(answered_or_restored)(session_id, alt_of, turn_id)
+                await database_sync_to_async(answered_or_restored)(
+                    session_id, alt_of, turn_id, chips
+                )
                 await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:

@@ -30,11 +30,13 @@ class BranchRefused(Exception):
 @dataclass(frozen=True)
 class Branched:
     """A version begun: the id it names (`alt_of`), and for Regenerate the question to ask
-    again with its images ("" and () for Edit, whose text and images the frame holds)."""
+    again with its images and its @-mentions as stored ("" and () for Edit, whose text,
+    images and mentions the frame holds)."""
 
     root: str
     question: str = ""
     images: tuple[str, ...] = ()
+    mentions: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,13 +86,20 @@ def _branch_out(session_id: str, owner: str, message_id: str) -> Branched:
     if picked.role == USER:
         return Branched(root)
     images = MessageImage.objects.filter(message=head).order_by("position")
-    return Branched(root, head.content, tuple(images.values_list("image_id", flat=True)))
+    files = tuple(images.values_list("image_id", flat=True))
+    return Branched(root, head.content, files, tuple(head.mentions or ()))
 
 
-def answered_or_restored(session_id: str, root: str, turn_id: str) -> bool:
-    """After a new version's turn: True when its message was stored; else (the turn was
-    refused before it stored anything) the version it replaced is shown again."""
-    if Message.objects.filter(session_id=session_id, turn_id=turn_id, role=USER).exists():
+def answered_or_restored(
+    session_id: str, root: str, turn_id: str, mentions: tuple[dict, ...] = ()
+) -> bool:
+    """After a new version's turn: True when its message was stored (Regenerate's gets the
+    question's chips, `mentions`: what they chose is in the context already); else (the
+    turn was refused before it stored anything) the version it replaced is shown again."""
+    stored = Message.objects.filter(session_id=session_id, turn_id=turn_id, role=USER)
+    if stored.exists():
+        if mentions:
+            stored.update(mentions=list(mentions))
         return True
     group = Message.objects.filter(_in_group(root), session_id=session_id, role=USER)
     latest = group.exclude(branch_path=[]).order_by("-seq").first()

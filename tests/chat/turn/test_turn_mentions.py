@@ -47,6 +47,10 @@ def stored_mentions(session) -> list:
 page_html = database_sync_to_async(render_conversation)
 
 
+def fresh(session):
+    return type(session).objects.get(pk=session.pk)
+
+
 async def test_mentions_are_stored_with_the_message_and_drawn_as_chips(fake):
     session = await new_session()
     ws = await connect(session.id)
@@ -91,4 +95,23 @@ async def test_a_symbols_body_goes_to_the_model_in_the_same_turn(fake):
     assert "ACTIVE_CONTENT id=toolcall:" in sent
     assert "src/utils.py:1-2 (function slugify, mentioned by the person)" in sent
     assert (await stored_mentions(session))[0][0]["kind"] == "body"
+    await ws.disconnect()
+
+
+async def test_a_regenerated_question_keeps_its_chips(fake):
+    session = await new_session()
+    ws = await connect(session.id)
+    fake.enqueue(FakeStep(text="First."))
+    await send(ws, message="Explain this", mention=[chip("src/utils.py")])
+    await frames_until(ws, 'data-status="complete"')
+    reply = await database_sync_to_async(
+        lambda: Message.objects.get(session=session, role="assistant")
+    )()
+    fake.enqueue(FakeStep(text="Second."))
+    await send(ws, message="", branch=reply.id)
+    await frames_until(ws, "Version 2 of 2")
+    chips = [{"kind": "file", "path": "src/utils.py", "symbol": "", "line": 0}]
+    assert await stored_mentions(session) == [chips, chips]  # both versions of the question
+    html = await page_html(await database_sync_to_async(fresh)(session))
+    assert html.count('aria-label="Mentioned"') == 1  # the version in view shows its chip
     await ws.disconnect()

@@ -96,5 +96,5 @@ def _until_saved(database: Path, word: str) -> None:
             )
         if f"{word} " in text:
             return
-        time.sleep(0.05)
+        time.sleep(0.05)  # polling the file for a condition, bounded by the deadline above
     raise AssertionError(f"{word} was shown but never saved")

@@ -110,6 +110,11 @@ def _blocks(messages: Sequence[Message]) -> Iterable[_Block]:
             yield identity, ttl, text, position == 0
 
 
+def _longest(digests: Sequence[str], known) -> int:
+    """The index of the longest prefix whose digest is in `known`, or -1."""
+    return next((j for j in range(len(digests) - 1, -1, -1) if digests[j] in known), -1)
+
+
 @dataclass(frozen=True)
 class _Prefixes:
     digests: list[str]
@@ -215,10 +220,7 @@ class CacheSimulator:
 
     def _automatic(self, found: _Prefixes, now: float) -> tuple[int, int, float]:
         """(read, 0, its cost) under automatic prefix rules: every prefix is kept."""
-        hit = next(
-            (j for j in range(len(found.digests) - 1, -1, -1) if found.digests[j] in self._entries),
-            -1,
-        )
+        hit = _longest(found.digests, self._entries)
         read = self.rules.cacheable(found.totals[hit]) if hit >= 0 else 0
         entry = (now + self.rules.ttl, self.rules.ttl)
         for digest in found.digests:
@@ -235,10 +237,7 @@ class CacheSimulator:
         cost = 0.0
         for messages, tools in requests:
             found = self._prefixes(messages, tools or ())
-            hit = next(
-                (j for j in range(len(found.digests) - 1, -1, -1) if found.digests[j] in seen),
-                -1,
-            )
+            hit = _longest(found.digests, seen)
             read = found.totals[hit] if hit >= 0 else 0
             prompt = found.totals[-1] if found.totals else 0
             cost += read * self.rules.read_multiplier + (prompt - read)

@@ -262,6 +262,17 @@ def test_each_replay_decides_with_the_facts_it_acts_as_even_after_another(tmp_pa
     assert [hud["model"] for hud in huds] == [turn_replay.MODEL, target.name]
 
 
+def test_a_replay_acting_as_a_model_budgets_with_that_models_window():
+    """`acdc serve` takes a model's window from litellm's map; the in-process replay acting
+    as that model must shed and rebuild against the same window, or its layouts differ from
+    the ones sent over the wire (the stale-copy budget is a share of the input budget)."""
+    fake = model_facts(turn_replay.MODEL, model_info)[0]
+    for rule_set in rule_sets():
+        acting = acting_as(fake, rule_set.facts)
+        assert acting.input_budget == rule_set.facts.input_budget, rule_set.label
+        assert acting.max_output_tokens == rule_set.facts.max_output_tokens
+
+
 def test_the_long_session_plot_shows_compactions():
     none = LongReport("none", [100, 200, 50], [0, 0, 0], chat_cost=350.0, compaction_cost=50)
     acdc = LongReport(

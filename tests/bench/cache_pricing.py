@@ -5,7 +5,8 @@ pure and cheap. The simple layouts do not depend on the provider, so each is rec
 and priced under every rule set; acdc's requests do (the lifetime it writes, whether side
 requests reuse the chat's prefix), so acdc is recorded once per rule set, with the fake
 model acting as that provider's model (`acting_as`: its name, provider, prices and cache
-minimum on the fake's window). Compaction requests (`Sent.side`) go to the smaller
+minimum, and its window: the context a server would give that model, so the budgets that
+shape a layout — what to shed, how stale a copy may grow — are the provider's). Compaction requests (`Sent.side`) go to the smaller
 model, which in the benchmark is the chat's own model, so they share the chat's cache:
 acdc's reuse its prefix where that is cheaper, the simple layouts' send a fresh
 transcript. The rule sets are those of one representative model per provider, from
@@ -89,10 +90,14 @@ def rule_sets(models: Sequence[tuple[str, str]] = RULE_MODELS) -> list[RuleSet]:
 
 
 def acting_as(base: ModelFacts, target: ModelFacts) -> ModelFacts:
-    """`base` (the fake's facts) with what picks and prices `target`'s cache rules."""
+    """`base` (the fake's facts) with what picks and prices `target`'s cache rules and
+    sizes its budgets: the window and output reserve of `target`, as `acdc serve` would
+    take them from litellm's map for that model."""
     return replace(
         base,
         name=target.name,
+        max_input_tokens=target.max_input_tokens,
+        max_output_tokens=target.max_output_tokens,
         provider=target.provider,
         input_cost_per_token=target.input_cost_per_token,
         cache_read_cost_per_token=target.cache_read_cost_per_token,

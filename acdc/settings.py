@@ -24,7 +24,7 @@ from acdc.env import (
     env_str,
     env_url,
 )
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 
 configure_offline_environment()
 

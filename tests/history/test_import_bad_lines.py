@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from history import importer
-from history.importer import import_history
+from history.interchange import importer
+from history.interchange.importer import import_history
 from history.models import Message, Session
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,7 @@ from chat.llm.fake import FakeStep
 from chat.repo import picker, sessionsets, watcher
 from chat.turn import context
 from chat.turn.turns import run_turn
-from history.export import session_to_jsonl, session_to_markdown
+from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.models import Message, ObjectVersion
 from tests.chat.sockets import new_session
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from contextcore.budget import section_breakdown
 from contextcore.config import TIER_SCHEMES, ContextConfig
+from contextcore.conversation.exchanges import drop_oldest_exchanges, history_entry
 from contextcore.files import FileContext
-from contextcore.history.exchanges import drop_oldest_exchanges, history_entry
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import (

@@ -27,7 +27,7 @@ from chat.llm.runtime import llm_client
 from chat.repo.edits.replies import retry_request
 from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
-from chat.repo.tools import ToolCall
+from chat.repo.tools.calls import ToolCall
 from chat.turn import context, hud, outgoing, toolrounds
 from chat.turn.events import (
     HudUpdate,

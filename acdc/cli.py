@@ -3,7 +3,7 @@
 Every error a user can cause (a bad repository path, a bind without a token, an unknown
 session or model) ends as one line on stderr and exit status 2, never a traceback; a fault
 of the database or the data folder (damaged, not writable, locked by another program) is
-one line saying what to do (`acdc.dbfaults`) and exit status 1.
+one line saying what to do (`history.dbfaults`) and exit status 1.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import DatabaseError
 
-from acdc import bench, dbfaults
-from acdc.dbfaults import DatabaseFault
+from acdc import bench
 from acdc.errors import CommandError
 from acdc.terminal.client import chat_through_server
+from history import dbfaults
+from history.dbfaults import DatabaseFault
 
 EXIT_FAULT = 1
 EXIT_USAGE = 2

@@ -41,8 +41,8 @@ from chat.web.keepwarm import WARMER
 from chat.web.panels.follower import FOLLOWER
 from chat.web.turnhost import HOST
 from history import selectors
-from history.export import session_to_jsonl, session_to_markdown
-from history.importer import import_history
+from history.interchange.export import session_to_jsonl, session_to_markdown
+from history.interchange.importer import import_history
 
 log = logging.getLogger(__name__)
 SHUTDOWN_SECONDS = 3.0  # for the turns to store their text; the process then exits anyway

@@ -24,7 +24,7 @@ from acdc.env import (
     env_str,
     env_url,
 )
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 
 configure_offline_environment()
 
@@ -139,7 +139,7 @@ TEMPLATES = [
 _database_url = env_url("DATABASE_URL", ("postgres", "postgresql", "sqlite"))
 ACDC_DB_CONN_MAX_AGE = env_int("ACDC_DB_CONN_MAX_AGE", 300, minimum=0)  # seconds; 0: never kept
 # How long a SQLite write waits for a lock another program holds before it is given up and
-# said (acdc.dbfaults); writers of acdc's own queue behind each other within it.
+# said (history.dbfaults); writers of acdc's own queue behind each other within it.
 ACDC_DB_LOCK_SECONDS = env_int("ACDC_DB_LOCK_SECONDS", 20, minimum=1)
 if _database_url:
     # Connections are kept (and checked before reuse): channels runs each database call in

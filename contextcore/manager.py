@@ -6,7 +6,8 @@ and the `StabilityTracker`, and turns them into a request with `prepare_request`
 unpinned files past `shed_ratio` of the window, with a notice), then assembly under the hard
 cap `facts.input_budget` (`contextcore.prompt.request`). Layer 1, compaction, runs after a
 response outside it; `should_compact` says when. Configured by `ContextConfig`; `to_state()`
-and `from_state()` carry a session across processes as JSON-safe dicts.
+and `from_state()` carry a session across processes as JSON-safe dicts. Layers 2 and 3 and
+the estimates they compare live in `contextcore.layers`, which the manager mixes in.
 Non-goals: persistence, LLM calls, reading settings.
 """
 
@@ -20,8 +21,9 @@ from typing import Any
 
 from contextcore.budget import section_breakdown
 from contextcore.config import TIER_SCHEMES, ContextConfig
+from contextcore.conversation.exchanges import history_entry
 from contextcore.files import FileContext
-from contextcore.history.exchanges import drop_oldest_exchanges, history_entry
+from contextcore.layers import BudgetLayers
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import (
@@ -36,7 +38,7 @@ from contextcore.prompt.instructions import Instructions
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
 from contextcore.prompt.siderequest import SidePrefix
 from contextcore.prompt.stability import StabilityTracker, stability_items
-from contextcore.tokens import TokenCounter, count_image, provider_for_model
+from contextcore.tokens import TokenCounter, provider_for_model
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class PreparedPrompt:
     chunks: PromptChunks = field(repr=False)
 
 
-class ContextManager:
+class ContextManager(BudgetLayers):
     def __init__(
         self,
         facts: ModelFacts,
@@ -144,94 +146,6 @@ class ContextManager:
         """Repository map (symbols), file tree, reference text and metadata-pool lines."""
         self.repo_map, self.file_tree, self.reference = repo_map, file_tree, reference
         self.metadata = tuple(metadata)
-
-    # -- budgets and layers ---------------------------------------------------------------
-
-    @property
-    def compaction_trigger(self) -> int:
-        return self.config.compaction_trigger(self.facts.input_budget)
-
-    def should_compact(self) -> bool:
-        return (
-            self.config.compaction_enabled and self.history_token_count() > self.compaction_trigger
-        )
-
-    def emergency_truncate(self) -> int:
-        """Layer 2: past twice the trigger, drop the oldest whole exchanges down to the
-        trigger. Returns how many messages were dropped."""
-        if self.history_token_count() <= 2 * self.compaction_trigger:
-            return 0
-        kept = drop_oldest_exchanges(self._history, self.compaction_trigger, self.counter)
-        dropped = len(self._history) - len(kept)
-        if dropped:
-            self.set_history(kept)
-        return dropped
-
-    def estimate_prompt_tokens(
-        self, user_content: str = "", images: Sequence[ImageInput] = ()
-    ) -> int:
-        """Tokens of the request with today's content in the plain layout (no cache layout
-        overheads, no trimming): what layer 3 compares with the window."""
-        return self.estimate_breakdown(user_content, images)["total"]
-
-    def estimate_breakdown(
-        self, user_content: str = "", images: Sequence[ImageInput] = ()
-    ) -> dict[str, Any]:
-        """Tokens per section of everything selected, before any shedding (for the HUD)."""
-        assembler = self._assembler()
-        return assembler.breakdown(assembler.flat(self._inputs(user_content, images)))
-
-    def shed_files_if_needed(
-        self, user_content: str = "", images: Sequence[ImageInput] = ()
-    ) -> list[str]:
-        """Layer 3: while the estimate passes `shed_ratio` of the window, drop the largest
-        unpinned file. Returns the dropped paths (for the chat notice)."""
-        limit = self.config.shed_ratio * self.facts.estimate_window
-        if self._upper_bound_tokens(user_content, images) <= limit:
-            return []  # the common case, decided without assembling anything
-        estimate = self.estimate_prompt_tokens(user_content, images)
-        dropped: list[str] = []
-        by_size = sorted(
-            (p for p, _ in self.file_context.items() if p not in self.file_context.pinned),
-            key=lambda p: (-self.counter.count_text(self.file_context.get_content(p) or ""), p),
-        )
-        for path in by_size:
-            if estimate <= limit:
-                break
-            self.file_context.remove_file(path)
-            dropped.append(path)
-            estimate = self.estimate_prompt_tokens(user_content, images)
-        return dropped
-
-    def files_to_shed(self, user_content: str = "") -> list[str]:
-        """The files `prepare_request` would shed if sent now (layer 3, then the hard
-        cap), largest first; nothing changes. The picker and the HUD name them."""
-        if self._upper_bound_tokens(user_content, ()) <= self.facts.input_budget:
-            return []  # the common case: everything fits, even overestimated
-        with self.file_context.trial():
-            shed = self.shed_files_if_needed(user_content)
-            draft = Draft(self._inputs(user_content, ()), frozenset(self.file_context.pinned))
-            _, draft = self._builder().build(draft, None)
-            return shed + list(draft.shed)
-
-    def _upper_bound_tokens(self, user_content: str, images: Sequence[ImageInput]) -> int:
-        """A cheap overestimate of the plain layout: every text counted (from the cache),
-        plus generous framing per file and per message."""
-        count = self.counter.count_text
-        texts = [
-            self.config.system_prompt,
-            self.instructions.text(),
-            self.repo_map,
-            self.file_tree,
-            self.reference,
-            *self.metadata,
-            user_content,
-        ]
-        files = list(self.file_context.items())
-        total = sum(count(t) for t in texts if t) + sum(count(t) for _, t in files)
-        total += sum(count(str(m.get("content") or "")) for m in self._history)
-        total += sum(count_image(i.width, i.height, "anthropic") + 85 for i in images)
-        return total + 64 * len(files) + 16 * (len(self._history) + len(self.metadata)) + 512
 
     def get_token_budget(self) -> dict[str, Any]:
         preview = self.preview_request()

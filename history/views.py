@@ -15,7 +15,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from history import selectors, services
-from history.export import image_ref, session_to_jsonl, session_to_markdown, version_labels
+from history.interchange.export import (
+    image_ref,
+    session_to_jsonl,
+    session_to_markdown,
+    version_labels,
+)
 from history.models import Message, Session
 from history.search import SearchResults, search_messages
 

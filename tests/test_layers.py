@@ -1,7 +1,7 @@
 """The layout's rules, read from the source: who may import whom, and how big a room gets.
 
 Dependencies point one way: chat.web -> chat.turn -> chat.repo / chat.llm -> history ->
-contextcore (`acdc` wires everything and may import anything). chat.repo and chat.llm do
+contextcore (`acdc` wires everything and may import anything; nothing imports `acdc`). chat.repo and chat.llm do
 not know each other; litellm is reached from chat.llm only; contextcore imports no web
 stack at all. No import cycles, counting imports inside functions too; those are kept for
 heavy imports that must stay lazy.
@@ -123,11 +123,19 @@ def test_rooms_import_only_rooms_below_them():
             continue
         for target in targets:
             other = _room(target)
-            if other is None and target.startswith("acdc"):
-                continue  # the project's environment helpers (acdc.offline, acdc.env)
             allowed = other == room or (other is not None and RANKS[other] < RANKS[room])
             if not allowed:
                 offenders.append(f"{module} -> {target}")
+    assert offenders == []
+
+
+def test_the_apps_never_import_the_project_that_wires_them():
+    offenders = [
+        f"{found.module}: {found.target}"
+        for found in _all_imports()
+        if found.module.split(".")[0] in ("chat", "history", "contextcore")
+        and found.target.split(".")[0] == "acdc"
+    ]
     assert offenders == []
 
 

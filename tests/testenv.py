@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 
 configure_offline_environment()
 

@@ -1,6 +1,6 @@
 """litellm's bundled model map, read as the JSON file it is, without importing litellm.
 
-acdc runs litellm on its bundled copy of the map (`acdc.offline` sets
+acdc runs litellm on its bundled copy of the map (`chat.llm.environment` sets
 LITELLM_LOCAL_MODEL_COST_MAP), so the windows and prices the page shows can be read from
 that file: ~20 ms and a few MB, where importing litellm costs ~3 s and ~160 MB. A name
 the file holds as it is written, or as `provider/name` of an entry of that provider, is

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 from chat.llm.facts import REFERENCE_PRICES, model_facts
 from chat.llm.fake import DEFAULT_CHUNK_SIZE, FakeRequest, FakeScript, FakeStep, PrefixCache
 from chat.llm.report import render_report

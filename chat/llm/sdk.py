@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 
 _SETUP_LOCK = threading.Lock()
 

@@ -1,7 +1,7 @@
 """The model's edit tools, `edit_file` and `write_file`, offered only with ACDC_EDITS on.
 
-Their arguments are pydantic models like the context tools' (`chat.repo.tools`), so the
-schema the model is given and the check of what it sends cannot disagree. A call becomes an
+Their arguments are pydantic models like the context tools' (`chat.repo.tools.calls`), so
+the schema the model is given and the check of what it sends cannot disagree. A call becomes an
 `EditOp` (`contextcore.edits.op_from_tool`) and goes to `chat.repo.edits.applying.propose`:
 stored as a pending row (applied at once when the session's auto-apply is on), and the
 result says what happened in one short line per edit, or why it failed with the file's
@@ -19,18 +19,18 @@ from pydantic import Field
 
 from chat.repo import credentials, indexing, sessionsets
 from chat.repo.edits.applying import propose
-from chat.repo.tools import (
+from chat.repo.tools.calls import (
+    Arguments,
+    Text,
     ToolCall,
     ToolFailure,
     ToolResult,
-    _Arguments,
-    _call_id,
-    _display,
-    _function,
-    _plain_reason,
-    _Text,
     checked_arguments,
+    display,
+    function_spec,
+    plain_reason,
     record,
+    stored_call_id,
 )
 from contextcore.edits import EditArgsError, op_from_tool
 from contextcore.models import ModelFacts
@@ -40,21 +40,21 @@ log = logging.getLogger(__name__)
 _PATH = "path of the file relative to the repository root"
 
 
-class EditFileArguments(_Arguments):
-    path: _Text = Field(description=_PATH)
-    old_text: _Text = Field(
+class EditFileArguments(Arguments):
+    path: Text = Field(description=_PATH)
+    old_text: Text = Field(
         description="the exact current lines to replace, enough of them to match once"
     )
-    new_text: _Text = Field(description="the lines that replace them")
+    new_text: Text = Field(description="the lines that replace them")
     replace_all: bool = Field(False, description="replace every match instead of one")
 
 
-class WriteFileArguments(_Arguments):
-    path: _Text = Field(description=_PATH)
-    content: _Text = Field(description="the whole content of the file")
+class WriteFileArguments(Arguments):
+    path: Text = Field(description=_PATH)
+    content: Text = Field(description="the whole content of the file")
 
 
-_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
+_ARGUMENTS: dict[str, tuple[str, type[Arguments]]] = {
     "edit_file": (
         "Change a file: replace old_text with new_text. old_text must match the file's "
         "current text exactly once (quote enough surrounding lines), unless replace_all. "
@@ -67,7 +67,7 @@ _ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
         WriteFileArguments,
     ),
 }
-EDIT_TOOL_SPECS = [_function(name, text, args) for name, (text, args) in _ARGUMENTS.items()]
+EDIT_TOOL_SPECS = [function_spec(name, text, args) for name, (text, args) in _ARGUMENTS.items()]
 EDIT_TOOL_NAMES = tuple(_ARGUMENTS)
 
 TOOLS_INSTRUCTION = """
@@ -116,10 +116,10 @@ def run_edit_tool(
     """Carry out one edit call and record it as a toolcall object; never raises for bad
     input (a hostile argument fails the call, not the turn)."""
     repo = repo or sessionsets.repository()
-    result = ToolResult(_call_id(call.call_id), call.name, "ok", "")
+    result = ToolResult(stored_call_id(call.call_id), call.name, "ok", "")
     try:
         result.args = _arguments(call)
-        result.args_display = _display(call.name, {"path": result.args.get("path", "")})
+        result.args_display = display(call.name, {"path": result.args.get("path", "")})
         op = op_from_tool(call.name, result.args)
         outcome = propose(session, [op], repo=repo, turn_id=turn_id, call_id=result.call_id)
         result.output = outcome.text()
@@ -130,7 +130,7 @@ def run_edit_tool(
         result.status, result.output = "fail", f"Error: {exc}"
     except Exception as exc:  # a refusal nobody foresaw fails this call, not the turn
         log.exception("edit tool %r failed unexpectedly", call.name[:60])
-        result.status, result.output = "fail", f"Error: the tool failed: {_plain_reason(exc)}"
+        result.status, result.output = "fail", f"Error: the tool failed: {plain_reason(exc)}"
     result.output = credentials.tool_output(result.output)
     # The text is in the pending edit's row; the toolcall keeps the path.
     record(session, result, tool=result.name, args={"path": result.args.get("path", "")})
@@ -139,5 +139,3 @@ def run_edit_tool(
 
 def _arguments(call: ToolCall) -> dict:
     return checked_arguments(call.arguments, _ARGUMENTS[call.name][1])
-
-

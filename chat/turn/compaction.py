@@ -32,7 +32,7 @@ from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
 from chat.turn import checkpoints, outgoing, working
 from chat.turn.hud import COMPACTION_CASES, chat_tools
 from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
-from contextcore.history.compaction import (
+from contextcore.conversation.compaction import (
     CompactionConfig,
     CompactionPreview,
     HistoryCompaction,

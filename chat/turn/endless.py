@@ -24,8 +24,8 @@ from chat.llm.facts import DRY_RUN_MODEL
 from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
 from chat.turn import outgoing
 from chat.turn.compaction import side_prefix
-from contextcore.history import endless
-from contextcore.history.exchanges import group_exchanges
+from contextcore.conversation import endless
+from contextcore.conversation.exchanges import group_exchanges
 from contextcore.llm import Message as ChatMessage
 from contextcore.manager import ContextManager
 from contextcore.prompt.siderequest import SidePrefix

@@ -17,7 +17,7 @@ from typing import Any
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import facts_for, supports_tools, token_counter
 from chat.repo.edittools import with_edit_tools
-from chat.repo.tools import TOOL_SPECS
+from chat.repo.tools.context import TOOL_SPECS
 from contextcore.llm import Usage
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts

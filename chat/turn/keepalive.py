@@ -34,7 +34,7 @@ from chat.turn.session import (
     held,
     live_turn,
 )
-from contextcore.history.topics import log_ignored_tool_call
+from contextcore.conversation.topics import log_ignored_tool_call
 from contextcore.llm import LLMError, LLMRequest, ToolCallDelta, Usage, UsageReport
 from contextcore.models import ModelFacts
 from contextcore.prompt.cacherules import rules_for

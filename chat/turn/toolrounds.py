@@ -17,7 +17,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.repo import edittools, sessionsets
-from chat.repo.tools import ToolCall, ToolResult, run_tool
+from chat.repo.tools.calls import ToolCall, ToolResult
+from chat.repo.tools.context import run_tool
 from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
 from chat.turn.session import SessionContext
 from chat.turn.working import ToolRef

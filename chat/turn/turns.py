@@ -23,12 +23,11 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
 
-from acdc import dbfaults
 from chat.llm.runtime import llm_client
 from chat.repo.edits.replies import retry_request
 from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
-from chat.repo.tools import ToolCall
+from chat.repo.tools.calls import ToolCall
 from chat.turn import context, hud, outgoing, toolrounds
 from chat.turn.events import (
     HudUpdate,
@@ -52,7 +51,7 @@ from contextcore.llm import (
     Usage,
     UsageReport,
 )
-from history import services
+from history import dbfaults, services
 from history.ids import new_turn_id
 from history.images import ImageRejected, images_get, message_attach_images
 from history.models import Message, Session

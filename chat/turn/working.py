@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef
 
-from contextcore.history.exchanges import history_entry
+from contextcore.conversation.exchanges import history_entry
 from contextcore.llm import Message as ChatMessage
 from history.images import history_text, images_for_messages
 from history.models import Compaction, Message, MessageImage

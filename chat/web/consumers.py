@@ -18,7 +18,6 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from acdc import dbfaults
 from chat.repo import git, outlines, picker, sessionsets
 from chat.repo.watcher import WATCHERS
 from chat.turn import context
@@ -37,6 +36,7 @@ from chat.web.turnhost import (
     ended_frame,
     session_group,
 )
+from history import dbfaults
 from history.models import Session
 
 log = logging.getLogger(__name__)

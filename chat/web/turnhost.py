@@ -40,7 +40,6 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from acdc import dbfaults
 from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.branches.versions import BranchRefused, answered_or_restored, branch_out
@@ -59,6 +58,7 @@ from chat.web.conversation import RETRYABLE, render_conversation, render_session
 from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.frames import DeltaCoalescer, render_error
 from contextcore.edits.ops import EDIT_TOOLS
+from history import dbfaults
 from history.ids import new_turn_id
 from history.models import Message, Session
 

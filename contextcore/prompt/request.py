@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from contextcore.history.exchanges import window_history
+from contextcore.conversation.exchanges import window_history
 from contextcore.llm import Message
 from contextcore.models import ModelFacts
 from contextcore.prompt.appendonly import (

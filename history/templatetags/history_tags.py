@@ -8,7 +8,7 @@ from django import template
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from history.export import edit_lines as _edit_lines
+from history.interchange.export import edit_lines as _edit_lines
 
 register = template.Library()
 

@@ -27,7 +27,7 @@ SITE = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"), ROOT)
 SOURCES = {
     "contextcore/quality.py": ROOT / "contextcore/quality.py",
     "contextcore/objectview.py": ROOT / "contextcore/objectview.py",
-    "history/export.py": ROOT / "history/export.py",
+    "history/export.py": ROOT / "history/interchange/export.py",
     "django/utils/text.py": SITE / "django/utils/text.py",
     "django/utils/functional.py": SITE / "django/utils/functional.py",
     "django/utils/datastructures.py": SITE / "django/utils/datastructures.py",

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 from tests.bench.report import write_results
 
 DESCRIPTION = (

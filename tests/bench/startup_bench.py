@@ -45,7 +45,7 @@ WAIT_S = 600.0
 REPEATS = 3  # restarts of each kind; the table shows the median one
 LITELLM_IMPORT = (
     "import resource, time\n"
-    "from acdc.offline import configure_offline_environment\n"
+    "from chat.llm.environment import configure_offline_environment\n"
     "configure_offline_environment()\n"
     "before = resource.getrusage(resource.RUSAGE_SELF)\n"
     "import litellm\n"

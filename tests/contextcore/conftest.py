@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
 from contextcore.tokens import TokenCounter

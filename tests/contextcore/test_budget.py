@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from contextcore.history.exchanges import group_exchanges, window_history
+from contextcore.conversation.exchanges import group_exchanges, window_history
 from contextcore.models import ModelFacts
 
 SMALL = ModelFacts(name="small", max_input_tokens=8_000, max_output_tokens=1_000)

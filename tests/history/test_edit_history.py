@@ -10,8 +10,8 @@ import pytest
 from django.conf import settings
 
 from history import selectors, services
-from history.export import session_to_jsonl, session_to_markdown
-from history.importer import import_history
+from history.interchange.export import session_to_jsonl, session_to_markdown
+from history.interchange.importer import import_history
 from history.models import Message
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from history import selectors, services
-from history.export import image_ref, session_to_jsonl, session_to_markdown
+from history.interchange.export import image_ref, session_to_jsonl, session_to_markdown
 
 pytestmark = pytest.mark.django_db
 

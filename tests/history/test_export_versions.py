@@ -10,7 +10,7 @@ from django.conf import settings
 from django.test import Client
 
 from history import selectors, services
-from history.export import session_to_jsonl, session_to_markdown
+from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.models import Message
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from history import importer
-from history.importer import import_history
+from history.interchange.importer import import_history
+from history.interchange.lines import MAX_LINE_BYTES
 from history.models import Message, Session
 
 pytestmark = pytest.mark.django_db
@@ -91,7 +91,7 @@ def test_every_bad_line_in_one_file_is_named_under_its_reason(tmp_path):
 
 
 def test_a_line_over_the_size_limit_is_read_past_and_skipped(tmp_path):
-    enormous = _bad(content=json.dumps("x" * (importer.MAX_LINE_BYTES + 10)))
+    enormous = _bad(content=json.dumps("x" * (MAX_LINE_BYTES + 10)))
     report = import_history(_write(tmp_path, [_good(1), enormous, _good(3)]), repository="/repo")
     assert report.skipped == {"longer than 32 MiB": [2]}
     assert _stored() == ["good-1", "good-3"]

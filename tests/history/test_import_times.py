@@ -12,7 +12,7 @@ from django.apps import apps as django_apps
 from django.conf import settings
 
 from history import selectors, services
-from history.importer import import_history
+from history.interchange.importer import import_history
 from history.models import Session
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +61,7 @@ def test_an_imported_session_spans_its_messages_times(tmp_path):
 
 
 def test_a_session_split_over_batches_spans_all_of_them(tmp_path, monkeypatch):
-    monkeypatch.setattr("history.importer.BATCH", 1)
+    monkeypatch.setattr("history.interchange.importer.BATCH", 1)
     _import(tmp_path, OLD_HISTORY)
     old_b = Session.objects.get(pk="sess_old_b")
     assert old_b.created_at == DAYS_AGO + timedelta(minutes=60)

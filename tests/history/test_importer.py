@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PIL import Image as PILImage
 
-from history.importer import import_history
+from history.interchange.importer import import_history
 from history.models import Message, Session
 
 pytestmark = pytest.mark.django_db
@@ -113,7 +113,7 @@ def test_progress_is_reported_to_the_end(tmp_path):
 
 
 def test_an_exported_sessions_mentions_come_back_and_malformed_ones_are_left_out(tmp_path):
-    from history.export import session_to_jsonl
+    from history.interchange.export import session_to_jsonl
 
     kept = [
         {"kind": "file", "path": "docs/a: café.md", "symbol": "", "line": 0},

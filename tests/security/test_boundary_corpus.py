@@ -22,8 +22,8 @@ from chat.llm.fake import FakeStep
 from chat.repo import picker, sessionsets, watcher
 from chat.turn import context
 from chat.turn.turns import run_turn
-from history.export import session_to_jsonl, session_to_markdown
-from history.models import Message, ObjectVersion
+from history.interchange.export import session_to_jsonl, session_to_markdown
+from history.models import Message, ObjectVersion, Session
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -193,7 +193,7 @@ async def _ignore(event) -> None:
 
 @pytest.mark.parametrize("path", [".env", "./.env", "id_rsa", "server.pem/"])
 def test_a_secret_needs_the_persons_confirmation(corpus, path):
-    session = sessionsets.Session.objects.create(repository=str(settings.ACDC_REPO))
+    session = Session.objects.create(repository=str(settings.ACDC_REPO))
     problems, _ = context._set_selection(session.id, (path,))
     assert problems == [f"{path} looks like a secret; confirm to send it to the model provider"]
     assert sessionsets.active_paths(session) == []
@@ -204,7 +204,7 @@ def test_a_secret_needs_the_persons_confirmation(corpus, path):
 
 
 def test_the_pin_endpoint_pins_a_secret_only_when_confirmed(corpus, client):
-    session = sessionsets.Session.objects.create(repository=str(settings.ACDC_REPO))
+    session = Session.objects.create(repository=str(settings.ACDC_REPO))
     url = f"/s/{session.id}/files/pin/"
     refused = client.post(url, {"path": ".env", "pinned": "true"})
     assert refused.status_code == 400 and "looks like a secret" in refused.json()["error"]

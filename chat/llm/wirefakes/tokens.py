@@ -14,7 +14,7 @@ import functools
 import json
 from typing import Any
 
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 
 IMAGE_TOKENS = 1_600  # about what Anthropic documents for a 1092x1092 image
 _IMAGE_TYPES = ("image", "image_url")

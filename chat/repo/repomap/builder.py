@@ -1,22 +1,17 @@
-"""The repository map of one repository: files read through the boundary, symbols cached.
+"""The repository map of one repository: ranked, fitted to its budget, in two parts.
 
-`RepoMaps.build` lists the repository once (git's listing, the boundary's screen: internal
-and secret-shaped files are never read and never named), parses each source file whose
-(size, mtime, ctime) changed since the last look, and keeps its symbols by the sha256 of its bytes
-(the picker's token counts use the same hash), in memory and on disk (`store`: a restart
-parses only what changed), so an unchanged file is never parsed twice. While a file
-watcher runs (`heard`), a build looks only at the files it heard change and keeps the
-listing unless a path came or went; without one, every build lists and stats every file.
-The map comes in two parts: `main`, ranked towards the selected and pinned files, which
-changes only when files or the selection change (it sits in the cached prefix), and
-`focus`, ranked towards identifiers named in recent messages, sent after the history. Files
-over the size cap, binary files and other languages appear by path only. Non-goals: where
-the texts go in the prompt (contextcore), rendering.
+`RepoMaps` is the symbol cache (`symbolcache`) that also builds maps: `build` takes the
+current symbols, updates the reference graph from the paths changed since its last
+version, ranks it towards the selected and pinned files and fits the `main` part to the
+budget; that part changes only when files or the selection change (it sits in the cached
+prefix). `focus`, ranked towards identifiers named in recent messages, is sent after the
+history. Files over the size cap, binary files and other languages appear by path only.
+`warm_in_background` makes the first build at start-up. Non-goals: where the texts go in
+the prompt (contextcore), reading and parsing files (`symbolcache`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -29,10 +24,9 @@ from pathlib import Path
 from chat.repo import boundary, git
 from chat.repo.repomap import render
 from chat.repo.repomap.graph import Graph, GraphIndex, initial_tiers, pagerank
-from chat.repo.repomap.heard import Heard, Plan, Versions, came_or_went
-from chat.repo.repomap.parallel import Parsing, default_workers, parse_bytes
-from chat.repo.repomap.store import Row, SymbolStore
-from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of
+from chat.repo.repomap.store import SymbolStore
+from chat.repo.repomap.symbolcache import SymbolCache, inside
+from chat.repo.repomap.symbols import FileSymbols, language_of
 from contextcore.files import DEFAULT_SIZE_CAP
 
 MAX_TOKENS = 8000
@@ -63,22 +57,9 @@ class RepoMap:
     tiers: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
-class _Looked:
-    listing: list[str]  # git's, sorted
-    listed: frozenset[str]  # the same, to look paths up
-    screened: boundary.Screened
-    symbols: dict[str, FileSymbols]  # never changed once kept: a build copies it
-
-
-@dataclass(frozen=True)
-class _Seen:
-    stamp: tuple[int, int, int]  # size, mtime, ctime (a copy that keeps mtime changes it)
-    sha256: str
-
-
-class RepoMaps:
-    """Process-wide symbol caches; one per server, shared by every session."""
+class RepoMaps(SymbolCache):
+    """Process-wide symbol caches and the maps built from them; one per server, shared by
+    every session."""
 
     def __init__(
         self,
@@ -86,24 +67,12 @@ class RepoMaps:
         workers: int | None = None,
         store: SymbolStore | None = None,
     ) -> None:
-        self.size_cap = size_cap
-        self.workers = default_workers() if workers is None else workers
-        self.store = store  # symbols on disk, read once per root, added to after each look
-        self._stored: set[str] = set()  # roots whose stored symbols were read
-        self._unsaved: list[Row] = []
-        self._seen: dict[tuple[str, str], _Seen] = {}
-        self._symbols: dict[str, FileSymbols] = {}  # sha256 -> symbols
-        self._lock = threading.Lock()
-        self._symbols_lock = threading.Lock()  # one listing and parse at a time
+        super().__init__(size_cap, workers, store)
         self._warming: set[str] = set()
         self._build_lock = threading.Lock()  # the graph index and the memo, per build
         self._graphs: dict[str, tuple[GraphIndex, int]] = {}  # root -> (index, version)
-        self._versions: dict[str, Versions] = {}
         self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
         self._ranks: dict[str, tuple] = {}  # root -> (selection, files, rank, edits since)
-        self._screens: dict[str, tuple] = {}  # root -> (listing key, boundary.Screened)
-        self._looked: dict[str, _Looked] = {}  # root -> what the last build looked at
-        self.heard = Heard()  # what the file watcher told of each repository since
 
     def warm_in_background(self, root: Path) -> threading.Thread:
         """At start-up: parse the repository and build its graph in a thread (workers at
@@ -142,183 +111,6 @@ class RepoMaps:
         """Whether the start-up build of `root`'s map is still running."""
         with self._lock:
             return str(Path(root).resolve()) in self._warming
-
-    def symbols(self, root: Path, nice: int = 0) -> tuple[dict[str, FileSymbols], int]:
-        """Symbols of every file the map may name (path-only files have none), and how
-        many were parsed now. One build at a time: a second finds the first one's."""
-        symbols, parsed, _ = self._versioned(root, nice)
-        return symbols, parsed
-
-    def _versioned(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int, int]:
-        """`symbols`, and their version number (see `Versions`)."""
-        root = Path(root).resolve()
-        with self._symbols_lock:
-            symbols, parsed = self._symbols_of(root, nice)
-            return symbols, parsed, self._versions[str(root)].number
-
-    def _symbols_of(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int]:
-        self._read_stored(str(root))
-        plan = self.heard.plan(root, cached=str(root) in self._looked)
-        try:
-            if plan.full:
-                return self._look_at_all(root, nice)
-            return self._look_again(root, plan, nice)
-        except BaseException:
-            self.heard.distrust(root)  # the dirty paths were taken: look at all next time
-            raise
-        finally:
-            self._save()
-
-    def _read_stored(self, root: str) -> None:
-        """The stored stamps and symbols of `root`, into the memory cache, once."""
-        if self.store is None or root in self._stored:
-            return
-        self._stored.add(root)
-        stamps, found = self.store.load(root)
-        with self._lock:
-            self._symbols.update(found)
-            self._seen.update({(root, path): _Seen(*known) for path, known in stamps.items()})
-
-    def _save(self) -> None:
-        """What the last look learnt (new stamps, new symbols), to the store."""
-        with self._lock:
-            unsaved, self._unsaved = self._unsaved, []
-        if self.store is not None and unsaved:
-            self.store.save(unsaved)
-
-    def _look_at_all(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int]:
-        listing = git.list_files(root).paths
-        screened = self._screened(root, listing)
-        result: dict[str, FileSymbols] = {}
-        paths = [p for p in screened.kept if p not in screened.locked]
-        parsed = self._gather(root, result, paths, nice)
-        self._keep(root, _Looked(listing, frozenset(listing), screened, result), None)
-        return dict(result), parsed
-
-    def _look_again(self, root: Path, plan: Plan, nice: int) -> tuple[dict[str, FileSymbols], int]:
-        """Only the paths the watcher named; the listing again when one came or went."""
-        last = self._looked[str(root)]
-        listing, listed = last.listing, last.listed
-        if plan.relist or came_or_went(root, listing, listed, plan.dirty):
-            listing = git.list_files(root).paths
-            listed = frozenset(listing)
-        screened = self._screened(root, listing)
-        before = last.symbols
-        if screened is last.screened:
-            result = dict(before)
-            look = [p for p in sorted(plan.dirty) if p in result]
-            changed = set(look)
-        else:
-            result, look = {}, []
-            for path in screened.kept:
-                if path in screened.locked:
-                    continue
-                if path in before and path not in plan.dirty:
-                    result[path] = before[path]
-                else:
-                    result[path] = NO_SYMBOLS
-                    look.append(path)
-            changed = {*look, *(before.keys() - result.keys())}
-        parsed = self._gather(root, result, look, nice)
-        self._keep(root, _Looked(listing, listed, screened, result), changed)
-        return dict(result), parsed
-
-    def _keep(self, root: Path, looked: _Looked, changed: set[str] | None) -> None:
-        """The build's look for the next one, and a new version when symbols changed
-        (compared only at the `changed` paths when they are known)."""
-        last = self._looked.get(str(root))
-        old = last.symbols if last else {}
-        candidates = old.keys() | looked.symbols.keys() if changed is None else changed
-        edited = [p for p in candidates if old.get(p) is not looked.symbols.get(p)]
-        self._versions.setdefault(str(root), Versions()).record(edited)
-        self._looked[str(root)] = looked
-        if last is None or looked.listed is not last.listed:
-            self.heard.listed(root, looked.listed)
-
-    def _gather(
-        self, root: Path, result: dict[str, FileSymbols], paths: list[str], nice: int
-    ) -> int:
-        """Each path's symbols into `result` (cached, or parsed now); how many were parsed."""
-        pending: dict[str, _Seen] = {}
-
-        def done(path: str, found: FileSymbols) -> None:
-            result[path] = self._remember(root, path, pending.pop(path), found)
-
-        parsing = Parsing(self.size_cap, self.workers, done, nice)
-        for path in paths:
-            looked = self._look(root, path)
-            if isinstance(looked, FileSymbols):
-                result[path] = looked
-            else:
-                result[path] = NO_SYMBOLS  # keeps the listing's order while parsing
-                pending[path] = looked[1]
-                parsing.add(path, looked[0])
-        return parsing.finish()
-
-    def _screened(self, root: Path, paths: list[str]) -> boundary.Screened:
-        """The boundary's judgement of the listing, judged again only when the listing,
-        the secret patterns or the repository's ignore file change."""
-        ignore = root / boundary.IGNORE_FILE
-        stamp = ignore.stat().st_mtime_ns if ignore.exists() else 0
-        key = (tuple(paths), stamp, boundary.secret_patterns())
-        with self._lock:
-            memo = self._screens.get(str(root))
-        if memo is not None and memo[0] == key:
-            return memo[1]
-        screened = boundary.screen(paths, root=root)
-        with self._lock:
-            self._screens[str(root)] = (key, screened)
-        return screened
-
-    def file_symbols(self, root: Path, path: str) -> tuple[FileSymbols, bool]:
-        """One file's symbols (from the cache when its bytes are known) and whether it
-        was parsed now. The caller has judged `path` against the boundary."""
-        looked = self._look(root, path)
-        if isinstance(looked, FileSymbols):
-            return looked, False
-        raw, seen = looked
-        found = self._remember(root, path, seen, parse_bytes(path, raw, self.size_cap))
-        self._save()
-        return found, True
-
-    def _look(self, root: Path, path: str) -> FileSymbols | tuple[bytes, _Seen]:
-        """The file's symbols when they are known (or it has none to find), else its
-        bytes to parse, with their stamp and hash."""
-        if not language_of(path):
-            return NO_SYMBOLS
-        full = os.path.join(root, path)  # no Path objects: this runs for every listed file
-        try:
-            info = os.stat(full)
-        except OSError:
-            return NO_SYMBOLS
-        stamp = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        key = (str(root), path)
-        with self._lock:
-            seen = self._seen.get(key)
-            if seen and seen.stamp == stamp and seen.sha256 in self._symbols:
-                return self._symbols[seen.sha256]
-        if info.st_size > self.size_cap or not _inside(root, full):
-            return NO_SYMBOLS
-        try:
-            with open(full, "rb") as handle:
-                raw = handle.read()
-        except OSError:
-            return NO_SYMBOLS
-        sha = hashlib.sha256(raw).hexdigest()
-        with self._lock:
-            cached = self._symbols.get(sha)
-            if cached is not None:  # the same bytes under another name or stamp
-                self._seen[key] = _Seen(stamp, sha)
-                self._unsaved.append((str(root), path, stamp, sha, None))
-                return cached
-        return raw, _Seen(stamp, sha)
-
-    def _remember(self, root: Path, path: str, seen: _Seen, found: FileSymbols) -> FileSymbols:
-        with self._lock:
-            self._symbols[seen.sha256] = found
-            self._seen[(str(root), path)] = seen
-            self._unsaved.append((str(root), path, seen.stamp, seen.sha256, found))
-        return found
 
     def build(
         self,
@@ -396,12 +188,6 @@ class RepoMaps:
         return rank, False
 
 
-def _inside(root: Path, full: str) -> bool:
-    """No symlink out of the repository (checked when a file is read, not on each look)."""
-    real = os.path.realpath(full)
-    return real.startswith(str(root) + os.sep)
-
-
 def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str:
     """Definitions of identifiers the recent messages name, from files neither in `main`
     nor in the context; the named definitions first, then by the main map's ranking."""
@@ -437,7 +223,7 @@ def outline(root: Path, path: str, maps: RepoMaps = MAPS) -> str:
         raise ValueError(f"{name}: the filesystem refuses this path ({reason})") from None
     if not is_file:
         raise ValueError(f"{name}: no such file")
-    if not _inside(root, os.path.join(root, path)):
+    if not inside(root, os.path.join(root, path)):
         raise ValueError(f"{name}: outside the repository")
     found, _ = maps.file_symbols(root, path)
     return render.outline_text(path, found)

@@ -13,8 +13,8 @@ import pytest
 
 from chat.llm import sdk
 from chat.llm.facts import model_facts
-from chat.repo.tools import TOOL_SPECS
-from contextcore.history.topics import side_request
+from chat.repo.tools.context import TOOL_SPECS
+from contextcore.conversation.topics import side_request
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.prompt.cacherules import rules_for
 from contextcore.prompt.cachesim import CacheSimulator

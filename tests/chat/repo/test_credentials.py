@@ -10,7 +10,8 @@ import pytest
 from chat.repo import credentials, indexing
 from chat.repo.repomap import builder
 from chat.repo.repomap.builder import RepoMaps
-from chat.repo.tools import ToolCall, run_tool
+from chat.repo.tools.calls import ToolCall
+from chat.repo.tools.context import run_tool
 from contextcore.tokens import TokenCounter
 from history.models import ContentObject
 

@@ -9,7 +9,7 @@ import pytest
 from chat.repo import edittools
 from chat.repo.edits import disk
 from chat.repo.edits.applying import accept, reject
-from chat.repo.tools import ToolCall
+from chat.repo.tools.calls import ToolCall
 from chat.repo.watcher import RepositoryWatcher
 from history import edits
 from history.models import ContentObject, PendingEdit

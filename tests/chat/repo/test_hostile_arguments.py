@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from chat.repo import tools
-from chat.repo.tools import TOOL_NAMES, ToolCall, run_tool
+from chat.repo.tools import context as tools
+from chat.repo.tools.calls import ToolCall
+from chat.repo.tools.context import TOOL_NAMES, run_tool
 from history.models import ContentObject
 
 pytestmark = pytest.mark.django_db

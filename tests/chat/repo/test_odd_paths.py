@@ -16,7 +16,8 @@ import pytest
 from chat.repo import sessionsets
 from chat.repo.git import IgnoreRules, shown
 from chat.repo.repomap.builder import RepoMaps
-from chat.repo.tools import SET_TOOLS, ToolCall, run_tool
+from chat.repo.tools.calls import ToolCall
+from chat.repo.tools.context import SET_TOOLS, run_tool
 from contextcore.tokens import TokenCounter
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 from chat.repo.repomap import builder, engine, parallel
 from chat.repo.repomap.builder import RepoMaps, map_budget
 from chat.repo.repomap.graph import GraphIndex, build_graph, ordered_files, pagerank

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from acdc.offline import configure_offline_environment
+from chat.llm.environment import configure_offline_environment
 from chat.repo.repomap.builder import RepoMaps
 from chat.repo.repomap.store import FILE_NAME, SymbolStore
 from contextcore.tokens import TokenCounter

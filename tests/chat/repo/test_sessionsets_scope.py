@@ -10,7 +10,8 @@ import pytest
 from chat.repo import sessionsets
 from chat.repo.indexing import record_toolcall
 from chat.repo.sessionsets import SetsError
-from chat.repo.tools import ToolCall, run_tool
+from chat.repo.tools.calls import ToolCall
+from chat.repo.tools.context import run_tool
 from history import services
 from history.models import SessionObject
 

@@ -10,7 +10,8 @@ import pytest
 
 from chat.llm.runtime import supports_tools
 from chat.repo import sessionsets
-from chat.repo.tools import MAX_STUBS, TOOL_NAMES, TOOL_SPECS, ToolCall, run_tool
+from chat.repo.tools.calls import ToolCall
+from chat.repo.tools.context import MAX_STUBS, TOOL_NAMES, TOOL_SPECS, run_tool
 from history.models import ContentObject, SessionObject
 
 pytestmark = pytest.mark.django_db
@@ -173,10 +174,11 @@ def test_symlinks_out_of_the_repository_and_device_files_are_refused(session, re
 
 
 def test_a_catastrophic_pattern_is_stopped(session, repo, root, monkeypatch):
-    import chat.repo.tools
+    import chat.repo.tools.context
 
     (root / "evil.txt").write_text("a" * 5000 + "!\n")
-    monkeypatch.setattr(chat.repo.tools, "GREP_SECONDS", 0.001)  # any search now counts as slow
+    # any search now counts as slow
+    monkeypatch.setattr(chat.repo.tools.context, "GREP_SECONDS", 0.001)
     result = call(session, repo, "grep", pattern="(a+)+$")
     assert result.status == "fail" and "took longer than" in result.output
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from chat.repo.tools import ToolCall, run_tool
+from chat.repo.tools.calls import ToolCall
+from chat.repo.tools.context import run_tool
 from history import services
 from history.models import SessionObject
 

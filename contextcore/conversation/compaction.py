@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextcore.history.exchanges import group_exchanges
-from contextcore.history.topics import (
+from contextcore.conversation.exchanges import group_exchanges
+from contextcore.conversation.topics import (
     INDEX_CHARS,
     SAFE_BOUNDARY,
     SidePrefix,

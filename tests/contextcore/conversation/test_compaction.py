@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from contextcore.history.compaction import (
+from contextcore.conversation.compaction import (
     SUMMARY_ACK,
     CompactionConfig,
     CompactionPlan,
@@ -11,10 +11,10 @@ from contextcore.history.compaction import (
     summary_messages,
     verbatim_start,
 )
-from contextcore.history.topics import TopicDetector
+from contextcore.conversation.topics import TopicDetector
 from contextcore.llm import LLMError
 from contextcore.manager import ContextConfig, ContextManager
-from tests.contextcore.history.test_topics import HANG, ScriptedClient, answer
+from tests.contextcore.conversation.test_topics import HANG, ScriptedClient, answer
 
 # Each exchange is 128 tokens: ten of them (1280) pass the 1000-token trigger, and the
 # 300-token verbatim window holds the last two (messages 16 to 19).

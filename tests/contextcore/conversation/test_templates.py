@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from contextcore.history.templates import (
+from contextcore.conversation.templates import (
     BUILTIN_DIR,
     TemplateError,
     list_templates,

@@ -8,7 +8,7 @@ user/assistant pair, not seed 004's system message: providers hoist system messa
 top (Anthropic, Gemini) or reject them mid-conversation (some local servers), which would put
 a text that changes every turn into the cached system prompt. Invariant: nothing here raises
 for a model or template failure -- the view comes back `failed` and the caller fails open.
-Templates live in `contextcore.history.templates`; the names the chat uses are re-exported.
+Templates live in `contextcore.conversation.templates`; the names the chat uses are re-exported.
 Given the chat's cached prefix (`SidePrefix`: the previous request up to its last
 breakpoint), the manager request reuses it when reading it costs less than sending the
 runs fresh: the messages it already holds (the earlier summary, the runs passed through)
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from contextcore.history.compaction import fit_to_budget
-from contextcore.history.exchanges import group_exchanges
-from contextcore.history.templates import (
+from contextcore.conversation.compaction import fit_to_budget
+from contextcore.conversation.exchanges import group_exchanges
+from contextcore.conversation.templates import (
     Template,
     TemplateError,
     TemplateInfo,
@@ -36,7 +36,7 @@ from contextcore.history.templates import (
     render_template,
     resolve_template,
 )
-from contextcore.history.topics import (
+from contextcore.conversation.topics import (
     INDEX_CHARS,
     SidePrefix,
     format_messages,

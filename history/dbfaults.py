@@ -7,7 +7,8 @@ of reach) into that line; anything else is left to be a traceback, since it is a
 still holds data (opening it would delete the log), and says so when it starts a new
 history in an empty file. `lock_holders` names the other processes holding the SQLite
 file's locks, from /proc/locks, else those with it open (/proc/*/fd): the turn's message
-for a locked database uses it too. Only the standard library and Django here.
+for a locked database uses it too. Only the standard library and Django here; it sits in
+history, the room that owns the database, so the turn, the socket and the CLI all reach it.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ A template is `<repo>/.acdc/templates/NAME.md` if that exists, else the built-in
 stays inside its folder (no symlink out); its first fenced ```json block, if any, is its
 contract and must be an object. Every refusal is a `TemplateError` whose message the user
 can read. Rendering fills `{name}` placeholders and touches no other brace.
-Non-goals: what the placeholders hold and asking the model (`contextcore.history.endless`).
+Non-goals: what the placeholders hold and asking the model (`contextcore.conversation.endless`).
 """
 
 from __future__ import annotations

@@ -9,11 +9,10 @@ a valid regular expression that finishes within `GREP_SECONDS`. `read_file` runs
 indexing and activates the file; paths that `list_files` and `grep` mention become
 discovery stubs (`[unread]` in the metadata pool). `activate`, `deactivate`, `pin` and
 `unpin` change the session's sets through `chat.repo.sessionsets`, the same functions the
-file picker uses. Every call ends as a `ToolResult`; a bad call is a "fail" result whose
-text tells the model what was wrong, and the turn goes on. A tool's arguments are a pydantic
-model, and the JSON schema the model is given is generated from it, so the two cannot
-disagree. Each call is recorded as a `toolcall` object (§5.7). Synchronous ORM code: the
-turn calls it from a thread.
+file picker uses. Every call ends as a `ToolResult` (`chat.repo.tools.calls`, shared with
+the edit tools); a bad call is a "fail" result whose text tells the model what was wrong,
+and the turn goes on. Each call is recorded as a `toolcall` object (§5.7). Synchronous ORM
+code: the turn calls it from a thread.
 
 Non-goals: the loop that calls the model again (chat.turn.turns), rendering (templates).
 """
@@ -21,23 +20,32 @@ Non-goals: the loop that calls the model again (chat.turn.turns), rendering (tem
 from __future__ import annotations
 
 import fnmatch
-import json
 import logging
 import os
 import re
-import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
-from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError
+from pydantic import Field
 
 from chat.repo import boundary, credentials, git, indexing, outlines, sessionsets
 from chat.repo.repomap import builder as repomap
+from chat.repo.tools.calls import (
+    Arguments,
+    Text,
+    ToolCall,
+    ToolFailure,
+    ToolResult,
+    checked_arguments,
+    display,
+    function_spec,
+    plain_reason,
+    record,
+    stored_call_id,
+)
 from history.models import Session
 
+log = logging.getLogger(__name__)
 MAX_OUTPUT_CHARS = 20_000
 MAX_LIST_LINES = 500
 MAX_GREP_LINES = 200
@@ -45,46 +53,26 @@ MAX_STUBS = 200
 MAX_PATTERN_CHARS = 500
 GREP_SECONDS = 5.0
 SET_TOOLS = ("activate", "deactivate", "pin", "unpin")
-
-
-def _tool_text(text: str) -> str:
-    """Text that can be stored and sent back: no NUL, no lone surrogates."""
-    if "\0" in text:  # refused before it is stored: PostgreSQL text cannot hold it
-        raise PydanticCustomError("nul", "contains a NUL byte")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise PydanticCustomError("utf8", "is not valid UTF-8 text") from None
-    return text
-
-
 _PATH = "path relative to the repository root"
 _ID = "an object id from the context list, or a file path"
-_Text = Annotated[str, AfterValidator(_tool_text)]
 
 
-class _Arguments(BaseModel):
-    """A tool's arguments: text only, exactly the declared names (the schema says the same)."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+class ReadFileArguments(Arguments):
+    path: Text = Field(description=_PATH)
 
 
-class ReadFileArguments(_Arguments):
-    path: _Text = Field(description=_PATH)
+class ListFilesArguments(Arguments):
+    path: Text = Field(".", description="folder relative to the repository root; . for all")
+    pattern: Text = Field("", description="glob on the file name or path")
 
 
-class ListFilesArguments(_Arguments):
-    path: _Text = Field(".", description="folder relative to the repository root; . for all")
-    pattern: _Text = Field("", description="glob on the file name or path")
+class GrepArguments(Arguments):
+    pattern: Text = Field(description="regular expression")
+    path: Text = Field(".", description="file or folder to search; . for all")
 
 
-class GrepArguments(_Arguments):
-    pattern: _Text = Field(description="regular expression")
-    path: _Text = Field(".", description="file or folder to search; . for all")
-
-
-class ObjectArguments(_Arguments):
-    id: _Text = Field(description=_ID)
+class ObjectArguments(Arguments):
+    id: Text = Field(description=_ID)
 
 
 class ActivateArguments(ObjectArguments):
@@ -94,29 +82,7 @@ class ActivateArguments(ObjectArguments):
     )
 
 
-class _ToolSchema(GenerateJsonSchema):
-    """JSON schema as a provider wants it: no titles, the description lives on the function."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
-
-    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
-        generated = super().generate(schema, mode)
-        generated.pop("title", None)
-        generated.pop("description", None)
-        generated.setdefault("required", [])
-        return generated
-
-
-def _function(name: str, description: str, arguments: type[_Arguments]) -> dict:
-    parameters = arguments.model_json_schema(schema_generator=_ToolSchema)
-    return {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": parameters},
-    }
-
-
-_TOOLS_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
+_TOOLS_ARGUMENTS: dict[str, tuple[str, type[Arguments]]] = {
     "read_file": (
         "Read a text file of the repository. It also becomes active: its current content "
         "stays in your context on later turns until you deactivate it.",
@@ -152,91 +118,31 @@ _TOOLS_ARGUMENTS: dict[str, tuple[str, type[_Arguments]]] = {
     ),
     "unpin": ("Remove a pin.", ObjectArguments),
 }
-log = logging.getLogger(__name__)
 TOOL_SPECS: list[dict[str, Any]] = [
-    _function(name, description, arguments)
+    function_spec(name, description, arguments)
     for name, (description, arguments) in _TOOLS_ARGUMENTS.items()
 ]
 TOOL_NAMES = tuple(spec["function"]["name"] for spec in TOOL_SPECS)
 
 
-class ToolFailure(Exception):
-    """A call that cannot be carried out; the message goes back to the model."""
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    call_id: str
-    name: str
-    arguments: str  # raw JSON text as the model produced it
-
-
-@dataclass
-class ToolResult:
-    call_id: str
-    name: str
-    status: str  # "ok" | "fail"
-    output: str
-    args: dict[str, Any] = field(default_factory=dict)
-    args_display: str = ""
-    object_id: str = ""  # the toolcall object recording this call
-    file_refs: list[str] = field(default_factory=list)
-    changed_paths: list[str] = field(default_factory=list)  # files whose sets changed
-
-
 def run_tool(session: Session, call: ToolCall, repo: indexing.Repository | None = None):
     """Carry out one call and record it as a toolcall object; never raises for bad input."""
     repo = repo or sessionsets.repository()
-    result = ToolResult(_call_id(call.call_id), call.name, "ok", "")
+    result = ToolResult(stored_call_id(call.call_id), call.name, "ok", "")
     try:
         result.args = _arguments(call)
-        result.args_display = _display(call.name, result.args)
+        result.args_display = display(call.name, result.args)
         _TOOLS[call.name](session, repo, result)
     except ToolFailure as exc:
         result.status, result.output = "fail", f"Error: {exc}"
     except Exception as exc:  # a bug or a refusal nobody foresaw fails this call, not the turn
         log.exception("tool %r failed unexpectedly", call.name[:60])
-        result.status, result.output = "fail", f"Error: the tool failed: {_plain_reason(exc)}"
+        result.status, result.output = "fail", f"Error: the tool failed: {plain_reason(exc)}"
         result.file_refs, result.changed_paths = [], []
     result.output = credentials.tool_output(result.output)  # recorded and sent redacted
     tool = call.name if call.name in _TOOLS else "unknown"
     record(session, result, tool=tool, args=result.args)
     return result
-
-
-def record(session: Session, result: ToolResult, *, tool: str, args: dict) -> None:
-    """Store `result` as the session's toolcall object (`result.object_id` names it)."""
-    fields = {
-        "tool": tool,
-        "args": args,
-        "status": result.status,
-        "output": result.output,
-        "args_display": result.args_display or None,
-        "file_refs": result.file_refs or None,
-    }
-    try:
-        stored = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
-    except indexing.IndexingError:  # a model that repeats a call id: keep both calls
-        result.call_id = f"{result.call_id}-{uuid.uuid4().hex[:6]}"
-        stored = indexing.record_toolcall(session=session, call_id=result.call_id, **fields)
-    result.object_id = stored.object.id
-
-
-def _plain_reason(exc: Exception) -> str:
-    """An unexpected exception in a few words: the OS's reason when it gave one."""
-    reason = str(getattr(exc, "strerror", None) or exc).strip()
-    return (reason.splitlines()[0] if reason else type(exc).__name__)[:200]
-
-
-def _call_id(given: str) -> str:
-    """The model's call id when it can be stored and sent back as it is, else a new one
-    (round_messages pairs the call and its result by the id kept here)."""
-    if given and len(given) <= 200 and _ID_CHARACTERS.fullmatch(given):
-        return given
-    return f"call_{uuid.uuid4().hex[:12]}"
-
-
-_ID_CHARACTERS = re.compile(r"[\x21-\x7e]+")
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:
@@ -246,40 +152,6 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
             f"there is no tool {call.name[:60]!r}; use one of {', '.join(TOOL_NAMES)}"
         )
     return checked_arguments(call.arguments, _TOOLS_ARGUMENTS[call.name][1], exclude_unset=True)
-
-
-def checked_arguments(
-    raw: str, model: type[_Arguments], *, exclude_unset: bool = False
-) -> dict[str, Any]:
-    """A call's raw JSON arguments once `model` accepts them; ToolFailure says why not."""
-    try:
-        args = json.loads(raw or "{}")
-    except (json.JSONDecodeError, RecursionError):
-        raise ToolFailure("the arguments are not valid JSON") from None
-    if not isinstance(args, dict):
-        raise ToolFailure("the arguments must be a JSON object")
-    try:
-        checked = model.model_validate(args)
-    except ValidationError as exc:
-        raise ToolFailure("; ".join(_reason(e) for e in exc.errors(include_url=False))) from None
-    return checked.model_dump(exclude_unset=exclude_unset)
-
-
-def _reason(error: ErrorDetails) -> str:
-    """One validation error in words a model can act on."""
-    name = str(error["loc"][0]) if error["loc"] else ""
-    if error["type"] == "missing":
-        return f"missing argument {name!r}"
-    if error["type"] == "extra_forbidden":
-        return f"unexpected argument {name[:60]!r}"
-    if error["type"] == "string_type":
-        return f"argument {name!r} must be text"
-    return f"argument {name!r} {error['msg']}"
-
-
-def _display(name: str, args: dict[str, Any]) -> str:
-    shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
-    return f"{name}({shown})"[:200]
 
 
 def _cap(text: str, limit: int = MAX_OUTPUT_CHARS, what: str = "characters") -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from contextcore.history.topics import (
+from contextcore.conversation.topics import (
     SAFE_BOUNDARY,
     SidePrefix,
     TopicBoundary,
@@ -217,7 +217,7 @@ class ToolCallingClient:
 
 async def test_a_tool_call_in_a_side_answer_is_ignored_and_logged(caplog):
     detector = TopicDetector(ToolCallingClient(), "small-model")
-    with caplog.at_level("WARNING", logger="contextcore.history.topics"):
+    with caplog.at_level("WARNING", logger="contextcore.conversation.topics"):
         boundary = await detector.detect(conversation(3))
     assert boundary.boundary_index == 2  # the answer's text still counts
     assert "topic_detection asked for tool 'read_file'; ignored" in caplog.text

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from contextcore.history.endless import (
+from contextcore.conversation.endless import (
     MANAGED_ACK,
     MANAGED_HEADER,
     MANAGER_INSTRUCTION,
@@ -14,10 +14,10 @@ from contextcore.history.endless import (
     build_managed_view,
     skip_reason,
 )
-from contextcore.history.templates import resolve_template
-from contextcore.history.topics import SidePrefix
+from contextcore.conversation.templates import resolve_template
+from contextcore.conversation.topics import SidePrefix
 from contextcore.llm import LLMError, RateLimitError, StreamEnd, TextDelta, Usage, UsageReport
-from tests.contextcore.history.test_templates import write_template
+from tests.contextcore.conversation.test_templates import write_template
 
 SUMMARY = "- Instructions: answer in short bullets.\n- Open: fix the parser test."
 

@@ -1,0 +1,104 @@
+"""What a reference names in a session's sets, and which secrets the person confirmed.
+
+`resolve` takes an object id (only within the session's own index: objects are shared
+across sessions) or a path inside the repository, which becomes a discovery stub when not
+yet known. A secret-shaped file counts as confirmed when it is in the session's active or
+pinned set: the model's tools cannot put one there, so the engine's own reads
+(`file_guard`) and the mentions may read exactly those.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from django.db.models import Q
+
+from chat.repo import boundary, git, indexing
+from chat.repo.sessionsets.entries import SetsError, repository
+from history import objects
+from history.models import ContentObject, Session, SessionObject
+
+
+def resolve(
+    session: Session,
+    ref: str,
+    repo: indexing.Repository | None = None,
+    *,
+    discover: bool = True,
+    allow_secret: bool = False,
+) -> ContentObject:
+    """The content object `ref` names: an object id, or a path inside the repository.
+
+    A path not yet known becomes a discovery stub in the session (when `discover`)."""
+    repo = repo or repository()
+    path = indexing.as_written(repo, ref or "")
+    ref = (ref or "").strip()
+    if not ref:
+        raise SetsError("no object id or path given")
+    if "\0" in ref:  # PostgreSQL text cannot even be queried with it
+        raise SetsError(f"no object {git.short(ref)!r}: path contains a NUL byte")
+    # Objects are shared across sessions; an id names one only within its own session's
+    # index, or one session's tool output could be read from another.
+    found = ContentObject.objects.filter(pk=ref, session_links__session=session).first()
+    if found is not None:
+        return found
+    if _OBJECT_ID.fullmatch(ref) and not _is_path(repo, ref):
+        raise SetsError(f"{git.short(ref)}: no such object in this session")
+    try:
+        key, source = indexing.locate(repo, path, allow_secret=allow_secret)
+        object_id = objects.identity_hash(objects.FILE, source=source)
+        found = ContentObject.objects.filter(pk=object_id).first()
+        if found is not None:
+            return found
+        if not discover:
+            raise SetsError(f"{git.short(ref)} is not in this session")
+        if not indexing.exists(repo, key):
+            raise SetsError(f"{key}: no such file")
+        return indexing.discover_file(repo, key, session=session, allow_secret=allow_secret).object
+    except indexing.IndexingError as exc:
+        raise SetsError(f"no object {git.short(ref)!r}: {exc}") from None
+
+
+_OBJECT_ID = re.compile(r"toolcall:.+|[0-9a-f]{64}", re.DOTALL)
+
+
+def _is_path(repo: indexing.Repository, ref: str) -> bool:
+    """Whether an id-shaped ref is also a file's name (a content-addressed store's)."""
+    try:
+        return (repo.root / ref).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def person_selected(session_id: str, obj: ContentObject) -> bool:
+    """A secret the person confirmed: it is in the session's active or pinned set."""
+    return SessionObject.objects.filter(
+        Q(active=True) | Q(pinned=True), session_id=session_id, object=obj
+    ).exists()
+
+
+def confirmed_secret(session_id: str, path: str, repo: indexing.Repository | None = None) -> bool:
+    """`path` is a secret-shaped file the person confirmed in this session."""
+    repo = repo or repository()
+    try:
+        _, source = indexing.locate(repo, path, allow_secret=True)
+    except indexing.IndexingError:
+        return False
+    obj = ContentObject.objects.filter(
+        pk=objects.identity_hash(objects.FILE, source=source)
+    ).first()
+    return obj is not None and person_selected(session_id, obj)
+
+
+def file_guard(session_id: str) -> Callable[[str], str]:
+    """The boundary for the engine's own file reads (contextcore's `FileContext.guard`):
+    never an internal path; a secret only when the person confirmed it in this session."""
+
+    def guard(path: str) -> str:
+        found = boundary.verdict(path)
+        if found.kind == "secret" and confirmed_secret(session_id, path):
+            return ""
+        return found.reason
+
+    return guard

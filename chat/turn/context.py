@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -42,8 +42,8 @@ from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
 from history import services
 from history.grounding import RelatedItem, format_related, related_context
-from history.images import data_url, history_text, images_get
-from history.models import Message, Session
+from history.images import data_url, history_text
+from history.models import Image, Message, Session
 from history.selectors import session_latest
 
 __all__ = ["ToolRef"]  # the turn names a tool call by it
@@ -85,38 +85,36 @@ async def prepare(
     *,
     user_text: str,
     turn_id: str,
-    images: tuple[str, ...] = (),
-    tool_tokens: int = 0,
+    images: Sequence[Image] = (),
 ) -> Prepared:
-    facts = ctx.facts
-    if tool_tokens:
-        facts = replace(facts, tool_tokens=tool_tokens)
-        ctx.manager.facts = facts
+    """The turn's request, assembled once (`images`: the attached ones, as stored)."""
     managed = await _managed_view(ctx, user_text, turn_id)
-    return await database_sync_to_async(_prepare)(ctx, user_text, turn_id, facts, images, managed)
+    return await database_sync_to_async(_prepare)(ctx, user_text, turn_id, images, managed)
 
 
 async def _managed_view(ctx: SessionContext, user_text: str, turn_id: str):
     if not endless.endless_state(ctx.session)["enabled"]:
         return endless.Managed()
-    history = ctx.manager.get_history()
-    return await endless.managed_history(ctx.session, history, user_text, turn_id, ctx.manager)
+    return await endless.managed_history(
+        ctx.session, ctx.history, user_text, turn_id, ctx.manager, ctx.tools
+    )
 
 
 def grounding_enabled(session: Session) -> bool:
     return settings.ACDC_GROUNDING if session.grounding is None else bool(session.grounding)
 
 
-def _ground(session: Session, manager: ContextManager, user_text: str) -> list[RelatedItem]:
+def _ground(ctx: SessionContext, user_text: str) -> list[RelatedItem]:
     """Offer the most relevant earlier summaries and pinned notes as "Related context"
     (within its token budget); returns them (none when off)."""
+    session, manager = ctx.session, ctx.manager
     if not grounding_enabled(session):
         if manager.reference:
             manager.set_context_texts(
                 repo_map=manager.repo_map, file_tree=manager.file_tree, metadata=manager.metadata
             )
         return []
-    in_view = tuple(m["id"] for m in manager.get_history() if m.get("id"))
+    in_view = tuple(m["id"] for m in ctx.history if m.get("id"))
     items = related_context(
         repository=session.repository,
         text=user_text,
@@ -134,10 +132,10 @@ def _ground(session: Session, manager: ContextManager, user_text: str) -> list[R
     return items
 
 
-def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=None) -> Prepared:
+def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None) -> Prepared:
     session, manager = ctx.session, ctx.manager
     set_notices, entries = sync_sets(session, manager)
-    related = _ground(session, manager, user_text)
+    related = _ground(ctx, user_text)
     now = time.time()
     repomap_engine.fill(
         manager,
@@ -146,11 +144,12 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
         user_text=user_text,
         now=now,
     )
-    attached = images_get(images) if images else []
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
-    with manager.substituted_history(managed.history if managed else None):
+    substitute = managed.history if managed else None
+    with manager.substituted_history(substitute):
         prompt = manager.prepare_request(user_text, images=inputs, now=now)
-    ctx.note_engine_history()
+    cut = substitute is None and any(n.kind == "history_truncated" for n in prompt.notices)
+    ctx.note_engine_history(cut)
     release_dropped(session, manager, entries)
     notices = [Notice(ctx.warning, "warning")] if ctx.warning else []
     if managed is not None and managed.notice:
@@ -173,7 +172,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=
     return Prepared(
         messages=prompt.messages,
         manager=manager,
-        facts=facts,
+        facts=ctx.facts,
         breakdown=prompt.breakdown,
         notices=notices,
         metadata={"acdc": {"price_model": ctx.model, "breakdown": _report_breakdown(prompt)}},
@@ -255,28 +254,17 @@ def finish_turn(
         related=prepared.related,
     )
     row = (billed.get("prompt_tokens", 0), billed.get("cache_read_tokens", 0), cost)
-    if refs:  # the model's tools may have changed the sets: the HUD counts what they hold
+    # The HUD reads the breakdown the request's own assembly made, this exchange included;
+    # when the model's tools changed the sets, it previews what they hold now.
+    ctx.breakdown, ctx.relevance = prepared.breakdown, prepared.grounding_relevance
+    if refs:
+        held_before = manager.file_context.items()
         sync_sets(ctx.session, manager)
-    # The HUD shows what the context holds now: the next request, this exchange included.
-    data = hud_of(ctx, prepared.grounding_relevance, extra_usage=row)
+        if manager.file_context.items() != held_before:
+            ctx.breakdown = None
+    data = ctx.figures(extra_usage=row)
     ctx.commit(hud=data, usage=row, release=True)
     return data
-
-
-def hud_of(ctx: SessionContext, relevance: float | None = None, extra_usage=None) -> dict:
-    """The HUD figures from what the context already holds (no query when it can)."""
-    known = "usage_tail" in ctx.header
-    usage = [*ctx.usage_tail(), *([list(extra_usage)] if extra_usage else [])] if known else None
-    compactions = sum(c.case in hud.COMPACTION_CASES for c in ctx.compactions)
-    return hud.hud_data(
-        ctx.session_id,
-        ctx.manager.facts,
-        ctx.manager,
-        relevance,
-        usage=usage,
-        turns=ctx.user_turns,
-        compactions=compactions,
-    )
 
 
 # -- changes outside a turn ---------------------------------------------------------------
@@ -318,7 +306,7 @@ def select_files(
         model = model or session.model or settings.ACDC_MODEL
         ctx = SessionContext.open(session_id, model=model, owner=owner)
         problems += [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
-        ctx.commit(hud=hud_of(ctx))
+        ctx.commit(hud=ctx.figures())
     return problems
 
 
@@ -385,7 +373,7 @@ def _follow_sets(session_id: str) -> tuple[list[str], dict]:
 def _sync_sets_and_hud(session_id: str, owner: str) -> tuple[list[str], dict]:
     ctx = SessionContext.open(session_id, owner=owner)
     notices = [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
-    data = hud_of(ctx)
+    data = ctx.figures()
     if owner:
         ctx.commit(hud=data)
     return notices, data
@@ -432,8 +420,7 @@ def _restore(session_id: str, owner: str) -> tuple[Session, list[str]]:
     notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
     for text in notices:
         ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
-    ctx.manager.estimate_prompt_tokens("")
-    ctx.commit(hud=hud_of(ctx))
+    ctx.commit(hud=ctx.figures())  # its preview warms the token counts too
     return ctx.session, notices
 
 

@@ -83,9 +83,10 @@ async def managed_history(
     user_text: str,
     turn_id: str,
     manager: ContextManager | None = None,
+    tools: list[dict] | None = None,
 ) -> Managed:
     """The managed view for this turn, or the normal history (with a notice on failure).
-    With the chat's `manager`, and the manager model being the chat's model, the request
+    With the chat's `manager` (and its `tools`), and the manager model being the chat's model, the request
     reuses what the chat sent last turn where that is cheaper (see `_chat_prefix`)."""
     state = endless_state(session)
     if not state["enabled"]:
@@ -100,7 +101,7 @@ async def managed_history(
     prefix = None
     if manager is not None and model == chat_model(session.model):
         prefix = await _chat_prefix(
-            session.id, history, manager, (model, facts, counter), settings_now
+            session.id, history, manager, (tools, facts, counter), settings_now
         )
     try:
         template = endless.resolve_template(state["template"], Path(settings.ACDC_REPO))

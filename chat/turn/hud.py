@@ -2,6 +2,9 @@
 
 Computed on the server after every turn (and saved with the session, so a reload shows
 the last state); the template draws the bar and the sparkline as plain HTML and SVG.
+After a turn the figures are the breakdown its own request's assembly made, with the
+exchange now in the history: nothing is assembled again for the HUD. Outside a turn (the
+selection changed) one preview is assembled.
 The budget is one figure, `request_facts(model).input_budget` (the window less the reply's
 reserve and the tool definitions): the HUD and the Files panel both show it, and over it
 both name the files that sending would shed.
@@ -40,15 +43,20 @@ SPARK_TURNS = 30
 COMPACTION_CASES = (Compaction.Case.TRUNCATE, Compaction.Case.SUMMARIZE)  # not engine rewrites
 
 
-@cache
-def request_facts(model: str) -> tuple[ModelFacts, str | None]:
-    """The model's facts as every request meets them: the tool definitions offered to a
-    model that calls tools count against its budget."""
+def request_setup(model: str) -> tuple[ModelFacts, str | None, list[dict] | None]:
+    """The model's facts as every request meets them (the tool definitions offered to a
+    model that calls tools count against its budget), a warning, and those definitions."""
     facts, warning = facts_for(model)
     tools = chat_tools(model)
     if tools:
         facts = replace(facts, tool_tokens=tool_tokens(tools))
-    return facts, warning
+    return facts, warning, tools
+
+
+@cache
+def request_facts(model: str) -> tuple[ModelFacts, str | None]:
+    """`request_setup`'s facts and warning, for a page that shows the budget."""
+    return request_setup(model)[:2]
 
 
 def chat_tools(model: str) -> list[dict] | None:
@@ -100,19 +108,27 @@ def hud_data(
     manager: ContextManager,
     grounding_relevance: float | None = None,
     *,
+    breakdown: dict[str, Any] | None = None,
     usage: list[list] | None = None,
     turns: int | None = None,
     compactions: int | None = None,
 ) -> dict[str, Any]:
-    """Sections count everything selected (before shedding, so an over-full selection shows
-    red); tiers and breakpoints are those of the request that would be sent next. A caller
-    that already holds the newest usage rows ([prompt, cache read, cost], oldest first),
-    the turn count and the live compactions passes them, and nothing is queried."""
-    breakdown = manager.preview_request("").breakdown
+    """The HUD's figures from `breakdown`, the one a request's assembly made (sections,
+    tiers, breakpoints); without one, from a preview of the next request. The message the
+    request carried is part of the history now: the history counts as the engine holds it.
+    A caller that already holds the newest usage rows ([prompt, cache read, cost], oldest
+    first), the turn count and the live compactions passes them, and nothing is queried."""
     window = facts.input_budget
-    shed = manager.files_to_shed("")
-    sections = _sections(manager.estimate_breakdown("")["sections"], window)
+    history_tokens = manager.history_token_count()
+    shed: list[str] | None = None
+    if breakdown is None:
+        breakdown, shed = preview(manager)
+    used = {k: v for k, v in breakdown.get("sections", {}).items() if k != "current_message"}
+    used["history"] = history_tokens
+    sections = _sections(used, window)
     total = sum(s["tokens"] for s in sections)
+    if shed is None:  # the request fitted: only a history grown past the limit sheds
+        shed = manager.files_to_shed("") if total > shed_limit(manager) else []
     if usage is None:
         rows = list(
             TokenUsage.objects.filter(session_id=session_id)
@@ -145,7 +161,7 @@ def hud_data(
         "spark": sparkline_points(shares),
         "turns": len(rows),
         "refreshes": _refreshes(manager),
-        **compaction_status(manager),
+        **compaction_status(manager, history_tokens),
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
         "instructions": instructions_summary(session_id, manager),
@@ -156,15 +172,34 @@ def hud_data(
             grounding_relevance,
             turns=turns,
             compactions=compactions,
-            history_tokens=sum(s["tokens"] for s in sections if s["name"] == "history"),
+            history_tokens=history_tokens,
         ),
     }
 
 
-def compaction_status(manager: ContextManager) -> dict[str, Any]:
+def preview(manager: ContextManager) -> tuple[dict[str, Any], list[str]]:
+    """The breakdown of the request that would be sent next (one assembly), and the files
+    sending it would shed. Over the budget, the sections count everything selected, before
+    shedding, so an over-full selection reads as such."""
+    breakdown = manager.preview_request("").breakdown
+    shed = manager.files_to_shed("")
+    if shed:
+        breakdown = {**breakdown, "sections": manager.estimate_breakdown("")["sections"]}
+    return breakdown, shed
+
+
+def shed_limit(manager: ContextManager) -> float:
+    """Past this many tokens a request may shed files (layer 3 or the hard cap)."""
+    facts = manager.facts
+    return min(facts.input_budget, manager.config.shed_ratio * facts.estimate_window)
+
+
+def compaction_status(manager: ContextManager, history: int | None = None) -> dict[str, Any]:
     """Seed 000's compaction status: whether it is on, its trigger, and the history's size
-    as a share of the trigger."""
-    history, trigger = manager.history_token_count(), manager.compaction_trigger
+    (`history` tokens, when counted already) as a share of the trigger."""
+    if history is None:
+        history = manager.history_token_count()
+    trigger = manager.compaction_trigger
     return {
         "compaction_on": manager.config.compaction_enabled,
         "history_tokens": history,

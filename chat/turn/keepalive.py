@@ -24,8 +24,6 @@ from channels.db import database_sync_to_async
 
 from chat.llm.runtime import chat_model, llm_client
 from chat.turn import endless, hud, outgoing
-from chat.turn.context import hud_of
-from chat.turn.hud import chat_tools
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
@@ -127,7 +125,7 @@ def _claim(session_id: str, now: float) -> _Claim | None:
         too_late = manager.stability.cache_lost(now, ctx.facts.name)
         if not plan or plan[0] > now + EARLY or too_late:
             return None
-        request = refresh_request(manager.side_prefix(chat_tools(ctx.model)), ctx.model)
+        request = refresh_request(manager.side_prefix(ctx.tools), ctx.model)
         if request is None:
             return None
         manager.stability.note_refresh(now)
@@ -164,7 +162,7 @@ def _record(session_id: str, claim: _Claim, usage: Usage | None) -> Refresh | No
         )
         if not useful:
             log.warning("keep-alive stopped for session %s: %s", session_id, ledger.stopped)
-        data = hud_of(ctx, extra_usage=row)
+        data = ctx.figures(extra_usage=row)
         ctx.commit(hud=data, usage=row)
         return data, useful, ledger.stopped
 

@@ -38,7 +38,7 @@ from django.utils import timezone
 from chat.llm.runtime import calibrated, chat_model, token_counter
 from chat.repo import edittools, sessionsets
 from chat.turn import working
-from chat.turn.hud import request_facts
+from chat.turn.hud import COMPACTION_CASES, hud_data, request_setup
 from contextcore.llm import Message as ChatMessage
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
@@ -200,7 +200,12 @@ class SessionContext:
     last_seq: int  # the session's newest message number when opened (or since appended)
     owner: str = ""  # the lease token, when this context runs a turn
     header: dict[str, Any] = field(default_factory=dict)
-    loaded_history: list[ChatMessage] = field(default_factory=list)
+    # The working history as derived from the rows when opened: the engine holds its own
+    # entries, so this is read, never copied again (a rewrite record names its messages).
+    history: list[ChatMessage] = field(default_factory=list)
+    tools: list[dict] | None = None  # the tool definitions every chat request carries
+    breakdown: dict[str, Any] | None = None  # of the turn's request, for the HUD after it
+    relevance: float | None = None  # of the related context the turn's request offered
     rewritten: list[ChatMessage] | None = None  # a history the engine cut itself, to record
     rewritten_upto: int = -1
     new_user_turns: int = 0
@@ -223,7 +228,7 @@ class SessionContext:
         if session is None:
             raise SessionMissing(session_id)
         model = chat_model(model or session.model)
-        facts, warning = request_facts(model)
+        facts, warning, tools = request_setup(model)
         facts = calibrated(facts)
         rows = working.load_rows(session_id)
         header = dict(session.context_state or {})
@@ -248,7 +253,8 @@ class SessionContext:
             last_seq=last_seq,
             owner=owner,
             header=header,
-            loaded_history=manager.get_history(),
+            history=history,
+            tools=tools,
         )
 
     @property
@@ -264,6 +270,23 @@ class SessionContext:
 
     def usage_tail(self) -> list[list]:
         return list(self.header.get("usage_tail") or [])
+
+    def figures(self, extra_usage: tuple | None = None) -> dict[str, Any]:
+        """The HUD figures from what the context already holds (no query when it can): the
+        breakdown of the turn's request when it made one, else a preview."""
+        known = "usage_tail" in self.header
+        extra = [list(extra_usage)] if extra_usage else []
+        usage = [*self.usage_tail(), *extra] if known else None
+        return hud_data(
+            self.session_id,
+            self.manager.facts,
+            self.manager,
+            self.relevance,
+            breakdown=self.breakdown,
+            usage=usage,
+            turns=self.user_turns,
+            compactions=sum(c.case in COMPACTION_CASES for c in self.compactions),
+        )
 
     # -- writing ---------------------------------------------------------------------
 
@@ -289,12 +312,20 @@ class SessionContext:
         last = Message.objects.filter(session_id=self.session_id).aggregate(n=Max("seq"))["n"]
         self.last_seq = last if last is not None else -1
 
-    def note_engine_history(self) -> None:
-        """After the engine prepared a request: a history it cut to fit is recorded at commit."""
-        current = self.manager.get_history()
-        if current != self.loaded_history:
-            self.rewritten = current
+    def note_engine_history(self, cut: bool) -> None:
+        """After the engine prepared a request: a working history it `cut` to fit (its
+        layer 2) is recorded at commit."""
+        if cut:
+            self.rewritten = self.manager.get_history()
             self.rewritten_upto = self._seq_before_turn()
+
+    def unchanged(self) -> bool:
+        """Nothing was written to the session since this context read or committed it: no
+        other header (another tab's selection), no message (another tab's note)."""
+        row = Session.objects.filter(pk=self.session_id, updated_at=self.session.updated_at)
+        last = self.last_seq
+        self.reread_last_seq()
+        return row.exists() and self.last_seq == last
 
     def _seq_before_turn(self) -> int:
         return max((seq for seq, _ in self.rows.exchanges), default=-1)
@@ -344,6 +375,7 @@ class SessionContext:
                 )
             else:
                 self.header = header
+                self.session.updated_at = changes["updated_at"]
                 self.session.context_state = header
                 self.session.layout = layout
                 self.session.model = self.model
@@ -357,7 +389,7 @@ class SessionContext:
         )
 
     def _record_rewrite(self) -> None:
-        after = working.as_refs(self.rewritten or [], self.loaded_history)
+        after = working.as_refs(self.rewritten or [], self.history)
         record = Compaction.objects.create(
             session_id=self.session_id,
             case=Compaction.Case.REWRITE,
@@ -383,7 +415,8 @@ def split_state(manager: ContextManager) -> tuple[dict[str, Any], dict[str, Any]
     """The engine's state as a small header and the layout body. The history is left out
     (the rows hold it); so are the per-message stability counts in the append-only scheme,
     which never reads them (the seed scheme does, and keeps them)."""
-    state = manager.to_state()
+    with manager.substituted_history(()):  # taken without it, not copied to be dropped
+        state = manager.to_state()
     state.pop("history", None)
     stability = dict(state.get("stability") or {})
     layout = stability.pop("layout", None)

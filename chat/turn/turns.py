@@ -29,7 +29,7 @@ from chat.repo.edits.replies import retry_request
 from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools import ToolCall
-from chat.turn import context, hud, outgoing, toolrounds
+from chat.turn import context, outgoing, toolrounds
 from chat.turn.events import (
     HudUpdate,
     ToolCallFinished,
@@ -55,7 +55,7 @@ from contextcore.llm import (
 from history import services
 from history.ids import new_turn_id
 from history.images import ImageRejected, images_get, message_attach_images
-from history.models import Message, Session
+from history.models import Image, Message, Session
 from history.stream.parts import stream_append
 
 log = logging.getLogger(__name__)
@@ -153,23 +153,16 @@ def _release(ctx: SessionContext) -> None:
 
 
 async def _run(ctx, text, turn_id, attached, emit, client, after) -> TurnFinished:
-    user_message = await _store_user_message(ctx, text, turn_id, *attached)
-    session, images, mentions = ctx.session, attached[0], tuple(user_message.mentions)
-    started = (user_message.id, text, ctx.model, session.title, images, mentions)
+    user_message, images = await _store_user_message(ctx, text, turn_id, *attached)
+    session, mentions = ctx.session, tuple(user_message.mentions)
+    started = (user_message.id, text, ctx.model, session.title, attached[0], mentions)
     await emit(TurnStarted(turn_id, session.id, *started))
-    tools = await asyncio.to_thread(hud.chat_tools, ctx.model)  # side requests repeat them
     turn = _Turn(emit, turn_id, ctx, text, None, user_message.id)
     waiting = repomap_engine.warming_notice()
     if waiting:
         await emit(TurnNotice(turn_id, waiting, "info"))
     try:
-        turn.prepared = await context.prepare(
-            ctx,
-            user_text=text,
-            turn_id=turn_id,
-            images=images,
-            tool_tokens=hud.tool_tokens(tools),
-        )
+        turn.prepared = await context.prepare(ctx, user_text=text, turn_id=turn_id, images=images)
     except LLMError as exc:
         return await _end(turn, _Stream(), "error", exc.user_message)
     except Exception as exc:
@@ -179,7 +172,7 @@ async def _run(ctx, text, turn_id, attached, emit, client, after) -> TurnFinishe
     request = LLMRequest(
         model=ctx.model,
         messages=turn.prepared.messages,
-        tools=tools,
+        tools=ctx.tools,  # side requests repeat them
         metadata=turn.prepared.metadata,
     )
     finished = await _stream(turn, request, outgoing.client(client or llm_client()))
@@ -432,7 +425,9 @@ def _validated(user_text: str) -> str:
 @database_sync_to_async
 def _store_user_message(
     ctx: SessionContext, text: str, turn_id: str, images: tuple, mentioned: tuple, alt_of: str
-) -> Message:
+) -> tuple[Message, list[Image]]:
+    """The person's message, stored with its images and mentions; returns it and the
+    images as read (the request is assembled from them, not from another read)."""
     try:
         attached = images_get(images) if images else []
         named = checked(mentioned, ctx.session) if mentioned else []
@@ -442,4 +437,4 @@ def _store_user_message(
     message = ctx.append(role=Message.Role.USER, content=text, **fields)
     if attached:
         message_attach_images(message, attached)
-    return message
+    return message, attached

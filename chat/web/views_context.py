@@ -155,17 +155,17 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
     """The Files panel's tree (see chat.repo.picker.tree_payload)."""
     session = _session(session_id)
     repo = sessionsets.repository()
-    facts, _ = request_facts(chat_model(session.model))
+    saved = (session.context_state or {}).get("hud") or {}  # as the last assembly made it
     payload = picker.tree_payload(
         repo.root,
         sessionsets.active_paths(session, repo),
         sessionsets.pinned_paths(session, repo),
-        facts.input_budget,
+        saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
         sessionsets.outline_paths(session, repo),
     )
     payload["outline_counts"] = outlines.known(repo.root, payload["files"])
     payload["outline_suffixes"] = outlines.suffixes()
-    payload["shed"] = ((session.context_state or {}).get("hud") or {}).get("shed", [])
+    payload["shed"] = saved.get("shed", [])
     return JsonResponse(payload)
 
 

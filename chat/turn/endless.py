@@ -86,8 +86,9 @@ async def managed_history(
     tools: list[dict] | None = None,
 ) -> Managed:
     """The managed view for this turn, or the normal history (with a notice on failure).
-    With the chat's `manager` (and its `tools`), and the manager model being the chat's model, the request
-    reuses what the chat sent last turn where that is cheaper (see `_chat_prefix`)."""
+    With the chat's `manager` (and its `tools`), and the manager model being the chat's
+    model, the request reuses what the chat sent last turn where that is cheaper (see
+    `_chat_prefix`)."""
     state = endless_state(session)
     if not state["enabled"]:
         return Managed()

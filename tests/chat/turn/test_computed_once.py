@@ -76,9 +76,7 @@ def _saved_hud(session_id: str) -> dict:
     return Session.objects.get(pk=session_id).context_state["hud"]
 
 
-async def test_a_turn_assembles_its_request_once_and_the_hud_reads_its_breakdown(
-    fake, assemblies
-):
+async def test_a_turn_assembles_its_request_once_and_the_hud_reads_its_breakdown(fake, assemblies):
     session = await new_session()
     await _select(session, "src/app.py")
     ws = await connect(session.id)

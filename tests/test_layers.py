@@ -25,8 +25,9 @@ RANKS = {
     "chat.models": 1,  # the chat app's one table (token counts by content hash)
     "chat.llm": 2,
     "chat.repo": 2,
-    "chat.turn": 3,
-    "chat.web": 4,
+    "chat.turn.session": 3,  # the lease, the state codec, the context opened per turn
+    "chat.turn": 4,
+    "chat.web": 5,
 }
 MAX_MODULE_LINES = 450
 MAX_MODULES_PER_FOLDER = 16

@@ -28,10 +28,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
-from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
-from chat.turn import checkpoints, outgoing, working
+from chat.llm.runtime import chat_model
+from chat.turn import checkpoints, hud, outgoing
 from chat.turn.hud import COMPACTION_CASES
-from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
+from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held, working
 from contextcore.history.compaction import (
     CompactionConfig,
     CompactionPreview,
@@ -105,14 +105,15 @@ async def compact_session(
     if not force and not manager.should_compact():
         return CompactionOutcome("none", note="The history is below the compaction trigger.")
     model = smaller_model(ctx.session)
-    facts, _ = await asyncio.to_thread(facts_for, model)
-    counter = token_counter(facts.tokenizer)
+    runtime = ctx.runtime
+    facts, _ = await asyncio.to_thread(runtime.facts, model)
+    counter = runtime.counter(facts.tokenizer)
     config = CompactionConfig(
         compaction_trigger_tokens=manager.compaction_trigger,
         summary_budget_tokens=settings.ACDC_SUMMARY_BUDGET_TOKENS,
         verbatim_window_tokens=settings.ACDC_VERBATIM_WINDOW_TOKENS,
     )
-    compactor = create_compactor(outgoing.client(llm_client()), model, counter, config)
+    compactor = create_compactor(outgoing.client(runtime.client), model, counter, config)
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
     # Sent to the chat's own model, the side requests reuse its cached prefix.
     prefix = side_prefix(manager, ctx.tools, facts, counter) if model == ctx.model else None
@@ -221,7 +222,7 @@ def _store(
         system_event=True,
         edit_results=[{"compaction": record.id, "summary": record.summary}],
     )
-    data = fresh.figures()
+    data = hud.figures(fresh)
     fresh.commit(hud=data)
     fresh.owner = ""  # the lease is the caller's to give back
     return CompactionOutcome(

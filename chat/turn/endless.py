@@ -21,7 +21,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.llm.facts import DRY_RUN_MODEL
-from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
+from chat.llm.runtime import Runtime, chat_model
 from chat.turn import outgoing
 from chat.turn.compaction import side_prefix
 from contextcore.history import endless
@@ -82,6 +82,7 @@ async def managed_history(
     history: list[ChatMessage],
     user_text: str,
     turn_id: str,
+    runtime: Runtime,
     manager: ContextManager | None = None,
     tools: list[dict] | None = None,
 ) -> Managed:
@@ -93,8 +94,8 @@ async def managed_history(
     if not state["enabled"]:
         return Managed()
     model = settings.ACDC_SMALLER_MODEL or chat_model(session.model)
-    facts, _ = facts_for(model)
-    counter = token_counter(facts.tokenizer)
+    facts, _ = runtime.facts(model)
+    counter = runtime.counter(facts.tokenizer)
     settings_now = config()
     if endless.skip_reason(history, settings_now, counter):
         return Managed()
@@ -116,7 +117,7 @@ async def managed_history(
             latest_input=user_text,
             template=template,
             config=settings_now,
-            client=outgoing.client(llm_client()),
+            client=outgoing.client(runtime.client),
             model=model,
             counter=counter,
             repo_root=Path(settings.ACDC_REPO),

@@ -5,22 +5,18 @@ the last state); the template draws the bar and the sparkline as plain HTML and 
 After a turn the figures are the breakdown its own request's assembly made, with the
 exchange now in the history: nothing is assembled again for the HUD. Outside a turn (the
 selection changed) one preview is assembled.
-The budget is one figure, `request_facts(model).input_budget` (the window less the reply's
-reserve and the tool definitions): the HUD and the Files panel both show it, and over it
-both name the files that sending would shed.
+The budget is one figure, the facts' `input_budget` (`chat.turn.session.setup`: the
+window less the reply's reserve and the tool definitions): the HUD and the Files panel
+both show it, and over it both name the files that sending would shed.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
-from functools import cache
 from typing import Any
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
-from chat.llm.runtime import facts_for, supports_tools, token_counter
-from chat.repo.edittools import with_edit_tools
-from chat.repo.tools import TOOL_SPECS
+from chat.llm.runtime import Runtime
+from chat.turn.session import SessionContext, setup, wired
 from contextcore.llm import Usage
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
@@ -43,34 +39,28 @@ SPARK_TURNS = 30
 COMPACTION_CASES = (Compaction.Case.TRUNCATE, Compaction.Case.SUMMARIZE)  # not engine rewrites
 
 
-def request_setup(model: str) -> tuple[ModelFacts, str | None, list[dict] | None]:
-    """The model's facts as every request meets them (the tool definitions offered to a
-    model that calls tools count against its budget), a warning, and those definitions."""
-    facts, warning = facts_for(model)
-    tools = chat_tools(model)
-    if tools:
-        facts = replace(facts, tool_tokens=tool_tokens(tools))
-    return facts, warning, tools
+def request_facts(model: str, runtime: Runtime | None = None) -> tuple[ModelFacts, str | None]:
+    """The model's facts as its requests meet them, and a warning: for a page that shows
+    the budget of a session it has no context of."""
+    return setup.request_setup(runtime or wired(), model)[:2]
 
 
-@cache
-def request_facts(model: str) -> tuple[ModelFacts, str | None]:
-    """`request_setup`'s facts and warning, for a page that shows the budget."""
-    return request_setup(model)[:2]
-
-
-def chat_tools(model: str) -> list[dict] | None:
-    """The tool definitions every chat request to `model` carries (None: it calls none).
-    A request that means to read the chat's cache must carry the same: the provider
-    caches them first."""
-    return with_edit_tools(TOOL_SPECS) if supports_tools(model) else None
-
-
-def tool_tokens(tools: list[dict] | None) -> int:
-    """What the tool definitions cost in every request (counted like message text)."""
-    if not tools:
-        return 0
-    return token_counter("cl100k_base").count(json.dumps(tools)) + 16 * len(tools)
+def figures(ctx: SessionContext, extra_usage: tuple | None = None) -> dict[str, Any]:
+    """The HUD figures from what the context already holds (no query when it can): the
+    breakdown of the turn's request when it made one, else a preview."""
+    known = "usage_tail" in ctx.header
+    extra = [list(extra_usage)] if extra_usage else []
+    usage = [*ctx.usage_tail(), *extra] if known else None
+    return hud_data(
+        ctx.session_id,
+        ctx.manager.facts,
+        ctx.manager,
+        ctx.relevance,
+        breakdown=ctx.breakdown,
+        usage=usage,
+        turns=ctx.user_turns,
+        compactions=sum(c.case in COMPACTION_CASES for c in ctx.compactions),
+    )
 
 
 def unbilled(facts: ModelFacts) -> str:

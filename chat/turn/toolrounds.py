@@ -20,7 +20,7 @@ from chat.repo import edittools, sessionsets
 from chat.repo.tools import ToolCall, ToolResult, run_tool
 from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
 from chat.turn.session import SessionContext
-from chat.turn.working import ToolRef
+from chat.turn.session.working import ToolRef
 from contextcore.llm import LLMRequest
 from history.models import Message, Session
 

@@ -19,6 +19,7 @@ from chat.repo.edits.commit import CommitRefused, changed_paths, commit, propose
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
+from chat.turn.preparation.prepare import grounding_enabled
 from chat.web.panels.follower import announce
 from chat.web.panels.version import tools_token
 from history import selectors
@@ -36,7 +37,7 @@ def tools_context(session: Session, error: str = "", note: str = "") -> dict:
     live = session.compactions.filter(undone_at=None).order_by("-created_at", "-id").first()
     return {
         "session": session,
-        "grounding": context.grounding_enabled(session),
+        "grounding": grounding_enabled(session),
         "checkpoints": checkpoints.listing(session)[:20],
         "edits_on": edittools.enabled(),  # rollback then offers files too
         "last_compaction": live,

@@ -40,6 +40,8 @@ MAX_COMMIT_TRIES = 3
 
 @dataclass
 class Stream:
+    """The reply as it streams: its text, how much of it is saved, its usage and cards."""
+
     text: str = ""
     message_id: str | None = None
     usage: Usage | None = None
@@ -59,6 +61,8 @@ class Stream:
 
 @dataclass
 class Turn:
+    """One turn's own objects: where its events go, its session context, its request."""
+
     emit: Emit
     turn_id: str
     ctx: SessionContext

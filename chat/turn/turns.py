@@ -5,8 +5,9 @@ message and usage -> save the context state -> maybe compact. A turn runs as one
 task; cancelling it (Stop) stores the partial answer as `cancelled`, and once the server is
 stopping (`begin_shutdown`) any ending is `interrupted`. Provider errors, and any fault
 nobody foresaw, store the partial answer as `error`. Nothing already shown to the user is
-lost: what is new is saved at least once a second, as a part beside the reply's row
-(`history.stream.parts`); the row and its search index get the text once, at the end.
+lost: what is new is saved at least once a second (`chat.turn.reply`, which also ends the
+turn and commits it). The turn's client, facts and counters are the runtime its session
+context was opened with (`chat.llm.runtime.Runtime`).
 """
 
 from __future__ import annotations

@@ -1,21 +1,30 @@
 """A turn computes once: its request is assembled once, and the HUD and the Files panel's
 budget read the breakdown that assembly made; one session context serves the whole turn,
-its compaction and after-turn work included. Counted through the real path: the
-websocket, the turn host, the turn and the engine, with the offline `acdc/fake`."""
+its compaction and after-turn work included; an attached image is read once. Counted
+through the real path: the websocket, the turn host, the turn and the engine, with the
+offline `acdc/fake`."""
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 
 import pytest
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from PIL import Image as PILImage
 
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.turn.session import SessionContext
+from chat.turn.turns import run_turn
 from chat.web.turnhost import HOST
 from contextcore.prompt.assembly import PromptAssembler
+from history import services
+from history.images import image_store
 from history.models import Compaction, Session
 from tests.chat.sockets import connect, eventually, frames_until, new_session, send
 
@@ -121,3 +130,28 @@ async def test_a_turn_that_compacts_opens_the_session_context_once(fake, opened)
     now = await database_sync_to_async(SessionContext.open)(session.id)
     assert hud["history_tokens"] == now.manager.history_token_count()  # the compacted one
     await ws.disconnect()
+
+
+def test_an_attached_image_is_read_once_for_its_turn(fake):
+    out = io.BytesIO()
+    PILImage.new("RGB", (300, 200), (0, 160, 90)).save(out, format="PNG")
+    image = image_store(out.getvalue())
+    session = services.session_create(repository="x", model="acdc/fake")
+
+    async def ignore(event) -> None:
+        return None
+
+    with CaptureQueriesContext(connection) as captured:
+        async_to_sync(run_turn)(
+            session_id=session.id, user_text="What is this?", emit=ignore, images=(image.sha256,)
+        )
+
+    reads = [q["sql"] for q in captured.captured_queries if _reads_images(q["sql"])]
+    rows = [sql for sql in reads if '"history_image"."data"' not in sql]
+    pixels = [sql for sql in reads if '"history_image"."data"' in sql]
+    assert (len(rows), len(pixels)) == (1, 1), "\n".join(reads)  # the pixels for the request
+    assert fake.requests[-1].messages[-1]["content"][1]["type"] == "image_url"
+
+
+def _reads_images(sql: str) -> bool:
+    return sql.startswith("SELECT") and 'FROM "history_image"' in sql

@@ -25,7 +25,7 @@ from chat.web.turnhost import HOST
 from contextcore.prompt.assembly import PromptAssembler
 from history import services
 from history.images import image_store
-from history.models import Compaction, Session
+from history.models import Compaction, Session, TokenUsage
 from tests.chat.sockets import connect, eventually, frames_until, new_session, send
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
@@ -81,6 +81,11 @@ def _select(session, path: str) -> None:
 
 
 @database_sync_to_async
+def _last_usage(session_id: str) -> TokenUsage:
+    return TokenUsage.objects.filter(session_id=session_id).order_by("-id").first()
+
+
+@database_sync_to_async
 def _saved_hud(session_id: str) -> dict:
     return Session.objects.get(pk=session_id).context_state["hud"]
 
@@ -101,6 +106,10 @@ async def test_a_turn_assembles_its_request_once_and_the_hud_reads_its_breakdown
     hud = await _saved_hud(session.id)
     assert {s["name"] for s in hud["sections"]} >= {"system", "active_files", "history"}
     assert "current_message" not in {s["name"] for s in hud["sections"]}  # now history
+    sent = await _last_usage(session.id)  # the request's own breakdown, as recorded
+    assert {t["name"]: t["tokens"] for t in hud["tiers"]} == {
+        name: tokens for name, tokens in sent.tiers.items() if tokens
+    }
     assert any("Active files" in frame for frame in frames)
     await ws.disconnect()
 

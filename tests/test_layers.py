@@ -1,10 +1,10 @@
 """The layout's rules, read from the source: who may import whom, and how big a room gets.
 
 Dependencies point one way: chat.web -> chat.turn -> chat.repo / chat.llm -> history ->
-contextcore (`acdc` wires everything and may import anything; nothing imports `acdc`). chat.repo and chat.llm do
-not know each other; litellm is reached from chat.llm only; contextcore imports no web
-stack at all. No import cycles, counting imports inside functions too; those are kept for
-heavy imports that must stay lazy.
+contextcore (`acdc` wires everything and may import anything; nothing imports `acdc`).
+chat.repo and chat.llm do not know each other; litellm is reached from chat.llm only;
+contextcore imports no web stack at all. No import cycles, counting imports inside functions
+too; those are kept for heavy imports that must stay lazy.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ RANKS = {
     "chat.models": 1,  # the chat app's one table (token counts by content hash)
     "chat.llm": 2,
     "chat.repo": 2,
-    "chat.turn": 3,
-    "chat.web": 4,
+    "chat.turn.session": 3,  # the lease, the state codec, the context opened per turn
+    "chat.turn": 4,
+    "chat.web": 5,
 }
 MAX_MODULE_LINES = 450
 MAX_MODULES_PER_FOLDER = 16

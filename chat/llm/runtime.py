@@ -1,60 +1,78 @@
-"""Process-wide services of the chat app, built once from settings.
+"""The chat's runtime: the LLM client, the model facts and the token counters.
 
-One LLM client and one token counter per encoding serve every session in the process;
-model facts are looked up once per model name. Nothing here holds per-session state.
+Built once where the app is wired (`chat.apps`, the CLI's commands, a test) and handed to
+the turn, which carries it on its session context; nothing here is looked up from a
+module-level cache. One client and one counter per encoding serve every session of the
+process; a model's facts are looked up once per runtime. It holds no per-session state
+and reads no stored rows (the token calibration is the session context's business).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
-from functools import cache
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
 from chat.llm import costmap
 from chat.llm.client import LiteLLMClient
-from chat.llm.facts import OFFLINE_MODELS, default_model, model_facts
-from contextcore.calibration import WINDOW, correction_factor
+from chat.llm.facts import default_model, model_facts
+from contextcore.llm import LLMClient
 from contextcore.models import ModelFacts
 from contextcore.tokens import TokenCounter
-from history import selectors
-
-
-@cache
-def llm_client() -> LiteLLMClient:
-    record = settings.ACDC_RECORD_REQUESTS
-    return LiteLLMClient(
-        api_base=settings.ACDC_API_BASE or None,
-        record_path=Path(record) if record else None,
-        give_up_after=settings.ACDC_PROVIDER_GIVE_UP_SECONDS,
-    )
 
 
 def chat_model(requested: str = "") -> str:
+    """The model a request names, else the configured one, else the environment's default."""
     return requested or settings.ACDC_MODEL or default_model(os.environ)
 
 
-@cache
-def facts_for(model: str) -> tuple[ModelFacts, str | None]:
-    return model_facts(model, costmap.model_info)
+class Runtime:
+    """What a turn needs from outside the store: a client, facts and counters."""
 
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        model_info: Callable[[str], dict[str, Any] | None] = costmap.model_info,
+    ) -> None:
+        self.client = client
+        self._model_info = model_info
+        self._facts: dict[str, tuple[ModelFacts, str | None]] = {}
+        self._counters: dict[str, TokenCounter] = {}
+        self._lock = threading.Lock()
 
-def calibrated(facts: ModelFacts) -> ModelFacts:
-    """`facts` with the token correction its stored requests call for (one query). The
-    offline models report what acdc's own counter says: nothing to correct."""
-    if facts.name in OFFLINE_MODELS:
-        return facts
-    samples = selectors.token_samples(model=facts.name, limit=WINDOW)
-    return replace(facts, token_factor=correction_factor(samples))
+    @classmethod
+    def from_settings(cls) -> Runtime:
+        """The runtime the settings describe: litellm behind `LiteLLMClient`."""
+        record = settings.ACDC_RECORD_REQUESTS
+        client = LiteLLMClient(
+            api_base=settings.ACDC_API_BASE or None,
+            record_path=Path(record) if record else None,
+            give_up_after=settings.ACDC_PROVIDER_GIVE_UP_SECONDS,
+        )
+        return cls(client)
 
+    def facts(self, model: str) -> tuple[ModelFacts, str | None]:
+        """The model's facts and a warning when they are guessed (looked up once)."""
+        found = self._facts.get(model)
+        if found is None:
+            found = model_facts(model, self._model_info)
+            with self._lock:
+                self._facts[model] = found
+        return found
 
-def supports_tools(model: str) -> bool:
-    """Offer tools only to models that can call them (litellm's model map knows)."""
-    return facts_for(model)[0].supports_tools
+    def supports_tools(self, model: str) -> bool:
+        """Offer tools only to models that can call them (litellm's model map knows)."""
+        return self.facts(model)[0].supports_tools
 
-
-@cache
-def token_counter(encoding_name: str) -> TokenCounter:
-    return TokenCounter(encoding_name)
+    def counter(self, encoding_name: str) -> TokenCounter:
+        """One counter per encoding: its cache of counts serves every session."""
+        with self._lock:
+            counter = self._counters.get(encoding_name)
+            if counter is None:
+                counter = self._counters[encoding_name] = TokenCounter(encoding_name)
+        return counter

@@ -138,6 +138,8 @@ async def run_compaction(
     if not outcome.changed:
         await finish("none", "" if quiet else outcome.note, outcome=outcome)
         return outcome
-    hud = await database_sync_to_async(refresh_sets)(session_id)  # the HUD follows
+    hud = outcome.hud  # saved with the compacted history, from the same context
+    if hud is None:
+        hud = await database_sync_to_async(refresh_sets)(session_id)
     await finish("complete", outcome.note, outcome=outcome, rerender=True, hud=hud)
     return outcome

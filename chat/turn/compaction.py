@@ -1,7 +1,7 @@
 """Compaction in the chat (issue 6): after the response, visible, persistent, undoable.
 
 `compact_session` runs layer 1 for one session with the smaller model: it takes a
-checkpoint, asks `contextcore.history.compaction.HistoryCompactor` for the compacted working
+checkpoint, asks `contextcore.conversation.compaction.HistoryCompactor` for the compacted working
 history, and stores a `Compaction` record (case, boundary, confidence, summary, the
 message ids no longer verbatim, tokens before and after, and the new history as
 references to the messages it keeps plus the summary it made) and a system event in the
@@ -28,10 +28,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
-from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
-from chat.turn import checkpoints, outgoing, working
-from chat.turn.hud import COMPACTION_CASES, chat_tools
-from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
+from chat.llm.runtime import chat_model
+from chat.turn import checkpoints, hud, outgoing
+from chat.turn.hud import COMPACTION_CASES
+from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held, working
 from contextcore.conversation.compaction import (
     CompactionConfig,
     CompactionPreview,
@@ -46,11 +46,11 @@ FORCED_TRIGGER = 1  # "Compact now": any history above the verbatim window quali
 SIDE_ROOM_TOKENS = 8_000  # instruction, index of up to 50 messages, and the answer
 
 
-def side_prefix(manager, model, facts, counter, history=None) -> SidePrefix | None:
-    """The chat's cached prefix for a side request to the chat's own `model` (its tools
+def side_prefix(manager, tools, facts, counter, history=None) -> SidePrefix | None:
+    """The chat's cached prefix for a side request to the chat's own model (its `tools`
     and the request `manager` would send next, assembled from `history` when given, up to
     its last cache breakpoint), when it leaves room for the instruction and index."""
-    prefix = manager.side_prefix(chat_tools(model), history)
+    prefix = manager.side_prefix(tools, history)
     if prefix and prefix.tokens(counter) <= facts.input_budget - SIDE_ROOM_TOKENS:
         return prefix
     return None
@@ -70,6 +70,7 @@ class CompactionOutcome:
     tokens_after: int = 0
     summary: str = ""
     note: str = ""  # the system event's text
+    hud: dict | None = None  # the HUD figures saved with the compacted history
 
     @property
     def changed(self) -> bool:
@@ -104,17 +105,18 @@ async def compact_session(
     if not force and not manager.should_compact():
         return CompactionOutcome("none", note="The history is below the compaction trigger.")
     model = smaller_model(ctx.session)
-    facts, _ = await asyncio.to_thread(facts_for, model)
-    counter = token_counter(facts.tokenizer)
+    runtime = ctx.runtime
+    facts, _ = await asyncio.to_thread(runtime.facts, model)
+    counter = runtime.counter(facts.tokenizer)
     config = CompactionConfig(
         compaction_trigger_tokens=manager.compaction_trigger,
         summary_budget_tokens=settings.ACDC_SUMMARY_BUDGET_TOKENS,
         verbatim_window_tokens=settings.ACDC_VERBATIM_WINDOW_TOKENS,
     )
-    compactor = create_compactor(outgoing.client(llm_client()), model, counter, config)
+    compactor = create_compactor(outgoing.client(runtime.client), model, counter, config)
     trigger = FORCED_TRIGGER if force else manager.compaction_trigger
     # Sent to the chat's own model, the side requests reuse its cached prefix.
-    prefix = side_prefix(manager, model, facts, counter) if model == ctx.model else None
+    prefix = side_prefix(manager, ctx.tools, facts, counter) if model == ctx.model else None
     if model == DRY_RUN_MODEL:  # its answer is a report, never a summary: say what it would send
         return dry_run(
             compactor.preview(history, trigger_tokens=trigger, focus=focus, prefix=prefix)
@@ -178,11 +180,18 @@ def _store(
     focus: str,
     owner: str,
 ) -> CompactionOutcome:
-    session = Session.objects.get(pk=ctx.session_id)
-    fresh = SessionContext.open(ctx.session_id, owner=owner)
-    if fresh.manager.get_history() != history:
-        # A turn landed while the model was summarizing: compact again next time.
-        return CompactionOutcome("none", note="The conversation moved on; compaction skipped.")
+    """Under the lease: the record, the checkpoint before it and the event, committed with
+    the header and the HUD. The context the compaction read goes on unless something was
+    written to the session meanwhile; then it is read again and must hold `history`."""
+    fresh = ctx
+    if not ctx.unchanged():
+        fresh = SessionContext.open(ctx.session_id)
+        if fresh.manager.get_history() != history:
+            # A turn landed while the model was summarizing: compact again next time.
+            note = "The conversation moved on; compaction skipped."
+            return CompactionOutcome("none", note=note)
+    fresh.owner = owner
+    session = fresh.session
     checkpoints.take(session, kind=Checkpoint.Kind.COMPACTION, label="Before compaction")
     after = list(result.messages)
     kept_ids = {m.get("id") for m in after}
@@ -203,6 +212,7 @@ def _store(
         model=model,
     )
     fresh.manager.set_history(after)
+    fresh.history = after
     fresh.compactions.append(record)
     note = describe(record)
     # The summary is in the event's text too, so search and grounding find it.
@@ -212,7 +222,9 @@ def _store(
         system_event=True,
         edit_results=[{"compaction": record.id, "summary": record.summary}],
     )
-    fresh.commit()
+    data = hud.figures(fresh)
+    fresh.commit(hud=data)
+    fresh.owner = ""  # the lease is the caller's to give back
     return CompactionOutcome(
         case=record.case,
         compaction_id=record.id,
@@ -222,6 +234,7 @@ def _store(
         tokens_after=record.tokens_after,
         summary=record.summary,
         note=note,
+        hud=data,
     )
 
 

@@ -1,285 +1,27 @@
-"""The bridge between a stored session and the context engine, for one turn.
+"""Changes to a session's context outside a turn: the selection and the start-up restore.
 
-A turn opens the session's context once (`chat.turn.session.SessionContext`: the session
-row, its message rows, its compactions, the engine built once from the small header),
-prepares the request from it, and after the response records the exchange, the usage
-and the HUD figures and commits them in one transaction. Notices (files shed, history
-truncated) are stored as system events, so they are still there after a reload.
-
-Images: only the turn that attaches an image sends its pixels (a multimodal user message).
-In history every such message reads as its text plus one stable reference line per image
-(`history.images.history_text`), the same whether the history is live or derived from
-the rows after a reload, so a reload neither changes the prompt nor its cost.
+The command line's selection (`select_files`: --add/--drop/--pin/--unpin), the page's
+(`set_selection`, and `refresh_sets` after the model's tools, the disk or a rollback
+changed the sets) and the start-up restore of the newest session. Every choice passes the
+repository boundary; each change is made under the session's short hold, and the engine
+and the saved HUD (one preview) follow. Non-goals: the turn's own request (`preparation`).
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from chat.llm.runtime import Runtime
 from chat.repo import boundary, sessionsets
-from chat.repo.repomap import engine as repomap_engine
-from chat.turn import endless, hud, outgoing, seen
-from chat.turn.session import (
-    SessionBusy,
-    SessionContext,
-    held,
-    release_lease,
-    take_lease,
-)
-from chat.turn.sets import Notice, release_dropped, sync_sets
-from chat.turn.working import ToolRef, assistant_history_text, is_recorded
-from contextcore.llm import Message as ChatMessage
-from contextcore.llm import Usage
-from contextcore.manager import ContextManager, PreparedPrompt
-from contextcore.models import ModelFacts
-from contextcore.prompt.assembly import ImageInput
-from history import services
-from history.grounding import RelatedItem, format_related, related_context
-from history.images import data_url, history_text, images_get
+from chat.turn import hud
+from chat.turn.preparation.prepare import unique_notices
+from chat.turn.preparation.sets import sync_sets
+from chat.turn.session import SessionBusy, SessionContext, held
 from history.models import Message, Session
 from history.selectors import session_latest
-
-__all__ = ["ToolRef"]  # the turn names a tool call by it
-log = logging.getLogger(__name__)
-WARNING_KINDS = {"files_shed", "history_truncated", "history_trimmed", "message_truncated"}
-
-
-@dataclass
-class Prepared:
-    messages: list[ChatMessage]
-    manager: ContextManager
-    facts: ModelFacts
-    breakdown: dict[str, Any]
-    notices: list[Notice] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    estimated_tokens: int = 0
-    history_text: str = ""  # how this turn's user message reads in later prompts
-    grounding_relevance: float | None = None  # of the related context offered, 0..1
-    related: list[dict[str, Any]] = field(default_factory=list)  # as sent, with sources
-    seen: dict[str, Any] | None = None  # the reply's "What the model saw" note
-
-
-# -- the turn --------------------------------------------------------------------------
-
-
-def open_turn(session_id: str, turn_id: str, user_text: str, model: str = "") -> SessionContext:
-    """Take the session's turn lease and open its context (raises `SessionBusy` while
-    another turn runs, `SessionMissing` for an unknown session)."""
-    owner = take_lease(session_id, turn_id, services.title_from(user_text))
-    try:
-        return SessionContext.open(session_id, model=model, owner=owner)
-    except BaseException:
-        release_lease(session_id, owner)
-        raise
-
-
-async def prepare(
-    ctx: SessionContext,
-    *,
-    user_text: str,
-    turn_id: str,
-    images: tuple[str, ...] = (),
-    tool_tokens: int = 0,
-) -> Prepared:
-    facts = ctx.facts
-    if tool_tokens:
-        facts = replace(facts, tool_tokens=tool_tokens)
-        ctx.manager.facts = facts
-    managed = await _managed_view(ctx, user_text, turn_id)
-    return await database_sync_to_async(_prepare)(ctx, user_text, turn_id, facts, images, managed)
-
-
-async def _managed_view(ctx: SessionContext, user_text: str, turn_id: str):
-    if not endless.endless_state(ctx.session)["enabled"]:
-        return endless.Managed()
-    history = ctx.manager.get_history()
-    return await endless.managed_history(ctx.session, history, user_text, turn_id, ctx.manager)
-
-
-def grounding_enabled(session: Session) -> bool:
-    return settings.ACDC_GROUNDING if session.grounding is None else bool(session.grounding)
-
-
-def _ground(session: Session, manager: ContextManager, user_text: str) -> list[RelatedItem]:
-    """Offer the most relevant earlier summaries and pinned notes as "Related context"
-    (within its token budget); returns them (none when off)."""
-    if not grounding_enabled(session):
-        if manager.reference:
-            manager.set_context_texts(
-                repo_map=manager.repo_map, file_tree=manager.file_tree, metadata=manager.metadata
-            )
-        return []
-    in_view = tuple(m["id"] for m in manager.get_history() if m.get("id"))
-    items = related_context(
-        repository=session.repository,
-        text=user_text,
-        limit=settings.ACDC_GROUNDING_ITEMS,
-        exclude_ids=in_view,
-    )
-    while items and manager.counter.count(format_related(items)) > settings.ACDC_GROUNDING_TOKENS:
-        items = items[:-1]
-    manager.set_context_texts(
-        repo_map=manager.repo_map,
-        file_tree=manager.file_tree,
-        reference=format_related(items),
-        metadata=manager.metadata,
-    )
-    return items
-
-
-def _prepare(ctx: SessionContext, user_text, turn_id, facts, images=(), managed=None) -> Prepared:
-    session, manager = ctx.session, ctx.manager
-    set_notices, entries = sync_sets(session, manager)
-    related = _ground(session, manager, user_text)
-    now = time.time()
-    repomap_engine.fill(
-        manager,
-        selected=[e.path for e in entries if e.type == "file" and e.active and not e.stub],
-        pinned=[e.path for e in entries if e.type == "file" and e.pinned],
-        user_text=user_text,
-        now=now,
-    )
-    attached = images_get(images) if images else []
-    inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
-    with manager.substituted_history(managed.history if managed else None):
-        prompt = manager.prepare_request(user_text, images=inputs, now=now)
-    ctx.note_engine_history()
-    release_dropped(session, manager, entries)
-    notices = [Notice(ctx.warning, "warning")] if ctx.warning else []
-    if managed is not None and managed.notice:
-        notices.append(Notice(managed.notice, "warning"))
-    notices += unique_notices(
-        [
-            *set_notices,
-            *_credential_notices(session, manager, prompt),
-            *(
-                Notice(n.text, "warning" if n.kind in WARNING_KINDS else "info", n.paths)
-                for n in [*manager.restore_notices, *prompt.notices]
-            ),
-        ]
-    )
-    for notice in notices:
-        ctx.append(
-            role=Message.Role.SYSTEM, content=notice.text, turn_id=turn_id, system_event=True
-        )
-    related_rows = seen.related_rows(related)
-    return Prepared(
-        messages=prompt.messages,
-        manager=manager,
-        facts=facts,
-        breakdown=prompt.breakdown,
-        notices=notices,
-        metadata={"acdc": {"price_model": ctx.model, "breakdown": _report_breakdown(prompt)}},
-        estimated_tokens=prompt.estimated_tokens,
-        history_text=history_text(user_text, attached),
-        grounding_relevance=sum(i.relevance for i in related) / len(related) if related else None,
-        related=related_rows,
-        seen=_seen_note(managed, related_rows),
-    )
-
-
-def _seen_note(managed: endless.Managed | None, related: list[dict[str, Any]]):
-    view = managed.view if managed is not None else None
-    if view is None or not view.applies:
-        return seen.note(related=related)
-    return seen.note(
-        template=view.template_name,
-        template_source=view.template_source,
-        summary=view.managed_prompt,
-        related=related,
-    )
-
-
-def _credential_notices(
-    session: Session, manager: ContextManager, prompt: PreparedPrompt
-) -> list[Notice]:
-    """A warning for each file or section of the request that seems to hold a credential
-    (sent as a marker, `chat.turn.outgoing`): once per session (an identical stored notice
-    means it was said), but for each of the person's messages that holds one."""
-    if not (found := outgoing.findings(manager.file_context.items(), prompt)):
-        return []
-    texts = [f.text() for f in found]
-    said = set(
-        Message.objects.filter(
-            session=session, role=Message.Role.SYSTEM, content__in=texts
-        ).values_list("content", flat=True)
-    )
-    return [
-        Notice(text, "warning")
-        for text, finding in zip(texts, found, strict=True)
-        if text not in said or finding.section == "current_message"
-    ]
-
-
-def finish_turn(
-    ctx: SessionContext,
-    prepared: Prepared,
-    *,
-    turn_id: str,
-    user_text: str,
-    status: str,
-    answer: str,
-    usage: Usage | None,
-    ids: tuple[str, str],
-    toolcalls: Sequence[ToolRef] = (),
-) -> dict[str, Any]:
-    """Record the exchange, the usage and the HUD figures, and commit them together with
-    the engine state, giving the turn lease back; returns the HUD data.
-
-    The turn's tool calls stay in history as `toolcall_ref` lines ahead of the answer;
-    their outputs are objects in the session's sets, rendered only while active."""
-    manager = prepared.manager
-    refs = tuple(toolcalls)
-    if is_recorded(status, answer, len(refs)):
-        manager.record_exchange(
-            prepared.history_text or user_text, assistant_history_text(answer, refs), ids=ids
-        )
-    cost = hud.cost_of(usage, prepared.facts) if usage else None
-    billed = usage.as_dict() if usage else {}
-    services.token_usage_record(
-        session_id=ctx.session_id,
-        turn_id=turn_id,
-        model=prepared.facts.name,
-        sections=prepared.breakdown.get("sections", {}),
-        tiers=prepared.breakdown.get("tiers", {}),
-        estimated_prompt_tokens=prepared.estimated_tokens,
-        usage=billed,
-        cost=cost,
-        related=prepared.related,
-    )
-    row = (billed.get("prompt_tokens", 0), billed.get("cache_read_tokens", 0), cost)
-    if refs:  # the model's tools may have changed the sets: the HUD counts what they hold
-        sync_sets(ctx.session, manager)
-    # The HUD shows what the context holds now: the next request, this exchange included.
-    data = hud_of(ctx, prepared.grounding_relevance, extra_usage=row)
-    ctx.commit(hud=data, usage=row, release=True)
-    return data
-
-
-def hud_of(ctx: SessionContext, relevance: float | None = None, extra_usage=None) -> dict:
-    """The HUD figures from what the context already holds (no query when it can)."""
-    known = "usage_tail" in ctx.header
-    usage = [*ctx.usage_tail(), *([list(extra_usage)] if extra_usage else [])] if known else None
-    compactions = sum(c.case in hud.COMPACTION_CASES for c in ctx.compactions)
-    return hud.hud_data(
-        ctx.session_id,
-        ctx.manager.facts,
-        ctx.manager,
-        relevance,
-        usage=usage,
-        turns=ctx.user_turns,
-        compactions=compactions,
-    )
-
-
-# -- changes outside a turn ---------------------------------------------------------------
 
 
 def select_files(
@@ -291,6 +33,7 @@ def select_files(
     unpin: Sequence[str] = (),
     model: str = "",
     confirmed: Collection[str] = frozenset(),
+    runtime: Runtime | None = None,
 ) -> list[str]:
     """Change a session's object sets from the command line (`--add/--drop/--pin/--unpin`);
     returns a message for every refusal. A secret-shaped file is added or pinned only when
@@ -316,9 +59,9 @@ def select_files(
                 problems.append(f"{path} {refusal}" if refusal else str(exc))
     with held(session_id) as owner:
         model = model or session.model or settings.ACDC_MODEL
-        ctx = SessionContext.open(session_id, model=model, owner=owner)
+        ctx = SessionContext.open(session_id, runtime=runtime, model=model, owner=owner)
         problems += [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
-        ctx.commit(hud=hud_of(ctx))
+        ctx.commit(hud=hud.figures(ctx))
     return problems
 
 
@@ -350,42 +93,50 @@ def selected_files(session: Session) -> list[str]:
 
 
 async def set_selection(
-    session_id: str, paths: tuple[str, ...], confirmed=frozenset(), outlines=frozenset()
+    session_id: str,
+    paths: tuple[str, ...],
+    confirmed=frozenset(),
+    outlines=frozenset(),
+    runtime: Runtime | None = None,
 ) -> tuple[list[str], dict]:
     """Make the selection exactly `paths` (those in `outlines` as their outline); returns
     refusals and the HUD preview. Internal paths are refused; a secret-shaped file only
     with the person's confirmation (`confirmed`)."""
-    return await database_sync_to_async(_set_selection)(session_id, paths, confirmed, outlines)
+    return await database_sync_to_async(_set_selection)(
+        session_id, paths, confirmed, outlines, runtime
+    )
 
 
-def _set_selection(session_id: str, paths: tuple[str, ...], confirmed=(), outlines=()):
+def _set_selection(
+    session_id: str, paths: tuple[str, ...], confirmed=(), outlines=(), runtime=None
+):
     session = Session.objects.get(pk=session_id)
     allowed, secrets, problems = _screen_choice(session, paths, confirmed)
     refused = sessionsets.set_active_files(session, allowed, confirmed=secrets, outlines=outlines)
     problems += [f"{path} was not added: {reason}" for path, reason in _by_path(refused, allowed)]
-    notices, data = _follow_sets(session_id)
+    notices, data = _follow_sets(session_id, runtime)
     return problems + notices, data
 
 
-def refresh_sets(session_id: str) -> dict:
+def refresh_sets(session_id: str, runtime: Runtime | None = None) -> dict:
     """After the model's tools or the disk changed the sets: the engine and the HUD follow."""
-    return _follow_sets(session_id)[1]
+    return _follow_sets(session_id, runtime)[1]
 
 
-def _follow_sets(session_id: str) -> tuple[list[str], dict]:
+def _follow_sets(session_id: str, runtime: Runtime | None) -> tuple[list[str], dict]:
     """The engine takes the sets as they are now, and the HUD shows it. While a turn runs
     the header is its to write: the HUD is a preview, and the next turn reads the sets."""
     try:
         with held(session_id) as owner:
-            return _sync_sets_and_hud(session_id, owner)
+            return _sync_sets_and_hud(session_id, owner, runtime)
     except SessionBusy:
-        return _sync_sets_and_hud(session_id, owner="")
+        return _sync_sets_and_hud(session_id, "", runtime)
 
 
-def _sync_sets_and_hud(session_id: str, owner: str) -> tuple[list[str], dict]:
-    ctx = SessionContext.open(session_id, owner=owner)
+def _sync_sets_and_hud(session_id: str, owner: str, runtime) -> tuple[list[str], dict]:
+    ctx = SessionContext.open(session_id, runtime=runtime, owner=owner)
     notices = [n.text for n in sync_sets(ctx.session, ctx.manager)[0]]
-    data = hud_of(ctx)
+    data = hud.figures(ctx)
     if owner:
         ctx.commit(hud=data)
     return notices, data
@@ -401,15 +152,9 @@ def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]
     return pairs
 
 
-def _report_breakdown(prompt) -> dict[str, Any]:
-    breakdown = prompt.breakdown
-    return {
-        "sections": {k: v for k, v in breakdown.get("sections", {}).items() if v},
-        "tiers": breakdown.get("tiers", {}),
-    }
-
-
-def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
+def restore_latest_session(
+    repository: str, runtime: Runtime | None = None
+) -> tuple[Session | None, list[str]]:
     """At start-up: load the newest session's context (messages and object sets), reconcile
     its files with the disk (seed 001 §3.6), drop active files that no longer exist with a
     notice stored in the session, and warm the token counts, so the first page and the
@@ -419,31 +164,18 @@ def restore_latest_session(repository: str) -> tuple[Session | None, list[str]]:
         return None, []
     try:
         with held(session.id) as owner:
-            return _restore(session.id, owner)
+            return _restore(session.id, owner, runtime)
     except SessionBusy:  # another worker is answering in it: that turn keeps it current
         return session, []
 
 
-def _restore(session_id: str, owner: str) -> tuple[Session, list[str]]:
-    ctx = SessionContext.open(session_id, owner=owner)
+def _restore(session_id: str, owner: str, runtime) -> tuple[Session, list[str]]:
+    ctx = SessionContext.open(session_id, runtime=runtime, owner=owner)
     sessionsets.resume(ctx.session)
     sync_notices = sync_sets(ctx.session, ctx.manager)[0]
     found = unique_notices([*ctx.manager.restore_notices, *sync_notices])
     notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
     for text in notices:
         ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
-    ctx.manager.estimate_prompt_tokens("")
-    ctx.commit(hud=hud_of(ctx))
+    ctx.commit(hud=hud.figures(ctx))  # its preview warms the token counts too
     return ctx.session, notices
-
-
-def unique_notices(notices: Sequence[Any]) -> list[Any]:
-    """One notice per file (the engine and the sets may both report a vanished file)."""
-    seen: set[tuple[str, ...] | str] = set()
-    kept = []
-    for notice in notices:
-        key = tuple(notice.paths) or notice.text
-        if key not in seen:
-            seen.add(key)
-            kept.append(notice)
-    return kept

@@ -7,7 +7,7 @@ few runs; the working history itself is unchanged (and is what the turn appends 
 view is stored as a `ManagedView`, failed ones too. Any failure fails open: the turn uses
 the normal history and the chat says why.
 
-Non-goals: the manager itself and the templates (`contextcore.history.endless`).
+Non-goals: the manager itself and the templates (`contextcore.conversation.endless`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.llm.facts import DRY_RUN_MODEL
-from chat.llm.runtime import chat_model, facts_for, llm_client, token_counter
+from chat.llm.runtime import Runtime, chat_model
 from chat.turn import outgoing
 from chat.turn.compaction import side_prefix
 from contextcore.conversation import endless
@@ -82,17 +82,20 @@ async def managed_history(
     history: list[ChatMessage],
     user_text: str,
     turn_id: str,
+    runtime: Runtime,
     manager: ContextManager | None = None,
+    tools: list[dict] | None = None,
 ) -> Managed:
     """The managed view for this turn, or the normal history (with a notice on failure).
-    With the chat's `manager`, and the manager model being the chat's model, the request
-    reuses what the chat sent last turn where that is cheaper (see `_chat_prefix`)."""
+    With the chat's `manager` (and its `tools`), and the manager model being the chat's
+    model, the request reuses what the chat sent last turn where that is cheaper (see
+    `_chat_prefix`)."""
     state = endless_state(session)
     if not state["enabled"]:
         return Managed()
     model = settings.ACDC_SMALLER_MODEL or chat_model(session.model)
-    facts, _ = facts_for(model)
-    counter = token_counter(facts.tokenizer)
+    facts, _ = runtime.facts(model)
+    counter = runtime.counter(facts.tokenizer)
     settings_now = config()
     if endless.skip_reason(history, settings_now, counter):
         return Managed()
@@ -100,7 +103,7 @@ async def managed_history(
     prefix = None
     if manager is not None and model == chat_model(session.model):
         prefix = await _chat_prefix(
-            session.id, history, manager, (model, facts, counter), settings_now
+            session.id, history, manager, (tools, facts, counter), settings_now
         )
     try:
         template = endless.resolve_template(state["template"], Path(settings.ACDC_REPO))
@@ -114,7 +117,7 @@ async def managed_history(
             latest_input=user_text,
             template=template,
             config=settings_now,
-            client=outgoing.client(llm_client()),
+            client=outgoing.client(runtime.client),
             model=model,
             counter=counter,
             repo_root=Path(settings.ACDC_REPO),

@@ -2,22 +2,21 @@
 
 Computed on the server after every turn (and saved with the session, so a reload shows
 the last state); the template draws the bar and the sparkline as plain HTML and SVG.
-The budget is one figure, `request_facts(model).input_budget` (the window less the reply's
-reserve and the tool definitions): the HUD and the Files panel both show it, and over it
-both name the files that sending would shed.
+After a turn the figures are the breakdown its own request's assembly made, with the
+exchange now in the history: nothing is assembled again for the HUD. Outside a turn (the
+selection changed) one preview is assembled.
+The budget is one figure, the facts' `input_budget` (`chat.turn.session.setup`: the
+window less the reply's reserve and the tool definitions): the HUD and the Files panel
+both show it, and over it both name the files that sending would shed.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
-from functools import cache
 from typing import Any
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
-from chat.llm.runtime import facts_for, supports_tools, token_counter
-from chat.repo.edittools import with_edit_tools
-from chat.repo.tools.context import TOOL_SPECS
+from chat.llm.runtime import Runtime
+from chat.turn.session import SessionContext, setup, wired
 from contextcore.llm import Usage
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
@@ -40,29 +39,28 @@ SPARK_TURNS = 30
 COMPACTION_CASES = (Compaction.Case.TRUNCATE, Compaction.Case.SUMMARIZE)  # not engine rewrites
 
 
-@cache
-def request_facts(model: str) -> tuple[ModelFacts, str | None]:
-    """The model's facts as every request meets them: the tool definitions offered to a
-    model that calls tools count against its budget."""
-    facts, warning = facts_for(model)
-    tools = chat_tools(model)
-    if tools:
-        facts = replace(facts, tool_tokens=tool_tokens(tools))
-    return facts, warning
+def request_facts(model: str, runtime: Runtime | None = None) -> tuple[ModelFacts, str | None]:
+    """The model's facts as its requests meet them, and a warning: for a page that shows
+    the budget of a session it has no context of."""
+    return setup.request_setup(runtime or wired(), model)[:2]
 
 
-def chat_tools(model: str) -> list[dict] | None:
-    """The tool definitions every chat request to `model` carries (None: it calls none).
-    A request that means to read the chat's cache must carry the same: the provider
-    caches them first."""
-    return with_edit_tools(TOOL_SPECS) if supports_tools(model) else None
-
-
-def tool_tokens(tools: list[dict] | None) -> int:
-    """What the tool definitions cost in every request (counted like message text)."""
-    if not tools:
-        return 0
-    return token_counter("cl100k_base").count(json.dumps(tools)) + 16 * len(tools)
+def figures(ctx: SessionContext, extra_usage: tuple | None = None) -> dict[str, Any]:
+    """The HUD figures from what the context already holds (no query when it can): the
+    breakdown of the turn's request when it made one, else a preview."""
+    known = "usage_tail" in ctx.header
+    extra = [list(extra_usage)] if extra_usage else []
+    usage = [*ctx.usage_tail(), *extra] if known else None
+    return hud_data(
+        ctx.session_id,
+        ctx.manager.facts,
+        ctx.manager,
+        ctx.relevance,
+        breakdown=ctx.breakdown,
+        usage=usage,
+        turns=ctx.user_turns,
+        compactions=sum(c.case in COMPACTION_CASES for c in ctx.compactions),
+    )
 
 
 def unbilled(facts: ModelFacts) -> str:
@@ -100,19 +98,27 @@ def hud_data(
     manager: ContextManager,
     grounding_relevance: float | None = None,
     *,
+    breakdown: dict[str, Any] | None = None,
     usage: list[list] | None = None,
     turns: int | None = None,
     compactions: int | None = None,
 ) -> dict[str, Any]:
-    """Sections count everything selected (before shedding, so an over-full selection shows
-    red); tiers and breakpoints are those of the request that would be sent next. A caller
-    that already holds the newest usage rows ([prompt, cache read, cost], oldest first),
-    the turn count and the live compactions passes them, and nothing is queried."""
-    breakdown = manager.preview_request("").breakdown
+    """The HUD's figures from `breakdown`, the one a request's assembly made (sections,
+    tiers, breakpoints); without one, from a preview of the next request. The message the
+    request carried is part of the history now: the history counts as the engine holds it.
+    A caller that already holds the newest usage rows ([prompt, cache read, cost], oldest
+    first), the turn count and the live compactions passes them, and nothing is queried."""
     window = facts.input_budget
-    shed = manager.files_to_shed("")
-    sections = _sections(manager.estimate_breakdown("")["sections"], window)
+    history_tokens = manager.history_token_count()
+    shed: list[str] | None = None
+    if breakdown is None:
+        breakdown, shed = preview(manager)
+    used = {k: v for k, v in breakdown.get("sections", {}).items() if k != "current_message"}
+    used["history"] = history_tokens
+    sections = _sections(used, window)
     total = sum(s["tokens"] for s in sections)
+    if shed is None:  # the request fitted: only a history grown past the limit sheds
+        shed = manager.files_to_shed("") if total > shed_limit(manager) else []
     if usage is None:
         rows = list(
             TokenUsage.objects.filter(session_id=session_id)
@@ -145,7 +151,7 @@ def hud_data(
         "spark": sparkline_points(shares),
         "turns": len(rows),
         "refreshes": _refreshes(manager),
-        **compaction_status(manager),
+        **compaction_status(manager, history_tokens),
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
         "instructions": instructions_summary(session_id, manager),
@@ -156,15 +162,34 @@ def hud_data(
             grounding_relevance,
             turns=turns,
             compactions=compactions,
-            history_tokens=sum(s["tokens"] for s in sections if s["name"] == "history"),
+            history_tokens=history_tokens,
         ),
     }
 
 
-def compaction_status(manager: ContextManager) -> dict[str, Any]:
+def preview(manager: ContextManager) -> tuple[dict[str, Any], list[str]]:
+    """The breakdown of the request that would be sent next (one assembly), and the files
+    sending it would shed. Over the budget, the sections count everything selected, before
+    shedding, so an over-full selection reads as such."""
+    breakdown = manager.preview_request("").breakdown
+    shed = manager.files_to_shed("")
+    if shed:
+        breakdown = {**breakdown, "sections": manager.estimate_breakdown("")["sections"]}
+    return breakdown, shed
+
+
+def shed_limit(manager: ContextManager) -> float:
+    """Past this many tokens a request may shed files (layer 3 or the hard cap)."""
+    facts = manager.facts
+    return min(facts.input_budget, manager.config.shed_ratio * facts.estimate_window)
+
+
+def compaction_status(manager: ContextManager, history: int | None = None) -> dict[str, Any]:
     """Seed 000's compaction status: whether it is on, its trigger, and the history's size
-    as a share of the trigger."""
-    history, trigger = manager.history_token_count(), manager.compaction_trigger
+    (`history` tokens, when counted already) as a share of the trigger."""
+    if history is None:
+        history = manager.history_token_count()
+    trigger = manager.compaction_trigger
     return {
         "compaction_on": manager.config.compaction_enabled,
         "history_tokens": history,

@@ -22,18 +22,17 @@ from typing import Any, TypeVar
 
 from channels.db import database_sync_to_async
 
-from chat.llm.runtime import chat_model, llm_client
+from chat.llm.runtime import Runtime, chat_model
 from chat.turn import endless, hud, outgoing
-from chat.turn.context import hud_of
-from chat.turn.hud import chat_tools
 from chat.turn.session import (
     SessionBusy,
     SessionContext,
     SessionMissing,
-    context_config,
     held,
     live_turn,
+    wired,
 )
+from chat.turn.session.codec import context_config
 from contextcore.conversation.topics import log_ignored_tool_call
 from contextcore.llm import LLMError, LLMRequest, ToolCallDelta, Usage, UsageReport
 from contextcore.models import ModelFacts
@@ -69,7 +68,7 @@ class _Claim:
     count: int
 
 
-def next_refresh(session_id: str) -> float | None:
+def next_refresh(session_id: str, runtime: Runtime | None = None) -> float | None:
     """When the session's next refresh is due (wall-clock seconds), or None. Asked on every
     tab's connect, so it reads the session row's header alone, not the whole context."""
     session = Session.objects.filter(pk=session_id).first()
@@ -79,7 +78,7 @@ def next_refresh(session_id: str) -> float | None:
         return None
     engine = (session.context_state or {}).get("engine") or {}
     tracker = StabilityTracker.from_state(engine.get("stability") or {})
-    facts, _ = hud.request_facts(chat_model(session.model))
+    facts, _ = (runtime or wired()).facts(chat_model(session.model))
     plan = tracker.refresh_plan(rules_for(facts))
     return plan[0] if plan else None
 
@@ -90,15 +89,16 @@ def _endless(session: Session) -> bool:
     return endless.endless_state(session)["enabled"]
 
 
-async def refresh(session_id: str, now: float) -> Refresh | None:
+async def refresh(session_id: str, now: float, runtime: Runtime | None = None) -> Refresh | None:
     """Send the refresh due at `now`, if it still is; None when nothing was sent (a turn
     holds the session, another tab sent it, the prefix already expired) or it failed."""
-    claim = await database_sync_to_async(_claim)(session_id, now)
+    runtime = runtime or wired()
+    claim = await database_sync_to_async(_claim)(session_id, now, runtime)
     if claim is None:
         return None
     usage = None
     try:
-        async for event in outgoing.client(llm_client()).stream(claim.request):
+        async for event in outgoing.client(runtime.client).stream(claim.request):
             if isinstance(event, UsageReport):
                 usage = event.usage
             elif isinstance(event, ToolCallDelta) and event.name:
@@ -107,27 +107,29 @@ async def refresh(session_id: str, now: float) -> Refresh | None:
         # The next turn finds the cache as it is: at worst it writes the prefix again.
         log.warning("keep-alive refresh of session %s failed: %s", session_id, exc)
         return None
-    return await database_sync_to_async(_record)(session_id, claim, usage)
+    return await database_sync_to_async(_record)(session_id, claim, usage, runtime)
 
 
-def _leased(session_id: str, work: Callable[[SessionContext], T]) -> T | None:
+def _leased(
+    session_id: str, work: Callable[[SessionContext], T], runtime: Runtime | None = None
+) -> T | None:
     """`work` on the session's context under its lease; None when a turn holds it or the
     session is gone."""
     try:
         with held(session_id) as owner:
-            return work(SessionContext.open(session_id, owner=owner))
+            return work(SessionContext.open(session_id, runtime=runtime, owner=owner))
     except (SessionBusy, SessionMissing):
         return None
 
 
-def _claim(session_id: str, now: float) -> _Claim | None:
+def _claim(session_id: str, now: float, runtime: Runtime) -> _Claim | None:
     def claim(ctx: SessionContext) -> _Claim | None:
         manager = ctx.manager
         plan = () if _endless(ctx.session) else manager.refresh_plan()
         too_late = manager.stability.cache_lost(now, ctx.facts.name)
         if not plan or plan[0] > now + EARLY or too_late:
             return None
-        request = refresh_request(manager.side_prefix(chat_tools(ctx.model)), ctx.model)
+        request = refresh_request(manager.side_prefix(ctx.tools), ctx.model)
         if request is None:
             return None
         manager.stability.note_refresh(now)
@@ -135,10 +137,12 @@ def _claim(session_id: str, now: float) -> _Claim | None:
         estimated = manager.counter.count(request.messages) + ctx.facts.tool_tokens
         return _Claim(request, ctx.facts, estimated, manager.stability.refreshes)
 
-    return _leased(session_id, claim)
+    return _leased(session_id, claim, runtime)
 
 
-def _record(session_id: str, claim: _Claim, usage: Usage | None) -> Refresh | None:
+def _record(
+    session_id: str, claim: _Claim, usage: Usage | None, runtime: Runtime
+) -> Refresh | None:
     cost = hud.cost_of(usage, claim.facts) if usage else None
     billed = usage.as_dict() if usage else {}
     cached = _cached_before(session_id)
@@ -164,11 +168,11 @@ def _record(session_id: str, claim: _Claim, usage: Usage | None) -> Refresh | No
         )
         if not useful:
             log.warning("keep-alive stopped for session %s: %s", session_id, ledger.stopped)
-        data = hud_of(ctx, extra_usage=row)
+        data = hud.figures(ctx, extra_usage=row)
         ctx.commit(hud=data, usage=row)
         return data, useful, ledger.stopped
 
-    done = _leased(session_id, commit_hud)
+    done = _leased(session_id, commit_hud, runtime)
     if done is None:
         return None
     data, useful, stopped = done

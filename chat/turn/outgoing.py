@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from chat.llm.runtime import llm_client
 from chat.repo import credentials
 from contextcore import objectview
 from contextcore.llm import LLMClient, LLMRequest, StreamEvent
@@ -67,9 +66,8 @@ class Guarded:
             yield event
 
 
-def client(inner: LLMClient | None = None) -> LLMClient:
-    """The client a session's requests leave through (the process's own by default)."""
-    inner = inner or llm_client()
+def client(inner: LLMClient) -> LLMClient:
+    """The client a session's requests leave through: `inner`, guarded."""
     return inner if isinstance(inner, Guarded) else Guarded(inner)
 
 

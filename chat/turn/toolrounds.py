@@ -21,7 +21,7 @@ from chat.repo.tools.calls import ToolCall, ToolResult
 from chat.repo.tools.context import run_tool
 from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
 from chat.turn.session import SessionContext
-from chat.turn.working import ToolRef
+from chat.turn.session.working import ToolRef
 from contextcore.llm import LLMRequest
 from history.models import Message, Session
 

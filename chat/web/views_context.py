@@ -19,6 +19,7 @@ from chat.repo.edits.commit import CommitRefused, changed_paths, commit, propose
 from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
+from chat.turn.preparation.prepare import grounding_enabled
 from chat.web.panels.follower import announce
 from chat.web.panels.version import tools_token
 from history import selectors
@@ -36,7 +37,7 @@ def tools_context(session: Session, error: str = "", note: str = "") -> dict:
     live = session.compactions.filter(undone_at=None).order_by("-created_at", "-id").first()
     return {
         "session": session,
-        "grounding": context.grounding_enabled(session),
+        "grounding": grounding_enabled(session),
         "checkpoints": checkpoints.listing(session)[:20],
         "edits_on": edittools.enabled(),  # rollback then offers files too
         "last_compaction": live,
@@ -155,17 +156,17 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
     """The Files panel's tree (see chat.repo.picker.tree_payload)."""
     session = _session(session_id)
     repo = sessionsets.repository()
-    facts, _ = request_facts(chat_model(session.model))
+    saved = (session.context_state or {}).get("hud") or {}  # as the last assembly made it
     payload = picker.tree_payload(
         repo.root,
         sessionsets.active_paths(session, repo),
         sessionsets.pinned_paths(session, repo),
-        facts.input_budget,
+        saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
         sessionsets.outline_paths(session, repo),
     )
     payload["outline_counts"] = outlines.known(repo.root, payload["files"])
     payload["outline_suffixes"] = outlines.suffixes()
-    payload["shed"] = ((session.context_state or {}).get("hud") or {}).get("shed", [])
+    payload["shed"] = saved.get("shed", [])
     return JsonResponse(payload)
 
 

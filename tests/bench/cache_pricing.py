@@ -6,11 +6,11 @@ and priced under every rule set; acdc's requests do (the lifetime it writes, whe
 requests reuse the chat's prefix), so acdc is recorded once per rule set, with the fake
 model acting as that provider's model (`acting_as`: its name, provider, prices and cache
 minimum, and its window: the context a server would give that model, so the budgets that
-shape a layout — what to shed, how stale a copy may grow — are the provider's). Compaction requests (`Sent.side`) go to the smaller
-model, which in the benchmark is the chat's own model, so they share the chat's cache:
-acdc's reuse its prefix where that is cheaper, the simple layouts' send a fresh
-transcript. The rule sets are those of one representative model per provider, from
-litellm's bundled map.
+shape a layout — what to shed, how stale a copy may grow — are the provider's). Compaction
+requests (`Sent.side`) go to the smaller model, which in the benchmark is the chat's own
+model, so they share the chat's cache: acdc's reuse its prefix where that is cheaper, the
+simple layouts' send a fresh transcript. The rule sets are those of one representative model
+per provider, from litellm's bundled map.
 """
 
 from __future__ import annotations

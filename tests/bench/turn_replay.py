@@ -1,14 +1,14 @@
 """Replaying a scripted session through the real turn pipeline, for the cache benchmark.
 
 Each turn goes through `chat.turn.turns.run_turn` with the offline `acdc/fake` model: the user
-message is stored, `chat.turn.context` restores the session's `ContextManager` from the
+message is stored, `chat.turn.session` restores the session's `ContextManager` from the
 database and builds the prompt, litellm streams the scripted answer, and the exchange is
 stored. The simulator prices the messages exactly as the fake provider received them.
 Edits are written to the repository on disk between turns and selection changes go
 through `chat.turn.context.select_files`, as the Files panel does. The clock is faked only
-where the pipeline reads it (`chat.turn.context.time`), so the 400 s pause is seen by the
-layout and by the simulated cache alike. A session with a compaction trigger is compacted
-after a turn whenever its history passed it, as in the chat
+where the pipeline reads it (`chat.turn.preparation.prepare.time`), so the 400 s pause is
+seen by the layout and by the simulated cache alike. A session with a compaction trigger
+is compacted after a turn whenever its history passed it, as in the chat
 (`chat.turn.compaction.compact_session`, detector and summarizer played by `acdc/fake`);
 those requests are recorded as side requests. While the person is away, the keep-alive
 refreshes an open tab would send go out when due (`keep_warm`, as `chat.web.keepwarm`
@@ -32,15 +32,14 @@ from unittest import mock
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
-import chat.turn.compaction
-import chat.turn.context
-import chat.turn.hud
-import chat.turn.session
+import chat.turn.preparation.prepare
 from chat.llm.fake import FakeScript, FakeStep
+from chat.llm.runtime import Runtime
 from chat.llm.sdk import acdc_provider
 from chat.turn.compaction import compact_session, needs_compaction
 from chat.turn.context import select_files
 from chat.turn.keepalive import next_refresh, refresh
+from chat.turn.session import wire
 from chat.turn.turns import run_turn
 from contextcore.models import ModelFacts
 from history import services
@@ -56,7 +55,7 @@ LIMITATIONS = "The image turn is sent as text only: `run_turn` carries no images
 
 @dataclass
 class FakeClock:
-    """Stands in for the `time` module inside `chat.turn.context`."""
+    """Stands in for the `time` module inside `chat.turn.preparation.prepare`."""
 
     now: float = START_TIME
 
@@ -72,7 +71,7 @@ def scripted_pipeline(repo: Path, strategy: str, clock: FakeClock) -> Iterator[A
     try:
         with (
             override_settings(ACDC_REPO=repo, ACDC_TIER_SCHEME=strategy),
-            mock.patch.object(chat.turn.context, "time", clock),
+            mock.patch.object(chat.turn.preparation.prepare, "time", clock),
         ):
             yield script
     finally:
@@ -94,24 +93,26 @@ def replay_through_turns(
             "ACDC_SMALLER_MODEL": MODEL,
             "ACDC_CHECKPOINT_EVERY": 0,
         }
-    acting = (lambda model: (facts, None)) if facts else None
-    with (
-        scripted_pipeline(repo, strategy, clock) as script,
-        override_settings(**compaction),
-        mock.patch.object(chat.turn.hud, "facts_for", acting or chat.turn.hud.facts_for),
-        mock.patch.object(
-            chat.turn.compaction, "facts_for", acting or chat.turn.compaction.facts_for
-        ),
-    ):
-        # request_facts is cached per model name: without clearing it, the facts of the
-        # first replay in the process would serve every later one, acting or not.
-        chat.turn.hud.request_facts.cache_clear()
+    runtime = ActingRuntime(facts) if facts else Runtime.from_settings()
+    with scripted_pipeline(repo, strategy, clock) as script, override_settings(**compaction):
+        previous = wire(runtime)  # each replay its own: no facts carried from the last
         try:
             recording = Recording(session.name, strategy)
             asyncio.run(_replay(session, repo, clock, script, recording))
             return recording
         finally:
-            chat.turn.hud.request_facts.cache_clear()
+            wire(previous)
+
+
+class ActingRuntime(Runtime):
+    """The settings' runtime, with one model's facts standing in for every model's."""
+
+    def __init__(self, facts: ModelFacts) -> None:
+        super().__init__(Runtime.from_settings().client)
+        self.acting = facts
+
+    def facts(self, model: str) -> tuple[ModelFacts, str | None]:
+        return self.acting, None
 
 
 async def _replay(

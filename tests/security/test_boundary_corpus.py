@@ -17,10 +17,11 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client, override_settings
 
-from chat.llm import runtime
 from chat.llm.fake import FakeStep
+from chat.llm.runtime import Runtime
 from chat.repo import picker, sessionsets, watcher
 from chat.turn import context
+from chat.turn.session import wire
 from chat.turn.turns import run_turn
 from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.models import Message, ObjectVersion, Session
@@ -93,10 +94,10 @@ def corpus(tmp_path: Path):
     paths += [".GIT/config", ".Env", "ID_RSA", "Server.PEM", ".git", ".acdc/", ".git/"]
     paths += [f"../outside-{TAG}.txt", "/etc/passwd", str(outside), "link-out"]
     record = tmp_path / "requests.jsonl"
-    runtime.llm_client.cache_clear()
     with override_settings(ACDC_RECORD_REQUESTS=str(record)):
+        previous = wire(Runtime.from_settings())  # a client that records the requests
         yield paths, [*targets.values(), outside], record
-    runtime.llm_client.cache_clear()
+    wire(previous)
     git_config.write_text(original_config)
     if had_key:
         key.write_text(original_key)

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from chat.llm.runtime import supports_tools
+from chat.llm.runtime import Runtime
 from chat.repo import sessionsets
 from chat.repo.tools.calls import ToolCall
 from chat.repo.tools.context import MAX_STUBS, TOOL_NAMES, TOOL_SPECS, run_tool
@@ -44,6 +44,7 @@ def test_every_tool_has_a_schema_the_provider_can_read():
     for spec in TOOL_SPECS:
         assert spec["type"] == "function"
         assert spec["function"]["parameters"]["additionalProperties"] is False
+    supports_tools = Runtime.from_settings().supports_tools
     assert supports_tools("acdc/fake") and supports_tools("gpt-4o")
     assert not supports_tools("no-such-provider/no-such-model")
 

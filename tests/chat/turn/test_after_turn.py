@@ -87,7 +87,7 @@ def pile_up_summaries(session, count: int) -> None:
     """Summaries that change nothing (each keeps the history as it is), stored as the
     compaction service stores them: under the lease, the header told."""
     from chat.turn.session import SessionContext, held
-    from chat.turn.working import as_refs
+    from chat.turn.session.working import as_refs
     from history.models import Compaction
 
     with held(session.id) as owner:

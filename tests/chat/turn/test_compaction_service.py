@@ -14,8 +14,8 @@ from chat.turn import checkpoints
 from chat.turn.compaction import CompactionRefused, compact_session, undo_compaction
 from chat.turn.context import restore_latest_session, select_files
 from chat.turn.session import SessionContext
+from chat.turn.session.working import expand
 from chat.turn.turns import run_turn
-from chat.turn.working import expand
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.tokens import TokenCounter
 from history.models import Compaction, Message, Session

@@ -49,7 +49,6 @@ def test_a_model_without_a_bill_says_so_instead_of_costing_nothing():
     assert unbilled(ModelFacts(name="m", input_cost_per_token=3e-6)) == ""
 
 
-
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_compaction_status_says_on_or_off_the_trigger_and_the_share_reached(enabled):
     config = ContextConfig(compaction_enabled=enabled, compaction_trigger_tokens=200)

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 import pytest
 from channels.db import database_sync_to_async
 
-from chat.llm import runtime
+from chat.llm.runtime import Runtime
 from chat.llm.wirefakes import Clock, Reply, WireFake
 from chat.turn.compaction import compact_session
 from chat.turn.keepalive import next_refresh, refresh
+from chat.turn.session import wire as wire_runtime
 from chat.turn.turns import run_turn
 from tests.chat.sockets import new_session
 
@@ -42,11 +43,11 @@ def wire(settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[WireFake]:
     settings.ACDC_VERBATIM_WINDOW_TOKENS = 200  # so that the older exchanges are summarized
     with WireFake(clock=Clock(start=1_000_000.0)) as fake:
         settings.ACDC_API_BASE = fake.base_url
-        runtime.llm_client.cache_clear()
+        previous = wire_runtime(Runtime.from_settings())  # a client that talks to the wire fake
         try:
             yield fake
         finally:
-            runtime.llm_client.cache_clear()
+            wire_runtime(previous)
 
 
 async def _ignore(event) -> None:

@@ -9,7 +9,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from chat.llm.fake import FakeStep
-from chat.turn import turns
+from chat.turn import reply
 from chat.turn.events import TurnDelta
 from chat.turn.turns import run_turn
 from history.models import Message
@@ -31,7 +31,7 @@ def logged() -> Iterator[None]:
 @pytest.fixture
 def save_at_every_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
     """The once-a-second save at every chunk: many saves without waiting for the clock."""
-    monkeypatch.setattr(turns, "SAVE_EVERY_SECONDS", 0.0)
+    monkeypatch.setattr(reply, "SAVE_EVERY_SECONDS", 0.0)
 
 
 def _reply_and_parts(session_id: str) -> tuple[Message, int]:

@@ -181,6 +181,4 @@ def test_the_lowest_cost_reads_only_prefixes_sent_before_and_prices_the_rest_in_
     # Tools come first: other tools, nothing read.
     tools = [{"type": "function", "function": {"name": "t", "parameters": {}}}]
     with_tools = CacheSimulator(counter).request(first, now=0, tools=tools).prompt_tokens
-    assert sim.lowest_cost([(first, None), (first, tools)]) == pytest.approx(
-        sizes[0] + with_tools
-    )
+    assert sim.lowest_cost([(first, None), (first, tools)]) == pytest.approx(sizes[0] + with_tools)

@@ -2,7 +2,8 @@
 
 SQLite's trigram table (0013) kept every trigram's position (detail=full), 2.5x the text it
 indexed and a third of a 100-turn database. It is rebuilt with detail=none: each trigram
-names the messages holding it and nothing else. Its phrase queries are gone with the
+names the messages holding it and nothing else, and its triggers skip empty text (a
+streaming reply's row, which gets its text once at the end). Its phrase queries are gone with the
 positions, so a substring search asks for every trigram of a piece and then checks the
 candidates' text (history.search.sqlite). columnsize=0 drops the per-message token counts,
 which only ranking reads, and substring hits are not ranked. The word index keeps its
@@ -30,7 +31,27 @@ _trigram = import_module("history.migrations.0013_message_search_trigram")
 CREATE_TRIGRAM = """CREATE VIRTUAL TABLE history_message_trigram USING fts5(
     content, content = 'history_message', content_rowid = 'rowid', tokenize = 'trigram',
     detail = none, columnsize = 0)"""
-TRIGRAM_TABLES = [*_trigram.DROP_INDEX, CREATE_TRIGRAM, *_trigram.CREATE_TRIGGERS, _trigram.REBUILD]
+# As 0013's triggers, without the empty text a streaming reply's row starts with: without
+# positions or sizes (columnsize=0) an empty message has nothing in the index to keep.
+TRIGRAM_TRIGGERS = [
+    """CREATE TRIGGER history_message_trigram_insert AFTER INSERT ON history_message
+    WHEN new.content != '' BEGIN
+        INSERT INTO history_message_trigram(rowid, content) VALUES (new.rowid, new.content);
+    END""",
+    """CREATE TRIGGER history_message_trigram_update AFTER UPDATE OF content
+    ON history_message BEGIN
+        INSERT INTO history_message_trigram(history_message_trigram, rowid, content)
+        SELECT 'delete', old.rowid, old.content WHERE old.content != '';
+        INSERT INTO history_message_trigram(rowid, content)
+        SELECT new.rowid, new.content WHERE new.content != '';
+    END""",
+    """CREATE TRIGGER history_message_trigram_delete AFTER DELETE ON history_message
+    WHEN old.content != '' BEGIN
+        INSERT INTO history_message_trigram(history_message_trigram, rowid, content)
+        VALUES ('delete', old.rowid, old.content);
+    END""",
+]
+TRIGRAM_TABLES = [*_trigram.DROP_INDEX, CREATE_TRIGRAM, *TRIGRAM_TRIGGERS, _trigram.REBUILD]
 # (model, field) pairs whose column index another index already covers
 SESSION_COLUMNS = [("message", "session"), ("tokenusage", "session"), ("checkpoint", "session")]
 

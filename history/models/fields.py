@@ -13,6 +13,7 @@ import json
 import zlib
 from typing import Any
 
+from django import forms
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
@@ -68,6 +69,10 @@ class PackedJSONField(models.BinaryField):
 
     def value_to_string(self, obj: models.Model) -> str:
         return json.dumps(self.value_from_object(obj), cls=DjangoJSONEncoder)
+
+    def formfield(self, **kwargs: Any):
+        """The admin edits it as JSON, as it did the JSON column."""
+        return models.Field.formfield(self, **{"form_class": forms.JSONField, **kwargs})
 
     def get_default(self) -> Any:
         return self._get_default()  # a fresh dict, not BinaryField's b""

@@ -161,10 +161,11 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": ACDC_DATA_DIR / "acdc.sqlite3",
             "OPTIONS": {
-                # A new database gets 1 KB pages (an existing one keeps its own): a turn
-                # writes and keeps far less than with 4 KB (`acdc bench turn --part storage`).
+                # A new database gets 512-byte pages (an existing one keeps its own): a turn
+                # writes and keeps far less than with 4 KB; a scan reads more pages
+                # (`acdc bench turn --part storage`, NOTES-storage.md).
                 "init_command": (
-                    "PRAGMA page_size=1024; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                    "PRAGMA page_size=512; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                 ),
                 "transaction_mode": "IMMEDIATE",
                 "timeout": ACDC_DB_LOCK_SECONDS,

@@ -58,6 +58,10 @@ def word_rows(terms: Terms, repository: str, role: str | None, limit: int):
         return cursor.fetchall()
 
 
+def _holds(folded: str, pieces: list[str]) -> bool:
+    return all(piece in folded for piece in pieces)
+
+
 def substring_ids(
     terms: Terms, repository: str, role: str | None, limit: int, exclude: list[str]
 ) -> list[str]:
@@ -83,5 +87,5 @@ def substring_ids(
     with connection.cursor() as cursor:
         cursor.execute(sql, [match, *params])
         while len(found) < limit and (rows := cursor.fetchmany(CHECK_BATCH)):
-            found += [pk for pk, text in rows if all(p in fold(text) for p in pieces)]
+            found += [pk for pk, text in rows if _holds(fold(text), pieces)]
     return found[:limit]

@@ -1,4 +1,4 @@
-"""What a plain turn writes beyond its text is small and does not grow with the session.
+"""What a plain turn writes beyond its text is small, and hardly more late in a session.
 
 A plain turn's writes, through history's services as a turn makes them: the question, the
 reply (made empty, then given its text once), the request's usage row and the session's

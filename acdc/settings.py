@@ -161,7 +161,12 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": ACDC_DATA_DIR / "acdc.sqlite3",
             "OPTIONS": {
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                # A new database gets 512-byte pages (an existing one keeps its own): a turn
+                # writes and keeps far less than with 4 KB; a scan reads more pages
+                # (`acdc bench turn --part storage`, NOTES-storage.md).
+                "init_command": (
+                    "PRAGMA page_size=512; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                ),
                 "transaction_mode": "IMMEDIATE",
                 "timeout": ACDC_DB_LOCK_SECONDS,
             },

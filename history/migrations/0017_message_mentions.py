@@ -3,6 +3,8 @@
 On SQLite, adding a column with a default rebuilds history_message, and its search triggers
 go with the old table: both search indexes are built again afterwards (as 0009 and 0013
 ask of any migration that rebuilds the table), and again after the column is removed.
+A migration after 0021 calls 0021's `restore_search` instead: this one builds 0013's
+trigram layout, which 0021 replaced.
 """
 
 from importlib import import_module

@@ -62,6 +62,20 @@ def fts5_substring_query(pieces: tuple[str, ...]) -> str:
     return " ".join(_quoted(p) for p in pieces)
 
 
+def trigrams(pieces: tuple[str, ...]) -> tuple[str, ...]:
+    """Every three-character run of the pieces, once each, for an index without positions."""
+    runs = (p[i : i + TRIGRAM] for p in pieces for i in range(len(p) - TRIGRAM + 1))
+    return tuple(dict.fromkeys(runs))
+
+
+def fold(text: str) -> str:
+    """`text` with each character's case folded on its own, as FTS5's trigram tokenizer
+    does (a character whose lower case is longer than one character stays as it is)."""
+    if text.isascii():
+        return text.lower()
+    return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
+
+
 def like_pattern(piece: str) -> str:
     """A LIKE pattern matching `piece` anywhere, its wildcards escaped with a backslash."""
     escaped = piece.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -96,6 +96,13 @@ def test_every_piece_must_occur():
     assert [text for text, _ in _found("keniz camelcas")] == ["the camelCaseWords and Tokenization"]
 
 
+def test_a_message_with_every_trigram_of_a_piece_but_not_the_piece_is_no_hit():
+    # "okeniz" holds "oke", "ken", "eni", "niz", as "smoke kenizen" does in pieces.
+    _say("smoke kenizen", "Tokenization")
+    assert [text for text, _ in _found("okeniz")] == ["Tokenization"]
+    assert [text for text, _ in _found("Kenize")] == ["smoke kenizen"]
+
+
 def test_the_role_filter_and_the_repository_hold_for_substring_hits():
     session = services.session_create(repository=REPO)
     services.message_append(session=session, role="user", content="Retokenize it")

@@ -318,3 +318,15 @@ def test_the_map_table_says_which_goals_are_met():
     assert heard in table
     assert "| one file edited, no watcher (1 parsed) | 90 ms | 0 ms |  |" in table
     assert "180 MB (before: 80 MB) |  | ≤ 300 MB: met" in table
+
+
+def test_the_wire_harness_reads_the_session_header_the_server_stores():
+    """The over-the-wire benchmark reads the server's session row for its refresh plan; the
+    header is stored deflated (and as JSON text in older databases)."""
+    from history.models.fields import pack
+    from tests.bench.wire_drive import _header
+
+    header = {"engine": {"stability": {"history_rewrites": 2}}}
+    assert _header(pack(header)) == header
+    assert _header(json.dumps(header)) == header
+    assert _header(None) is None

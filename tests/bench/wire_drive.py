@@ -23,6 +23,7 @@ import math
 import sqlite3
 import subprocess
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -292,10 +293,19 @@ def _next_refresh(data: Path, session_id: str, model: str) -> float | None:
         ).fetchone()
     if row is None:
         return None
-    engine = (json.loads(row[0] or "{}") or {}).get("engine") or {}
+    engine = (_header(row[0]) or {}).get("engine") or {}
     tracker = StabilityTracker.from_state(engine.get("stability") or {})
     plan = tracker.refresh_plan(rules_for(_facts(model)))
     return plan[0] if plan else None
+
+
+def _header(raw: bytes | str | None) -> Any:
+    """The session's context header as `history.models.fields.unpack` reads it: deflated
+    JSON, or JSON text as stored before (that module needs Django's apps loaded)."""
+    if not raw:
+        return None
+    data = raw.encode() if isinstance(raw, str) else bytes(raw)
+    return json.loads(data if data[:1] in (b"{", b"[") else zlib.decompress(data))
 
 
 def _facts(model: str) -> Any:

@@ -6,7 +6,7 @@ import pytest
 from django.template.loader import render_to_string
 
 from chat.web.render import render_markdown
-from chat.web.stream import StreamState, advance, snapshot
+from chat.web.stream import StreamState, advance, due, finish, snapshot
 from history import services
 from history.models import Message
 
@@ -107,6 +107,29 @@ def test_sanitizing_still_applies_to_every_block_and_the_tail():
     assert "<script" not in wire and "<img" not in wire
     assert 'href="javascript' not in wire
     assert "&lt;script&gt;" in wire
+
+
+def test_only_a_frame_with_blocks_to_find_parses_or_renders_markdown():
+    state, _ = advance(StreamState("t1"), "Hello")
+    assert due(StreamState("t1"), "Hello")  # the first frame draws the body
+    assert not due(state, "Hello, world")  # the tail grows: string work only
+    assert due(state, "Hello, world.\n\nNext")  # a paragraph may have ended
+    assert due(state, "Something else")  # rewritten
+
+
+def test_the_finish_renders_only_what_follows_the_final_blocks():
+    rendered: list[str] = []
+
+    def render(source: str) -> str:
+        rendered.append(source)
+        return render_markdown(source)
+
+    state, _ = stream(ANSWER, render=render)
+    count = len(rendered)
+    rest = finish(state, ANSWER + "!", render)
+    assert rendered[count:] == [ANSWER[state.open_at :] + "!"]
+    assert "".join(state.blocks) + rest == render_markdown(ANSWER + "!")
+    assert finish(None, ANSWER) is None and finish(state, "Rewritten.") is None
 
 
 def test_a_rewritten_answer_is_drawn_again():

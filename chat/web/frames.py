@@ -35,8 +35,8 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
-from chat.web.render import render_markdown
 from chat.web.stream import Render, StreamState, advance, due, finish, snapshot
+from history.markup.render import render_markdown
 
 Send = Callable[[str], Awaitable[None]]
 

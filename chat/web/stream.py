@@ -25,7 +25,7 @@ from django.template.loader import render_to_string
 from django.utils.html import escape
 
 from chat.web.blocks import Split, fence_opening, split_final
-from chat.web.render import render_markdown
+from history.markup.render import render_markdown
 
 Render = Callable[[str], str]
 

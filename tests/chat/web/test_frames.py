@@ -17,8 +17,8 @@ from chat.turn.events import (
 )
 from chat.web import stream
 from chat.web.frames import DeltaCoalescer, render_event
-from chat.web.render import render_markdown
 from contextcore.llm import Retrying
+from history.markup.render import render_markdown
 
 
 class FakeClock:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.template.loader import render_to_string
 
-from chat.web.render import render_markdown
 from chat.web.stream import StreamState, advance, due, finish, snapshot
 from history import services
+from history.markup.render import render_markdown
 from history.models import Message
 
 ANSWER = (

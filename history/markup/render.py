@@ -1,8 +1,11 @@
 """Model text to safe HTML: markdown, highlighted code, then a strict sanitizer.
 
-Model output is untrusted. It is rendered with raw HTML disabled, code blocks highlighted
-by Pygments (class-based, styled by our CSS), and the result cleaned by nh3 with a short
-allow-list, so no script, event handler or `javascript:` URL can survive.
+The one renderer of replies, for the chat (its stream renders each block with it) and for
+History's transcript (the `markdown` filter of `history_tags`); it lives below both, so
+neither reaches up the layers for it. Model output is untrusted. It is rendered with raw
+HTML disabled, code blocks highlighted by Pygments (class-based, styled by our CSS), and
+the result cleaned by nh3 with a short allow-list, so no script, event handler or
+`javascript:` URL can survive. Plain Python: no Django.
 """
 
 from __future__ import annotations

@@ -128,13 +128,14 @@ def _worth_splitting(state: StreamState, text: str, settled: int) -> bool:
     """Whether the complete lines that came since the last split may end the open block.
 
     Splitting parses the whole open block, so doing it at every new line would cost the
-    square of a long list or fence. It waits instead until the block has grown by an
-    eighth since, which keeps the parsing linear in the answer, or for a line that may
-    close an open fence, which ends a fence at once. Waiting only delays a block."""
+    square of a long list. It waits instead until the block has grown by an eighth
+    since, which keeps the parsing linear in the answer. An open fence ends only with a
+    line that may close it, so it is split at such a line and at no other. Waiting only
+    delays a block."""
     if settled <= state.parsed:
         return False
-    if state.code and _FENCE_CLOSING.search(text, state.parsed, settled):
-        return True
+    if state.code:
+        return _FENCE_CLOSING.search(text, state.parsed, settled) is not None
     return settled - state.parsed >= (settled - state.open_at) // 8
 
 

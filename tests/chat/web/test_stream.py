@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.template.loader import render_to_string
 
+from chat.web import stream as stream_module
 from chat.web.stream import StreamState, advance, due, finish, snapshot
 from history import services
 from history.markup.render import render_markdown
@@ -130,6 +131,21 @@ def test_the_finish_renders_only_what_follows_the_final_blocks():
     assert rendered[count:] == [ANSWER[state.open_at :] + "!"]
     assert "".join(state.blocks) + rest == render_markdown(ANSWER + "!")
     assert finish(None, ANSWER) is None and finish(state, "Rewritten.") is None
+
+
+def test_an_open_fence_is_parsed_again_only_at_a_line_that_may_close_it(monkeypatch):
+    splits: list[int] = []
+    original = stream_module.split_final
+
+    def split_final(text: str, start: int = 0):
+        splits.append(len(text))
+        return original(text, start)
+
+    monkeypatch.setattr(stream_module, "split_final", split_final)
+    code = "```python\n" + "".join(f"x = {n}\n" for n in range(200))
+    state, _ = stream("Intro.\n\n" + code + "```\n\nAfter.", step=6)
+    assert len(splits) <= 6  # the intro, the fence's first line, its closing line, the end
+    assert state.blocks[-1].startswith("<pre><code") and "199</span>" in state.blocks[-1]
 
 
 def test_a_rewritten_answer_is_drawn_again():

@@ -16,6 +16,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -139,8 +140,10 @@ class LiteLLMClient:
             # One deadline covers both the request (headers) and the first chunk.
             call = litellm.acompletion(**arguments)
             response = await self._within(call, limit, request.model, limit)
+            kept = _keep_usage_chunks(response)
             first_wait = max(0.0, deadline - loop.time())
-            async for event in self._events(response, request.model, first_wait, limit):
+            events = self._events(response, request.model, first_wait, limit)
+            async for event in _counted(events, litellm, request.model, kept):
                 yield event
         except LLMError:
             raise
@@ -163,9 +166,16 @@ class LiteLLMClient:
         answered = False
         while True:
             try:
-                chunk = await self._within(anext(iterator), timeout, model, limit)
+                # A timer per chunk, not a task and a timer as wait_for would make.
+                async with asyncio.timeout(max(timeout, 1e-3)):
+                    chunk = await anext(iterator)
             except StopAsyncIteration:
                 break
+            except TimeoutError as exc:
+                raise StreamTimeoutError(
+                    f"{model} sent nothing for {limit:g} seconds; the request was abandoned.",
+                    detail=repr(exc),
+                ) from exc
             timeout = limit = self.between_chunks_timeout
             raw_usage = getattr(chunk, "usage", None)
             if raw_usage is not None:
@@ -265,6 +275,50 @@ def _delta_events(delta: Any) -> list[StreamEvent]:
             )
         )
     return events
+
+
+class _UsageChunks(list):
+    """What litellm's stream wrapper keeps of the chunks it returned (`response.chunks`):
+    the first, the last two (its repetition check compares them) and those that carry
+    usage. It keeps them to build the whole response again when the stream ends, for its
+    logging, caching and usage; acdc reads only the usage, and building from every chunk
+    cost more CPU than the rest of the stream (pydantic attribute misses, several passes).
+    `reported` says whether the provider counted the completion itself."""
+
+    reported = False
+
+    def append(self, chunk: Any) -> None:
+        super().append(chunk)
+        usage = getattr(chunk, "usage", None)
+        if usage is not None and _field(usage, "completion_tokens"):
+            self.reported = True
+        if len(self) > 3 and getattr(self[-3], "usage", None) is None:
+            del self[-3]
+
+
+def _keep_usage_chunks(response: Any) -> _UsageChunks | None:
+    chunks = getattr(response, "chunks", None)
+    if type(chunks) is not list:
+        return None
+    kept = _UsageChunks(chunks)
+    response.chunks = kept
+    return kept
+
+
+async def _counted(
+    events: AsyncIterator[StreamEvent], litellm: Any, model: str, kept: _UsageChunks | None
+) -> AsyncIterator[StreamEvent]:
+    """`events`, with the completion tokens counted from the text when the provider did
+    not count them (litellm would have, from the chunks `_UsageChunks` lets go)."""
+    texts: list[str] = []
+    async for event in events:
+        if isinstance(event, TextDelta):
+            texts.append(event.text)
+        elif isinstance(event, UsageReport) and kept is not None and not kept.reported and texts:
+            text = "".join(texts)
+            counted = litellm.token_counter(model=model, text=text, count_response_tokens=True)
+            event = UsageReport(replace(event.usage, completion_tokens=int(counted)))
+        yield event
 
 
 def _field(source: Any, name: str) -> Any:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from markdown_it.token import Token
 
-from chat.web.render import markdown_parser
+from history.markup.render import markdown_parser
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # what markdown-it counts as a line break
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")

@@ -168,6 +168,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def turn_snapshot(self, event: dict) -> None:
         await HOST.send_snapshot(self.session_id, event["reply_to"])
+        if event["reply_to"] == self.channel_name and not await _live_turn(self.session_id):
+            # The reply ended before this tab's snapshot, and its finished frame carried no
+            # body (the tabs that followed it had one): draw the conversation again.
+            await self.send(await database_sync_to_async(ended_frame)(self.session_id))
 
 
 async def _locked_selection() -> str:

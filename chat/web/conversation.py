@@ -23,9 +23,9 @@ from chat.turn.branches import versions
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
 from chat.turn.session import live_turn
 from chat.web.frames import card, render_hud
-from chat.web.render import render_markdown
 from history import selectors
 from history.images import images_for_messages
+from history.markup.render import render_markdown
 from history.models import Message, Session
 
 # The replies Retry is offered on (the newest exchange's only, see `_retry_questions`).

@@ -3,10 +3,13 @@
 Every HTML frame is rendered from a template under `templates/chat/` and carries the turn
 id; changes to the Files panel travel as JSON messages of their own (`picker_message`).
 Answer updates are coalesced: at most one frame per `interval` (~20 a second), each
-carrying only what is new (`stream.py`), rendered in a worker thread, so a slow browser
-never falls behind a fast model, the event loop never waits for Pygments, and the last
-state always arrives. A retry of the provider shows as a note in the reply, counting down
-(`retry_frame`), which the first frame of the answer that follows takes away.
+carrying only what is new (`stream.py`), so a slow browser never falls behind a fast
+model and the last state always arrives. A frame that parses or renders markdown is made
+in a worker thread (the event loop never waits for Pygments); one that only grows the
+tail is a few string operations, made in line. The finished frame of a streamed reply
+replaces its header, status and tool cards and puts the rendered rest where the tail was:
+the body the tabs have stays. A retry of the provider shows as a note in the reply,
+counting down (`retry_frame`), which the first frame of the answer that follows takes away.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
-from chat.web.render import render_markdown
-from chat.web.stream import Render, StreamState, advance, snapshot
+from chat.web.stream import Render, StreamState, advance, due, finish, snapshot
+from history.markup.render import render_markdown
 
 Send = Callable[[str], Awaitable[None]]
 
@@ -60,15 +63,20 @@ def _render_html(event: TurnEvent) -> str:
     if isinstance(event, TurnNotice):
         return render_to_string("chat/_frame_notice.html", {"event": event})
     if isinstance(event, TurnFinished):
-        html = render_markdown(event.text)
-        cards = [card(c) for c in event.tool_cards]
-        context = {"event": event, "html": html, "cards": cards}
-        return render_to_string("chat/_frame_finished.html", context)
+        return finished_frame(event, render_markdown(event.text))
     if isinstance(event, HudUpdate):
         return render_to_string("chat/_hud.html", {"hud": event.hud, "oob": True})
     if isinstance(event, ToolCallStarted | ToolCallFinished):
         return render_to_string("chat/_frame_tool.html", {"event": event, "card": card(event)})
     raise TypeError(f"not a turn event: {event!r}")
+
+
+def finished_frame(event: TurnFinished, html: str, rest: str | None = None) -> str:
+    """The reply as it ended. With `rest` (the tabs have its streamed body: `stream.finish`),
+    the body stays and `rest` takes the tail's place; else the body is `html`, whole."""
+    cards = [card(c) for c in event.tool_cards]
+    context = {"event": event, "html": html, "rest": rest, "cards": cards}
+    return render_to_string("chat/_frame_finished.html", context)
 
 
 def picker_message(turn_id: str = "", **changes) -> str:
@@ -143,10 +151,11 @@ class DeltaCoalescer:
     """Forwards the events of one turn to `send`, in order, coalescing answer deltas.
 
     `emit(TurnDelta)` only records the latest text and returns: a timer sends one frame per
-    `interval` at most, rendered in a worker thread (`stream.advance`), so neither a slow
-    renderer nor a slow tab holds up the model's stream or the event loop. Any other event
-    first flushes the pending text, then goes out after it, also rendered off the loop.
-    `snapshot()` draws the answer for a tab that joins while it streams.
+    `interval` at most, so neither a slow renderer nor a slow tab holds up the model's
+    stream. A frame with markdown to parse or render is made in a worker thread, one that
+    only grows the tail in line. Any other event first flushes the pending text, then goes
+    out after it. `snapshot()` draws the answer for a tab that joins while it streams, or
+    the finished reply, whole, for one that joins after it ended.
     """
 
     def __init__(
@@ -155,13 +164,16 @@ class DeltaCoalescer:
         interval: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
         render: Render = render_markdown,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         self._send = send
         self._interval = interval
         self._clock = clock
         self._render = render
+        self._sleep = sleep
         self._latest: TurnDelta | None = None
         self._state: StreamState | None = None
+        self._finished: tuple[TurnFinished, str] | None = None  # the event and its whole body
         self._timer: asyncio.Task | None = None
         self._last_sent = float("-inf")
         self._sending = asyncio.Lock()  # one frame at a time, in order
@@ -178,13 +190,27 @@ class DeltaCoalescer:
         async with self._sending:
             if isinstance(event, ToolCallStarted | TurnFinished):
                 await self._clear_retry(send=not isinstance(event, TurnFinished))
-            messages = await asyncio.to_thread(render_event, event)
             if isinstance(event, TurnFinished):
-                self._state = None  # the finished message replaced the streamed one
+                messages = [await asyncio.to_thread(self._finish, event)]
+            else:
+                messages = await asyncio.to_thread(render_event, event)
             if isinstance(event, TurnRetrying):
                 self._retry_shown = event.turn_id
             for message in messages:
                 await self._send(message)
+
+    def _finish(self, event: TurnFinished) -> str:
+        """The finished frame, which leaves the streamed body where it is; it remembers
+        the whole body for a tab that asks for a snapshot afterwards."""
+        state = self._state if self._state and self._state.turn_id == event.turn_id else None
+        self._state = None  # the finished message replaces the streamed one
+        rest = finish(state, event.text, self._render)
+        if rest is None:
+            html = self._render(event.text)
+            self._finished = (event, html)
+            return finished_frame(event, html)
+        self._finished = (event, "".join(state.blocks) + rest)
+        return finished_frame(event, "", rest)
 
     async def flush(self) -> None:
         """Send the latest answer text now, after any frame on its way, and wait for it."""
@@ -199,9 +225,11 @@ class DeltaCoalescer:
             state = self._state
             if state is None or state.turn_id != pending.turn_id:
                 state = StreamState(pending.turn_id)
-            self._state, message = await asyncio.to_thread(
-                advance, state, pending.text, self._render
-            )
+            if due(state, pending.text):
+                work = asyncio.to_thread(advance, state, pending.text, self._render)
+                self._state, message = await work
+            else:
+                self._state, message = advance(state, pending.text, self._render)
             if message:
                 await self._clear_retry()
                 await self._send(message)
@@ -216,10 +244,15 @@ class DeltaCoalescer:
     def snapshot(self) -> list[str]:
         """The messages that bring a tab joining mid-answer up to date: one frame that
         replaces the body `msg-<turn>-body` with the final blocks so far (their HTML as
-        already rendered) and the tail. The tab must have the message (the started
-        frame or the page); the frames after the snapshot build on it. Empty when no
-        answer is streaming. To send it between two frames, use `send_snapshot`."""
-        return [snapshot(self._state)] if self._state is not None else []
+        already rendered) and the tail; once the reply has ended, the finished reply with
+        its whole body. The tab must have the message (the started frame or the page); the
+        frames after the snapshot build on it. Empty when no answer has streamed. To send
+        it between two frames, use `send_snapshot`."""
+        if self._state is not None:
+            return [snapshot(self._state)]
+        if self._finished is not None:
+            return [finished_frame(*self._finished)]
+        return []
 
     async def send_snapshot(self, send: Send) -> None:
         """Send `snapshot()` with `send` while no frame is on its way, so that every frame
@@ -230,6 +263,6 @@ class DeltaCoalescer:
 
     async def _flush_after(self, delay: float) -> None:
         if delay:
-            await asyncio.sleep(delay)
+            await self._sleep(delay)
         self._timer = None  # from here on a flush waits for this one instead of cancelling it
         await self.flush()

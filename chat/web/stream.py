@@ -6,26 +6,34 @@ fence). `advance` takes a state and the whole answer so far and returns the next
 the frame that brings a tab from one to the other: new blocks go in before the tail
 (`beforebegin:#msg-<turn>-tail`), and the tail grows by the new text or, once it holds
 another block, is replaced. So a frame carries only what is new and the wire grows with
-the answer, not with its square. `snapshot` draws the body from the HTML already rendered.
-States are immutable: a worker thread computes the next one, the event loop keeps it.
-Non-goal: when frames are sent (`frames.DeltaCoalescer`).
+the answer, not with its square. Text that adds nothing visible (only white space) waits
+for the next frame. `snapshot` draws the body from the HTML already rendered; `finish`
+renders only the open rest once the answer is complete. Per-frame fragments are their
+templates rendered once per turn around a slot (`_fill`), so growing the tail is string
+work, and `due` says when a frame parses or renders markdown (the caller's cue to leave
+the event loop). States are immutable. Non-goal: when frames are sent (`frames.py`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.template.loader import render_to_string
+from django.utils.html import escape
 
 from chat.web.blocks import Split, fence_opening, split_final
-from chat.web.render import render_markdown
+from history.markup.render import render_markdown
 
 Render = Callable[[str], str]
 
 _BLANK_LINES = re.compile(r"(?:[ \t]*(?:\r\n?|\n))*")
 _FENCE_CLOSING = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*\r?$", re.MULTILINE)
+# A private-use character: no template and no escaping changes it, and model text holding
+# it only lands inside the slot it fills.
+_SLOT = "\ue000"
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,14 @@ class StreamState:
     tail_from: int = 0  # the tail shows text[tail_from:]
     code: bool = False  # the tail is an open code fence, shown without its opening line
     drawn: bool = False  # a tab that follows the frames has the body with a tail
+
+
+def due(state: StreamState, text: str) -> bool:
+    """Whether `advance(state, text)` would parse or render markdown; when not, it is a
+    few string operations."""
+    if not state.drawn or not text.startswith(state.text):
+        return True
+    return _worth_splitting(state, text, text.rfind("\n") + 1)
 
 
 def advance(
@@ -60,10 +76,21 @@ def advance(
         return new, _answer_frame(new)
     if not html and grew and (code, tail_from) == (state.code, state.tail_from):
         added = text[len(state.text) :]
-        context = {"turn_id": new.turn_id, "added": added}
-        return new, render_to_string("chat/_frame_delta.html", context) if added else ""
-    context = {**_tail_context(new), "blocks": "".join(html)}
-    return new, render_to_string("chat/_frame_delta.html", context)
+        if not added.strip():  # nothing visible: the tab keeps what it shows
+            return replace(new, text=state.text), ""
+        return new, _fill("chat/_frame_added.html", new.turn_id, escape(added))
+    blocks = _fill("chat/_frame_blocks.html", new.turn_id, "".join(html)) if html else ""
+    tail = escape(text[new.tail_from :])
+    return new, blocks + _fill("chat/_stream_tail.html", new.turn_id, tail, new.code)
+
+
+def finish(state: StreamState | None, text: str, render: Render = render_markdown) -> str | None:
+    """The HTML that completes a streamed body once the answer is `text`: its blocks after
+    the final ones the tab has, rendered once, to go where the tail was. None when no tab
+    can have the body it would complete (nothing was drawn, or the answer was rewritten)."""
+    if state is None or not state.drawn or not text.startswith(state.text[: state.open_at]):
+        return None
+    return render(text[state.open_at :])
 
 
 def snapshot(state: StreamState) -> str:
@@ -72,26 +99,43 @@ def snapshot(state: StreamState) -> str:
 
 
 def _answer_frame(state: StreamState) -> str:
-    context = {**_tail_context(state), "blocks": "".join(state.blocks)}
+    context = {
+        "turn_id": state.turn_id,
+        "tail": state.text[state.tail_from :],
+        "code": state.code,
+        "blocks": "".join(state.blocks),
+    }
     return render_to_string("chat/_frame_answer.html", context)
 
 
-def _tail_context(state: StreamState) -> dict:
-    tail = state.text[state.tail_from :]
-    return {"turn_id": state.turn_id, "tail": tail, "code": state.code}
+def _fill(template: str, turn_id: str, html: str, code: bool = False) -> str:
+    """`template` for this turn with `html` (escaped by the caller) in its slot."""
+    head, tail = _shell(template, turn_id, code)
+    return head + html + tail
+
+
+@functools.lru_cache(maxsize=256)
+def _shell(template: str, turn_id: str, code: bool) -> tuple[str, str]:
+    """A frame template rendered once for the turn, cut at its slot: what goes before and
+    after the content that fills it."""
+    context = {"turn_id": turn_id, "code": code, "oob": True, "fill": _SLOT, "tail": _SLOT}
+    head, found, tail = render_to_string(template, context).partition(_SLOT)
+    assert found, f"{template} has no slot"
+    return head, tail
 
 
 def _worth_splitting(state: StreamState, text: str, settled: int) -> bool:
     """Whether the complete lines that came since the last split may end the open block.
 
     Splitting parses the whole open block, so doing it at every new line would cost the
-    square of a long list or fence. It waits instead until the block has grown by an
-    eighth since, which keeps the parsing linear in the answer, or for a line that may
-    close an open fence, which ends a fence at once. Waiting only delays a block."""
+    square of a long list. It waits instead until the block has grown by an eighth
+    since, which keeps the parsing linear in the answer. An open fence ends only with a
+    line that may close it, so it is split at such a line and at no other. Waiting only
+    delays a block."""
     if settled <= state.parsed:
         return False
-    if state.code and _FENCE_CLOSING.search(text, state.parsed, settled):
-        return True
+    if state.code:
+        return _FENCE_CLOSING.search(text, state.parsed, settled) is not None
     return settled - state.parsed >= (settled - state.open_at) // 8
 
 

@@ -1,4 +1,7 @@
-"""Template filters for the history browser (humanize is not installed; this is all it needs)."""
+"""Template filters for the history browser (humanize is not installed; this is all it needs).
+
+`markdown` shows a stored reply as the chat page does, with the one renderer
+(`history.markup.render`: markdown, Pygments classes, nh3)."""
 
 from __future__ import annotations
 
@@ -6,11 +9,18 @@ from datetime import datetime, timedelta
 
 from django import template
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
 from history.interchange.export import edit_lines as _edit_lines
+from history.markup.render import render_markdown
 
 register = template.Library()
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    return mark_safe(render_markdown(str(text or "")))  # noqa: S308 - sanitized by nh3
 
 
 @register.filter

@@ -83,7 +83,7 @@ def stream_figures(
 
 
 def _figures(sizes_kb: tuple[float, ...], before_up_to_kb: float) -> list[dict[str, Any]]:
-    from chat.web.render import render_markdown  # once Django is set up
+    from history.markup.render import render_markdown  # once Django is set up
 
     _measure(_stream_now, code_heavy_answer(1))  # imports, templates and lexers load once
     _measure(_stream_before, code_heavy_answer(1))
@@ -151,7 +151,7 @@ async def _stream_now(text: str, sent: list[str]) -> None:
 async def _stream_before(text: str, sent: list[str]) -> None:
     from chat.turn.events import TurnFinished
     from chat.web.frames import render_event
-    from chat.web.render import render_markdown
+    from history.markup.render import render_markdown
 
     for frame in _boundaries(text):
         sent.append(OLD_FRAME + render_markdown(frame[-1]))  # on the event loop, as it was

@@ -70,6 +70,31 @@ async def test_it_streams_text_then_usage_then_the_end(client, fake):
     assert events[-1] == StreamEnd("stop")
 
 
+async def test_litellm_rebuilds_the_usage_from_a_few_chunks_not_from_every_one(
+    client, fake, monkeypatch
+):
+    module = litellm_module()
+    built: list[int] = []
+    original = module.stream_chunk_builder
+
+    def builder(*args, **kwargs):
+        built.append(len(kwargs["chunks"]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, "stream_chunk_builder", builder)
+    text = "word " * 300
+    fake.enqueue(FakeStep(text=text, chunk_size=3, usage={"completion_tokens": 77}))
+    events = await collect(client, request())
+    assert text_of(events) == text
+    assert [e.usage.completion_tokens for e in events if isinstance(e, UsageReport)] == [77]
+    # A provider that does not count the completion: it is counted from the whole text.
+    fake.enqueue(FakeStep(text=text, chunk_size=3, usage={"completion_tokens": 0}))
+    events = await collect(client, request())
+    counted = module.token_counter(model="acdc/fake", text=text, count_response_tokens=True)
+    assert [e.usage.completion_tokens for e in events if isinstance(e, UsageReport)] == [counted]
+    assert counted > 200 and max(built) <= 4
+
+
 async def test_it_maps_tool_call_deltas(client, fake):
     fake.enqueue(FakeStep(tool_calls=[{"id": "c1", "name": "activate", "arguments": {"p": 1}}]))
     events = await collect(client, request(tools=[{"type": "function", "function": {"name": "a"}}]))

@@ -15,9 +15,10 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
+from chat.web import stream
 from chat.web.frames import DeltaCoalescer, render_event
-from chat.web.render import render_markdown
 from contextcore.llm import Retrying
+from history.markup.render import render_markdown
 
 
 class FakeClock:
@@ -164,7 +165,108 @@ async def test_the_snapshot_brings_a_joining_tab_up_to_date():
     await coalescer.send_snapshot(joined.send)
     assert joined.sent == [frame]
     await coalescer.emit(TurnFinished("t1", "complete", "# Title\n\nSome text.", "m"))
-    assert coalescer.snapshot() == []
+    (late,) = coalescer.snapshot()  # a tab that joins after the end gets the whole reply
+    assert 'id="msg-t1"' in late and 'data-status="complete"' in late
+    assert "<h1>Title</h1>" in late and "<p>Some text.</p>" in late
+    assert "hx-preserve" not in late
+
+
+async def test_the_finished_frame_leaves_the_streamed_body_and_completes_its_tail():
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    opening = "A first paragraph that the tab already has.\n\n"
+    await coalescer.emit(TurnDelta("t1", opening + "The last one"))
+    await coalescer.flush()
+    await coalescer.emit(TurnFinished("t1", "error", opening + "The last one.", "m", error="Down."))
+    finished = wire.sent[-1]
+    assert "A first paragraph" not in finished
+    assert 'id="msg-t1-body" hx-preserve="true"></div>' in finished
+    assert 'hx-swap-oob="beforebegin:#msg-t1-tail"' in finished
+    assert "<p>The last one.</p>" in finished
+    assert 'hx-swap-oob="delete:#msg-t1-tail"' in finished
+    assert 'hx-swap-oob="beforeend:#msg-t1-body"' in finished and "Down." in finished
+    assert 'data-status="error"' in finished
+
+
+async def test_a_reply_that_never_streamed_finishes_with_its_body():
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05)
+    await coalescer.emit(TurnFinished("t1", "error", "", "m", error="Rate limited."))
+    (finished,) = wire.sent
+    assert "hx-preserve" not in finished and "Rate limited." in finished
+
+
+async def test_each_block_is_rendered_once_from_the_first_delta_to_the_finished_frame():
+    rendered: list[str] = []
+
+    def render(source: str) -> str:
+        rendered.append(source)
+        return render_markdown(source)
+
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock(), render=render)
+    text = "".join(
+        f"Paragraph {n} of the answer.\n\n```python\nx = {n}\n```\n\n" for n in range(30)
+    )
+    for end in range(7, len(text), 7):
+        await coalescer.emit(TurnDelta("t1", text[:end]))
+        await coalescer.flush()
+    await coalescer.emit(TurnFinished("t1", "complete", text, "m"))
+    assert "".join(rendered) == text  # every character went through markdown once
+    assert len(rendered) == 60  # one render per block, the last ones with the finish
+
+
+async def test_a_frame_that_only_grows_the_tail_renders_no_template():
+    counted: list[str] = []
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    await coalescer.emit(TurnDelta("t7", "Start"))
+    await coalescer.flush()
+    original = stream.render_to_string
+    stream.render_to_string = lambda name, context: counted.append(name) or original(name, context)
+    try:
+        for n in range(1, 200):
+            await coalescer.emit(TurnDelta("t7", "Start" + " word" * n))
+            await coalescer.flush()
+    finally:
+        stream.render_to_string = original
+    assert len(wire.sent) == 200
+    assert counted == ["chat/_frame_added.html"]  # once for the turn, then filled in
+
+
+async def test_text_that_shows_nothing_new_waits_for_the_next_frame():
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    for text in ("Hello", "Hello ", "Hello  \n", "Hello  \nthere"):
+        await coalescer.emit(TurnDelta("t1", text))
+        await coalescer.flush()
+    assert len(wire.sent) == 2
+    assert ">  \nthere</span>" in wire.sent[1]
+
+
+async def test_frames_go_out_at_most_twenty_a_second():
+    clock = FakeClock()
+    ticked = asyncio.Condition()
+
+    async def sleep(seconds: float) -> None:  # until the fake clock has moved on as far
+        deadline = clock.now + seconds
+        async with ticked:
+            await ticked.wait_for(lambda: clock.now >= deadline)
+
+    wire = Wire()
+    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=clock, sleep=sleep)
+    started = clock.now
+    for n in range(1, 1001):  # a delta every 2 ms of the fake clock: 2 seconds of them
+        async with ticked:
+            clock.now += 0.002
+            ticked.notify_all()
+        await coalescer.emit(TurnDelta("t1", "word " * n))
+        for _ in range(3):
+            await asyncio.sleep(0)  # the timer wakes and sends when the loop gets turns
+    await coalescer.flush()
+    elapsed = clock.now - started
+    assert 20 <= len(wire.sent) <= 20 * elapsed + 1
+    assert wire.sent[-1].endswith("word </span>")
 
 
 def test_every_frame_carries_the_turn_id():

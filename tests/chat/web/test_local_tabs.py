@@ -9,8 +9,16 @@ import pytest
 from channels.layers import get_channel_layer
 
 from chat.llm.fake import FakeStep
-from chat.web.turnhost import ask_snapshot, session_group
-from tests.chat.sockets import WAIT, connect, frames_until, new_session, send, stored
+from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot, session_group
+from tests.chat.sockets import (
+    WAIT,
+    connect,
+    eventually,
+    frames_until,
+    new_session,
+    send,
+    stored,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,3 +97,32 @@ async def test_a_tab_elsewhere_joining_mid_turn_gets_the_snapshot_and_then_the_r
     _, answer = await stored(session)
     assert answer.status == "complete" and answer.content.endswith("w199")
     await here.disconnect()
+
+
+async def test_a_tab_whose_snapshot_comes_after_the_turn_ended_gets_the_conversation(fake):
+    # The finished frame carries no body (the tabs that followed the reply have it), so a
+    # tab that drew the reply streaming and asks for its snapshot too late is drawn again.
+    fake.enqueue(FakeStep(text="First block.\n\nThe rest of it.", chunk_size=4))
+    session = await new_session()
+    first = await connect(session.id)
+    await send(first, message="Say it")
+    await frames_until(first, 'data-status="complete"')
+
+    async def hosted() -> bool:
+        await asyncio.sleep(0.05)
+        return HOST.running(session.id)
+
+    assert not await eventually(hosted, lambda running: not running)  # after-turn work done
+    before = set(LOCAL_TABS.of(session.id))
+    late = await connect(session.id)
+
+    async def joined() -> set[str]:
+        await asyncio.sleep(0.05)
+        return set(LOCAL_TABS.of(session.id)) - before
+
+    (channel,) = await eventually(joined, bool)  # the socket is in once connect() has run
+    await ask_snapshot(session.id, channel)  # as it asks when it joined mid-turn
+    frames = await frames_until(late, "The rest of it.")
+    assert "First block." in frames[-1] and 'id="conversation"' in frames[-1]
+    await first.disconnect()
+    await late.disconnect()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from django.template.loader import render_to_string
 
-from chat.web.render import render_markdown
-from chat.web.stream import StreamState, advance, snapshot
+from chat.web import stream as stream_module
+from chat.web.stream import StreamState, advance, due, finish, snapshot
 from history import services
+from history.markup.render import render_markdown
 from history.models import Message
 
 ANSWER = (
@@ -107,6 +108,44 @@ def test_sanitizing_still_applies_to_every_block_and_the_tail():
     assert "<script" not in wire and "<img" not in wire
     assert 'href="javascript' not in wire
     assert "&lt;script&gt;" in wire
+
+
+def test_only_a_frame_with_blocks_to_find_parses_or_renders_markdown():
+    state, _ = advance(StreamState("t1"), "Hello")
+    assert due(StreamState("t1"), "Hello")  # the first frame draws the body
+    assert not due(state, "Hello, world")  # the tail grows: string work only
+    assert due(state, "Hello, world.\n\nNext")  # a paragraph may have ended
+    assert due(state, "Something else")  # rewritten
+
+
+def test_the_finish_renders_only_what_follows_the_final_blocks():
+    rendered: list[str] = []
+
+    def render(source: str) -> str:
+        rendered.append(source)
+        return render_markdown(source)
+
+    state, _ = stream(ANSWER, render=render)
+    count = len(rendered)
+    rest = finish(state, ANSWER + "!", render)
+    assert rendered[count:] == [ANSWER[state.open_at :] + "!"]
+    assert "".join(state.blocks) + rest == render_markdown(ANSWER + "!")
+    assert finish(None, ANSWER) is None and finish(state, "Rewritten.") is None
+
+
+def test_an_open_fence_is_parsed_again_only_at_a_line_that_may_close_it(monkeypatch):
+    splits: list[int] = []
+    original = stream_module.split_final
+
+    def split_final(text: str, start: int = 0):
+        splits.append(len(text))
+        return original(text, start)
+
+    monkeypatch.setattr(stream_module, "split_final", split_final)
+    code = "```python\n" + "".join(f"x = {n}\n" for n in range(200))
+    state, _ = stream("Intro.\n\n" + code + "```\n\nAfter.", step=6)
+    assert len(splits) <= 6  # the intro, the fence's first line, its closing line, the end
+    assert state.blocks[-1].startswith("<pre><code") and "199</span>" in state.blocks[-1]
 
 
 def test_a_rewritten_answer_is_drawn_again():

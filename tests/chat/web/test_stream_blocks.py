@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chat.web.blocks import split_final
-from chat.web.render import render_markdown
 from chat.web.stream import StreamState, advance
+from history.markup.render import render_markdown
 
 
 def final(text: str) -> list[str]:

@@ -1,18 +1,22 @@
 """Model text to safe HTML: markdown, highlighted code, then a strict sanitizer.
 
-Model output is untrusted. It is rendered with raw HTML disabled, code blocks highlighted
-by Pygments (class-based, styled by our CSS), and the result cleaned by nh3 with a short
-allow-list, so no script, event handler or `javascript:` URL can survive.
+The one renderer of replies, for the chat (its stream renders each block with it) and for
+History's transcript (the `markdown` filter of `history_tags`); it lives below both, so
+neither reaches up the layers for it. Model output is untrusted. It is rendered with raw
+HTML disabled, code blocks highlighted by Pygments (class-based, styled by our CSS), and
+the result cleaned by nh3 with a short allow-list, so no script, event handler or
+`javascript:` URL can survive. Plain Python: no Django.
 """
 
 from __future__ import annotations
 
-from functools import cache
+import functools
 
 import nh3
 from markdown_it import MarkdownIt
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -56,14 +60,26 @@ _ALLOWED_ATTRIBUTES = {
 
 
 def _highlight(code: str, lang: str, _attrs: str) -> str:
-    try:
-        lexer = get_lexer_by_name(lang.strip() or "text")
-    except ClassNotFound:
+    lexer = _lexer(lang.strip().lower() or "text")
+    if lexer is None:
         return ""  # markdown-it escapes and wraps it itself
-    return highlight(code, lexer, HtmlFormatter(nowrap=True))
+    return highlight(code, lexer, _FORMATTER)
 
 
-@cache
+# Made once: finding a lexer by name searches every lexer Pygments has, and a formatter
+# builds its style table. Both are only read while highlighting, so threads may share them.
+_FORMATTER = HtmlFormatter(nowrap=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _lexer(name: str) -> Lexer | None:
+    try:
+        return get_lexer_by_name(name)
+    except ClassNotFound:
+        return None
+
+
+@functools.cache
 def markdown_parser() -> MarkdownIt:
     """The one markdown-it configuration: `blocks.py` splits answers with its block rules."""
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})

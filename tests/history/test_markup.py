@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from chat.web.render import render_markdown
+from history.markup.render import render_markdown
 
 
 def test_it_renders_markdown():

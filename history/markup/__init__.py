@@ -1,0 +1,1 @@
+"""Stored model text as the pages show it: one renderer for the chat and History (`render`)."""

@@ -75,6 +75,13 @@ class TokenCounts:
                 found[path] = seen.count
         return found
 
+    def peek(self, repo: Path, paths: Iterable[str]) -> dict[str, Count]:
+        """The counts last found for `paths`, without even a stat (a folder's total in a
+        progress update: the next update corrects one that went stale meanwhile)."""
+        root = str(repo)
+        seen = ((path, self._seen.get((root, path))) for path in paths)
+        return {path: found.count for path, found in seen if found is not None}
+
     def count(
         self,
         repo: Path,

@@ -26,6 +26,7 @@ from chat.turn.session import live_turn
 from chat.web.edits.cards import pending_frames
 from chat.web.frames import picker_message, render_error, render_hud
 from chat.web.keepwarm import WARMER
+from chat.web.panels.fileupdates import picker_update
 from chat.web.panels.follower import FOLLOWER
 from chat.web.protocol import ClientFrame, FrameError, parse_frame
 from chat.web.turnhost import (
@@ -135,7 +136,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         layer, group = self.channel_layer, self.files_group
 
         def tell_all(**fields) -> None:
-            message = {"type": "chat.frame", "html": picker_message(**fields)}
+            message = {"type": "chat.frame", "html": picker_update(repo, paths=paths, **fields)}
             asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
 
         def as_json(found: dict) -> dict:
@@ -147,12 +148,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
         known = picker.COUNTS.known(repo, paths)
         if len(known) < len(paths) and not picker.COUNTS.count_in_background(repo, paths, progress):
             reached = [len(known), len(paths)]
-            await self.send(picker_message(counts=as_json(known), progress=reached))
+            fields = {"counts": as_json(known), "progress": reached}
+            await self.send(await asyncio.to_thread(picker_update, repo, paths=paths, **fields))
         started = outlines.count_in_background(
             repo, paths, lambda found: tell_all(outline_counts=found)
         )
         if not started and (found := await asyncio.to_thread(outlines.known, repo, paths)):
-            await self.send(picker_message(outline_counts=found))
+            fields = {"outline_counts": found}
+            await self.send(await asyncio.to_thread(picker_update, repo, paths=paths, **fields))
 
     async def _broadcast(self, html: str) -> None:
         await self.channel_layer.group_send(self.group, {"type": "chat.frame", "html": html})
@@ -203,7 +206,7 @@ async def files_changed(changes: list) -> None:
         counts = await database_sync_to_async(picker.COUNTS.count)(repo, fresh)
         update["counts"] = {p: c.as_json() for p, c in counts.items()}
         update["outline_counts"] = await asyncio.to_thread(outlines.counts, repo, fresh)
-    text = picker_message(**{k: v for k, v in update.items() if v})
+    text = await asyncio.to_thread(picker_update, repo, **update)
     await layer.group_send(files_group(repo), {"type": "chat.frame", "html": text})
     for session_id in sorted({s for c in known for s in c.sessions}):
         try:

@@ -4,9 +4,10 @@
 // The tree arrives as JSON (files.json) and is drawn folder by folder as folders open, so
 // a huge repository is on screen at once. Checking sends the whole selection over the
 // session's websocket (the hidden #file-tree form); the server answers with HUD frames and
-// with JSON messages of type "picker" (active, pinned, uncheck, flash, counts, progress,
-// changed, added, removed) that this script applies — from this tab, other tabs, or the
-// model's tools. Secret-shaped files (the payload's "locked") are drawn with a lock; checking
+// with JSON messages of type "picker" (active, pinned, uncheck, flash, badges) that this
+// script applies — from this tab, other tabs, or the model's tools. Token counts, the
+// counting progress and the watcher's changes come as server-rendered fragments on the
+// rows' stable ids (`rowKey`), swapped by htmx cell by cell: no redraw of the tree. Secret-shaped files (the payload's "locked") are drawn with a lock; checking
 // one asks first in the #secret-confirm dialog, and a confirmed path travels as "confirm"
 // in every select frame while it stays selected (the server refuses it otherwise). A
 // folder's checkbox never takes a locked file with it.
@@ -37,6 +38,29 @@
   const fmt = (n) => n.toLocaleString("en-US");
   const plural = (n, one, many) => `${fmt(n)} ${n === 1 ? one : many}`;
   let lockIds = 0;
+
+  // A row's stable id part, as the server writes it (chat.web.panels.fileupdates.row_key):
+  // two 32-bit FNV-1a hashes of the path's UTF-8, in hex.
+  const encoder = new TextEncoder();
+  const keys = new Map();
+  function rowKey(path) {
+    let key = keys.get(path);
+    if (key !== undefined) return key;
+    const bytes = encoder.encode(path);
+    key = "";
+    for (const basis of [0x811c9dc5, 0x050c5d1f]) {
+      let h = basis;
+      for (const byte of bytes) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+      key += h.toString(16).padStart(8, "0");
+    }
+    keys.set(path, key);
+    return key;
+  }
+  let byKey = { files: null, map: new Map() };
+  function pathOfKey(key) {
+    if (byKey.files !== state.files) byKey = { files: state.files, map: new Map(state.files.map((p) => [rowKey(p), p])) };
+    return byKey.map.get(key);
+  }
 
   // -- the tree model ---------------------------------------------------------------------
   function buildTree(paths) {
@@ -185,12 +209,12 @@
       lock,
       el("span", { className: "name", title: path }, ...breakable(name)),
       el("span", { className: "row-end" },
-      state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null,
+      el("span", { id: `pe-${rowKey(path)}` }, state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null),
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
       outline,
       el("span", {
-        className: "tokens" + (state.outlines.has(path) ? " unsent" : ""),
-        title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : count !== null ? "Tokens of the whole file" : false,
+        className: "tokens" + (state.outlines.has(path) ? " unsent" : ""), id: `pt-${rowKey(path)}`,
+        title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : reason ? false : "Tokens of the whole file",
         text: reason ? (reason.startsWith("binary") ? "binary" : "too large") : count !== null ? fmt(count) : locked ? "—" : "…",
       }),
       reason || (locked && !state.active.has(path) && !state.pinned.has(path)) ? null : pin,
@@ -210,7 +234,7 @@
       el("span", { className: "name", text: dir.name + "/" }),
       el("span", { className: "row-end" },
         s.outlined ? folderOutlineButton(dir.path, s) : null,
-        el("span", { className: "tokens", text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
+        el("span", { className: "tokens", id: `pd-${rowKey(dir.path)}`, text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
       ),
     );
     return row;
@@ -229,7 +253,7 @@
       title: can ? (on ? "Sent as its outline (signatures only): press for off" : "Send only its outline (signatures)") : NO_GRAMMAR,
     });
     button.innerHTML = OUTLINE_ICON;
-    if (can) button.append(outlineTokens(count, true));
+    if (can) button.append(outlineTokens(count, true, `po-${rowKey(path)}`));
     return button;
   }
   function folderOutlineButton(path, s) {
@@ -240,12 +264,12 @@
       title: on ? "Its files go as outlines: press for off" : "Send its files as outlines (those acdc has a grammar for)",
     });
     button.innerHTML = OUTLINE_ICON;
-    button.append(outlineTokens(s.outline, s.outlineKnown));
+    button.append(outlineTokens(s.outline, s.outlineKnown, `pdo-${rowKey(path)}`));
     return button;
   }
-  function outlineTokens(count, known) {
+  function outlineTokens(count, known, id) {
     const shown = typeof count === "number" ? fmt(count) : "…";
-    return el("span", { className: "outline-tokens", title: "Tokens as an outline", text: (known ? "" : "≥ ") + shown });
+    return el("span", { className: "outline-tokens", id, title: "Tokens as an outline", text: (known ? "" : "≥ ") + shown });
   }
 
   // While filtering, the tree gives way to a flat list of the files found, best first, each
@@ -612,47 +636,116 @@
     }
     for (const p of data.changed || []) state.changed.add(p);
     for (const [p, b] of Object.entries(data.badges || {})) b ? (state.badges[p] = b) : delete state.badges[p];
-    if ((data.added || []).length || (data.removed || []).length) {
-      // Files created or deleted on disk while the page is open.
-      const files = new Set(state.files);
-      for (const p of data.added || []) files.add(p);
-      for (const p of data.removed || []) {
-        files.delete(p);
-        state.active.delete(p);
-      }
-      state.files = [...files].sort();
-      state.root = buildTree(state.files);
-    }
     keepConfirmed();
     for (const p of state.outlines) if (!state.active.has(p)) state.outlines.delete(p);
-    if (data.counts) Object.assign(state.counts, data.counts);
-    if (data.progress) {
-      const [done, total] = data.progress;
-      const box = document.getElementById("picker-progress");
-      if (box) {
-        box.hidden = done >= total;
-        box.querySelector("progress").max = total || 1;
-        box.querySelector("progress").value = done;
-        box.querySelector("span").textContent = `Counting tokens… ${fmt(done)} / ${fmt(total)} files`;
-      }
-    }
     draw();
     for (const p of data.flash || []) {
       const row = document.querySelector(`[data-row="${CSS.escape(p)}"]`);
       if (row) row.classList.add("flash");
     }
   }
-  // Files-panel changes are JSON messages of their own on the session's websocket; they
-  // are taken here, before the ws extension would try to swap them in as HTML.
+
+  // Counts, progress and the watcher's changes come as fragments the server rendered on
+  // the rows' stable ids (chat.web.panels.fileupdates). What the totals and rows drawn
+  // later need is read from them here; then htmx swaps those whose row is on the page
+  // (a closed folder's files are not): only the cells that changed. A file found
+  // unreadable is drawn again alone; files that appear or go redraw the tree.
+  const number = (text) => Number(text.replace(/[^0-9]/g, ""));
+  let early = [];  // fragments that came before the tree
+  function takeFragments(text) {
+    if (!state.root) {
+      early.push(text);
+      return;
+    }
+    const holder = document.createElement("template");
+    holder.innerHTML = text;
+    const nodes = [...holder.content.children];
+    const added = nodes.filter((n) => n.id.startsWith("pn-")).map((n) => n.dataset.path);
+    const removed = nodes.filter((n) => n.id.startsWith("px-")).map((n) => n.dataset.path);
+    if (added.length || removed.length) changeFiles(added, removed);
+    const refused = [];
+    for (const node of nodes) {
+      const cut = node.id.indexOf("-");
+      const kind = node.id.slice(0, cut);
+      const path = pathOfKey(node.id.slice(cut + 1));
+      if (path === undefined) continue;
+      if (kind === "pt" && node.dataset.why !== undefined) {
+        state.counts[path] = [null, node.dataset.why];
+        refused.push(path);
+      } else if (kind === "pt") state.counts[path] = number(node.textContent);
+      else if (kind === "po") state.outlineCounts[path] = number(node.textContent);
+      else if (kind === "pe") state.changed.add(path);
+    }
+    if (added.length || removed.length) draw();
+    else for (const path of refused) redrawRow(path);
+    for (const node of nodes) {
+      if (node.id === "picker-update" || !document.getElementById(node.id)) node.remove();
+    }
+    if (holder.content.childElementCount) htmx.swap(document.body, holder.innerHTML, { swapStyle: "none" });
+    drawTotal();
+  }
+
+  // Files created or deleted on disk while the page is open.
+  function changeFiles(added, removed) {
+    const files = new Set(state.files);
+    for (const p of added) files.add(p);
+    for (const p of removed) {
+      files.delete(p);
+      state.active.delete(p);
+    }
+    state.files = [...files].sort();
+    state.root = buildTree(state.files);
+  }
+
+  // One file's row again, and the boxes of the folders that hold it.
+  function redrawRow(path) {
+    const row = document.querySelector(`#file-tree-root [data-row="${CSS.escape(path)}"]`);
+    if (!row) return;
+    const focused = focusKey(document.getElementById("file-tree-root"));
+    row.replaceWith(fileRow(path));
+    syncFolders(path);
+    if (focused) focusControl(...focused);
+  }
+
+  // The three states of the folder boxes above `path` (all, none, some: indeterminate).
+  function syncFolders(path) {
+    const parts = path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const folder = parts.slice(0, i).join("/");
+      const box = document.querySelector(`#file-tree-root [data-folder="${CSS.escape(folder)}"]`);
+      const dir = box && findDir(folder);
+      if (!dir) continue;
+      const s = folderState(dir);
+      box.checked = s.all;
+      box.indeterminate = s.some;
+    }
+  }
+
+  // Selection answers are JSON messages of their own ("picker"); the fragments above are
+  // recognised by their first element. Both are taken before the ws extension swaps.
   document.addEventListener("htmx:wsBeforeMessage", (event) => {
     const text = event.detail.message;
-    if (typeof text !== "string" || !text.startsWith("{")) return;
+    if (typeof text !== "string") return;
+    const fragments = text.startsWith('<div id="picker-update"');
+    if (!fragments && !text.startsWith("{")) return;
     event.preventDefault();
     try {
-      const message = JSON.parse(text);
-      if (message.type === "picker") applyUpdate(message.update);
+      if (fragments) takeFragments(text);
+      else {
+        const message = JSON.parse(text);
+        if (message.type === "picker") applyUpdate(message.update);
+      }
     } catch (error) { console.error(error); }
   });
+
+  function showProgress(done, total) {
+    const box = document.getElementById("picker-progress");
+    if (!box) return;
+    box.hidden = done >= total;
+    box.querySelector("progress").max = total || 1;
+    box.querySelector("progress").value = done;
+    box.querySelector("span").textContent = `Counting tokens… ${fmt(done)} / ${fmt(total)} files`;
+  }
 
   async function load() {
     const host = panel();
@@ -689,8 +782,9 @@
         const parts = p.split("/");
         for (let i = 1; i < parts.length; i++) state.open.add(parts.slice(0, i).join("/"));
       }
-      if (!data.complete) applyUpdate({ progress: [Object.keys(state.counts).length, data.files.length] });
+      if (!data.complete) showProgress(Object.keys(state.counts).length, data.files.length);
       draw();
+      for (const text of early.splice(0)) takeFragments(text);
     } catch (error) {
       const total = document.getElementById("picker-total");
       if (total) total.textContent = `The file tree could not be loaded (${error.message}). Reload to try again.`;

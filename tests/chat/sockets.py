@@ -91,8 +91,8 @@ async def connect(session_id: str) -> Socket:
 def counting_progress(frame: str) -> bool:
     """A token-counting progress frame of the Files panel (token or outline counts): it
     arrives whenever the background count of the repository gets on, unrelated to any turn."""
-    counting = '"progress":' in frame or '"outline_counts":' in frame
-    return frame.startswith('{"type":"picker"') and counting
+    counting = 'id="picker-progress"' in frame or 'id="po-' in frame or 'id="pt-' in frame
+    return frame.startswith('<div id="picker-update"') and counting
 
 
 async def next_frame(communicator, timeout: float = WAIT) -> str:

@@ -202,7 +202,7 @@
     const outline = locked || reason ? null : outlineButton(path, state.outlineCounts[path]);
     const row = el("div", {
       className: "picker-row file" + (reason ? " refused" : "") + (locked ? " locked" : "") + (state.changed.has(path) ? " changed" : "") + (state.shed.includes(path) ? " will-shed" : ""),
-      role: "treeitem", "data-row": path,
+      role: "treeitem", "data-row": path, "data-sig": fileSig(path),
       title: reason ? `${path}: ${reason}` : locked ? `${path}: locked, ${locked}` : state.shed.includes(path) ? `${path}: over budget, shed when you send (pin it to keep it)` : path,
     },
       box,
@@ -223,12 +223,56 @@
     return row;
   }
 
+  // What a row shows, in short: a row whose signature has not changed is left as it is.
+  function fileSig(path) {
+    const has = (set) => (set.has(path) ? 1 : 0);
+    const count = state.counts[path];
+    return JSON.stringify([has(state.active), has(state.outlines), has(state.pinned), has(state.changed),
+      state.shed.includes(path) ? 1 : 0, state.badges[path] || "", count === undefined ? null : count,
+      state.outlineCounts[path] ?? null, state.locked[path] || ""]);
+  }
+  // The folder's box is left out: its three states are set in place (syncBox).
+  function folderSig(s) {
+    return JSON.stringify([s.asOutline, s.outlined, s.outline, s.outlineKnown, s.tokens, s.known]);
+  }
+  function syncBox(box, s) {
+    box.checked = s.all;
+    box.indeterminate = s.some;
+  }
+
+  // After a choice or a selection answer: the rows whose state changed are drawn again,
+  // the folders' boxes take their three states in place, the rest stays as it is (and
+  // the focus with it).
+  function patch() {
+    const root = document.getElementById("file-tree-root");
+    if (!root || !state.root) return;
+    const focused = focusKey(root);
+    for (const row of root.querySelectorAll("[data-row]")) {
+      if (row.dataset.sig !== fileSig(row.dataset.row)) row.replaceWith(withHint(fileRow(row.dataset.row), row));
+    }
+    for (const row of root.querySelectorAll("[data-folder-row]")) {
+      const dir = findDir(row.dataset.folderRow);
+      if (!dir) continue;
+      const s = folderState(dir);
+      if (row.dataset.sig !== folderSig(s)) row.replaceWith(folderRow(dir));
+      else syncBox(row.querySelector("[data-folder]"), s);
+    }
+    if (focused && !root.contains(document.activeElement)) focusControl(...focused);
+    drawTotal();
+  }
+  // A row of the filter's list keeps its folder hint.
+  function withHint(fresh, old) {
+    const hint = old.querySelector(".folder-hint");
+    if (hint) fresh.querySelector(".name").after(hint);
+    return fresh;
+  }
+
   function folderRow(dir) {
     const s = folderState(dir);
     const open = state.open.has(dir.path);
     const box = el("input", { type: "checkbox", checked: s.all, "aria-label": `folder ${dir.path}`, "data-folder": dir.path });
     box.indeterminate = s.some;
-    const row = el("div", { className: "picker-row folder", role: "treeitem", "aria-expanded": open ? "true" : "false", "data-folder-row": dir.path },
+    const row = el("div", { className: "picker-row folder", role: "treeitem", "aria-expanded": open ? "true" : "false", "data-folder-row": dir.path, "data-sig": folderSig(s) },
       el("button", { type: "button", className: "twisty", "data-toggle": dir.path, "aria-label": (open ? "Collapse " : "Expand ") + dir.path, text: open ? "▾" : "▸" }),
       box,
       el("span", { className: "name", text: dir.name + "/" }),
@@ -459,7 +503,7 @@
     }
     const them = skipped === 1 ? "it" : "each one";
     showNote(skipped ? `${plural(skipped, "locked file was", "locked files were")} skipped (shaped like a secret): check ${them} on its own to send it.` : "");
-    draw();
+    patch();
     sendSelection();
   }
 
@@ -475,7 +519,7 @@
       }
     }
     showNote("");
-    draw();
+    patch();
     sendSelection();
   }
 
@@ -533,7 +577,7 @@
     const response = await fetch(url, { method: "POST", body, headers: { "X-CSRFToken": token } });
     const data = await response.json();
     if (data.pinned) state.pinned = new Set(data.pinned);
-    draw();
+    patch();
   }
 
   // -- events -----------------------------------------------------------------------------
@@ -638,7 +682,7 @@
     for (const [p, b] of Object.entries(data.badges || {})) b ? (state.badges[p] = b) : delete state.badges[p];
     keepConfirmed();
     for (const p of state.outlines) if (!state.active.has(p)) state.outlines.delete(p);
-    draw();
+    patch();
     for (const p of data.flash || []) {
       const row = document.querySelector(`[data-row="${CSS.escape(p)}"]`);
       if (row) row.classList.add("flash");
@@ -660,15 +704,19 @@
     const holder = document.createElement("template");
     holder.innerHTML = text;
     const nodes = [...holder.content.children];
-    const added = nodes.filter((n) => n.id.startsWith("pn-")).map((n) => n.dataset.path);
-    const removed = nodes.filter((n) => n.id.startsWith("px-")).map((n) => n.dataset.path);
+    // The watcher names every file present or gone; only those new to this page matter.
+    const listed = new Set(state.files);
+    const added = nodes.filter((n) => n.id.startsWith("pn-") && !listed.has(n.dataset.path)).map((n) => n.dataset.path);
+    const removed = nodes.filter((n) => n.id.startsWith("px-") && listed.has(n.dataset.path)).map((n) => n.dataset.path);
     if (added.length || removed.length) changeFiles(added, removed);
     const refused = [];
+    const touched = new Set();
     for (const node of nodes) {
       const cut = node.id.indexOf("-");
       const kind = node.id.slice(0, cut);
       const path = pathOfKey(node.id.slice(cut + 1));
       if (path === undefined) continue;
+      touched.add(path);
       if (kind === "pt" && node.dataset.why !== undefined) {
         state.counts[path] = [null, node.dataset.why];
         refused.push(path);
@@ -682,7 +730,28 @@
       if (node.id === "picker-update" || !document.getElementById(node.id)) node.remove();
     }
     if (holder.content.childElementCount) htmx.swap(document.body, holder.innerHTML, { swapStyle: "none" });
+    resign(touched);
     drawTotal();
+  }
+
+  // The swapped cells show the new state: the rows' signatures say so too (so a later
+  // patch does not draw them again), and an edited file's row takes its mark.
+  function resign(paths) {
+    const folders = new Set();
+    for (const path of paths) {
+      const row = document.querySelector(`#file-tree-root [data-row="${CSS.escape(path)}"]`);
+      if (row) {
+        row.dataset.sig = fileSig(path);
+        row.classList.toggle("changed", state.changed.has(path));
+      }
+      const parts = path.split("/");
+      for (let i = 1; i < parts.length; i++) folders.add(parts.slice(0, i).join("/"));
+    }
+    for (const folder of folders) {
+      const row = document.querySelector(`#file-tree-root [data-folder-row="${CSS.escape(folder)}"]`);
+      const dir = row && findDir(folder);
+      if (dir) row.dataset.sig = folderSig(folderState(dir));
+    }
   }
 
   // Files created or deleted on disk while the page is open.
@@ -714,10 +783,7 @@
       const folder = parts.slice(0, i).join("/");
       const box = document.querySelector(`#file-tree-root [data-folder="${CSS.escape(folder)}"]`);
       const dir = box && findDir(folder);
-      if (!dir) continue;
-      const s = folderState(dir);
-      box.checked = s.all;
-      box.indeterminate = s.some;
+      if (dir) syncBox(box, folderState(dir));
     }
   }
 

@@ -209,11 +209,11 @@
       lock,
       el("span", { className: "name", title: path }, ...breakable(name)),
       el("span", { className: "row-end" },
-      el("span", { id: `pe-${rowKey(path)}` }, state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null),
+      el("span", { id: `e${rowKey(path)}` }, state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null),
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
       outline,
       el("span", {
-        className: "tokens" + (state.outlines.has(path) ? " unsent" : ""), id: `pt-${rowKey(path)}`,
+        className: "tokens" + (state.outlines.has(path) ? " unsent" : ""), id: `t${rowKey(path)}`,
         title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : reason ? false : "Tokens of the whole file",
         text: reason ? (reason.startsWith("binary") ? "binary" : "too large") : count !== null ? fmt(count) : locked ? "—" : "…",
       }),
@@ -278,7 +278,7 @@
       el("span", { className: "name", text: dir.name + "/" }),
       el("span", { className: "row-end" },
         s.outlined ? folderOutlineButton(dir.path, s) : null,
-        el("span", { className: "tokens", id: `pd-${rowKey(dir.path)}`, text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
+        el("span", { className: "tokens", id: `d${rowKey(dir.path)}`, text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
       ),
     );
     return row;
@@ -297,7 +297,7 @@
       title: can ? (on ? "Sent as its outline (signatures only): press for off" : "Send only its outline (signatures)") : NO_GRAMMAR,
     });
     button.innerHTML = OUTLINE_ICON;
-    if (can) button.append(outlineTokens(count, true, `po-${rowKey(path)}`));
+    if (can) button.append(outlineTokens(count, true, `o${rowKey(path)}`));
     return button;
   }
   function folderOutlineButton(path, s) {
@@ -308,7 +308,7 @@
       title: on ? "Its files go as outlines: press for off" : "Send its files as outlines (those acdc has a grammar for)",
     });
     button.innerHTML = OUTLINE_ICON;
-    button.append(outlineTokens(s.outline, s.outlineKnown, `pdo-${rowKey(path)}`));
+    button.append(outlineTokens(s.outline, s.outlineKnown, `f${rowKey(path)}`));
     return button;
   }
   function outlineTokens(count, known, id) {
@@ -706,23 +706,22 @@
     const nodes = [...holder.content.children];
     // The watcher names every file present or gone; only those new to this page matter.
     const listed = new Set(state.files);
-    const added = nodes.filter((n) => n.id.startsWith("pn-") && !listed.has(n.dataset.path)).map((n) => n.dataset.path);
-    const removed = nodes.filter((n) => n.id.startsWith("px-") && listed.has(n.dataset.path)).map((n) => n.dataset.path);
+    const added = nodes.filter((n) => n.id.startsWith("n") && !listed.has(n.dataset.path)).map((n) => n.dataset.path);
+    const removed = nodes.filter((n) => n.id.startsWith("x") && listed.has(n.dataset.path)).map((n) => n.dataset.path);
     if (added.length || removed.length) changeFiles(added, removed);
     const refused = [];
     const touched = new Set();
     for (const node of nodes) {
-      const cut = node.id.indexOf("-");
-      const kind = node.id.slice(0, cut);
-      const path = pathOfKey(node.id.slice(cut + 1));
+      const kind = node.id[0];
+      const path = pathOfKey(node.id.slice(1));
       if (path === undefined) continue;
       touched.add(path);
-      if (kind === "pt" && node.dataset.why !== undefined) {
+      if (kind === "t" && node.dataset.why !== undefined) {
         state.counts[path] = [null, node.dataset.why];
         refused.push(path);
-      } else if (kind === "pt") state.counts[path] = number(node.textContent);
-      else if (kind === "po") state.outlineCounts[path] = number(node.textContent);
-      else if (kind === "pe") state.changed.add(path);
+      } else if (kind === "t") state.counts[path] = number(node.textContent);
+      else if (kind === "o") state.outlineCounts[path] = number(node.textContent);
+      else if (kind === "e") state.changed.add(path);
     }
     if (added.length || removed.length) draw();
     else for (const path of refused) redrawRow(path);

@@ -37,7 +37,7 @@ def repo_is_git():
 
 
 def ids(frame: str, prefix: str) -> set[str]:
-    return set(re.findall(rf'id="{prefix}-([0-9a-f]{{16}})"', frame))
+    return set(re.findall(rf'id="{prefix}([0-9a-f]{{16}})"', frame))
 
 
 def is_update(frame: str) -> bool:
@@ -54,8 +54,8 @@ def test_the_row_key_is_the_same_fnv_pair_picker_js_computes():
 def test_an_update_names_only_the_files_counted_and_their_folders(root):
     update = picker_update(root, counts={"pkg03/mod1.py": 12, "pkg07/mod2.py": [None, "binary"]})
     assert is_update(update)
-    assert ids(update, "pt") == {row_key("pkg03/mod1.py"), row_key("pkg07/mod2.py")}
-    assert ids(update, "pd") == {row_key("pkg03"), row_key("pkg07")}
+    assert ids(update, "t") == {row_key("pkg03/mod1.py"), row_key("pkg07/mod2.py")}
+    assert ids(update, "d") == {row_key("pkg03"), row_key("pkg07")}
     assert 'data-why="binary"' in update and ">binary<" in update
     assert "pkg05" not in update and "mod3" not in update  # no other row, no path at all
 
@@ -69,17 +69,17 @@ async def test_a_counting_pass_sends_each_count_once_and_never_the_tree(root):
     try:
         while True:
             frame = await tab.receive_from(timeout=WAIT)
-            if is_update(frame) and ids(frame, "pt"):
+            if is_update(frame) and ids(frame, "t"):
                 sent.append(frame)
-                if set().union(*(ids(f, "pt") for f in sent)) >= wanted:
+                if set().union(*(ids(f, "t") for f in sent)) >= wanted:
                     break
     finally:
         await tab.disconnect()
-    per_frame = [ids(f, "pt") for f in sent]
+    per_frame = [ids(f, "t") for f in sent]
     assert sum(len(found) for found in per_frame) == len(wanted)  # each count once
     for frame, found in zip(sent, per_frame, strict=True):
         folders = {row_key(p.rsplit("/", 1)[0]) for p in paths if row_key(p) in found}
-        assert ids(frame, "pd") == folders  # the folders of those files, no others
+        assert ids(frame, "d") == folders  # the folders of those files, no others
     assert any('id="picker-progress"' in f for f in sent)
 
 
@@ -93,10 +93,10 @@ async def test_a_watcher_change_sends_the_changed_row_alone(root):
     finally:
         await tab.disconnect()
     key = row_key("pkg04/mod0.py")
-    assert ids(frame, "pe") == {key}  # marked edited
-    assert ids(frame, "pt") == {key} and ids(frame, "po") == {key}
-    assert ids(frame, "pd") == {row_key("pkg04")}
-    assert ids(frame, "pn") == {key}  # present: a page without it adds it (picker.js)
+    assert ids(frame, "e") == {key}  # marked edited
+    assert ids(frame, "t") == {key} and ids(frame, "o") == {key}
+    assert ids(frame, "d") == {row_key("pkg04")}
+    assert ids(frame, "n") == {key}  # present: a page without it adds it (picker.js)
     assert len(frame) < 1500
 
 
@@ -111,9 +111,9 @@ async def test_a_new_file_on_disk_comes_with_its_path_and_its_folders_new_total(
         frame = await _next_update(tab, row_key("pkg09/fresh.py"))
     finally:
         await tab.disconnect()
-    assert 'data-path="pkg09/fresh.py"' in frame and ids(frame, "pn") == {row_key("pkg09/fresh.py")}
-    assert ids(frame, "pd") == {row_key("pkg09")}
-    total = re.search(rf'id="pd-{row_key("pkg09")}"[^>]*>([^<]*)<', frame).group(1)
+    assert 'data-path="pkg09/fresh.py"' in frame and ids(frame, "n") == {row_key("pkg09/fresh.py")}
+    assert ids(frame, "d") == {row_key("pkg09")}
+    total = re.search(rf'id="d{row_key("pkg09")}"[^>]*>([^<]*)<', frame).group(1)
     counted = picker.COUNTS.peek(root, [f"pkg09/mod{n}.py" for n in range(10)] + ["pkg09/fresh.py"])
     assert total.replace(",", "") == str(sum(c.tokens for c in counted.values()))
 
@@ -137,5 +137,5 @@ async def _next_update(tab, key: str) -> str:
     """The next Files-panel update about the row `key` that the watcher's news sends."""
     while True:
         frame = await tab.receive_from(timeout=WAIT)
-        if is_update(frame) and f'id="pt-{key}"' in frame and "picker-progress" not in frame:
+        if is_update(frame) and f'id="t{key}"' in frame and "picker-progress" not in frame:
             return frame

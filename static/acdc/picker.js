@@ -678,7 +678,6 @@
       state.active.delete(p);
       state.serverActive.delete(p);
     }
-    for (const p of data.changed || []) state.changed.add(p);
     for (const [p, b] of Object.entries(data.badges || {})) b ? (state.badges[p] = b) : delete state.badges[p];
     keepConfirmed();
     for (const p of state.outlines) if (!state.active.has(p)) state.outlines.delete(p);

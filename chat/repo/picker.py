@@ -11,7 +11,8 @@ only new contents are encoded, in batches over two threads (tiktoken's
 reason instead of a count. The repository boundary judges the listing: internal paths are
 left out entirely, secret-shaped files are listed under `locked` with the reason
 (picker.js asks before one is selected), and neither is ever read to be counted.
-Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js).
+Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js draws the tree,
+chat.web.panels.fileupdates its live updates).
 """
 
 from __future__ import annotations

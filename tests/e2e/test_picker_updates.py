@@ -55,3 +55,19 @@ async def test_an_update_after_ticking_a_folder_keeps_the_ticks_the_mixed_state_
     )
     assert redrawn == 0
     await screenshot(page, "picker-after-update")
+
+
+async def test_a_binary_file_counted_in_the_background_or_made_later_cannot_be_ticked(server, page):
+    (server.repo / "assets").mkdir()
+    (server.repo / "assets" / "logo.bin").write_bytes(b"\x89PNG\x00\x01\x02" * 50)
+    await page.goto(server.session_url)
+    files = page.get_by_role("region", name="Files")
+    await expect(files.get_by_role("checkbox", name="assets/logo.bin")).to_be_disabled(timeout=SLOW)
+    await expect(files.locator('[data-row="assets/logo.bin"] .tokens')).to_have_text("binary")
+
+    (server.repo / "assets" / "later.bin").write_bytes(b"\x00\xff" * 100)  # the watcher's news
+    await expect(files.get_by_role("checkbox", name="assets/later.bin")).to_be_disabled(
+        timeout=SLOW
+    )
+    await expect(files.locator('[data-row="assets/later.bin"] .tokens')).to_have_text("binary")
+    await expect(files.get_by_role("checkbox", name="folder assets")).not_to_be_checked()

@@ -71,3 +71,9 @@ async def test_a_binary_file_counted_in_the_background_or_made_later_cannot_be_t
     )
     await expect(files.locator('[data-row="assets/later.bin"] .tokens')).to_have_text("binary")
     await expect(files.get_by_role("checkbox", name="folder assets")).not_to_be_checked()
+
+    (server.repo / "assets" / "later.bin").unlink()  # gone from disk: gone from the tree
+    await expect(files.get_by_role("checkbox", name="assets/later.bin")).to_have_count(
+        0, timeout=SLOW
+    )
+    await expect(files.get_by_role("checkbox", name="assets/logo.bin")).to_be_visible()

@@ -7,15 +7,17 @@
 // with JSON messages of type "picker" (active, pinned, uncheck, flash, badges) that this
 // script applies — from this tab, other tabs, or the model's tools. Token counts, the
 // counting progress and the watcher's changes come as server-rendered fragments on the
-// rows' stable ids (`rowKey`), swapped by htmx cell by cell: no redraw of the tree. Secret-shaped files (the payload's "locked") are drawn with a lock; checking
-// one asks first in the #secret-confirm dialog, and a confirmed path travels as "confirm"
-// in every select frame while it stays selected (the server refuses it otherwise). A
-// folder's checkbox never takes a locked file with it.
+// rows' stable ids (`rowKey`), swapped by htmx cell by cell: no redraw of the tree; a
+// choice or an answer draws again only the rows whose state changed (`patch`).
+// Secret-shaped files (the payload's "locked") are drawn with a lock; checking one asks
+// first in the #secret-confirm dialog, and a confirmed path travels as "confirm" in every
+// select frame while it stays selected (the server refuses it otherwise). A folder's
+// checkbox never takes a locked file with it.
 // Over budget nothing is unticked here: the total turns red and names the files that
 // sending would shed (the server's list, "shed"); they are shed at send time, with a notice.
 // A file of a language acdc has a grammar for has a third state beside off and full: its
 // outline (signatures only; the ≡ button). Outlines travel as "outline" in the select frame,
-// their counts arrive as "outline_counts"; a folder's ≡ sends its files as outlines.
+// their counts arrive as fragments too; a folder's ≡ sends its files as outlines.
 // Each choice sent is named ("selection"); while a newer one is unanswered, answers to
 // older ones (and other tabs' choices) do not overwrite the boxes the person just ticked.
 (function () {

@@ -7,7 +7,7 @@
 // with JSON messages of type "picker" (active, pinned, uncheck, flash, badges) that this
 // script applies — from this tab, other tabs, or the model's tools. Token counts, the
 // counting progress and the watcher's changes come as server-rendered fragments on the
-// rows' stable ids (`rowKey`), swapped by htmx cell by cell: no redraw of the tree; a
+// rows' stable ids (`rowKey`), put in place cell by cell: no redraw of the tree; a
 // choice or an answer draws again only the rows whose state changed (`patch`).
 // Secret-shaped files (the payload's "locked") are drawn with a lock; checking one asks
 // first in the #secret-confirm dialog, and a confirmed path travels as "confirm" in every
@@ -42,19 +42,20 @@
   let lockIds = 0;
 
   // A row's stable id part, as the server writes it (chat.web.panels.fileupdates.row_key):
-  // two 32-bit FNV-1a hashes of the path's UTF-8, in hex.
+  // two 32-bit FNV-1a hashes of the path's UTF-8, as 11 base64url characters.
   const encoder = new TextEncoder();
   const keys = new Map();
   function rowKey(path) {
     let key = keys.get(path);
     if (key !== undefined) return key;
     const bytes = encoder.encode(path);
-    key = "";
+    let raw = "";
     for (const basis of [0x811c9dc5, 0x050c5d1f]) {
       let h = basis;
       for (const byte of bytes) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
-      key += h.toString(16).padStart(8, "0");
+      raw += String.fromCharCode(h >>> 24, (h >>> 16) & 255, (h >>> 8) & 255, h & 255);
     }
+    key = btoa(raw).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
     keys.set(path, key);
     return key;
   }
@@ -692,8 +693,8 @@
 
   // Counts, progress and the watcher's changes come as fragments the server rendered on
   // the rows' stable ids (chat.web.panels.fileupdates). What the totals and rows drawn
-  // later need is read from them here; then htmx swaps those whose row is on the page
-  // (a closed folder's files are not): only the cells that changed. A file found
+  // later need is read from them here; then the cells whose row is on the page (a closed
+  // folder's files are not) take their new content: only the cells that changed. A file found
   // unreadable is drawn again alone; files that appear or go redraw the tree.
   const number = (text) => Number(text.replace(/[^0-9]/g, ""));
   let early = [];  // fragments that came before the tree
@@ -726,8 +727,13 @@
     }
     if (added.length || removed.length) draw();
     else for (const path of refused) redrawRow(path);
+    // A cell is the new content of the element of its id (what an innerHTML out-of-band
+    // swap does, without the attribute on every cell); the progress bar swaps by htmx.
     for (const node of nodes) {
-      if (node.id === "picker-update" || !document.getElementById(node.id)) node.remove();
+      const target = node.id !== "picker-update" && document.getElementById(node.id);
+      if (target && node.hasAttribute("hx-swap-oob")) continue;
+      if (target && node.id.length === 12) target.innerHTML = node.innerHTML;
+      node.remove();
     }
     if (holder.content.childElementCount) htmx.swap(document.body, holder.innerHTML, { swapStyle: "none" });
     resign(touched);

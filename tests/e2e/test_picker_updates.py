@@ -9,6 +9,7 @@ import re
 import pytest
 from playwright.async_api import expect
 
+from chat.web.panels.fileupdates import row_key
 from tests.e2e.conftest import SLOW, screenshot
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -26,6 +27,7 @@ async def test_an_update_after_ticking_a_folder_keeps_the_ticks_the_mixed_state_
     whole = row.get_by_title("Tokens of the whole file")
     await expect(whole).to_have_text(re.compile(r"^[\d,]+$"), timeout=SLOW)
     before = await whole.text_content()
+    assert await whole.get_attribute("id") == "t" + row_key("lib/deep/c.py")  # picker.js's key
 
     deep = files.get_by_role("checkbox", name="folder lib/deep")
     await deep.check()
@@ -60,10 +62,15 @@ async def test_an_update_after_ticking_a_folder_keeps_the_ticks_the_mixed_state_
 async def test_a_binary_file_counted_in_the_background_or_made_later_cannot_be_ticked(server, page):
     (server.repo / "assets").mkdir()
     (server.repo / "assets" / "logo.bin").write_bytes(b"\x89PNG\x00\x01\x02" * 50)
+    (server.repo / "assets" / "Ünï côde.bin").write_bytes(b"\x00\x01" * 50)
     await page.goto(server.session_url)
     files = page.get_by_role("region", name="Files")
     await expect(files.get_by_role("checkbox", name="assets/logo.bin")).to_be_disabled(timeout=SLOW)
     await expect(files.locator('[data-row="assets/logo.bin"] .tokens')).to_have_text("binary")
+    # picker.js keys a row as the server does, UTF-8 and all (the cells' ids).
+    cell = files.locator('[data-row="assets/Ünï côde.bin"] .tokens')
+    await expect(cell).to_have_text("binary")
+    assert await cell.get_attribute("id") == "t" + row_key("assets/Ünï côde.bin")
 
     (server.repo / "assets" / "later.bin").write_bytes(b"\x00\xff" * 100)  # the watcher's news
     await expect(files.get_by_role("checkbox", name="assets/later.bin")).to_be_disabled(

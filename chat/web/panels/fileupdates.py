@@ -3,9 +3,10 @@
 Indexing progress, token counts (whole file and outline) and the watcher's changes reach
 every tab of the repository as one HTML message that names only what changed: the count
 of each file counted since the last message, the totals of the folders that hold those
-files, a file's "edited" mark, the progress bar. Every id is `row_key(path)` (two 32-bit
-FNV-1a hashes of the path's UTF-8, the same function as picker.js), so no path needs
-escaping and a folder that is closed in the page costs a few bytes, not a redraw.
+files, a file's "edited" mark, the progress bar: one element per row and cell kind. Every
+id is a letter and `row_key(path)` (two 32-bit FNV-1a hashes of the path's UTF-8 as 11
+base64url characters, the same function as picker.js), so no path needs escaping and a
+folder that is closed in the page costs a few bytes, not a redraw.
 Nothing here depends on a session: the fragments go to the repository's group as they
 are. Folder totals are figured here from the counts already known (no file is read).
 Non-goals: the selection (its answers are `picker_message`), drawing the tree (picker.js).
@@ -13,6 +14,9 @@ Non-goals: the selection (its answers are `picker_message`), drawing the tree (p
 
 from __future__ import annotations
 
+import base64
+import functools
+import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,15 +31,16 @@ _PRIME = 0x01000193
 _BASES = (0x811C9DC5, 0x050C5D1F)
 
 
+@functools.lru_cache(maxsize=200_000)
 def row_key(path: str) -> str:
-    """The stable id part of `path`'s row: 16 hex digits (picker.js `rowKey`)."""
+    """The stable id part of `path`'s row: 11 base64url characters (picker.js `rowKey`)."""
     data = path.encode("utf-8")
     out = []
     for h in _BASES:
         for byte in data:
             h = ((h ^ byte) * _PRIME) & _MASK
-        out.append(f"{h:08x}")
-    return "".join(out)
+        out.append(h)
+    return base64.urlsafe_b64encode(struct.pack(">II", *out)).rstrip(b"=").decode()
 
 
 @dataclass
@@ -98,22 +103,21 @@ def picker_update(
     touched = {*counts, *outline_counts, *added, *removed}
     folders = sorted({f for p in touched for f in _folders_of(p)})
     context = {
-        "counts": [_file_count(p, c) for p, c in sorted(counts.items())],
+        "counts": [(row_key(p), f"{c:,}") for p, c in sorted(counts.items()) if isinstance(c, int)],
+        "refused": [_refused(p, c) for p, c in sorted(counts.items()) if not isinstance(c, int)],
         "outline_counts": [(row_key(p), f"{c:,}") for p, c in sorted(outline_counts.items())],
         "changed": [row_key(p) for p in sorted(set(changed))],
         "added": [(row_key(p), p) for p in added],
         "removed": [(row_key(p), p) for p in removed],
-        "folders": [_folder_total(repo, listing, f) for f in folders],
+        "folders": _folder_totals(repo, listing, folders),
         "progress": progress,
         **({"done": f"{progress[0]:,}", "total": f"{progress[1]:,}"} if progress else {}),
     }
     return render_to_string("chat/_picker_update.html", context).strip()
 
 
-def _file_count(path: str, count: int | list) -> dict:
-    """What a file's count cell shows: its tokens, or why it has none."""
-    if isinstance(count, int):
-        return {"key": row_key(path), "shown": f"{count:,}"}
+def _refused(path: str, count: list | tuple | None) -> dict:
+    """What the count cell of a file without a count shows, and why it has none."""
     reason = count[1] if isinstance(count, list | tuple) and len(count) > 1 else ""
     reason = reason or "cannot be read"
     return {"key": row_key(path), "reason": reason, "shown": _refused_label(reason)}
@@ -123,24 +127,33 @@ def _refused_label(reason: str) -> str:
     return "binary" if reason.startswith("binary") else "too large"
 
 
-def _folder_total(repo: Path, listing: _Listing, folder: str) -> dict:
-    """A folder's tokens (whole files) and outline tokens, with "≥" while some of its
-    files are not counted yet: picker.js figures them the same way when it draws."""
-    files = listing.folders.get(folder, [])
+def _folder_totals(repo: Path, listing: _Listing, folders: list[str]) -> list[dict]:
+    """The folders' tokens (whole files) and outline tokens, with "≥" while some of their
+    files are not counted yet (picker.js figures them the same way when it draws). Each
+    file is looked up once, however many of the folders hold it."""
+    files = sorted({p for f in folders for p in listing.folders.get(f, [])})
     known = picker.COUNTS.peek(repo, files)
+    outlinable = {p for p in files if p not in listing.locked and language_of(p)}
+    outline_known = outlines.peek(repo, outlinable)
+    return [_folder_total(listing, f, known, outlinable, outline_known) for f in folders]
+
+
+def _folder_total(listing: _Listing, folder: str, known, outlinable, outline_known) -> dict:
     tokens, counted = 0, True
-    outlined = [p for p in files if language_of(p) and p not in listing.locked]
-    outline_known = outlines.peek(repo, outlined)
-    for path in files:
+    outline, outline_counted, outlined = 0, True, False
+    for path in listing.folders.get(folder, []):
         count = known.get(path)
         if count is None:
             counted = counted and path in listing.locked
         elif count.tokens is not None:
             tokens += count.tokens
-    refused = {p for p, c in known.items() if c.tokens is None and p not in listing.locked}
-    outlined = [p for p in outlined if p not in refused]
-    outline = sum(outline_known.get(p, 0) for p in outlined)
-    outline_counted = all(p in outline_known for p in outlined)
+        elif path not in listing.locked:
+            continue  # refused: no outline either
+        if path in outlinable:
+            outlined = True
+            found = outline_known.get(path)
+            outline_counted = outline_counted and found is not None
+            outline += found or 0
     return {
         "key": row_key(folder),
         "shown": f"{'' if counted else '≥ '}{tokens:,}",

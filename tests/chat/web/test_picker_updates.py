@@ -5,6 +5,7 @@ them, never the whole tree."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 
 import pytest
@@ -37,7 +38,7 @@ def repo_is_git():
 
 
 def ids(frame: str, prefix: str) -> set[str]:
-    return set(re.findall(rf'id="{prefix}([0-9a-f]{{16}})"', frame))
+    return set(re.findall(rf'id="{prefix}([0-9A-Za-z_-]{{11}})"', frame))
 
 
 def is_update(frame: str) -> bool:
@@ -46,8 +47,12 @@ def is_update(frame: str) -> bool:
 
 def test_the_row_key_is_the_same_fnv_pair_picker_js_computes():
     # Worked by hand from the FNV-1a definition (offset bases 0x811c9dc5 and 0x050c5d1f).
-    assert row_key("") == "811c9dc5050c5d1f"
-    assert row_key("a") == "e40c292c" + f"{((0x050C5D1F ^ 0x61) * 0x01000193) & 0xFFFFFFFF:08x}"
+    # The two 32-bit hashes, big-endian, as unpadded base64url.
+    key = base64.urlsafe_b64encode(bytes.fromhex("811c9dc5050c5d1f")).rstrip(b"=").decode()
+    assert row_key("") == key and len(key) == 11
+    second = ((0x050C5D1F ^ 0x61) * 0x01000193) & 0xFFFFFFFF
+    raw = bytes.fromhex("e40c292c") + second.to_bytes(4, "big")
+    assert row_key("a") == base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
     assert len({row_key(f"pkg{f:02}/mod{n}.py") for f in range(30) for n in range(10)}) == 300
 
 

@@ -94,7 +94,8 @@ def main(argv: list[str]) -> int:
     started = time.process_time()
     picker_update(repo, paths=paths, counts=every, progress=[len(paths), len(paths)])
     again = time.process_time() - started
-    print(f"CPU to render a message of all {len(every):,} counts again (listing known): {again:.3f} s")
+    shown = f"{len(every):,} counts again (listing known): {again:.3f} s"
+    print(f"CPU to render a message of all {shown}")
     return 0
 
 

@@ -24,10 +24,11 @@ from chat.repo.watcher import WATCHERS
 from chat.turn import context
 from chat.turn.session import live_turn
 from chat.web.edits.cards import pending_frames
-from chat.web.frames import picker_message, render_error, render_hud
+from chat.web.frames import render_error, render_hud
 from chat.web.keepwarm import WARMER
 from chat.web.panels.fileupdates import picker_update
 from chat.web.panels.follower import FOLLOWER
+from chat.web.panels.selection import selection_update
 from chat.web.protocol import ClientFrame, FrameError, parse_frame
 from chat.web.turnhost import (
     HOST,
@@ -100,6 +101,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def _select(self, frame: ClientFrame) -> None:
         try:
+            before = await database_sync_to_async(_active_paths)(self.session_id)
             problems, hud = await context.set_selection(
                 self.session_id,
                 frame.paths,
@@ -113,17 +115,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
             log.exception("selection failed in session %s", self.session_id)
             await self.send(render_error("The file selection could not be saved; see the log."))
             return
+        # The frames below draw it: the follower's poll must not send its own older copy.
+        FOLLOWER.drawn(self.session_id, "hud")
         for problem in problems:
             await self.send(render_error(problem))
-        active, outline = await database_sync_to_async(_active_paths)(self.session_id)
+        after = await database_sync_to_async(_active_paths)(self.session_id)
         # `answers` lets the tab that chose ignore answers to choices it has since changed.
         over = {"shed": hud.get("shed", []), "budget": hud.get("window")}
-        answer = {"answers": frame.selection} if frame.selection else {}
-        await self._broadcast(picker_message(active=active, outlines=outline, **over, **answer))
+        repo, chosen = Path(settings.ACDC_REPO), {"before": before, "after": after}
+        rows = selection_update  # the rows whose state the choice changed, as fragments
+        answer = await asyncio.to_thread(rows, repo, answers=frame.selection, **chosen, **over)
+        await self._broadcast(answer)
         # After the sets it reflects: a tab still waiting for a newer choice moves these
         # figures by what that choice changes (picker.js).
         await self._broadcast(render_hud(hud))
-        FOLLOWER.drawn(self.session_id, "hud")
 
     async def _count_tokens(self) -> None:
         """Count the repository's files and their outlines in the background, one pass of

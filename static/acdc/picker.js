@@ -3,9 +3,10 @@
 // badges, pins, a ranked filter (filter.js), and the running total of the selection against the budget.
 // The tree arrives as JSON (files.json) and is drawn folder by folder as folders open, so
 // a huge repository is on screen at once. Checking sends the whole selection over the
-// session's websocket (the hidden #file-tree form); the server answers with HUD frames and
-// with JSON messages of type "picker" (active, pinned, uncheck, flash, badges) that this
-// script applies — from this tab, other tabs, or the model's tools. Token counts, the
+// session's websocket (the hidden #file-tree form); the server answers every tab with a
+// HUD frame and a fragment of the rows whose state the choice changed (the folders' three
+// states figured there: `takeSelection`). The model's tools and other programs' changes
+// still come as JSON messages of type "picker" (active, pinned, uncheck, flash, badges). Token counts, the
 // counting progress and the watcher's changes come as server-rendered fragments on the
 // rows' stable ids (`rowKey`), put in place cell by cell: no redraw of the tree; a
 // choice or an answer draws again only the rows whose state changed (`patch`).
@@ -699,13 +700,14 @@
   const number = (text) => Number(text.replace(/[^0-9]/g, ""));
   let early = [];  // fragments that came before the tree
   function takeFragments(text) {
+    const holder = document.createElement("template");
+    holder.innerHTML = text;
+    const nodes = [...holder.content.children];
+    if (nodes[0].dataset.selection !== undefined) return takeSelection(nodes);
     if (!state.root) {
       early.push(text);
       return;
     }
-    const holder = document.createElement("template");
-    holder.innerHTML = text;
-    const nodes = [...holder.content.children];
     // The watcher names every file present or gone; only those new to this page matter.
     const listed = new Set(state.files);
     const added = nodes.filter((n) => n.id.startsWith("n") && !listed.has(n.dataset.path)).map((n) => n.dataset.path);
@@ -760,6 +762,45 @@
     }
   }
 
+  // The answer to a choice (this tab's, another tab's): an element per row whose state
+  // changed (chat.web.panels.selection), a file's selection and a folder's three states
+  // as the server figured them. An answer to an older choice of this tab, or another
+  // tab's, while this tab's newest choice is on its way: the boxes keep what was ticked.
+  function takeSelection([carrier, ...nodes]) {
+    if (carrier.dataset.selection) state.answered = carrier.dataset.selection;
+    if (carrier.dataset.budget) state.budget = Number(carrier.dataset.budget);
+    const waiting = state.sent && state.answered !== state.sent;
+    const shed = [];
+    const folders = [];
+    for (const node of nodes) {
+      if (node.dataset.folder !== undefined) {
+        folders.push(node);
+        continue;
+      }
+      const path = pathOfKey(node.id.slice(1));
+      if (path === undefined) continue;
+      const sel = node.dataset.sel;
+      flip(state.serverActive, path, sel !== "off");
+      flip(state.serverOutlines, path, sel === "outline");
+      if (node.hasAttribute("data-shed")) shed.push(path);
+    }
+    if (!waiting) {
+      state.active = new Set(state.serverActive);
+      state.outlines = new Set(state.serverOutlines);
+      state.shed = shed;
+    }
+    keepConfirmed();
+    patch();
+    if (waiting) return;
+    for (const node of folders) {
+      const box = document.querySelector(`#file-tree-root [data-folder="${CSS.escape(node.dataset.folder)}"]`);
+      if (!box) continue;
+      box.checked = node.dataset.sel === "all";
+      box.indeterminate = node.dataset.sel === "some";
+    }
+  }
+  const flip = (set, item, on) => (on ? set.add(item) : set.delete(item));
+
   // Files created or deleted on disk while the page is open.
   function changeFiles(added, removed) {
     const files = new Set(state.files);
@@ -793,8 +834,9 @@
     }
   }
 
-  // Selection answers are JSON messages of their own ("picker"); the fragments above are
-  // recognised by their first element. Both are taken before the ws extension swaps.
+  // The model's tools' news (pins, unticks, flashes, badges) are JSON messages of their
+  // own ("picker"); the fragments above are recognised by their first element. Both are
+  // taken before the ws extension swaps.
   document.addEventListener("htmx:wsBeforeMessage", (event) => {
     const text = event.detail.message;
     if (typeof text !== "string") return;

@@ -92,7 +92,7 @@ async def connect(session_id: str) -> Socket:
 def counting_progress(frame: str) -> bool:
     """A token-counting progress frame of the Files panel (token or outline counts): it
     arrives whenever the background count of the repository gets on, unrelated to any turn."""
-    counting = 'id="picker-progress"' in frame or re.search(r'id="[to][0-9a-f]{16}"', frame)
+    counting = 'id="picker-progress"' in frame or re.search(r'id="[to][0-9A-Za-z_-]{11}"', frame)
     return frame.startswith('<div id="picker-update"') and bool(counting)
 
 

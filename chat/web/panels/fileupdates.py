@@ -57,7 +57,7 @@ class _Listing:
         screened = boundary.screen(paths, root=repo)
         listing = cls(list(screened.kept), dict(screened.locked), len(paths))
         for path in listing.paths:
-            for folder in _folders_of(path):
+            for folder in folders_of(path):
                 listing.folders.setdefault(folder, []).append(path)
         return listing
 
@@ -65,7 +65,7 @@ class _Listing:
 _LISTINGS: dict[str, _Listing] = {}
 
 
-def _listing(repo: Path, paths: list[str] | None) -> _Listing:
+def listing_of(repo: Path, paths: list[str] | None = None) -> _Listing:
     """The cached listing of `repo`, made again when `paths` differs from it."""
     known = _LISTINGS.get(str(repo))
     if known is None or (paths is not None and len(paths) != known.listed):
@@ -73,7 +73,7 @@ def _listing(repo: Path, paths: list[str] | None) -> _Listing:
     return known
 
 
-def _folders_of(path: str) -> list[str]:
+def folders_of(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
@@ -96,12 +96,12 @@ def picker_update(
     has one already (or never had it) changes nothing for it."""
     counts, outline_counts = dict(counts or {}), dict(outline_counts or {})
     added, removed = sorted(set(added)), sorted(set(removed))
-    listing = _listing(repo, paths)
+    listing = listing_of(repo, paths)
     before = set(listing.paths)
     if any(p not in before for p in added) or any(p in before for p in removed):
         listing = _LISTINGS[str(repo)] = _Listing.of(repo, git.list_files(repo).paths)
     touched = {*counts, *outline_counts, *added, *removed}
-    folders = sorted({f for p in touched for f in _folders_of(p)})
+    folders = sorted({f for p in touched for f in folders_of(p)})
     context = {
         "counts": [(row_key(p), f"{c:,}") for p, c in sorted(counts.items()) if isinstance(c, int)],
         "refused": [_refused(p, c) for p, c in sorted(counts.items()) if not isinstance(c, int)],

@@ -60,7 +60,7 @@ async def outline_counts(ws, wanted: set[str], seen: dict | None = None) -> dict
     paths = {row_key(f"src/m{n:03}.py"): f"src/m{n:03}.py" for n in range(FILES)}
     while not wanted <= seen.keys():
         frame = await ws.receive_from()
-        for key, shown in re.findall(r'id="o([0-9a-f]{16})"[^>]*>([^<]*)<', frame):
+        for key, shown in re.findall(r'id="o([0-9A-Za-z_-]{11})"[^>]*>([^<]*)<', frame):
             seen[paths[key]] = int(shown.replace(",", ""))
     return seen
 

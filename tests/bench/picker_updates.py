@@ -6,7 +6,9 @@ and, for every progress report, measures the message as the server sends it now
 (`fileupdates.picker_update`: fragments on the rows' stable ids) and as it did before (the
 JSON `picker_message` picker.js applied by drawing the whole tree again); then one
 watcher update about one edited file, both ways. For scale, the whole tree as files.json
-sends it once. Prints a markdown table; CPU is this process's own time, the template
+sends it once; then the answer to a choice (all files ticked at once, one file more) as
+fragments of the changed rows (`selection.selection_update`) against the JSON lists it
+replaces. Prints markdown tables; CPU is this process's own time, the template
 engine's start and the listing (once a process) apart.
 """
 
@@ -76,6 +78,29 @@ def main(argv: list[str]) -> int:
     tree = picker.tree_payload(repo, [], [], 200_000)
     whole = len(json.dumps(tree, separators=(",", ":")).encode())
 
+    # A choice: the whole repository ticked at once, then one file more after half of it.
+    from chat.web.panels.selection import selection_update
+
+    choices = [
+        ("tick all", [], paths),
+        ("tick one more", paths[: len(paths) // 2], paths[: len(paths) // 2 + 1]),
+    ]
+    answers = []
+    for name, was, now in choices:
+        started = time.process_time()
+        json_answer = picker_message(
+            active=now, outlines=[], shed=[], budget=200_000, answers="t-1"
+        )
+        json_cpu = time.process_time() - started
+        started = time.process_time()
+        fragment = selection_update(
+            repo, before=(was, []), after=(now, []), budget=200_000, answers="t-1"
+        )
+        rows_cpu = time.process_time() - started
+        answers.append(
+            (name, len(json_answer.encode()), json_cpu, len(fragment.encode()), rows_cpu)
+        )
+
     load = os.getloadavg()
     print(f"Files panel updates, {len(paths):,} files, load {load[0]:.2f} {load[1]:.2f}\n")
     print("| message | files in it | bytes before (JSON) | bytes after (fragments) |")
@@ -96,6 +121,10 @@ def main(argv: list[str]) -> int:
     again = time.process_time() - started
     shown = f"{len(every):,} counts again (listing known): {again:.3f} s"
     print(f"CPU to render a message of all {shown}")
+    print("\n| answer to a choice | bytes (JSON) | CPU (JSON) | bytes (rows) | CPU (rows) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, json_bytes, json_cpu, rows_bytes, rows_cpu in answers:
+        print(f"| {name} | {json_bytes:,} | {json_cpu:.3f} s | {rows_bytes:,} | {rows_cpu:.3f} s |")
     return 0
 
 

@@ -49,13 +49,13 @@ class _Listing:
 
     paths: list[str]
     locked: dict[str, str]
-    listed: int  # paths in the listing it was made from
+    listed: list[str]  # the listing it was made from
     folders: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, repo: Path, paths: list[str]) -> _Listing:
         screened = boundary.screen(paths, root=repo)
-        listing = cls(list(screened.kept), dict(screened.locked), len(paths))
+        listing = cls(list(screened.kept), dict(screened.locked), list(paths))
         for path in listing.paths:
             for folder in folders_of(path):
                 listing.folders.setdefault(folder, []).append(path)
@@ -66,10 +66,12 @@ _LISTINGS: dict[str, _Listing] = {}
 
 
 def listing_of(repo: Path, paths: list[str] | None = None) -> _Listing:
-    """The cached listing of `repo`, made again when `paths` differs from it."""
+    """The cached listing of `repo`, made again when `paths` (the repository's listing
+    now, read again when not given) differs from the one it was made from."""
+    paths = git.list_files(repo).paths if paths is None else paths
     known = _LISTINGS.get(str(repo))
-    if known is None or (paths is not None and len(paths) != known.listed):
-        known = _LISTINGS[str(repo)] = _Listing.of(repo, paths or git.list_files(repo).paths)
+    if known is None or paths != known.listed:
+        known = _LISTINGS[str(repo)] = _Listing.of(repo, paths)
     return known
 
 

@@ -12,7 +12,7 @@ reason instead of a count. The repository boundary judges the listing: internal 
 left out entirely, secret-shaped files are listed under `locked` with the reason
 (picker.js asks before one is selected), and neither is ever read to be counted.
 Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js draws the tree,
-chat.web.panels.fileupdates its live updates).
+chat.web.panels.fileupdates its live updates, chat.web.panels.selection a choice's answer).
 """
 
 from __future__ import annotations

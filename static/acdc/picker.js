@@ -666,9 +666,8 @@
   // Updates pushed by the server (this or another tab, the model's tools, the watcher).
   function applyUpdate(data) {
     if (data.locked) Object.assign(state.locked, data.locked);
-    if (data.answers) state.answered = data.answers;
-    // An answer to an older choice of this tab, or another tab's choice, while this tab's
-    // newest choice is still on its way: the boxes keep what the person ticked.
+    // The sets as another program left them (the follower), while this tab's newest
+    // choice is still on its way: the boxes keep what the person ticked.
     const waiting = state.sent && state.answered !== state.sent;
     if (data.active) state.serverActive = new Set(data.active);
     if (data.outlines) state.serverOutlines = new Set(data.outlines);

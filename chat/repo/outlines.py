@@ -87,6 +87,13 @@ def known(root: Path, paths: Iterable[str]) -> dict[str, int]:
     return found
 
 
+def peek(root: Path, paths: Iterable[str]) -> dict[str, int]:
+    """The outline counts last found for `paths`, without a stat (a folder's total)."""
+    base = str(Path(root).resolve())
+    seen = ((path, _KNOWN.get((base, path))) for path in paths)
+    return {path: found[1] for path, found in seen if found is not None}
+
+
 _KNOWN: dict[tuple[str, str], tuple[tuple[int, int], int]] = {}
 
 

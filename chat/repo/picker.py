@@ -11,7 +11,8 @@ only new contents are encoded, in batches over two threads (tiktoken's
 reason instead of a count. The repository boundary judges the listing: internal paths are
 left out entirely, secret-shaped files are listed under `locked` with the reason
 (picker.js asks before one is selected), and neither is ever read to be counted.
-Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js).
+Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js draws the tree,
+chat.web.panels.fileupdates its live updates, chat.web.panels.selection a choice's answer).
 """
 
 from __future__ import annotations
@@ -74,6 +75,13 @@ class TokenCounts:
             if (info.st_size, info.st_mtime_ns) == seen.stamp:
                 found[path] = seen.count
         return found
+
+    def peek(self, repo: Path, paths: Iterable[str]) -> dict[str, Count]:
+        """The counts last found for `paths`, without even a stat (a folder's total in a
+        progress update: the next update corrects one that went stale meanwhile)."""
+        root = str(repo)
+        seen = ((path, self._seen.get((root, path))) for path in paths)
+        return {path: found.count for path, found in seen if found is not None}
 
     def count(
         self,

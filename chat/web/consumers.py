@@ -23,9 +23,11 @@ from chat.repo.watcher import WATCHERS
 from chat.turn import context
 from chat.turn.session import live_turn
 from chat.web.edits.cards import pending_frames
-from chat.web.frames import picker_message, render_error, render_hud
+from chat.web.frames import render_error, render_hud
 from chat.web.keepwarm import WARMER
+from chat.web.panels.fileupdates import picker_update
 from chat.web.panels.follower import FOLLOWER
+from chat.web.panels.selection import selection_update
 from chat.web.protocol import ClientFrame, FrameError, parse_frame
 from chat.web.turnhost import (
     HOST,
@@ -99,6 +101,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def _select(self, frame: ClientFrame) -> None:
         try:
+            before = await database_sync_to_async(_active_paths)(self.session_id)
             problems, hud = await context.set_selection(
                 self.session_id,
                 frame.paths,
@@ -112,17 +115,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
             log.exception("selection failed in session %s", self.session_id)
             await self.send(render_error("The file selection could not be saved; see the log."))
             return
+        # The frames below draw it: the follower's poll must not send its own older copy.
+        FOLLOWER.drawn(self.session_id, "hud")
         for problem in problems:
             await self.send(render_error(problem))
-        active, outline = await database_sync_to_async(_active_paths)(self.session_id)
+        after = await database_sync_to_async(_active_paths)(self.session_id)
         # `answers` lets the tab that chose ignore answers to choices it has since changed.
         over = {"shed": hud.get("shed", []), "budget": hud.get("window")}
-        answer = {"answers": frame.selection} if frame.selection else {}
-        await self._broadcast(picker_message(active=active, outlines=outline, **over, **answer))
+        repo, chosen = Path(settings.ACDC_REPO), {"before": before, "after": after}
+        rows = selection_update  # the rows whose state the choice changed, as fragments
+        answer = await asyncio.to_thread(rows, repo, answers=frame.selection, **chosen, **over)
+        await self._broadcast(answer)
         # After the sets it reflects: a tab still waiting for a newer choice moves these
         # figures by what that choice changes (picker.js).
         await self._broadcast(render_hud(hud))
-        FOLLOWER.drawn(self.session_id, "hud")
 
     async def _count_tokens(self) -> None:
         """Count the repository's files and their outlines in the background, one pass of
@@ -135,7 +141,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         layer, group = self.channel_layer, self.files_group
 
         def tell_all(**fields) -> None:
-            message = {"type": "chat.frame", "html": picker_message(**fields)}
+            message = {"type": "chat.frame", "html": picker_update(repo, paths=paths, **fields)}
             asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
 
         def as_json(found: dict) -> dict:
@@ -147,12 +153,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
         known = picker.COUNTS.known(repo, paths)
         if len(known) < len(paths) and not picker.COUNTS.count_in_background(repo, paths, progress):
             reached = [len(known), len(paths)]
-            await self.send(picker_message(counts=as_json(known), progress=reached))
+            fields = {"counts": as_json(known), "progress": reached}
+            await self.send(await asyncio.to_thread(picker_update, repo, paths=paths, **fields))
         started = outlines.count_in_background(
             repo, paths, lambda found: tell_all(outline_counts=found)
         )
         if not started and (found := await asyncio.to_thread(outlines.known, repo, paths)):
-            await self.send(picker_message(outline_counts=found))
+            fields = {"outline_counts": found}
+            await self.send(await asyncio.to_thread(picker_update, repo, paths=paths, **fields))
 
     async def _broadcast(self, html: str) -> None:
         await self.channel_layer.group_send(self.group, {"type": "chat.frame", "html": html})
@@ -207,7 +215,7 @@ async def files_changed(changes: list) -> None:
         counts = await database_sync_to_async(picker.COUNTS.count)(repo, fresh)
         update["counts"] = {p: c.as_json() for p, c in counts.items()}
         update["outline_counts"] = await asyncio.to_thread(outlines.counts, repo, fresh)
-    text = picker_message(**{k: v for k, v in update.items() if v})
+    text = await asyncio.to_thread(picker_update, repo, **update)
     await layer.group_send(files_group(repo), {"type": "chat.frame", "html": text})
     for session_id in sorted({s for c in known for s in c.sessions}):
         try:

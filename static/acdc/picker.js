@@ -3,18 +3,22 @@
 // badges, pins, a ranked filter (filter.js), and the running total of the selection against the budget.
 // The tree arrives as JSON (files.json) and is drawn folder by folder as folders open, so
 // a huge repository is on screen at once. Checking sends the whole selection over the
-// session's websocket (the hidden #file-tree form); the server answers with HUD frames and
-// with JSON messages of type "picker" (active, pinned, uncheck, flash, counts, progress,
-// changed, added, removed) that this script applies — from this tab, other tabs, or the
-// model's tools. Secret-shaped files (the payload's "locked") are drawn with a lock; checking
-// one asks first in the #secret-confirm dialog, and a confirmed path travels as "confirm"
-// in every select frame while it stays selected (the server refuses it otherwise). A
-// folder's checkbox never takes a locked file with it.
+// session's websocket (the hidden #file-tree form); the server answers every tab with a
+// HUD frame and a fragment of the rows whose state the choice changed (the folders' three
+// states figured there: `takeSelection`). The model's tools and other programs' changes
+// still come as JSON messages of type "picker" (active, pinned, uncheck, flash, badges). Token counts, the
+// counting progress and the watcher's changes come as server-rendered fragments on the
+// rows' stable ids (`rowKey`), put in place cell by cell: no redraw of the tree; a
+// choice or an answer draws again only the rows whose state changed (`patch`).
+// Secret-shaped files (the payload's "locked") are drawn with a lock; checking one asks
+// first in the #secret-confirm dialog, and a confirmed path travels as "confirm" in every
+// select frame while it stays selected (the server refuses it otherwise). A folder's
+// checkbox never takes a locked file with it.
 // Over budget nothing is unticked here: the total turns red and names the files that
 // sending would shed (the server's list, "shed"); they are shed at send time, with a notice.
 // A file of a language acdc has a grammar for has a third state beside off and full: its
 // outline (signatures only; the ≡ button). Outlines travel as "outline" in the select frame,
-// their counts arrive as "outline_counts"; a folder's ≡ sends its files as outlines.
+// their counts arrive as fragments too; a folder's ≡ sends its files as outlines.
 // Each choice sent is named ("selection"); while a newer one is unanswered, answers to
 // older ones (and other tabs' choices) do not overwrite the boxes the person just ticked.
 (function () {
@@ -37,6 +41,30 @@
   const fmt = (n) => n.toLocaleString("en-US");
   const plural = (n, one, many) => `${fmt(n)} ${n === 1 ? one : many}`;
   let lockIds = 0;
+
+  // A row's stable id part, as the server writes it (chat.web.panels.fileupdates.row_key):
+  // two 32-bit FNV-1a hashes of the path's UTF-8, as 11 base64url characters.
+  const encoder = new TextEncoder();
+  const keys = new Map();
+  function rowKey(path) {
+    let key = keys.get(path);
+    if (key !== undefined) return key;
+    const bytes = encoder.encode(path);
+    let raw = "";
+    for (const basis of [0x811c9dc5, 0x050c5d1f]) {
+      let h = basis;
+      for (const byte of bytes) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+      raw += String.fromCharCode(h >>> 24, (h >>> 16) & 255, (h >>> 8) & 255, h & 255);
+    }
+    key = btoa(raw).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    keys.set(path, key);
+    return key;
+  }
+  let byKey = { files: null, map: new Map() };
+  function pathOfKey(key) {
+    if (byKey.files !== state.files) byKey = { files: state.files, map: new Map(state.files.map((p) => [rowKey(p), p])) };
+    return byKey.map.get(key);
+  }
 
   // -- the tree model ---------------------------------------------------------------------
   function buildTree(paths) {
@@ -178,19 +206,19 @@
     const outline = locked || reason ? null : outlineButton(path, state.outlineCounts[path]);
     const row = el("div", {
       className: "picker-row file" + (reason ? " refused" : "") + (locked ? " locked" : "") + (state.changed.has(path) ? " changed" : "") + (state.shed.includes(path) ? " will-shed" : ""),
-      role: "treeitem", "data-row": path,
+      role: "treeitem", "data-row": path, "data-sig": fileSig(path),
       title: reason ? `${path}: ${reason}` : locked ? `${path}: locked, ${locked}` : state.shed.includes(path) ? `${path}: over budget, shed when you send (pin it to keep it)` : path,
     },
       box,
       lock,
       el("span", { className: "name", title: path }, ...breakable(name)),
       el("span", { className: "row-end" },
-      state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null,
+      el("span", { id: `e${rowKey(path)}` }, state.changed.has(path) ? el("span", { className: "badge edited", text: "edited", title: "Changed on disk since it was read" }) : null),
       badge ? el("span", { className: `badge git git-${badge}`, text: badge, title: { M: "modified", S: "staged", U: "untracked", D: "deleted" }[badge] }) : null,
       outline,
       el("span", {
-        className: "tokens" + (state.outlines.has(path) ? " unsent" : ""),
-        title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : count !== null ? "Tokens of the whole file" : false,
+        className: "tokens" + (state.outlines.has(path) ? " unsent" : ""), id: `t${rowKey(path)}`,
+        title: locked && count === null ? "Not counted: acdc reads a locked file only once it is sent" : reason ? false : "Tokens of the whole file",
         text: reason ? (reason.startsWith("binary") ? "binary" : "too large") : count !== null ? fmt(count) : locked ? "—" : "…",
       }),
       reason || (locked && !state.active.has(path) && !state.pinned.has(path)) ? null : pin,
@@ -199,18 +227,62 @@
     return row;
   }
 
+  // What a row shows, in short: a row whose signature has not changed is left as it is.
+  function fileSig(path) {
+    const has = (set) => (set.has(path) ? 1 : 0);
+    const count = state.counts[path];
+    return JSON.stringify([has(state.active), has(state.outlines), has(state.pinned), has(state.changed),
+      state.shed.includes(path) ? 1 : 0, state.badges[path] || "", count === undefined ? null : count,
+      state.outlineCounts[path] ?? null, state.locked[path] || ""]);
+  }
+  // The folder's box is left out: its three states are set in place (syncBox).
+  function folderSig(s) {
+    return JSON.stringify([s.asOutline, s.outlined, s.outline, s.outlineKnown, s.tokens, s.known]);
+  }
+  function syncBox(box, s) {
+    box.checked = s.all;
+    box.indeterminate = s.some;
+  }
+
+  // After a choice or a selection answer: the rows whose state changed are drawn again,
+  // the folders' boxes take their three states in place, the rest stays as it is (and
+  // the focus with it).
+  function patch() {
+    const root = document.getElementById("file-tree-root");
+    if (!root || !state.root) return;
+    const focused = focusKey(root);
+    for (const row of root.querySelectorAll("[data-row]")) {
+      if (row.dataset.sig !== fileSig(row.dataset.row)) row.replaceWith(withHint(fileRow(row.dataset.row), row));
+    }
+    for (const row of root.querySelectorAll("[data-folder-row]")) {
+      const dir = findDir(row.dataset.folderRow);
+      if (!dir) continue;
+      const s = folderState(dir);
+      if (row.dataset.sig !== folderSig(s)) row.replaceWith(folderRow(dir));
+      else syncBox(row.querySelector("[data-folder]"), s);
+    }
+    if (focused && !root.contains(document.activeElement)) focusControl(...focused);
+    drawTotal();
+  }
+  // A row of the filter's list keeps its folder hint.
+  function withHint(fresh, old) {
+    const hint = old.querySelector(".folder-hint");
+    if (hint) fresh.querySelector(".name").after(hint);
+    return fresh;
+  }
+
   function folderRow(dir) {
     const s = folderState(dir);
     const open = state.open.has(dir.path);
     const box = el("input", { type: "checkbox", checked: s.all, "aria-label": `folder ${dir.path}`, "data-folder": dir.path });
     box.indeterminate = s.some;
-    const row = el("div", { className: "picker-row folder", role: "treeitem", "aria-expanded": open ? "true" : "false", "data-folder-row": dir.path },
+    const row = el("div", { className: "picker-row folder", role: "treeitem", "aria-expanded": open ? "true" : "false", "data-folder-row": dir.path, "data-sig": folderSig(s) },
       el("button", { type: "button", className: "twisty", "data-toggle": dir.path, "aria-label": (open ? "Collapse " : "Expand ") + dir.path, text: open ? "▾" : "▸" }),
       box,
       el("span", { className: "name", text: dir.name + "/" }),
       el("span", { className: "row-end" },
         s.outlined ? folderOutlineButton(dir.path, s) : null,
-        el("span", { className: "tokens", text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
+        el("span", { className: "tokens", id: `d${rowKey(dir.path)}`, text: (s.known ? "" : "≥ ") + fmt(s.tokens) }),
       ),
     );
     return row;
@@ -229,7 +301,7 @@
       title: can ? (on ? "Sent as its outline (signatures only): press for off" : "Send only its outline (signatures)") : NO_GRAMMAR,
     });
     button.innerHTML = OUTLINE_ICON;
-    if (can) button.append(outlineTokens(count, true));
+    if (can) button.append(outlineTokens(count, true, `o${rowKey(path)}`));
     return button;
   }
   function folderOutlineButton(path, s) {
@@ -240,12 +312,12 @@
       title: on ? "Its files go as outlines: press for off" : "Send its files as outlines (those acdc has a grammar for)",
     });
     button.innerHTML = OUTLINE_ICON;
-    button.append(outlineTokens(s.outline, s.outlineKnown));
+    button.append(outlineTokens(s.outline, s.outlineKnown, `f${rowKey(path)}`));
     return button;
   }
-  function outlineTokens(count, known) {
+  function outlineTokens(count, known, id) {
     const shown = typeof count === "number" ? fmt(count) : "…";
-    return el("span", { className: "outline-tokens", title: "Tokens as an outline", text: (known ? "" : "≥ ") + shown });
+    return el("span", { className: "outline-tokens", id, title: "Tokens as an outline", text: (known ? "" : "≥ ") + shown });
   }
 
   // While filtering, the tree gives way to a flat list of the files found, best first, each
@@ -435,7 +507,7 @@
     }
     const them = skipped === 1 ? "it" : "each one";
     showNote(skipped ? `${plural(skipped, "locked file was", "locked files were")} skipped (shaped like a secret): check ${them} on its own to send it.` : "");
-    draw();
+    patch();
     sendSelection();
   }
 
@@ -451,7 +523,7 @@
       }
     }
     showNote("");
-    draw();
+    patch();
     sendSelection();
   }
 
@@ -509,7 +581,7 @@
     const response = await fetch(url, { method: "POST", body, headers: { "X-CSRFToken": token } });
     const data = await response.json();
     if (data.pinned) state.pinned = new Set(data.pinned);
-    draw();
+    patch();
   }
 
   // -- events -----------------------------------------------------------------------------
@@ -594,9 +666,8 @@
   // Updates pushed by the server (this or another tab, the model's tools, the watcher).
   function applyUpdate(data) {
     if (data.locked) Object.assign(state.locked, data.locked);
-    if (data.answers) state.answered = data.answers;
-    // An answer to an older choice of this tab, or another tab's choice, while this tab's
-    // newest choice is still on its way: the boxes keep what the person ticked.
+    // The sets as another program left them (the follower), while this tab's newest
+    // choice is still on its way: the boxes keep what the person ticked.
     const waiting = state.sent && state.answered !== state.sent;
     if (data.active) state.serverActive = new Set(data.active);
     if (data.outlines) state.serverOutlines = new Set(data.outlines);
@@ -610,49 +681,184 @@
       state.active.delete(p);
       state.serverActive.delete(p);
     }
-    for (const p of data.changed || []) state.changed.add(p);
     for (const [p, b] of Object.entries(data.badges || {})) b ? (state.badges[p] = b) : delete state.badges[p];
-    if ((data.added || []).length || (data.removed || []).length) {
-      // Files created or deleted on disk while the page is open.
-      const files = new Set(state.files);
-      for (const p of data.added || []) files.add(p);
-      for (const p of data.removed || []) {
-        files.delete(p);
-        state.active.delete(p);
-      }
-      state.files = [...files].sort();
-      state.root = buildTree(state.files);
-    }
     keepConfirmed();
     for (const p of state.outlines) if (!state.active.has(p)) state.outlines.delete(p);
-    if (data.counts) Object.assign(state.counts, data.counts);
-    if (data.progress) {
-      const [done, total] = data.progress;
-      const box = document.getElementById("picker-progress");
-      if (box) {
-        box.hidden = done >= total;
-        box.querySelector("progress").max = total || 1;
-        box.querySelector("progress").value = done;
-        box.querySelector("span").textContent = `Counting tokens… ${fmt(done)} / ${fmt(total)} files`;
-      }
-    }
-    draw();
+    patch();
     for (const p of data.flash || []) {
       const row = document.querySelector(`[data-row="${CSS.escape(p)}"]`);
       if (row) row.classList.add("flash");
     }
   }
-  // Files-panel changes are JSON messages of their own on the session's websocket; they
-  // are taken here, before the ws extension would try to swap them in as HTML.
+
+  // Counts, progress and the watcher's changes come as fragments the server rendered on
+  // the rows' stable ids (chat.web.panels.fileupdates). What the totals and rows drawn
+  // later need is read from them here; then the cells whose row is on the page (a closed
+  // folder's files are not) take their new content: only the cells that changed. A file found
+  // unreadable is drawn again alone; files that appear or go redraw the tree.
+  const number = (text) => Number(text.replace(/[^0-9]/g, ""));
+  let early = [];  // fragments that came before the tree
+  function takeFragments(text) {
+    const holder = document.createElement("template");
+    holder.innerHTML = text;
+    const nodes = [...holder.content.children];
+    if (nodes[0].dataset.selection !== undefined) return takeSelection(nodes);
+    if (!state.root) {
+      early.push(text);
+      return;
+    }
+    // The watcher names every file present or gone; only those new to this page matter.
+    const listed = new Set(state.files);
+    const added = nodes.filter((n) => n.id.startsWith("n") && !listed.has(n.dataset.path)).map((n) => n.dataset.path);
+    const removed = nodes.filter((n) => n.id.startsWith("x") && listed.has(n.dataset.path)).map((n) => n.dataset.path);
+    if (added.length || removed.length) changeFiles(added, removed);
+    const refused = [];
+    const touched = new Set();
+    for (const node of nodes) {
+      const kind = node.id[0];
+      const path = pathOfKey(node.id.slice(1));
+      if (path === undefined) continue;
+      touched.add(path);
+      if (kind === "t" && node.dataset.why !== undefined) {
+        state.counts[path] = [null, node.dataset.why];
+        refused.push(path);
+      } else if (kind === "t") state.counts[path] = number(node.textContent);
+      else if (kind === "o") state.outlineCounts[path] = number(node.textContent);
+      else if (kind === "e") state.changed.add(path);
+    }
+    if (added.length || removed.length) draw();
+    else for (const path of refused) redrawRow(path);
+    // A cell is the new content of the element of its id (what an innerHTML out-of-band
+    // swap does, without the attribute on every cell); the progress bar swaps by htmx.
+    for (const node of nodes) {
+      const target = node.id !== "picker-update" && document.getElementById(node.id);
+      if (target && node.hasAttribute("hx-swap-oob")) continue;
+      if (target && node.id.length === 12) target.innerHTML = node.innerHTML;
+      node.remove();
+    }
+    if (holder.content.childElementCount) htmx.swap(document.body, holder.innerHTML, { swapStyle: "none" });
+    resign(touched);
+    drawTotal();
+  }
+
+  // The swapped cells show the new state: the rows' signatures say so too (so a later
+  // patch does not draw them again), and an edited file's row takes its mark.
+  function resign(paths) {
+    const folders = new Set();
+    for (const path of paths) {
+      const row = document.querySelector(`#file-tree-root [data-row="${CSS.escape(path)}"]`);
+      if (row) {
+        row.dataset.sig = fileSig(path);
+        row.classList.toggle("changed", state.changed.has(path));
+      }
+      const parts = path.split("/");
+      for (let i = 1; i < parts.length; i++) folders.add(parts.slice(0, i).join("/"));
+    }
+    for (const folder of folders) {
+      const row = document.querySelector(`#file-tree-root [data-folder-row="${CSS.escape(folder)}"]`);
+      const dir = row && findDir(folder);
+      if (dir) row.dataset.sig = folderSig(folderState(dir));
+    }
+  }
+
+  // The answer to a choice (this tab's, another tab's): an element per row whose state
+  // changed (chat.web.panels.selection), a file's selection and a folder's three states
+  // as the server figured them. An answer to an older choice of this tab, or another
+  // tab's, while this tab's newest choice is on its way: the boxes keep what was ticked.
+  function takeSelection([carrier, ...nodes]) {
+    if (carrier.dataset.selection) state.answered = carrier.dataset.selection;
+    if (carrier.dataset.budget) state.budget = Number(carrier.dataset.budget);
+    const waiting = state.sent && state.answered !== state.sent;
+    const shed = [];
+    const folders = [];
+    for (const node of nodes) {
+      if (node.dataset.folder !== undefined) {
+        folders.push(node);
+        continue;
+      }
+      const path = pathOfKey(node.id.slice(1));
+      if (path === undefined) continue;
+      const sel = node.dataset.sel;
+      flip(state.serverActive, path, sel !== "off");
+      flip(state.serverOutlines, path, sel === "outline");
+      if (node.hasAttribute("data-shed")) shed.push(path);
+    }
+    if (!waiting) {
+      state.active = new Set(state.serverActive);
+      state.outlines = new Set(state.serverOutlines);
+      state.shed = shed;
+    }
+    keepConfirmed();
+    patch();
+    if (waiting) return;
+    for (const node of folders) {
+      const box = document.querySelector(`#file-tree-root [data-folder="${CSS.escape(node.dataset.folder)}"]`);
+      if (!box) continue;
+      box.checked = node.dataset.sel === "all";
+      box.indeterminate = node.dataset.sel === "some";
+    }
+  }
+  const flip = (set, item, on) => (on ? set.add(item) : set.delete(item));
+
+  // Files created or deleted on disk while the page is open.
+  function changeFiles(added, removed) {
+    const files = new Set(state.files);
+    for (const p of added) files.add(p);
+    for (const p of removed) {
+      files.delete(p);
+      state.active.delete(p);
+    }
+    state.files = [...files].sort();
+    state.root = buildTree(state.files);
+  }
+
+  // One file's row again, and the boxes of the folders that hold it.
+  function redrawRow(path) {
+    const row = document.querySelector(`#file-tree-root [data-row="${CSS.escape(path)}"]`);
+    if (!row) return;
+    const focused = focusKey(document.getElementById("file-tree-root"));
+    row.replaceWith(fileRow(path));
+    syncFolders(path);
+    if (focused) focusControl(...focused);
+  }
+
+  // The three states of the folder boxes above `path` (all, none, some: indeterminate).
+  function syncFolders(path) {
+    const parts = path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const folder = parts.slice(0, i).join("/");
+      const box = document.querySelector(`#file-tree-root [data-folder="${CSS.escape(folder)}"]`);
+      const dir = box && findDir(folder);
+      if (dir) syncBox(box, folderState(dir));
+    }
+  }
+
+  // The model's tools' news (pins, unticks, flashes, badges) are JSON messages of their
+  // own ("picker"); the fragments above are recognised by their first element. Both are
+  // taken before the ws extension swaps.
   document.addEventListener("htmx:wsBeforeMessage", (event) => {
     const text = event.detail.message;
-    if (typeof text !== "string" || !text.startsWith("{")) return;
+    if (typeof text !== "string") return;
+    const fragments = text.startsWith('<div id="picker-update"');
+    if (!fragments && !text.startsWith("{")) return;
     event.preventDefault();
     try {
-      const message = JSON.parse(text);
-      if (message.type === "picker") applyUpdate(message.update);
+      if (fragments) takeFragments(text);
+      else {
+        const message = JSON.parse(text);
+        if (message.type === "picker") applyUpdate(message.update);
+      }
     } catch (error) { console.error(error); }
   });
+
+  function showProgress(done, total) {
+    const box = document.getElementById("picker-progress");
+    if (!box) return;
+    box.hidden = done >= total;
+    box.querySelector("progress").max = total || 1;
+    box.querySelector("progress").value = done;
+    box.querySelector("span").textContent = `Counting tokens… ${fmt(done)} / ${fmt(total)} files`;
+  }
 
   async function load() {
     const host = panel();
@@ -689,8 +895,9 @@
         const parts = p.split("/");
         for (let i = 1; i < parts.length; i++) state.open.add(parts.slice(0, i).join("/"));
       }
-      if (!data.complete) applyUpdate({ progress: [Object.keys(state.counts).length, data.files.length] });
+      if (!data.complete) showProgress(Object.keys(state.counts).length, data.files.length);
       draw();
+      for (const text of early.splice(0)) takeFragments(text);
     } catch (error) {
       const total = document.getElementById("picker-total");
       if (total) total.textContent = `The file tree could not be loaded (${error.message}). Reload to try again.`;

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -91,8 +92,8 @@ async def connect(session_id: str) -> Socket:
 def counting_progress(frame: str) -> bool:
     """A token-counting progress frame of the Files panel (token or outline counts): it
     arrives whenever the background count of the repository gets on, unrelated to any turn."""
-    counting = '"progress":' in frame or '"outline_counts":' in frame
-    return frame.startswith('{"type":"picker"') and counting
+    counting = 'id="picker-progress"' in frame or re.search(r'id="[to][0-9A-Za-z_-]{11}"', frame)
+    return frame.startswith('<div id="picker-update"') and bool(counting)
 
 
 async def next_frame(communicator, timeout: float = WAIT) -> str:

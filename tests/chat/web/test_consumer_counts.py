@@ -4,13 +4,14 @@ however many tabs connect, and every tab gets every count."""
 from __future__ import annotations
 
 import asyncio
-import json
+import re
 import threading
 from collections import Counter
 
 import pytest
 
 from chat.repo import outlines
+from chat.web.panels.fileupdates import row_key
 from tests.chat.sockets import WAIT, connect, new_session
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
@@ -56,10 +57,11 @@ class GatedCounts:
 async def outline_counts(ws, wanted: set[str], seen: dict | None = None) -> dict[str, int]:
     """Outline counts from the tab's frames until every `wanted` path has one."""
     seen = {} if seen is None else seen
+    paths = {row_key(f"src/m{n:03}.py"): f"src/m{n:03}.py" for n in range(FILES)}
     while not wanted <= seen.keys():
-        frame = json.loads(await ws.receive_from())
-        if frame.get("type") == "picker":
-            seen.update(frame["update"].get("outline_counts", {}))
+        frame = await ws.receive_from()
+        for key, shown in re.findall(r'id="o([0-9A-Za-z_-]{11})"[^>]*>([^<]*)<', frame):
+            seen[paths[key]] = int(shown.replace(",", ""))
     return seen
 
 

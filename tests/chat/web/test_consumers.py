@@ -167,18 +167,6 @@ async def test_ticking_files_updates_the_hud_and_persists_the_selection(fake):
     await ws.disconnect()
 
 
-async def test_the_answer_to_a_choice_names_it_and_carries_the_huds_budget(fake):
-    session = await new_session()
-    ws = await connect(session.id)
-    await send(ws, action="select", path="src/app.py", selection="tab1-7")
-    answer = json.loads(await next_frame(ws))["update"]  # the sets first, then their HUD
-    hud = await next_frame(ws)
-    assert answer["answers"] == "tab1-7" and answer["active"] == ["src/app.py"]
-    assert answer["shed"] == []  # everything fits
-    assert f"of {answer['budget']:,} tokens" in hud  # one budget figure, HUD and picker
-    await ws.disconnect()
-
-
 async def test_a_refused_file_says_why(fake):
     session = await new_session()
     ws = await connect(session.id)

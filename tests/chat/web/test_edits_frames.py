@@ -15,6 +15,7 @@ from chat.repo.edits.applying import propose
 from chat.repo.watcher import Change
 from chat.web.consumers import files_changed, files_group
 from chat.web.edits.cards import render_edits
+from chat.web.panels.fileupdates import row_key
 from contextcore.edits import EditOp
 from history import services
 from history.models import Message, PendingEdit, Session
@@ -243,7 +244,7 @@ async def _picker_update(tab) -> str:
     """The next Files-panel update the watcher's news sends (counts ride along with it)."""
     while True:
         frame = await tab.receive_from(timeout=30)
-        if frame.startswith('{"type":"picker"') and '"added"' in frame:
+        if frame.startswith('<div id="picker-update"') and 'id="n' in frame:
             return frame
 
 
@@ -256,9 +257,9 @@ async def test_acdcs_own_write_is_not_marked_edited_in_the_files_panel(edits_on)
         await _in_files_group(tab)
         await files_changed([Change("app.py", "written", "", (message.session_id,))])
         ours = await _picker_update(tab)
-        assert '"changed"' not in ours and '"added":["app.py"]' in ours
+        assert 'id="e' not in ours and 'data-path="app.py"' in ours
         await files_changed([Change("app.py", "updated", "", (message.session_id,))])
-        assert '"changed":["app.py"]' in await _picker_update(tab)
+        assert f'id="e{row_key("app.py")}"' in await _picker_update(tab)
     finally:
         await tab.disconnect()
 

@@ -1,0 +1,163 @@
+"""The Files panel's live updates as htmx out-of-band fragments on stable ids.
+
+Indexing progress, token counts (whole file and outline) and the watcher's changes reach
+every tab of the repository as one HTML message that names only what changed: the count
+of each file counted since the last message, the totals of the folders that hold those
+files, a file's "edited" mark, the progress bar: one element per row and cell kind. Every
+id is a letter and `row_key(path)` (two 32-bit FNV-1a hashes of the path's UTF-8 as 11
+base64url characters, the same function as picker.js), so no path needs escaping and a
+folder that is closed in the page costs a few bytes, not a redraw.
+Nothing here depends on a session: the fragments go to the repository's group as they
+are. Folder totals are figured here from the counts already known (no file is read).
+Non-goals: the selection (its answers are `picker_message`), drawing the tree (picker.js).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import struct
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.template.loader import render_to_string
+
+from chat.repo import boundary, git, outlines, picker
+from chat.repo.repomap.symbols import language_of
+
+_MASK = 0xFFFFFFFF
+_PRIME = 0x01000193
+_BASES = (0x811C9DC5, 0x050C5D1F)
+
+
+@functools.lru_cache(maxsize=200_000)
+def row_key(path: str) -> str:
+    """The stable id part of `path`'s row: 11 base64url characters (picker.js `rowKey`)."""
+    data = path.encode("utf-8")
+    out = []
+    for h in _BASES:
+        for byte in data:
+            h = ((h ^ byte) * _PRIME) & _MASK
+        out.append(h)
+    return base64.urlsafe_b64encode(struct.pack(">II", *out)).rstrip(b"=").decode()
+
+
+@dataclass
+class _Listing:
+    """The repository's files as the last update saw them, and each folder's files."""
+
+    paths: list[str]
+    locked: dict[str, str]
+    listed: list[str]  # the listing it was made from
+    folders: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, repo: Path, paths: list[str]) -> _Listing:
+        screened = boundary.screen(paths, root=repo)
+        listing = cls(list(screened.kept), dict(screened.locked), list(paths))
+        for path in listing.paths:
+            for folder in folders_of(path):
+                listing.folders.setdefault(folder, []).append(path)
+        return listing
+
+
+_LISTINGS: dict[str, _Listing] = {}
+
+
+def listing_of(repo: Path, paths: list[str] | None = None) -> _Listing:
+    """The cached listing of `repo`, made again when `paths` (the repository's listing
+    now, read again when not given) differs from the one it was made from."""
+    paths = git.list_files(repo).paths if paths is None else paths
+    known = _LISTINGS.get(str(repo))
+    if known is None or paths != known.listed:
+        known = _LISTINGS[str(repo)] = _Listing.of(repo, paths)
+    return known
+
+
+def folders_of(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def picker_update(
+    repo: Path,
+    *,
+    paths: list[str] | None = None,
+    counts: Mapping[str, int | list] | None = None,
+    outline_counts: Mapping[str, int] | None = None,
+    progress: tuple[int, int] | list[int] | None = None,
+    changed: Iterable[str] = (),
+    added: Iterable[str] = (),
+    removed: Iterable[str] = (),
+) -> str:
+    """One websocket message for the Files panel of every tab on `repo`: fragments for
+    the files named and the folders that hold them, nothing for the rest. `paths` is
+    the repository's listing when the caller has it (a counting pass). `added` and
+    `removed` are the watcher's present and gone files, with their paths: a page that
+    has one already (or never had it) changes nothing for it."""
+    counts, outline_counts = dict(counts or {}), dict(outline_counts or {})
+    added, removed = sorted(set(added)), sorted(set(removed))
+    listing = listing_of(repo, paths)
+    before = set(listing.paths)
+    if any(p not in before for p in added) or any(p in before for p in removed):
+        listing = _LISTINGS[str(repo)] = _Listing.of(repo, git.list_files(repo).paths)
+    touched = {*counts, *outline_counts, *added, *removed}
+    folders = sorted({f for p in touched for f in folders_of(p)})
+    context = {
+        "counts": [(row_key(p), f"{c:,}") for p, c in sorted(counts.items()) if isinstance(c, int)],
+        "refused": [_refused(p, c) for p, c in sorted(counts.items()) if not isinstance(c, int)],
+        "outline_counts": [(row_key(p), f"{c:,}") for p, c in sorted(outline_counts.items())],
+        "changed": [row_key(p) for p in sorted(set(changed))],
+        "added": [(row_key(p), p) for p in added],
+        "removed": [(row_key(p), p) for p in removed],
+        "folders": _folder_totals(repo, listing, folders),
+        "progress": progress,
+        **({"done": f"{progress[0]:,}", "total": f"{progress[1]:,}"} if progress else {}),
+    }
+    return render_to_string("chat/_picker_update.html", context).strip()
+
+
+def _refused(path: str, count: list | tuple | None) -> dict:
+    """What the count cell of a file without a count shows, and why it has none."""
+    reason = count[1] if isinstance(count, list | tuple) and len(count) > 1 else ""
+    reason = reason or "cannot be read"
+    return {"key": row_key(path), "reason": reason, "shown": _refused_label(reason)}
+
+
+def _refused_label(reason: str) -> str:
+    return "binary" if reason.startswith("binary") else "too large"
+
+
+def _folder_totals(repo: Path, listing: _Listing, folders: list[str]) -> list[dict]:
+    """The folders' tokens (whole files) and outline tokens, with "≥" while some of their
+    files are not counted yet (picker.js figures them the same way when it draws). Each
+    file is looked up once, however many of the folders hold it."""
+    files = sorted({p for f in folders for p in listing.folders.get(f, [])})
+    known = picker.COUNTS.peek(repo, files)
+    outlinable = {p for p in files if p not in listing.locked and language_of(p)}
+    outline_known = outlines.peek(repo, outlinable)
+    return [_folder_total(listing, f, known, outlinable, outline_known) for f in folders]
+
+
+def _folder_total(listing: _Listing, folder: str, known, outlinable, outline_known) -> dict:
+    tokens, counted = 0, True
+    outline, outline_counted, outlined = 0, True, False
+    for path in listing.folders.get(folder, []):
+        count = known.get(path)
+        if count is None:
+            counted = counted and path in listing.locked
+        elif count.tokens is not None:
+            tokens += count.tokens
+        elif path not in listing.locked:
+            continue  # refused: no outline either
+        if path in outlinable:
+            outlined = True
+            found = outline_known.get(path)
+            outline_counted = outline_counted and found is not None
+            outline += found or 0
+    return {
+        "key": row_key(folder),
+        "shown": f"{'' if counted else '≥ '}{tokens:,}",
+        "outline": f"{'' if outline_counted else '≥ '}{outline:,}" if outlined else "",
+    }

@@ -1,0 +1,132 @@
+"""Bytes the Files panel's live updates put on the wire, on a repository of a few thousand files.
+
+`python -m tests.bench.picker_updates [FILES]` makes a git repository of FILES files (3,000
+by default: 100 folders of 3 subfolders of 10), counts it cold with the real `TokenCounts`
+and, for every progress report, measures the message as the server sends it now
+(`fileupdates.picker_update`: fragments on the rows' stable ids) and as it did before (the
+JSON `picker_message` picker.js applied by drawing the whole tree again); then one
+watcher update about one edited file, both ways. For scale, the whole tree as files.json
+sends it once; then the answer to a choice (all files ticked at once, one file more) as
+fragments of the changed rows (`selection.selection_update`) against the JSON lists it
+replaces. Prints markdown tables; CPU is this process's own time, the template
+engine's start and the listing (once a process) apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.bench.django_env import setup_django
+
+
+def make_repo(root: Path, files: int) -> list[str]:
+    paths = []
+    for n in range(files):
+        path = f"pkg{n // 30:03}/sub{(n // 10) % 3}/mod{n % 10}.py"
+        full = root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(f"def f{n}(x: int) -> int:\n    return x * {n}\n" * (1 + n % 7))
+        paths.append(path)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return sorted(paths)
+
+
+def main(argv: list[str]) -> int:
+    files = int(argv[0]) if argv else 3000
+    folder = Path(tempfile.mkdtemp(prefix="acdc-picker-bench-"))
+    repo = folder / "repo"
+    repo.mkdir()
+    make_repo(repo, files)
+    setup_django(repo, folder / "data")
+    from chat.repo import git, outlines, picker
+    from chat.web.frames import picker_message
+    from chat.web.panels.fileupdates import picker_update
+
+    paths = git.list_files(repo).paths
+    rows: list[tuple[int, int, int]] = []  # files in the message, bytes before, bytes after
+    cpu = {"before": 0.0, "after": 0.0}
+    every: dict = {}
+
+    def progress(done: int, total: int, fresh: dict) -> None:
+        counts = {p: c.as_json() for p, c in fresh.items()}
+        every.update(counts)
+        started = time.process_time()
+        before = picker_message(counts=counts, progress=[done, total])
+        cpu["before"] += time.process_time() - started
+        started = time.process_time()
+        after = picker_update(repo, paths=paths, counts=counts, progress=[done, total])
+        cpu["after"] += time.process_time() - started
+        rows.append((len(fresh), len(before.encode()), len(after.encode())))
+
+    started = time.process_time()
+    picker_update(repo, paths=paths)  # once a process: template engine, the repo's listing
+    warm = time.process_time() - started
+    picker.COUNTS.count(repo, paths, progress)
+    edited = paths[len(paths) // 2]
+    (repo / edited).write_text("def changed():\n    return 1\n")
+    counts = {p: c.as_json() for p, c in picker.COUNTS.count(repo, [edited]).items()}
+    found = outlines.counts(repo, [edited])
+    change = {"changed": [edited], "added": [edited], "counts": counts, "outline_counts": found}
+    watch_before = len(picker_message(**change).encode())
+    watch_after = len(picker_update(repo, **change).encode())
+    tree = picker.tree_payload(repo, [], [], 200_000)
+    whole = len(json.dumps(tree, separators=(",", ":")).encode())
+
+    # A choice: the whole repository ticked at once, then one file more after half of it.
+    from chat.web.panels.selection import selection_update
+
+    choices = [
+        ("tick all", [], paths),
+        ("tick one more", paths[: len(paths) // 2], paths[: len(paths) // 2 + 1]),
+    ]
+    answers = []
+    for name, was, now in choices:
+        started = time.process_time()
+        json_answer = picker_message(
+            active=now, outlines=[], shed=[], budget=200_000, answers="t-1"
+        )
+        json_cpu = time.process_time() - started
+        started = time.process_time()
+        fragment = selection_update(
+            repo, before=(was, []), after=(now, []), budget=200_000, answers="t-1"
+        )
+        rows_cpu = time.process_time() - started
+        answers.append(
+            (name, len(json_answer.encode()), json_cpu, len(fragment.encode()), rows_cpu)
+        )
+
+    load = os.getloadavg()
+    print(f"Files panel updates, {len(paths):,} files, load {load[0]:.2f} {load[1]:.2f}\n")
+    print("| message | files in it | bytes before (JSON) | bytes after (fragments) |")
+    print("|---|---:|---:|---:|")
+    for n, (fresh, before, after) in enumerate(rows, 1):
+        print(f"| progress {n} | {fresh:,} | {before:,} | {after:,} |")
+    fresh = sum(r[0] for r in rows)
+    before, after = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    print(f"| progress, per file | 1 | {before / fresh:.0f} | {after / fresh:.0f} |")
+    print(f"| watcher: one edited file | 1 | {watch_before:,} | {watch_after:,} |")
+    print(
+        f"| (the whole tree, files.json, once per page) | {len(paths):,} | {whole:,} | {whole:,} |"
+    )
+    spent = f"before {cpu['before']:.3f} s, after {cpu['after']:.3f} s"
+    print(f"\nCPU to render the progress messages: {spent} (after {warm:.3f} s once a process)")
+    started = time.process_time()
+    picker_update(repo, paths=paths, counts=every, progress=[len(paths), len(paths)])
+    again = time.process_time() - started
+    shown = f"{len(every):,} counts again (listing known): {again:.3f} s"
+    print(f"CPU to render a message of all {shown}")
+    print("\n| answer to a choice | bytes (JSON) | CPU (JSON) | bytes (rows) | CPU (rows) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, json_bytes, json_cpu, rows_bytes, rows_cpu in answers:
+        print(f"| {name} | {json_bytes:,} | {json_cpu:.3f} s | {rows_bytes:,} | {rows_cpu:.3f} s |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -22,6 +22,7 @@ from chat.repo import git, outlines, picker, sessionsets
 from chat.repo.watcher import WATCHERS
 from chat.turn import context
 from chat.turn.session import live_turn
+from chat.web.conversation import ended_frame
 from chat.web.edits.cards import pending_frames
 from chat.web.frames import render_error, render_hud
 from chat.web.keepwarm import WARMER
@@ -35,7 +36,6 @@ from chat.web.turnhost import (
     ask_snapshot,
     ask_stop,
     end_dead_turn,
-    ended_frame,
     session_group,
 )
 from history import dbfaults

@@ -20,6 +20,7 @@ from django.template.loader import render_to_string
 
 from chat.turn import seen
 from chat.turn.branches import versions
+from chat.turn.branches.retry import RETRYABLE
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
 from chat.turn.session import live_turn
 from chat.web.frames import card, render_hud
@@ -29,7 +30,6 @@ from history.markup.render import render_markdown
 from history.models import Message, Session
 
 # The replies Retry is offered on (the newest exchange's only, see `_retry_questions`).
-RETRYABLE = (Message.Status.ERROR, Message.Status.INTERRUPTED, Message.Status.CANCELLED)
 FOLD_LABELS = {
     "compacted": "compacted: replaced by a summary in what the model sees",
     "rolled_back": "set aside by a rollback",
@@ -179,3 +179,19 @@ def render_session_event(event: SessionEvent) -> str:
         "session_id": event.session_id,
     }
     return html + render_to_string("chat/_frame_compaction.html", context)
+
+
+def conversation_frame(session_id: str) -> str:
+    return render_conversation(Session.objects.get(pk=session_id), oob=True)
+
+
+def retry_frame(session_id: str, turn_id: str) -> str:
+    """The conversation with the retried exchange folded as such (its question is not yet
+    asked again, so the page could not tell it from a rollback)."""
+    return render_conversation(Session.objects.get(pk=session_id), oob=True, retrying=turn_id)
+
+
+def ended_frame(session_id: str) -> str:
+    """The conversation drawn again with Stop off: for tabs that saw a reply streaming."""
+    stop = render_to_string("chat/_stop_button.html", {"streaming": False, "oob": True})
+    return conversation_frame(session_id) + stop

@@ -36,31 +36,30 @@ from dataclasses import dataclass, field
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels_redis.core import RedisChannelLayer
-from django.db import transaction
-from django.template.loader import render_to_string
 from django.utils import timezone
 
 from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
+from chat.turn.branches.retry import RetryRefused, set_aside_for_retry
 from chat.turn.branches.versions import BranchRefused, answered_or_restored, branch_out
 from chat.turn.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.events import ToolCallFinished, TurnFinished, TurnWatcher
 from chat.turn.session import (
-    SessionBusy,
-    SessionContext,
-    SessionMissing,
     end_expired_turn,
-    held,
     request_stop,
 )
 from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
-from chat.web.conversation import RETRYABLE, render_conversation, render_session_event
+from chat.web.conversation import (
+    conversation_frame,
+    ended_frame,
+    render_session_event,
+    retry_frame,
+)
 from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.frames import DeltaCoalescer, render_error
 from contextcore.edits.ops import EDIT_TOOLS
 from history import dbfaults
 from history.ids import new_turn_id
-from history.models import Message, Session
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +250,7 @@ class TurnHost:
             alt_of = branched.root
             if branched.question:  # Regenerate: the same question, with its images
                 user_text, images, chips = branched.question, branched.images, branched.mentions
-            await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
+            await broadcast(await database_sync_to_async(conversation_frame)(session_id))
         elif frame.retry:  # Retry: the exchange is set aside and its question asked again
             try:
                 user_text = await database_sync_to_async(set_aside_for_retry)(
@@ -259,13 +258,13 @@ class TurnHost:
                 )
             except RetryRefused as exc:
                 raise TurnRejected(str(exc)) from None
-            await broadcast(await database_sync_to_async(_retry_frame)(session_id, frame.retry))
+            await broadcast(await database_sync_to_async(retry_frame)(session_id, frame.retry))
         elif frame.replaces:  # edit and resend: the edited exchange is set aside first
             try:
                 await database_sync_to_async(set_aside_last)(session_id, frame.replaces)
             except RollbackRefused as exc:
                 raise TurnRejected(str(exc)) from None
-            await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
+            await broadcast(await database_sync_to_async(conversation_frame)(session_id))
 
         try:
             await run_turn(
@@ -284,7 +283,7 @@ class TurnHost:
                 await database_sync_to_async(answered_or_restored)(
                     session_id, alt_of, turn_id, chips
                 )
-                await broadcast(await database_sync_to_async(_conversation_frame)(session_id))
+                await broadcast(await database_sync_to_async(conversation_frame)(session_id))
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:
         report = _reporter(_broadcaster(session_id, hosted))
@@ -292,44 +291,6 @@ class TurnHost:
 
 
 HOST = TurnHost()
-
-
-# Retry: the newest exchange's failed, interrupted or stopped reply is written again. Its
-# exchange is set aside (kept in the store and in History, out of the working history, as
-# an edit's is) and its stored question is asked again, so the new reply takes the old
-# one's place. No note is added: nothing was edited or rolled back. Only the newest
-# exchange: an older question would otherwise be answered at the bottom, after the rest.
-NOT_NEWEST = "Only the newest reply can be retried; send that message again instead."
-
-
-class RetryRefused(Exception):
-    """The exchange cannot be retried now; `str(exc)` is a message for the user."""
-
-
-def set_aside_for_retry(session_id: str, turn_id: str) -> str:
-    """Set the newest exchange (turn `turn_id`) aside and return its question; refused
-    unless its reply failed, was cut short or stopped, or while a reply is being written."""
-    try:
-        with held(session_id) as owner:
-            return _set_aside(session_id, turn_id, owner)
-    except SessionMissing:
-        raise RetryRefused(f"There is no session {session_id!r}.") from None
-    except SessionBusy:
-        raise RetryRefused("A reply is being written: wait for it or press Stop.") from None
-
-
-@transaction.atomic
-def _set_aside(session_id: str, turn_id: str, owner: str) -> str:
-    live = Message.objects.filter(session_id=session_id, rolled_back=False)
-    question = live.filter(role=Message.Role.USER, system_event=False).order_by("-seq").first()
-    if question is None or not turn_id or question.turn_id != turn_id:
-        raise RetryRefused(NOT_NEWEST)
-    reply = live.filter(turn_id=turn_id, role=Message.Role.ASSISTANT).order_by("-seq").first()
-    if reply is None or reply.status not in RETRYABLE:
-        raise RetryRefused("That reply is complete; send a new message instead.")
-    live.filter(seq__gte=question.seq).update(rolled_back=True)
-    SessionContext.open(session_id, owner=owner).commit()  # the header follows the history
-    return question.content
 
 
 async def _turn_edits(turn_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
@@ -407,22 +368,6 @@ async def _deliver(send: Callable[[str], Awaitable[None]], html: str) -> None:
         await send(html)
     except Exception:  # a socket closing as the frame goes out: the other tabs still get it
         log.debug("a frame to a closing tab was dropped", exc_info=True)
-
-
-def _conversation_frame(session_id: str) -> str:
-    return render_conversation(Session.objects.get(pk=session_id), oob=True)
-
-
-def _retry_frame(session_id: str, turn_id: str) -> str:
-    """The conversation with the retried exchange folded as such (its question is not yet
-    asked again, so the page could not tell it from a rollback)."""
-    return render_conversation(Session.objects.get(pk=session_id), oob=True, retrying=turn_id)
-
-
-def ended_frame(session_id: str) -> str:
-    """The conversation drawn again with Stop off: for tabs that saw a reply streaming."""
-    stop = render_to_string("chat/_stop_button.html", {"streaming": False, "oob": True})
-    return _conversation_frame(session_id) + stop
 
 
 def _reporter(broadcast, watcher: TurnWatcher | None = None):

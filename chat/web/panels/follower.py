@@ -27,10 +27,11 @@ from django.template.loader import render_to_string
 
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
+from chat.web.conversation import ended_frame
 from chat.web.frames import picker_message, render_hud
 from chat.web.keepwarm import WARMER
 from chat.web.panels import version
-from chat.web.turnhost import HOST, LOCAL_TABS, ended_frame, session_group
+from chat.web.turnhost import HOST, LOCAL_TABS, session_group
 from history.models import Session
 
 log = logging.getLogger(__name__)

@@ -68,6 +68,8 @@ def _top_level(source: str) -> list[Token]:
 def _closes_alone(token: Token, lines: list[str]) -> bool:
     """Whether the last top-level block is final without a block after it."""
     first, end = token.map
+    if token.type == "heading_open" and "|" in lines[first]:
+        return False  # a table's header row if the next line is a delimiter row ("# a | b")
     if token.type in _CLOSED_ALONE:
         return True
     if token.type == "fence":

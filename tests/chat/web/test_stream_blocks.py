@@ -3,6 +3,7 @@ one by one gives the HTML of rendering the whole answer."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -211,6 +212,14 @@ def test_any_mix_of_markdown_lines_streams_to_the_same_html(data, lines):
     text = "\n".join(line for line in lines if not line.startswith("[ref]"))
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
     _check_equivalent(text, cuts)
+
+
+@pytest.mark.parametrize("text", ["# |\n---", "# a | b\n--- | ---\n| 1 | 2 |", "x\n\n# |\n---\n"])
+def test_a_heading_line_with_a_pipe_waits_for_the_line_that_may_make_it_a_table(text):
+    """markdown-it reads a one-line heading followed by a delimiter row as a table's
+    header: such a heading is not final on its own (found by the property test)."""
+    for cut in range(len(text) + 1):
+        _check_equivalent(text, [cut])
 
 
 def test_streaming_one_character_at_a_time_equals_rendering_the_whole():

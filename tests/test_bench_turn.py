@@ -10,7 +10,7 @@ import pytest
 from acdc.bench import main
 from tests.bench.turn_kill import Trial, kill_markdown
 from tests.bench.turn_load import LoadResult, Setup, load_markdown
-from tests.bench.turn_storage import QUICK, storage_markdown
+from tests.bench.turn_storage import ACDC_PAGE, NO_COMPACTION, QUICK, storage_markdown
 
 
 def test_the_kill_table_counts_only_words_lost_before_the_last_second():
@@ -37,19 +37,35 @@ def test_the_load_table_compares_two_workers_with_one():
     assert "1.50x (goal ≥ 1.5x: met)" in table and "Errors in all setups: 1" in table
 
 
-def test_the_storage_tables_hold_the_goals():
-    size = {"turns": 6, "messages": 12, "db_bytes": 250_000, "text_bytes": 10_000}
-    row = {
-        "label": "no compaction",
+def _storage_row(label: str, page: int, db_bytes: int, late_wchar: float) -> dict:
+    size = {"turns": 6, "messages": 12, "db_bytes": db_bytes, "text_bytes": 10_000}
+    return {
+        "label": label,
+        "trigger": NO_COMPACTION,
+        "page": page,
         "file_bytes": 18_000,
         "sizes": [{**size, "largest_tables": [["history_session", 4096]]}],
-        "early": {"wchar": 1000.0, "write_bytes": 1000.0},
-        "late": {"wchar": 2000.0, "write_bytes": 1500.0},
+        "early": {"wchar": 40_000.0, "write_bytes": 40_000.0, "log": 30_000.0},
+        "late": {"wchar": late_wchar, "write_bytes": 50_000.0, "log": 40_000.0},
+        "last": {"wchar": late_wchar, "write_bytes": 50_000.0, "log": 40_000.0},
         "compactions": 0,
     }
-    text = storage_markdown([row], QUICK)
-    assert "| no compaction | 6 | 12 | 244 KB | 20,833 B | 10 KB | 5.0x | met |" in text
-    assert "| 2.00x | NOT met |" in text and "history_session 4 KB" in text
+
+
+def test_the_storage_tables_hold_the_goals():
+    """4x the text + 200 KB for the database, 64 KB for a late turn, each row judged, and
+    the verdict names the best simple alternative."""
+    rows = [
+        _storage_row("acdc (512-byte pages)", ACDC_PAGE, 230_000, 50_000.0),
+        _storage_row("1 KB pages", 1024, 250_000, 70_000.0),
+    ]
+    text = storage_markdown(rows, QUICK)
+    assert "| acdc (512-byte pages) | 6 | 225 KB | 19,167 B | 10 KB | 3.0x | 234 KB: met |" in text
+    assert "| 1 KB pages | 6 | 244 KB | 20,833 B | 10 KB | 5.0x | 234 KB: NOT met |" in text
+    assert "| 1 KB pages | 39.1 KB | 68.4 KB | 39.1 KB | NOT met | 1.75x |" in text
+    assert "acdc's layout meets both storage goals" in text
+    assert "the best simple alternative measured, 1 KB pages, does not meet them" in text
+    assert "history_session 4 KB" in text
 
 
 @pytest.mark.django_db(transaction=True)

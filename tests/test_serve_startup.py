@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.bench.turn_server import free_port
+from tests.bench.turn_server import free_port, interruptible
 
 START_TIMEOUT = 120.0
 
@@ -54,6 +54,7 @@ def test_a_folder_that_is_not_a_git_repository_is_served_after_a_warning(root, t
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=interruptible,
     )
     try:
         lines = _lines_until(server, "acdc: serving")

@@ -37,7 +37,7 @@ import django as django_package
 
 from tests.bench.map_bench import _copy_source
 from tests.bench.report import QUICK_NOTE, machine, machine_line, markdown_table
-from tests.bench.turn_server import free_port
+from tests.bench.turn_server import free_port, interruptible
 
 GOAL_READY_S = 0.5  # map ready after "serving", restart with nothing changed
 GOAL_RSS_MB = 200
@@ -83,7 +83,12 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
     command = [sys.executable, "-m", "acdc", "serve", "--port", str(port)]
     launched = time.monotonic()
     server = subprocess.Popen(
-        command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=interruptible,
     )
     lines: queue.Queue[tuple[float, str]] = queue.Queue()
 

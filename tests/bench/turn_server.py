@@ -134,6 +134,13 @@ def server_environ(repo: Path, data_dir: Path, extra: dict[str, str]) -> dict[st
     return environ
 
 
+def interruptible() -> None:
+    """For `Popen(preexec_fn=...)`: the server hears SIGINT even when the run that starts it
+    ignores it (a shell's background job without job control, `nohup`), as a person's
+    terminal would deliver Ctrl+C; an ignored SIGINT is inherited and twisted keeps it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_worker(environ: dict[str, str], log: Path, port: int | None = None) -> Worker:
     port = port or free_port()
     with log.open("a") as out:
@@ -143,6 +150,7 @@ def start_worker(environ: dict[str, str], log: Path, port: int | None = None) ->
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,
+            preexec_fn=interruptible,
         )
     worker = Worker(process, port, log)
     try:

@@ -98,10 +98,7 @@ def picker_update(
     has one already (or never had it) changes nothing for it."""
     counts, outline_counts = dict(counts or {}), dict(outline_counts or {})
     added, removed = sorted(set(added)), sorted(set(removed))
-    listing = listing_of(repo, paths)
-    before = set(listing.paths)
-    if any(p not in before for p in added) or any(p in before for p in removed):
-        listing = _LISTINGS[str(repo)] = _Listing.of(repo, git.list_files(repo).paths)
+    listing = listing_of(repo, paths)  # read again when not given: the watcher's news is in it
     touched = {*counts, *outline_counts, *added, *removed}
     folders = sorted({f for p in touched for f in folders_of(p)})
     context = {

@@ -170,6 +170,10 @@ else:
                 "transaction_mode": "IMMEDIATE",
                 "timeout": ACDC_DB_LOCK_SECONDS,
             },
+            # Kept as for PostgreSQL: opening one (its pragmas, Django's ~30 SQL functions)
+            # cost about a tenth of a streamed reply's CPU when each once-a-second save and
+            # each frame's database call opened its own.
+            "CONN_MAX_AGE": ACDC_DB_CONN_MAX_AGE,
             # The test database is a file too: an in-memory one shares its cache between
             # threads, where a second writer fails at once instead of waiting its turn
             # (the background token count and a turn both write).

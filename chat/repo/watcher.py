@@ -14,7 +14,7 @@ the repository map hears every path of a batch (`RepoMaps.heard`), ignored ones 
 a quiet spell: the watch is on) until `run` ends. A crash is logged
 and the watcher restarts once; it never takes the server down. The event source can be
 injected, so tests feed file events without waiting on the disk. `WATCHERS.close()` at
-shutdown stops every watcher within a step (50 ms): watchfiles waits for the disk in an
+shutdown stops every watcher within a step (STEP_MS): watchfiles waits for the disk in an
 AnyIO worker thread that is not a daemon and ends only with the task that started it, so a
 watcher left running would keep the process from exiting.
 """
@@ -42,6 +42,10 @@ from history.models import ContentObject, SessionObject
 
 log = logging.getLogger(__name__)
 DEBOUNCE_MS = 300
+# How often watchfiles' thread looks at the disk's news and the stop event: each look takes
+# the GIL, and at 50 ms (its default) the looks cost about a millisecond of CPU a second
+# for as long as a page is open, a streamed reply's whole length included.
+STEP_MS = 200
 RESTART_DELAY = 2.0
 
 
@@ -85,7 +89,7 @@ class RepositoryWatcher:
             self.repo.root,
             watch_filter=keep,
             debounce=DEBOUNCE_MS,
-            step=50,
+            step=STEP_MS,
             yield_on_timeout=True,
             recursive=True,
             stop_event=self.stopping,

@@ -25,8 +25,9 @@ from django.conf import settings
 from django.template.loader import render_to_string
 
 from chat.turn import keepalive
-from chat.web.frames import render_hud
-from chat.web.turnhost import HOST, LOCAL_TABS, session_group
+from chat.web.broadcast import session_group
+from chat.web.fragments import render_hud
+from chat.web.turnhost import HOST, LOCAL_TABS
 
 log = logging.getLogger(__name__)
 

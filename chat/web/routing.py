@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from django.urls import re_path
 
-from chat.web.consumers import DREW_STREAMING, SEEN, ChatConsumer
-
-SESSION_SOCKET = r"^ws/session/(?P<session_id>[\w.-]{1,60})/$"
+from chat.web.broadcast import SESSION_SOCKET
+from chat.web.consumers import ChatConsumer
 
 
 async def refuse_socket(scope: dict, receive, send) -> None:
@@ -24,13 +23,3 @@ websocket_urlpatterns = [
     re_path(SESSION_SOCKET, ChatConsumer.as_asgi()),
     re_path(r"", refuse_socket),
 ]
-
-
-def session_socket_url(session_id: str, *, streaming: bool = False, seen: str = "") -> str:
-    """The path a session page connects its websocket to (matches SESSION_SOCKET); a page
-    drawn with a reply streaming says so, so that a reply which ends before the socket joins
-    is drawn again instead of staying "Streaming…"; `seen` is the session's version the page
-    drew (chat.web.panels), so that a change made meanwhile reaches it too."""
-    query = [DREW_STREAMING] if streaming else []
-    query += [f"{SEEN}={seen}"] if seen else []
-    return f"/ws/session/{session_id}/" + (f"?{'&'.join(query)}" if query else "")

@@ -49,6 +49,7 @@ from chat.turn.session import (
     request_stop,
 )
 from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
+from chat.web.broadcast import session_group
 from chat.web.conversation import (
     conversation_frame,
     ended_frame,
@@ -56,16 +57,13 @@ from chat.web.conversation import (
     retry_frame,
 )
 from chat.web.edits.cards import latest_reply_frames, turn_frames
-from chat.web.frames import DeltaCoalescer, render_error
+from chat.web.fragments import render_error
+from chat.web.frames import DeltaCoalescer
 from contextcore.edits.ops import EDIT_TOOLS
 from history import dbfaults
 from history.ids import new_turn_id
 
 log = logging.getLogger(__name__)
-
-
-def session_group(session_id: str) -> str:
-    return f"session.{session_id}"
 
 
 class LocalTabs:

@@ -19,19 +19,17 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.template.loader import render_to_string
 
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
 from chat.web.conversation import ended_frame
-from chat.web.frames import picker_message, render_hud
+from chat.web.fragments import picker_message, render_hud
 from chat.web.keepwarm import WARMER
 from chat.web.panels import version
-from chat.web.turnhost import HOST, LOCAL_TABS, session_group
+from chat.web.turnhost import HOST, LOCAL_TABS
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -173,13 +171,6 @@ def _sets_message(session: Session, hud: dict) -> str:
         pinned=[e.path for e in entries if e.pinned],
         shed=hud.get("shed", []),
         **({"budget": hud["window"]} if hud.get("window") else {}),
-    )
-
-
-def announce(session_id: str) -> None:
-    """From synchronous code (a view): every worker with a tab of the session looks now."""
-    async_to_sync(get_channel_layer().group_send)(
-        session_group(session_id), {"type": "panels.check"}
     )
 
 

@@ -9,7 +9,8 @@ import pytest
 from channels.layers import get_channel_layer
 
 from chat.llm.fake import FakeStep
-from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot, session_group
+from chat.web.broadcast import session_group
+from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot
 from tests.chat.sockets import (
     WAIT,
     connect,

@@ -127,7 +127,7 @@ async def _in_files_group(tab) -> None:
     """Until the tab has joined the repository's group (after its handshake)."""
     from channels.layers import get_channel_layer
 
-    from chat.web.consumers import files_group
+    from chat.web.broadcast import files_group
 
     group = files_group(settings.ACDC_REPO)
     for _ in range(120):

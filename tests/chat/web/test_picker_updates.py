@@ -11,10 +11,10 @@ import re
 import pytest
 from django.conf import settings
 
+from chat.live.consumers import files_changed
 from chat.repo import picker
 from chat.repo.passes import PASSES
 from chat.repo.watcher import Change
-from chat.web.consumers import files_changed
 from chat.web.panels.fileupdates import picker_update, row_key
 from tests.chat.sockets import WAIT, connect, new_session
 

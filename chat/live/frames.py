@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 
 from django.template.loader import render_to_string
 
+from chat.live.stream import Render, StreamState, advance, due, finish, snapshot
 from chat.turn.events import (
     HudUpdate,
     SetsChanged,
@@ -35,7 +36,6 @@ from chat.turn.events import (
     TurnStarted,
 )
 from chat.web.fragments import card, picker_message
-from chat.web.stream import Render, StreamState, advance, due, finish, snapshot
 from history.markup.render import render_markdown
 
 Send = Callable[[str], Awaitable[None]]

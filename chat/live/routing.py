@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.urls import re_path
 
+from chat.live.consumers import ChatConsumer
 from chat.web.broadcast import SESSION_SOCKET
-from chat.web.consumers import ChatConsumer
 
 
 async def refuse_socket(scope: dict, receive, send) -> None:

@@ -17,6 +17,16 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from chat.live.follower import FOLLOWER
+from chat.live.keepwarm import WARMER
+from chat.live.protocol import ClientFrame, FrameError, parse_frame
+from chat.live.turnhost import (
+    HOST,
+    LOCAL_TABS,
+    ask_snapshot,
+    ask_stop,
+    end_dead_turn,
+)
 from chat.repo import git, outlines, picker, sessionsets
 from chat.repo.watcher import WATCHERS
 from chat.turn import context
@@ -25,18 +35,8 @@ from chat.web.broadcast import DREW_STREAMING, SEEN, files_group, session_group
 from chat.web.conversation import ended_frame
 from chat.web.edits.cards import pending_frames
 from chat.web.fragments import render_error, render_hud
-from chat.web.keepwarm import WARMER
 from chat.web.panels.fileupdates import picker_update
-from chat.web.panels.follower import FOLLOWER
 from chat.web.panels.selection import selection_update
-from chat.web.protocol import ClientFrame, FrameError, parse_frame
-from chat.web.turnhost import (
-    HOST,
-    LOCAL_TABS,
-    ask_snapshot,
-    ask_stop,
-    end_dead_turn,
-)
 from history import dbfaults
 from history.models import Session
 

@@ -1,12 +1,12 @@
 """Every open tab's panels follow its session, whatever changed it and wherever.
 
 A change this server makes outside a turn (undo a compaction, a checkpoint, a rollback,
-another model) announces itself (`announce`): the session's channel group gets a
-`panels.check`, so every worker with a tab of the session looks at once. A change made
-elsewhere, such as `acdc chat` in its own process on the same database (the in-memory
-channel layer does not cross processes, and the CLI never joins Redis), is found by a
-cheap poll of the same version (`version.read`, one query) every ACDC_PANEL_POLL_MS while
-a tab of the session is open here and no turn runs. Either way the tabs get only the
+another model) announces itself (`chat.web.broadcast.announce`): the session's channel
+group gets a `panels.check`, so every worker with a tab of the session looks at once. A
+change made elsewhere, such as `acdc chat` in its own process on the same database (the
+in-memory channel layer does not cross processes, and the CLI never joins Redis), is found
+by a cheap poll of the same version (`version.read`, one query) every ACDC_PANEL_POLL_MS
+while a tab of the session is open here and no turn runs. Either way the tabs get only the
 panels that changed: the conversation drawn again (not after a turn this worker streamed
 to them), the Context panel and Files panel sets from the saved header, and a note that
 tells panels.js to fetch the session tools or the model chooser again.
@@ -23,13 +23,13 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.template.loader import render_to_string
 
+from chat.live.keepwarm import WARMER
+from chat.live.turnhost import HOST, LOCAL_TABS
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
 from chat.web.conversation import ended_frame
 from chat.web.fragments import picker_message, render_hud
-from chat.web.keepwarm import WARMER
 from chat.web.panels import version
-from chat.web.turnhost import HOST, LOCAL_TABS
 from history.models import Session
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""Open tabs follow their session (chat/web/panels): the version says which panels changed,
+"""Open tabs follow their session (chat/live/follower.py): the version says which panels changed,
 and a tab learns of a change made by another process without asking."""
 
 from __future__ import annotations

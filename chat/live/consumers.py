@@ -3,7 +3,8 @@
 Thin by design: parsing lives in `protocol`, turns in `turnhost` (they belong to the
 session, not to this socket), rendering in `frames`. Frames of a turn go to the session's
 group, so every tab (on any worker) showing the session sees the stream; Stop goes to the
-session's control group, so it reaches whichever worker runs the turn.
+session's control group, so it reaches whichever worker runs the turn. The groups' names
+and the socket's query keys are the pages' (`chat.web.broadcast`), which send to them too.
 """
 
 from __future__ import annotations

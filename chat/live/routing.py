@@ -2,7 +2,8 @@
 
 A path no route matches would raise inside Channels' router (a traceback in the log, and a
 500 at the handshake), so the last route takes every other path and closes it before the
-handshake completes (the browser sees a 403).
+handshake completes (the browser sees a 403). The session's path is the pages'
+(`chat.web.broadcast.SESSION_SOCKET`, beside the URL a page is given to connect to).
 """
 
 from __future__ import annotations

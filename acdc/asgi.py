@@ -17,7 +17,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from acdc.access import WebsocketOriginMiddleware, WebsocketTokenMiddleware  # noqa: E402
 from acdc.terminal.endpoint import TerminalEndpoint  # noqa: E402
-from chat.web.routing import websocket_urlpatterns  # noqa: E402
+from chat.live.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

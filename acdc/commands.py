@@ -29,6 +29,9 @@ from acdc.env import is_loopback
 from acdc.errors import CommandError
 from acdc.terminal import runfile
 from acdc.terminal.prepare import ChatRequest, find_session, prepare
+from chat.live.follower import FOLLOWER
+from chat.live.keepwarm import WARMER
+from chat.live.turnhost import HOST
 from chat.repo.git import is_work_tree
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.watcher import WATCHERS
@@ -37,9 +40,6 @@ from chat.turn.context import restore_latest_session
 from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFinished, TurnNotice
 from chat.turn.session import end_dead_turns
 from chat.turn.turns import TurnRejected, run_turn
-from chat.web.keepwarm import WARMER
-from chat.web.panels.follower import FOLLOWER
-from chat.web.turnhost import HOST
 from history import selectors
 from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.interchange.importer import import_history

@@ -51,7 +51,7 @@ ACDC_MAX_IMAGE_PIXELS = env_int("ACDC_MAX_IMAGE_PIXELS", 40_000_000, minimum=1)
 ACDC_IMAGE_DECODES = env_int("ACDC_IMAGE_DECODES", 2, minimum=1)
 ACDC_TIER_SCHEME = env_choice("ACDC_TIER_SCHEME", ("acdc", "seed", "last", "none"), "acdc")
 # While a tab is open and the person away, refresh the provider's cache before it expires
-# when the session's rhythm says that costs less than rewriting it (chat.web.keepwarm).
+# when the session's rhythm says that costs less than rewriting it (chat.live.keepwarm).
 ACDC_KEEP_WARM = env_bool("ACDC_KEEP_WARM", True)
 ACDC_COMPACTION_TRIGGER_TOKENS = env_int("ACDC_COMPACTION_TRIGGER_TOKENS", 0, minimum=0)
 ACDC_MAX_TOOL_ROUNDS = env_int("ACDC_MAX_TOOL_ROUNDS", 20, minimum=0)

@@ -1,7 +1,9 @@
 """The layout's rules, read from the source: who may import whom, and how big a room gets.
 
-Dependencies point one way: chat.web -> chat.turn -> chat.repo / chat.llm -> history ->
-contextcore (`acdc` wires everything and may import anything; nothing imports `acdc`).
+Dependencies point one way: chat.live -> chat.web -> chat.turn -> chat.repo / chat.llm ->
+history -> contextcore (`acdc` wires everything and may import anything; nothing imports
+`acdc`). The live socket (chat.live) draws with the pages' fragments; the pages (chat.web)
+never import the socket, and say what they tell it through chat.web.broadcast.
 chat.repo and chat.llm do not know each other; litellm is reached from chat.llm only;
 contextcore imports no web stack at all. No import cycles, counting imports inside functions
 too; those are kept for heavy imports that must stay lazy.
@@ -27,7 +29,8 @@ RANKS = {
     "chat.repo": 2,
     "chat.turn.session": 3,  # the lease, the state codec, the context opened per turn
     "chat.turn": 4,
-    "chat.web": 5,
+    "chat.web": 5,  # the pages, their fragments, and what they tell the socket (broadcast)
+    "chat.live": 6,  # the live socket: consumer, turn host, streaming, follower, keep-warm
 }
 MAX_MODULE_LINES = 400
 MAX_MODULES_PER_FOLDER = 15
@@ -128,6 +131,23 @@ def test_rooms_import_only_rooms_below_them():
             if not allowed:
                 offenders.append(f"{module} -> {target}")
     assert offenders == []
+
+
+def test_the_pages_never_import_the_live_socket():
+    """Not at module level and not inside a function: what a page tells the open tabs goes
+    through chat.web.broadcast, and the fragments both draw are chat.web's."""
+    modules = {_module_name(path) for path in _sources()}
+    assert any(_within(module, "chat.live") for module in modules)  # the scan sees the socket
+    offenders = [
+        f"{found.module}: {found.target}{' (in a function)' if found.lazy else ''}"
+        for found in _all_imports()
+        if _within(found.module, "chat.web") and _within(found.target, "chat.live")
+    ]
+    assert offenders == []
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
 
 
 def test_the_apps_never_import_the_project_that_wires_them():

@@ -29,10 +29,10 @@ from acdc import chatedits
 from acdc.access import bearer_token
 from acdc.errors import CommandError
 from acdc.terminal.prepare import ChatRequest, find_session, prepare
+from chat.live.protocol import ClientFrame, FrameError, parse_frame
+from chat.live.turnhost import HOST, ask_stop
 from chat.repo import edittools
 from chat.turn.events import CompactionEnded, CompactionStarted, TurnDelta, TurnFinished, TurnNotice
-from chat.web.protocol import ClientFrame, FrameError, parse_frame
-from chat.web.turnhost import HOST, ask_stop
 
 log = logging.getLogger(__name__)
 PATH = "/cli/chat/"

@@ -6,7 +6,7 @@ connect: `start` runs the work unless a pass of that kind already runs for the r
 and says which happened, so a tab that connects meanwhile joins the running pass (its
 progress reaches every tab of the repository) instead of reading and counting everything
 again. A failed pass is logged; the next connection starts another.
-Non-goals: what a pass computes, and how its progress reaches the tabs (chat.web.consumers).
+Non-goals: what a pass computes, and how its progress reaches the tabs (chat.live.consumers).
 """
 
 from __future__ import annotations

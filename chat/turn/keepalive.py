@@ -10,7 +10,7 @@ of the prefix the session's last request cached read again; one that reads less 
 a new entry instead of renewing the chat's) stops the session's refreshes
 (`contextcore.prompt.refreshledger`) and the status line says so. A refresh is claimed
 under the session's lease before it is sent, so two tabs or workers never send the same
-one and a turn that started meanwhile wins. When to call is `chat.web.keepwarm`'s business.
+one and a turn that started meanwhile wins. When to call is `chat.live.keepwarm`'s business.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from chat.turn.branches import versions
 from chat.turn.branches.retry import RETRYABLE
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
 from chat.turn.session import live_turn
-from chat.web.frames import card, render_hud
+from chat.web.fragments import card, render_hud
 from history import selectors
 from history.images import images_for_messages
 from history.markup.render import render_markdown

@@ -14,9 +14,9 @@ from chat.repo import instructions, sessionsets
 from chat.turn import context
 from chat.turn.session import end_expired_turn, live_turn
 from chat.web import attachments
+from chat.web.broadcast import session_socket_url
 from chat.web.conversation import conversation_items
 from chat.web.panels.version import page_token
-from chat.web.routing import session_socket_url
 from history import selectors, services
 from history.images import SHA256
 from history.models import Image, Session

@@ -20,7 +20,7 @@ from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
 from chat.turn.preparation.prepare import grounding_enabled
-from chat.web.panels.follower import announce
+from chat.web.broadcast import announce
 from chat.web.panels.version import tools_token
 from history import selectors
 from history.models import Message, Session

@@ -29,7 +29,7 @@ from chat.llm import costmap
 from chat.llm.facts import OFFLINE_MODELS, PROVIDER_KEYS
 from chat.llm.runtime import chat_model
 from chat.turn import context
-from chat.web.panels.follower import announce
+from chat.web.broadcast import announce
 from history import selectors
 from history.models import Session
 

@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
     make_repo(repo, files)
     setup_django(repo, folder / "data")
     from chat.repo import git, outlines, picker
-    from chat.web.frames import picker_message
+    from chat.web.fragments import picker_message
     from chat.web.panels.fileupdates import picker_update
 
     paths = git.list_files(repo).paths

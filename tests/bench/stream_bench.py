@@ -134,8 +134,8 @@ def _boundaries(text: str) -> list[list[str]]:
 
 
 async def _stream_now(text: str, sent: list[str]) -> None:
+    from chat.live.frames import DeltaCoalescer
     from chat.turn.events import TurnDelta, TurnFinished
-    from chat.web.frames import DeltaCoalescer
 
     async def send(message: str) -> None:
         sent.append(message)
@@ -149,8 +149,8 @@ async def _stream_now(text: str, sent: list[str]) -> None:
 
 
 async def _stream_before(text: str, sent: list[str]) -> None:
+    from chat.live.frames import render_event
     from chat.turn.events import TurnFinished
-    from chat.web.frames import render_event
     from history.markup.render import render_markdown
 
     for frame in _boundaries(text):

@@ -11,7 +11,7 @@ seen by the layout and by the simulated cache alike. A session with a compaction
 is compacted after a turn whenever its history passed it, as in the chat
 (`chat.turn.compaction.compact_session`, detector and summarizer played by `acdc/fake`);
 those requests are recorded as side requests. While the person is away, the keep-alive
-refreshes an open tab would send go out when due (`keep_warm`, as `chat.web.keepwarm`
+refreshes an open tab would send go out when due (`keep_warm`, as `chat.live.keepwarm`
 does), recorded as refresh requests. The replay records; `cache_pricing` prices.
 Imports chat's models, so it loads only after Django is set up (`tests.bench.django_env`).
 Each request is recorded with the tool definitions it carried (the provider caches them
@@ -148,7 +148,7 @@ async def _replay(
 async def keep_warm(
     session_id: str, clock: FakeClock, until: float, script: Any, recording: Recording
 ) -> None:
-    """While the person is away (up to `until`), what `chat.web.keepwarm` does for an
+    """While the person is away (up to `until`), what `chat.live.keepwarm` does for an
     open tab: each refresh the plan still holds, sent when it is due."""
     while True:
         due = await database_sync_to_async(next_refresh)(session_id)

@@ -72,7 +72,7 @@ def no_keep_warm(settings) -> None:
 
 @pytest.fixture(autouse=True)
 def no_panel_poll(settings) -> None:
-    """No poll of the session's version behind a test's back (chat.web.panels): its frames
+    """No poll of the session's version behind a test's back (chat.live.follower): its frames
     would come between the ones a test reads. The panel tests set their own interval."""
     settings.ACDC_PANEL_POLL_MS = 3_600_000
 

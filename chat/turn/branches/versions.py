@@ -3,7 +3,7 @@
 Invariants: at most one version of a group is in view (not set aside); a version out of
 view holds its path in `branch_path`, a version in view holds none. Every change holds the
 session's short lease and commits the context, so the engine's header follows the history
-it now derives. Non-goals: Retry (the newest failed reply, `chat.web.turnhost`) and
+it now derives. Non-goals: Retry (the newest failed reply, `chat.live.turnhost`) and
 checkpoint rollbacks keep their own set-aside runs.
 """
 

@@ -8,8 +8,6 @@ server error: in the conversation's error line for htmx, as a 409 page otherwise
 
 from __future__ import annotations
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -18,9 +16,9 @@ from django.views.decorators.http import require_POST
 from chat.turn import context
 from chat.turn.branches.fork import fork
 from chat.turn.branches.versions import BranchRefused, switch
+from chat.web.broadcast import to_session
 from chat.web.conversation import render_conversation
-from chat.web.frames import render_error, render_hud
-from chat.web.turnhost import session_group
+from chat.web.fragments import render_error, render_hud
 from history.models import Message, Session
 
 
@@ -49,11 +47,10 @@ def version_show(request: HttpRequest, message_id: str) -> HttpResponse:
     if not request.headers.get("HX-Request"):
         return redirect("chat:session", session_id=session.id)
     html = render_conversation(session, oob=True) + render_hud(context.refresh_sets(session.id))
-    frame = {"type": "chat.frame", "html": html}
     # Every tab of the session draws the frame, the one that clicked too: its socket
     # usually brings the frame before this answer, and an answer with the same panels
     # would then look for them from a form no longer in the page (an htmx error).
-    async_to_sync(get_channel_layer().group_send)(session_group(session.id), frame)
+    to_session(session.id, html)
     return HttpResponse(status=204)
 
 

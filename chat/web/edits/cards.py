@@ -21,7 +21,7 @@ from django.template.loader import render_to_string
 
 from chat.repo import edittools, git, sessionsets
 from chat.repo.edits import applying, disk
-from chat.web.frames import picker_message
+from chat.web.fragments import picker_message
 from contextcore.edits import diff_hunks
 from contextcore.edits.diff import Hunk
 from history.models import Message, PendingEdit, Session

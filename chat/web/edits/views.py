@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
@@ -22,9 +20,8 @@ from django.views.decorators.http import require_POST
 
 from chat.repo import edittools, sessionsets
 from chat.repo.edits import applying, disk, undo
-from chat.web.consumers import files_group
+from chat.web.broadcast import to_repository, to_session
 from chat.web.edits.cards import badges_message, render_edits
-from chat.web.turnhost import session_group
 from contextcore.edits import EditOp, apply_hunks, diff_hunks, text_sha256
 from history import edits as rows_
 from history.models import Message, PendingEdit, Session
@@ -35,11 +32,6 @@ Status = PendingEdit.Status
 def _enabled() -> None:
     if not edittools.enabled():
         raise Http404("edits are off (ACDC_EDITS)")
-
-
-def _broadcast(session_id: str, html: str) -> None:
-    frame = {"type": "chat.frame", "html": html}
-    async_to_sync(get_channel_layer().group_send)(session_group(session_id), frame)
 
 
 @require_POST
@@ -61,7 +53,7 @@ def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
     else:
         note = _decide(message, path, accepted=op == "accept", repo=repo)
     html = render_edits(message, oob=True, note=note)
-    _broadcast(message.session_id, html)
+    to_session(message.session_id, html)
     if op != "reject":
         _badges({row.path for row in message.edits.all()})
     # Nothing in the answer: the pressed button is gone once the frame above swapped its
@@ -71,8 +63,7 @@ def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
 
 def _badges(paths: set[str]) -> None:
     """The Files panel's git badges of the files acdc wrote, in every tab of the repository."""
-    frame = {"type": "chat.frame", "html": badges_message(paths)}
-    async_to_sync(get_channel_layer().group_send)(files_group(settings.ACDC_REPO), frame)
+    to_repository(settings.ACDC_REPO, badges_message(paths))
 
 
 def _pending(message: Message, path: str | None) -> list[PendingEdit]:
@@ -154,5 +145,5 @@ def auto_apply(request: HttpRequest, session_id: str) -> HttpResponse:
     session.auto_apply = request.POST.get("enabled") == "on"
     session.save(update_fields=["auto_apply"])
     oob = render(request, "chat/_auto_apply.html", {"session": session, "oob": True})
-    _broadcast(session.id, oob.content.decode())
+    to_session(session.id, oob.content.decode())
     return HttpResponse(status=204)  # the frame above redraws the switch, here too

@@ -17,11 +17,11 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from PIL import Image as PILImage
 
+from chat.live.turnhost import HOST
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.turn.session import SessionContext
 from chat.turn.turns import run_turn
-from chat.web.turnhost import HOST
 from contextcore.prompt.assembly import PromptAssembler
 from history import services
 from history.images import image_store

@@ -11,12 +11,12 @@ import pytest
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
+from chat.live.keepwarm import refresh_text
 from chat.llm.fake import FakeStep, PrefixCache
 from chat.turn.endless import set_endless
 from chat.turn.keepalive import PURPOSE, TURN_ID, next_refresh, refresh
 from chat.turn.session import release_lease, take_lease
 from chat.turn.turns import run_turn
-from chat.web.keepwarm import refresh_text
 from contextcore.prompt.cacherules import ANTHROPIC
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.prompt.siderequest import REFRESH_NOTE

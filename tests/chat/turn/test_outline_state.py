@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
+from chat.live.protocol import parse_frame
 from chat.repo import outlines, picker, sessionsets
 from chat.turn.turns import run_turn
-from chat.web.protocol import parse_frame
 from contextcore.prompt.revisions import read_current_files
 from tests.chat.sockets import new_session
 

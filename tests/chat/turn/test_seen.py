@@ -6,12 +6,12 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+from chat.live.frames import render_event
 from chat.llm.fake import FakeStep
 from chat.turn.endless import set_endless
 from chat.turn.events import TurnFinished
 from chat.turn.turns import run_turn
 from chat.web.conversation import conversation_items, render_conversation
-from chat.web.frames import render_event
 from history import services
 from history.models import Session
 from tests.chat.sockets import new_session

@@ -9,11 +9,12 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.test import Client
 
+from chat.live.consumers import files_changed
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.repo.edits.applying import propose
 from chat.repo.watcher import Change
-from chat.web.consumers import files_changed, files_group
+from chat.web.broadcast import files_group
 from chat.web.edits.cards import render_edits
 from chat.web.panels.fileupdates import row_key
 from contextcore.edits import EditOp

@@ -11,10 +11,10 @@ import re
 import pytest
 from django.conf import settings
 
+from chat.live.consumers import files_changed
 from chat.repo import picker
 from chat.repo.passes import PASSES
 from chat.repo.watcher import Change
-from chat.web.consumers import files_changed
 from chat.web.panels.fileupdates import picker_update, row_key
 from tests.chat.sockets import WAIT, connect, new_session
 
@@ -127,7 +127,7 @@ async def _in_files_group(tab) -> None:
     """Until the tab has joined the repository's group (after its handshake)."""
     from channels.layers import get_channel_layer
 
-    from chat.web.consumers import files_group
+    from chat.web.broadcast import files_group
 
     group = files_group(settings.ACDC_REPO)
     for _ in range(120):

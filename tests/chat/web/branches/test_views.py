@@ -10,7 +10,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.test import Client
 
-from chat.web.turnhost import session_group
+from chat.web.broadcast import session_group
 from history import services
 from history.models import Message
 

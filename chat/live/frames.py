@@ -2,6 +2,7 @@
 
 Every HTML frame is rendered from a template under `templates/chat/` and carries the turn
 id; changes to the Files panel travel as JSON messages of their own (`picker_message`).
+What the pages draw too (tool cards, the HUD, that message) is `chat.web.fragments`'.
 Answer updates are coalesced: at most one frame per `interval` (~20 a second), each
 carrying only what is new (`stream.py`), so a slow browser never falls behind a fast
 model and the last state always arrives. A frame that parses or renders markdown is made
@@ -15,14 +16,13 @@ counting down (`retry_frame`), which the first frame of the answer that follows 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import math
 import time
 from collections.abc import Awaitable, Callable
 
 from django.template.loader import render_to_string
 
+from chat.live.stream import Render, StreamState, advance, due, finish, snapshot
 from chat.turn.events import (
     HudUpdate,
     SetsChanged,
@@ -35,7 +35,7 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
-from chat.web.stream import Render, StreamState, advance, due, finish, snapshot
+from chat.web.fragments import card, picker_message
 from history.markup.render import render_markdown
 
 Send = Callable[[str], Awaitable[None]]
@@ -79,72 +79,12 @@ def finished_frame(event: TurnFinished, html: str, rest: str | None = None) -> s
     return render_to_string("chat/_frame_finished.html", context)
 
 
-def picker_message(turn_id: str = "", **changes) -> str:
-    """A websocket message of its own type for the Files panel (not HTML: picker.js takes
-    it before htmx would swap it): any of active, pinned, uncheck, flash, counts,
-    progress, changed, added, removed."""
-    message = {"type": "picker", "turn": turn_id, "update": changes}
-    return json.dumps(message, separators=(",", ":"))
-
-
-TOOL_PREVIEW_CHARS = 4000
-
-
-def card(event: ToolCallStarted | ToolCallFinished) -> dict:
-    """What a tool card shows: the tool's name once and its arguments as the tool took
-    them (the whole call again as the tooltip of a line cut short), status, and the start
-    of the output.
-
-    Providers may reuse a call id from one round to the next, so no DOM id is the call id
-    alone. A finished card is named after its stored toolcall object (unique in the
-    session); a running one after its turn and call id, which is unique while it runs
-    because a turn runs its calls one at a time. The finished card replaces the running one.
-    """
-    finished = isinstance(event, ToolCallFinished)
-    output = event.output if finished else ""
-    running_id = _dom_id(f"{event.turn_id}:{event.call_id}")
-    object_id = event.object_id if finished else ""
-    return {
-        "call_id": event.call_id,
-        "dom_id": _dom_id(object_id) if object_id else running_id,
-        "running_id": running_id,
-        "tool": event.tool,
-        "call": event.args_display,
-        "args": _arguments_shown(event.tool, event.args_display),
-        "status": event.status if finished else "running",
-        "output": output[:TOOL_PREVIEW_CHARS],
-        "cut": max(0, len(output) - TOOL_PREVIEW_CHARS),
-        "lines": output.count("\n") + 1 if output else 0,
-    }
-
-
-def _dom_id(key: str) -> str:
-    return "tool-" + hashlib.sha1(key.encode()).hexdigest()[:12]
-
-
-def _arguments_shown(tool: str, display: str) -> str:
-    """The arguments inside `display` ("name(arguments)", cut at 200 characters), so the
-    card can show the name once; "…" marks a cut. Any other display goes in whole."""
-    inner = display.removeprefix(f"{tool}(")
-    if inner == display:
-        return display
-    return inner[:-1] if inner.endswith(")") else inner + "…"
-
-
 def retry_frame(turn_id: str, retry: TurnRetrying | None = None) -> str:
     """The reply's retry note (`msg-<turn>-retry`): the reason and a countdown from the
     seconds it carries (chat.js counts it down in the page), or, without `retry`, hidden."""
     seconds = math.ceil(retry.delay) if retry is not None else 0
     context = {"turn_id": turn_id, "retry": retry, "seconds": seconds, "oob": True}
     return render_to_string("chat/_retry_note.html", context)
-
-
-def render_hud(hud: dict) -> str:
-    return render_to_string("chat/_hud.html", {"hud": hud, "oob": True})
-
-
-def render_error(text: str, turn_id: str = "") -> str:
-    return render_to_string("chat/_frame_error.html", {"text": text, "turn_id": turn_id})
 
 
 class DeltaCoalescer:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
-from chat.web.blocks import Split, fence_opening, split_final
+from chat.live.blocks import Split, fence_opening, split_final
 from history.markup.render import render_markdown
 
 Render = Callable[[str], str]

@@ -234,8 +234,8 @@ async def test_two_workers_sending_at_once_leave_a_well_formed_history(fake):
     same moment: the lease lets one turn run and the other tab is told why."""
     from channels.layers import get_channel_layer
 
-    from chat.web.protocol import parse_frame
-    from chat.web.turnhost import TurnHost
+    from chat.live.protocol import parse_frame
+    from chat.live.turnhost import TurnHost
 
     fake.enqueue(FakeStep(text="answer A " * 10, chunk_size=4, chunk_delay=0.005))
     fake.enqueue(FakeStep(text="answer B"))

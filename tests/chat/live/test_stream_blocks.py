@@ -1,4 +1,4 @@
-"""chat/web/blocks.py: which blocks of a streaming answer are final, and that rendering them
+"""chat/live/blocks.py: which blocks of a streaming answer are final, and that rendering them
 one by one gives the HTML of rendering the whole answer."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chat.web.blocks import split_final
-from chat.web.stream import StreamState, advance
+from chat.live.blocks import split_final
+from chat.live.stream import StreamState, advance
 from history.markup.render import render_markdown
 
 

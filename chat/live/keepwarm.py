@@ -24,9 +24,10 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.template.loader import render_to_string
 
+from chat.live.turnhost import HOST, LOCAL_TABS
 from chat.turn import keepalive
-from chat.web.frames import render_hud
-from chat.web.turnhost import HOST, LOCAL_TABS, session_group
+from chat.web.broadcast import session_group
+from chat.web.fragments import render_hud
 
 log = logging.getLogger(__name__)
 

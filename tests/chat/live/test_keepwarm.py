@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from chat.live.keepwarm import WARMER
 from chat.llm.fake import FakeStep
 from chat.turn.keepalive import PURPOSE
-from chat.web.keepwarm import WARMER
 from tests.chat.sockets import WAIT, connect, eventually, frames_until, new_session, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

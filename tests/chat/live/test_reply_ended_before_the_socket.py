@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from chat.web.routing import session_socket_url
+from chat.web.broadcast import session_socket_url
 from history import services
 from tests.chat.sockets import ORIGIN, Socket, application, new_session, next_frame
 

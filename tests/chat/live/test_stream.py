@@ -1,12 +1,12 @@
-"""chat/web/stream.py: frames that carry only what is new, and the snapshot of a stream."""
+"""chat/live/stream.py: frames that carry only what is new, and the snapshot of a stream."""
 
 from __future__ import annotations
 
 import pytest
 from django.template.loader import render_to_string
 
-from chat.web import stream as stream_module
-from chat.web.stream import StreamState, advance, due, finish, snapshot
+from chat.live import stream as stream_module
+from chat.live.stream import StreamState, advance, due, finish, snapshot
 from history import services
 from history.markup.render import render_markdown
 from history.models import Message

@@ -20,8 +20,8 @@ from channels.db import database_sync_to_async
 from django.db import OperationalError, connections
 from django.utils import timezone
 
+from chat.live import consumers
 from chat.turn.turns import locked_notice, run_turn
-from chat.web import consumers
 from tests.chat.sockets import connect, frames_until, new_session, send, stored
 
 HOLD = """

@@ -1,12 +1,12 @@
 """Every open tab's panels follow its session, whatever changed it and wherever.
 
 A change this server makes outside a turn (undo a compaction, a checkpoint, a rollback,
-another model) announces itself (`announce`): the session's channel group gets a
-`panels.check`, so every worker with a tab of the session looks at once. A change made
-elsewhere, such as `acdc chat` in its own process on the same database (the in-memory
-channel layer does not cross processes, and the CLI never joins Redis), is found by a
-cheap poll of the same version (`version.read`, one query) every ACDC_PANEL_POLL_MS while
-a tab of the session is open here and no turn runs. Either way the tabs get only the
+another model) announces itself (`chat.web.broadcast.announce`): the session's channel
+group gets a `panels.check`, so every worker with a tab of the session looks at once. A
+change made elsewhere, such as `acdc chat` in its own process on the same database (the
+in-memory channel layer does not cross processes, and the CLI never joins Redis), is found
+by a cheap poll of the same version (`version.read`, one query) every ACDC_PANEL_POLL_MS
+while a tab of the session is open here and no turn runs. Either way the tabs get only the
 panels that changed: the conversation drawn again (not after a turn this worker streamed
 to them), the Context panel and Files panel sets from the saved header, and a note that
 tells panels.js to fetch the session tools or the model chooser again.
@@ -19,19 +19,17 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.template.loader import render_to_string
 
+from chat.live.keepwarm import WARMER
+from chat.live.turnhost import HOST, LOCAL_TABS
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
 from chat.web.conversation import ended_frame
-from chat.web.frames import picker_message, render_hud
-from chat.web.keepwarm import WARMER
+from chat.web.fragments import picker_message, render_hud
 from chat.web.panels import version
-from chat.web.turnhost import HOST, LOCAL_TABS, session_group
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -173,13 +171,6 @@ def _sets_message(session: Session, hud: dict) -> str:
         pinned=[e.path for e in entries if e.pinned],
         shed=hud.get("shed", []),
         **({"budget": hud["window"]} if hud.get("window") else {}),
-    )
-
-
-def announce(session_id: str) -> None:
-    """From synchronous code (a view): every worker with a tab of the session looks now."""
-    async_to_sync(get_channel_layer().group_send)(
-        session_group(session_id), {"type": "panels.check"}
     )
 
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from chat.web.protocol import FrameError, parse_frame
+from chat.live.protocol import FrameError, parse_frame
 from tests.chat.sockets import connect, frames_until, new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chat.live.protocol import MAX_IMAGES, MAX_PATHS, ClientFrame, FrameError, parse_frame
 from chat.repo.mentions import MAX_MENTIONS, Mention
-from chat.web.protocol import MAX_IMAGES, MAX_PATHS, ClientFrame, FrameError, parse_frame
 
 LIMIT = 1_000_000
 

@@ -1,4 +1,4 @@
-"""Open tabs follow their session (chat/web/panels): the version says which panels changed,
+"""Open tabs follow their session (chat/live/follower.py): the version says which panels changed,
 and a tab learns of a change made by another process without asking."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from django.test import override_settings
 from acdc.asgi import application
 from chat.turn import checkpoints
 from chat.turn.session import release_lease, take_lease
+from chat.web.broadcast import session_socket_url
 from chat.web.panels import version
 from chat.web.panels.version import page_token
-from chat.web.routing import session_socket_url
 from history import services
 from history.models import Message, Session
 from tests.chat.sockets import ORIGIN, Socket, frames_until, new_session

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from chat.web.protocol import parse_frame
-from chat.web.turnhost import TurnHost
+from chat.live.protocol import parse_frame
+from chat.live.turnhost import TurnHost
 from tests.chat.sockets import WAIT
 
 SESSION = "s1"
@@ -57,7 +57,7 @@ def refusals(monkeypatch):
     async def tell(channel, text):
         told.append(text)
 
-    monkeypatch.setattr("chat.web.turnhost._tell", tell)
+    monkeypatch.setattr("chat.live.turnhost._tell", tell)
     return told
 
 

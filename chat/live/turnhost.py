@@ -38,6 +38,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels_redis.core import RedisChannelLayer
 from django.utils import timezone
 
+from chat.live.frames import DeltaCoalescer
 from chat.repo import edittools
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.branches.retry import RetryRefused, set_aside_for_retry
@@ -49,6 +50,7 @@ from chat.turn.session import (
     request_stop,
 )
 from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
+from chat.web.broadcast import session_group
 from chat.web.conversation import (
     conversation_frame,
     ended_frame,
@@ -56,16 +58,12 @@ from chat.web.conversation import (
     retry_frame,
 )
 from chat.web.edits.cards import latest_reply_frames, turn_frames
-from chat.web.frames import DeltaCoalescer, render_error
+from chat.web.fragments import render_error
 from contextcore.edits.ops import EDIT_TOOLS
 from history import dbfaults
 from history.ids import new_turn_id
 
 log = logging.getLogger(__name__)
-
-
-def session_group(session_id: str) -> str:
-    return f"session.{session_id}"
 
 
 class LocalTabs:
@@ -108,7 +106,7 @@ class TurnHost:
     def __init__(self) -> None:
         self._hosted: dict[str, _Hosted] = {}
         self._closing = False
-        # Told when a session's work is done and nothing waits (chat.web.keepwarm).
+        # Told when a session's work is done and nothing waits (chat.live.keepwarm).
         self.on_idle: Callable[[str], None] = lambda session_id: None
 
     def running(self, session_id: str) -> bool:

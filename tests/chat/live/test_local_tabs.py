@@ -1,5 +1,5 @@
 """Frames of a turn go straight to the tabs of the turn's own process, and through the
-channel layer as soon as a tab elsewhere shows the session (chat/web/turnhost.py)."""
+channel layer as soon as a tab elsewhere shows the session (chat/live/turnhost.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import asyncio
 import pytest
 from channels.layers import get_channel_layer
 
+from chat.live.turnhost import HOST, LOCAL_TABS, ask_snapshot
 from chat.llm.fake import FakeStep
-from chat.web.turnhost import HOST, LOCAL_TABS, ask_snapshot, session_group
+from chat.web.broadcast import session_group
 from tests.chat.sockets import (
     WAIT,
     connect,

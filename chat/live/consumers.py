@@ -3,13 +3,13 @@
 Thin by design: parsing lives in `protocol`, turns in `turnhost` (they belong to the
 session, not to this socket), rendering in `frames`. Frames of a turn go to the session's
 group, so every tab (on any worker) showing the session sees the stream; Stop goes to the
-session's control group, so it reaches whichever worker runs the turn.
+session's control group, so it reaches whichever worker runs the turn. The groups' names
+and the socket's query keys are the pages' (`chat.web.broadcast`), which send to them too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from pathlib import Path
 
@@ -18,26 +18,26 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from chat.repo import git, outlines, picker, sessionsets
-from chat.repo.watcher import WATCHERS
-from chat.turn import context
-from chat.turn.session import live_turn
-from chat.web.conversation import ended_frame
-from chat.web.edits.cards import pending_frames
-from chat.web.frames import render_error, render_hud
-from chat.web.keepwarm import WARMER
-from chat.web.panels.fileupdates import picker_update
-from chat.web.panels.follower import FOLLOWER
-from chat.web.panels.selection import selection_update
-from chat.web.protocol import ClientFrame, FrameError, parse_frame
-from chat.web.turnhost import (
+from chat.live.follower import FOLLOWER
+from chat.live.keepwarm import WARMER
+from chat.live.protocol import ClientFrame, FrameError, parse_frame
+from chat.live.turnhost import (
     HOST,
     LOCAL_TABS,
     ask_snapshot,
     ask_stop,
     end_dead_turn,
-    session_group,
 )
+from chat.repo import git, outlines, picker, sessionsets
+from chat.repo.watcher import WATCHERS
+from chat.turn import context
+from chat.turn.session import live_turn
+from chat.web.broadcast import DREW_STREAMING, SEEN, files_group, session_group
+from chat.web.conversation import ended_frame
+from chat.web.edits.cards import pending_frames
+from chat.web.fragments import render_error, render_hud
+from chat.web.panels.fileupdates import picker_update
+from chat.web.panels.selection import selection_update
 from history import dbfaults
 from history.models import Session
 
@@ -223,15 +223,10 @@ async def files_changed(changes: list) -> None:
         except Session.DoesNotExist:
             continue
         frame = {"type": "chat.frame", "html": render_hud(hud)}
-        await layer.group_send(f"session.{session_id}", frame)
+        await layer.group_send(session_group(session_id), frame)
         paths = [c.path for c in known if session_id in c.sessions]
         if cards := await database_sync_to_async(pending_frames)(session_id, paths):
-            await layer.group_send(f"session.{session_id}", {"type": "chat.frame", "html": cards})
-
-
-def files_group(repo) -> str:
-    """The channel group of every tab showing a session of this repository."""
-    return "files." + hashlib.sha1(str(repo).encode()).hexdigest()[:20]
+            await layer.group_send(session_group(session_id), {"type": "chat.frame", "html": cards})
 
 
 @database_sync_to_async
@@ -242,14 +237,8 @@ def _live_turn(session_id: str) -> str | None:
     return None if found is None else live_turn(found)
 
 
-DREW_STREAMING = "drawn=streaming"  # in the socket's query: the page drew a reply streaming
-
-
 def _drew_streaming(scope: dict) -> bool:
     return DREW_STREAMING in scope.get("query_string", b"").decode("latin-1").split("&")
-
-
-SEEN = "seen"  # in the socket's query: the session's version the page drew
 
 
 def _query(scope: dict) -> dict[str, str]:

@@ -5,6 +5,8 @@ import json
 import re
 import threading
 
+from chat.live import stream
+from chat.live.frames import DeltaCoalescer, render_event
 from chat.turn.events import (
     SetsChanged,
     ToolCallFinished,
@@ -15,8 +17,6 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
-from chat.web import stream
-from chat.web.frames import DeltaCoalescer, render_event
 from contextcore.llm import Retrying
 from history.markup.render import render_markdown
 

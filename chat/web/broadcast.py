@@ -1,0 +1,61 @@
+"""What a page tells the open tabs, and where a page's tab listens: the pages' side of the socket.
+
+A view that changes a session (a version shown, an edit accepted, a checkpoint, another
+model) reaches every tab through the channel layer: a frame to the session's group or to
+the repository's (`to_session`, `to_repository`), or a nudge that makes each worker's
+follower look at the session (`announce`). The live socket (`chat.live`) joins the same
+groups under the same names and listens on the path `session_socket_url` gives a page.
+This module owns those names, so the pages never import the socket; it imports nothing of
+`chat.live`, and it sends only from synchronous code (a view).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+# The websocket of one session page; `session_socket_url` builds the path it matches.
+SESSION_SOCKET = r"^ws/session/(?P<session_id>[\w.-]{1,60})/$"
+DREW_STREAMING = "drawn=streaming"  # in the socket's query: the page drew a reply streaming
+SEEN = "seen"  # in the socket's query: the session's version the page drew
+
+
+def session_group(session_id: str) -> str:
+    """The channel group of every tab showing the session, on any worker."""
+    return f"session.{session_id}"
+
+
+def files_group(repo) -> str:
+    """The channel group of every tab showing a session of this repository."""
+    return "files." + hashlib.sha1(str(repo).encode()).hexdigest()[:20]
+
+
+def to_session(session_id: str, html: str) -> None:
+    """Every tab of the session draws `html` (a frame of out-of-band fragments)."""
+    _send(session_group(session_id), {"type": "chat.frame", "html": html})
+
+
+def to_repository(repo, html: str) -> None:
+    """Every tab on the repository takes `html` (a Files panel update)."""
+    _send(files_group(repo), {"type": "chat.frame", "html": html})
+
+
+def announce(session_id: str) -> None:
+    """Every worker with a tab of the session looks at it now and draws what changed."""
+    _send(session_group(session_id), {"type": "panels.check"})
+
+
+def _send(group: str, message: dict) -> None:
+    async_to_sync(get_channel_layer().group_send)(group, message)
+
+
+def session_socket_url(session_id: str, *, streaming: bool = False, seen: str = "") -> str:
+    """The path a session page connects its websocket to (matches SESSION_SOCKET); a page
+    drawn with a reply streaming says so, so that a reply which ends before the socket joins
+    is drawn again instead of staying "Streaming…"; `seen` is the session's version the page
+    drew (chat.web.panels), so that a change made meanwhile reaches it too."""
+    query = [DREW_STREAMING] if streaming else []
+    query += [f"{SEEN}={seen}"] if seen else []
+    return f"/ws/session/{session_id}/" + (f"?{'&'.join(query)}" if query else "")

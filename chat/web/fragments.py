@@ -1,0 +1,77 @@
+"""Fragments drawn the same way by a page's answer and by a frame of the live socket.
+
+The HUD, an error note, a tool card's contents and the Files panel's JSON update: the pages
+(`conversation`, `branches`, `edits`) draw them into what they answer, and `chat.live`
+sends the same fragments as websocket frames. They live here, on the pages' side, so that
+the socket imports them and the pages never import the socket. Every HTML fragment comes
+from a template under `templates/chat/`; nothing here reads the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.template.loader import render_to_string
+
+from chat.turn.events import ToolCallFinished, ToolCallStarted
+
+
+def render_hud(hud: dict) -> str:
+    return render_to_string("chat/_hud.html", {"hud": hud, "oob": True})
+
+
+def render_error(text: str, turn_id: str = "") -> str:
+    return render_to_string("chat/_frame_error.html", {"text": text, "turn_id": turn_id})
+
+
+def picker_message(turn_id: str = "", **changes) -> str:
+    """A websocket message of its own type for the Files panel (not HTML: picker.js takes
+    it before htmx would swap it): any of active, pinned, uncheck, flash, counts,
+    progress, changed, added, removed."""
+    message = {"type": "picker", "turn": turn_id, "update": changes}
+    return json.dumps(message, separators=(",", ":"))
+
+
+TOOL_PREVIEW_CHARS = 4000
+
+
+def card(event: ToolCallStarted | ToolCallFinished) -> dict:
+    """What a tool card shows: the tool's name once and its arguments as the tool took
+    them (the whole call again as the tooltip of a line cut short), status, and the start
+    of the output.
+
+    Providers may reuse a call id from one round to the next, so no DOM id is the call id
+    alone. A finished card is named after its stored toolcall object (unique in the
+    session); a running one after its turn and call id, which is unique while it runs
+    because a turn runs its calls one at a time. The finished card replaces the running one.
+    """
+    finished = isinstance(event, ToolCallFinished)
+    output = event.output if finished else ""
+    running_id = _dom_id(f"{event.turn_id}:{event.call_id}")
+    object_id = event.object_id if finished else ""
+    return {
+        "call_id": event.call_id,
+        "dom_id": _dom_id(object_id) if object_id else running_id,
+        "running_id": running_id,
+        "tool": event.tool,
+        "call": event.args_display,
+        "args": _arguments_shown(event.tool, event.args_display),
+        "status": event.status if finished else "running",
+        "output": output[:TOOL_PREVIEW_CHARS],
+        "cut": max(0, len(output) - TOOL_PREVIEW_CHARS),
+        "lines": output.count("\n") + 1 if output else 0,
+    }
+
+
+def _dom_id(key: str) -> str:
+    return "tool-" + hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def _arguments_shown(tool: str, display: str) -> str:
+    """The arguments inside `display` ("name(arguments)", cut at 200 characters), so the
+    card can show the name once; "…" marks a cut. Any other display goes in whole."""
+    inner = display.removeprefix(f"{tool}(")
+    if inner == display:
+        return display
+    return inner[:-1] if inner.endswith(")") else inner + "…"

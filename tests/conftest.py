@@ -17,8 +17,10 @@ from django.db import connections
 
 # Tests open and close event loops, and with them the threads channels runs database calls
 # in; a connection kept per thread would outlive its thread and crowd PostgreSQL. So tests
-# (and the servers the browser tests start) do not keep connections; servers do.
-os.environ["ACDC_DB_CONN_MAX_AGE"] = "0"
+# do not keep connections, nor do the servers they start on PostgreSQL; a server they start
+# on SQLite keeps its connections as a person's does.
+if os.environ.get("DATABASE_URL"):
+    os.environ["ACDC_DB_CONN_MAX_AGE"] = "0"
 for _alias in connections:
     connections.settings[_alias]["CONN_MAX_AGE"] = 0
 

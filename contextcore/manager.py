@@ -87,6 +87,15 @@ class ContextManager(BudgetLayers):
         """The working history; entries may carry the stored message `id` and `pinned`."""
         return [dict(m) for m in self._history]
 
+    def recent_history(self, count: int) -> list[Message]:
+        """Copies of the last `count` entries of the working history (not of all of it)."""
+        return [dict(m) for m in self._history[-count:]] if count > 0 else []
+
+    def history_view(self) -> tuple[Message, ...]:
+        """The working history's own entries, not copied, for a reader that keeps them
+        without changing them (the engine itself only ever sets or clears an entry's pin)."""
+        return tuple(self._history)
+
     def set_history(self, messages: Sequence[Mapping[str, Any]]) -> None:
         self._history = [history_entry(m) for m in messages]
         self.reregister_history_items()

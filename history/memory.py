@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 MAX_SESSIONS = 20
@@ -28,8 +29,12 @@ _recent: OrderedDict[str, Remembered] = OrderedDict()
 _lock = threading.Lock()
 
 
-def remember(session_id: str, repository: str, title: str, history: list[dict[str, Any]]) -> None:
-    entry = Remembered(session_id, repository, title, tuple(dict(m) for m in history))
+def remember(
+    session_id: str, repository: str, title: str, history: Sequence[dict[str, Any]]
+) -> None:
+    """Keep `history`'s entries as they are, not copied: the caller hands over entries it
+    will not change (search reads their role, content and id)."""
+    entry = Remembered(session_id, repository, title, tuple(history))
     with _lock:
         _recent.pop(session_id, None)
         _recent[session_id] = entry

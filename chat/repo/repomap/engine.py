@@ -64,7 +64,7 @@ def fill(
     now: float | None = None,
 ) -> RepoMap | None:
     budget = map_budget(manager.facts.max_input_tokens, settings.ACDC_MAP_TOKENS)
-    recent = [*_texts(manager.get_history()[-RECENT_MESSAGES:]), user_text]
+    recent = [*_texts(manager.recent_history(RECENT_MESSAGES)), user_text]
     use_stored_symbols()
     try:
         built = MAPS.build(

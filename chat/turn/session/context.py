@@ -252,7 +252,7 @@ class SessionContext:
             self.session_id,
             self.session.repository,
             self.session.display_title,
-            self.manager.get_history(),
+            self.manager.history_view(),
         )
 
     def _record_rewrite(self) -> None:

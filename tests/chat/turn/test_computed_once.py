@@ -1,6 +1,8 @@
 """A turn computes once: its request is assembled once, and the HUD and the Files panel's
 budget read the breakdown that assembly made; one session context serves the whole turn,
-its compaction and after-turn work included; an attached image is read once. Counted
+its compaction and after-turn work included; an attached image is read once; a plain turn
+copies no whole history (the map's focus takes the last entries, the search memory keeps
+the engine's own). Counted
 through the real path: the websocket, the turn host, the turn and the engine, with the
 offline `acdc/fake`."""
 
@@ -22,6 +24,7 @@ from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.turn.session import SessionContext
 from chat.turn.turns import run_turn
+from contextcore.manager import ContextManager
 from contextcore.prompt.assembly import PromptAssembler
 from history import services
 from history.images import image_store
@@ -60,6 +63,22 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(SessionContext, "open", classmethod(counting))
     return calls
+
+
+@pytest.fixture
+def history_copies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of every whole copy of an engine's working history made."""
+    copies: list[int] = []
+    real = ContextManager.get_history
+
+    def counting(self):
+        copied = real(self)
+        if copied:  # the state codec takes the state with an empty history in its place
+            copies.append(len(copied))
+        return copied
+
+    monkeypatch.setattr(ContextManager, "get_history", counting)
+    return copies
 
 
 async def _turn(ws, session_id: str, text: str) -> list[str]:
@@ -112,6 +131,30 @@ async def test_a_turn_assembles_its_request_once_and_the_hud_reads_its_breakdown
     }
     assert any("Active files" in frame for frame in frames)
     await ws.disconnect()
+
+
+async def test_a_plain_turn_copies_no_whole_history(fake, history_copies):
+    session = await new_session()
+    await _select(session, "src/app.py")
+    ws = await connect(session.id)
+    for n in range(3):
+        await _turn(ws, session.id, f"Question {n} about greet?")
+    history_copies.clear()
+
+    await _turn(ws, session.id, "And what does it return?")
+
+    assert history_copies == []
+    found = await database_sync_to_async(_memory_hits)(session.repository, "what does it return")
+    assert found, "the search memory holds the turn's exchange"
+    await ws.disconnect()
+
+
+def _memory_hits(repository: str, text: str) -> list:
+    from history import memory
+
+    return [
+        m for s in memory.sessions(repository) for m in s.history if text in m["content"].lower()
+    ]
 
 
 @override_settings(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.llm.runtime import chat_model
@@ -20,6 +22,7 @@ from chat.turn import checkpoints, context, endless
 from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
 from chat.turn.preparation.prepare import grounding_enabled
+from chat.web.panels import tree
 from chat.web.panels.follower import announce
 from chat.web.panels.version import tools_token
 from history import selectors
@@ -168,6 +171,43 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
     payload["outline_suffixes"] = outlines.suffixes()
     payload["shed"] = saved.get("shed", [])
     return JsonResponse(payload)
+
+
+@require_http_methods(["GET", "POST"])
+def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The Files panel's rows drawn on the server (chat.web.panels.tree): GET `folder` its
+    children (opening it), `total` the running total alone; otherwise the tree, with the
+    folders `open` open (the first view's when none is named), or POST `found`: the
+    filter's list, best first."""
+    session = _session(session_id)
+    rows = tree.TreeRows(sessionsets.repository().root, _selection(session))
+    url = reverse("chat:files_rows", args=[session.id])
+    data = request.POST if request.method == "POST" else request.GET
+    if "total" in data:
+        html = render_to_string("chat/_picker_total.html", {"total": rows.total(), "oob": True})
+    elif "found" in data:
+        html = tree.render_tree(rows, url, found=data.getlist("found"))
+    elif "folder" in data:
+        html = tree.render_tree(rows, url, folder=data["folder"])
+    else:
+        html = tree.render_tree(
+            rows, url, opened=data.getlist("open") if "opened" in data else None
+        )
+    response = HttpResponse(html)
+    response["Vary"] = "HX-Request"
+    return response
+
+
+def _selection(session: Session) -> tree.Selection:
+    entries = [e for e in sessionsets.entries(session) if e.type == "file"]
+    saved = (session.context_state or {}).get("hud") or {}  # as the last assembly made it
+    return tree.Selection(
+        active=frozenset(e.path for e in entries if e.active),
+        outlines=frozenset(e.path for e in entries if e.active and e.outline),
+        pinned=frozenset(e.path for e in entries if e.pinned),
+        shed=frozenset(saved.get("shed", [])),
+        budget=saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
+    )
 
 
 @require_GET

@@ -134,10 +134,10 @@ def _folder_totals(repo: Path, listing: _Listing, folders: list[str]) -> list[di
     known = picker.COUNTS.peek(repo, files)
     outlinable = {p for p in files if p not in listing.locked and language_of(p)}
     outline_known = outlines.peek(repo, outlinable)
-    return [_folder_total(listing, f, known, outlinable, outline_known) for f in folders]
+    return [folder_total(listing, f, known, outlinable, outline_known) for f in folders]
 
 
-def _folder_total(listing: _Listing, folder: str, known, outlinable, outline_known) -> dict:
+def folder_total(listing: _Listing, folder: str, known, outlinable, outline_known) -> dict:
     tokens, counted = 0, True
     outline, outline_counted, outlined = 0, True, False
     for path in listing.folders.get(folder, []):

@@ -448,7 +448,9 @@
       if (path !== undefined && node.id[0] === "t" && node.dataset.why !== undefined) refuse(path, node.dataset.why);
       if (path !== undefined && node.id[0] === "e") rowOf(path)?.classList.add("changed");
       total = total || (path !== undefined && state.active.has(path) && "to".includes(node.id[0]));
-      const target = node.id !== "picker-update" && document.getElementById(node.id);
+      // A locked file is never read to be counted: its cell keeps its "—".
+      const locked = path !== undefined && node.dataset.why !== undefined && state.locked[path];
+      const target = !locked && node.id !== "picker-update" && document.getElementById(node.id);
       if (target && node.hasAttribute("hx-swap-oob")) continue;
       if (target && node.id.length === 12) target.innerHTML = node.innerHTML;
       node.remove();

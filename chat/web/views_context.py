@@ -156,20 +156,15 @@ def endless_choose(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_GET
 def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
-    """The Files panel's tree (see chat.repo.picker.tree_payload)."""
+    """What the Files panel's script keeps (chat.repo.picker.tree_payload): the paths, the
+    locked and refused ones, the selection, pins and shed files as the rows show them;
+    and the suffixes that have an outline."""
     session = _session(session_id)
     repo = sessionsets.repository()
-    saved = (session.context_state or {}).get("hud") or {}  # as the last assembly made it
-    payload = picker.tree_payload(
-        repo.root,
-        sessionsets.active_paths(session, repo),
-        sessionsets.pinned_paths(session, repo),
-        saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
-        sessionsets.outline_paths(session, repo),
-    )
-    payload["outline_counts"] = outlines.known(repo.root, payload["files"])
+    chosen = _selection(session)
+    payload = picker.tree_payload(repo.root, chosen.active, chosen.outlines)
+    payload["pinned"], payload["shed"] = sorted(chosen.pinned), sorted(chosen.shed)
     payload["outline_suffixes"] = outlines.suffixes()
-    payload["shed"] = saved.get("shed", [])
     return JsonResponse(payload)
 
 

@@ -21,6 +21,7 @@
     files: [], locked: {}, refused: new Set(), suffixes: new Set(), ready: false,
     active: new Set(), outlines: new Set(), confirmed: new Set(), asking: null,
     serverActive: new Set(), serverOutlines: new Set(),  // the selection the server holds
+    pinned: new Set(), shed: new Set(),  // as the last rows drawn showed them
     sent: "", answered: "", stale: false, filter: "", open: null,
   };
   const tab = Math.random().toString(36).slice(2, 10);
@@ -282,7 +283,7 @@
     const response = await fetch(panel().dataset.pinUrl, { method: "POST", body, headers: { "X-CSRFToken": csrf() } });
     const data = await response.json();
     if (!data.pinned) return;
-    const pins = new Set(data.pinned);
+    const pins = (state.pinned = new Set(data.pinned));
     for (const pin of tree().querySelectorAll("[data-pin]")) {
       const on = pins.has(pin.dataset.pin);
       pin.classList.toggle("pinned", on);
@@ -406,22 +407,29 @@
   // -- what the server pushes --------------------------------------------------------------
   // The model's tools' and other programs' news (JSON "picker": active, pinned, uncheck,
   // flash, badges): the sets change here, the rows come again from the server.
+  // Only news draws again: the follower repeats the sets after every change of the HUD.
+  const earlyUpdates = [];  // news that came before the rows
+  const same = (a, b) => a.size === b.size && [...a].every((item) => b.has(item));
   function applyUpdate(data) {
+    if (!state.ready) return earlyUpdates.push(data);
     if (data.locked) Object.assign(state.locked, data.locked);
+    const before = [state.serverActive, state.serverOutlines, state.pinned, state.shed];
     if (data.active) state.serverActive = new Set(data.active);
     if (data.outlines) state.serverOutlines = new Set(data.outlines);
-    for (const p of data.uncheck || []) state.serverActive.delete(p);
+    if (data.uncheck) state.serverActive = new Set([...state.serverActive].filter((p) => !data.uncheck.includes(p)));
+    if (data.pinned) state.pinned = new Set(data.pinned);
+    if (data.shed) state.shed = new Set(data.shed);
+    const after = [state.serverActive, state.serverOutlines, state.pinned, state.shed];
+    const flash = () => {
+      for (const p of data.flash || []) rowOf(p)?.classList.add("flash");
+    };
+    if (!data.badges && before.every((set, i) => same(set, after[i]))) return flash();
     if (waiting()) {
       state.stale = true;  // drawn again once this tab's choice is answered
       return;
     }
     takeServers();
-    refresh().then(() => {
-      for (const p of data.flash || []) {
-        const row = rowOf(p);
-        if (row) row.classList.add("flash");
-      }
-    });
+    refresh().then(flash);
   }
   function takeServers() {
     state.active = new Set(state.serverActive);
@@ -507,6 +515,7 @@
     if (waiting()) return;
     takeServers();
     showRows();
+    state.shed = shed;
     for (const row of tree().querySelectorAll("[data-row]")) row.classList.toggle("will-shed", shed.has(row.dataset.row));
     for (const node of folders) {
       const box = tree().querySelector(`[data-folder="${CSS.escape(node.dataset.folder)}"]`);
@@ -552,14 +561,17 @@
       const data = await response.json();
       state.files = data.files;
       state.locked = data.locked || {};
-      state.refused = new Set(Object.entries(data.counts || {}).filter(([, c]) => Array.isArray(c)).map(([p]) => p));
+      state.refused = new Set(data.refused || []);
       state.suffixes = new Set(data.outline_suffixes || []);
       state.serverActive = new Set(data.active);
       state.serverOutlines = new Set(data.outlines || []);
+      state.pinned = new Set(data.pinned || []);
+      state.shed = new Set(data.shed || []);
       takeServers();
       await rows;
       state.ready = true;
       for (const text of early.splice(0)) takeFragments(text);
+      for (const update of earlyUpdates.splice(0)) applyUpdate(update);
     } catch (error) {
       const total = document.getElementById("picker-total");
       if (total) total.textContent = `The file tree could not be loaded (${error.message}). Reload to try again.`;

@@ -59,3 +59,5 @@ async def test_opening_a_folder_of_a_large_repository_brings_its_rows_with_their
     await expect(files.get_by_role("checkbox", name="many/part1/mod_41.py")).to_be_checked()
     await expect(files.get_by_role("checkbox", name="folder many/part2")).to_be_checked()
     await expect(files.get_by_role("checkbox", name="folder many/part3")).not_to_be_checked()
+    mixed = files.get_by_role("checkbox", name="folder many", exact=True)
+    assert await mixed.evaluate("box => box.indeterminate && !box.checked")  # drawn "some"

@@ -188,9 +188,7 @@ def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
         html = tree.render_tree(
             rows, url, opened=data.getlist("open") if "opened" in data else None
         )
-    response = HttpResponse(html)
-    response["Vary"] = "HX-Request"
-    return response
+    return HttpResponse(html)
 
 
 def _selection(session: Session) -> tree.Selection:

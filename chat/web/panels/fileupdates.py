@@ -9,7 +9,7 @@ base64url characters, the same function as picker.js), so no path needs escaping
 folder that is closed in the page costs a few bytes, not a redraw.
 Nothing here depends on a session: the fragments go to the repository's group as they
 are. Folder totals are figured here from the counts already known (no file is read).
-Non-goals: the selection (its answers are `picker_message`), drawing the tree (picker.js).
+Non-goals: the selection (its answers: `selection`), drawing the rows (`tree`).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def _refused_label(reason: str) -> str:
 
 def _folder_totals(repo: Path, listing: _Listing, folders: list[str]) -> list[dict]:
     """The folders' tokens (whole files) and outline tokens, with "≥" while some of their
-    files are not counted yet (picker.js figures them the same way when it draws). Each
+    files are not counted yet (`tree` draws a folder row with the same figures). Each
     file is looked up once, however many of the folders hold it."""
     files = sorted({p for f in folders for p in listing.folders.get(f, [])})
     known = picker.COUNTS.peek(repo, files)

@@ -4,7 +4,7 @@ A choice (boxes ticked, outlines toggled) is answered to every tab of the sessio
 one HTML message: an element per file whose selection changed or that sending would shed
 (`s` and its row key; `data-sel` off, on or outline), and one per folder holding such a
 file with its three states figured here (`data-sel` all, some or none; `data-outline`
-when all its outlinable files go as outlines), as picker.js's folder box counts them: a
+when all its outlinable files go as outlines), as `tree.folder_state` counts them: a
 refused file does not count, a locked one only when it is selected. The carrier names the
 choice it answers and the budget; the running total follows the rows. Non-goals: saving
 the choice (chat.turn.context), the HUD (its own frame), counts and the watcher's news

@@ -59,7 +59,7 @@ class TreeRows:
                 dirs.add(folder + "/" + rest.split("/", 1)[0] if folder else rest.split("/", 1)[0])
             else:
                 files.append(path)
-        return sorted(dirs, key=lambda d: d.rsplit("/", 1)[-1]), sorted(files)
+        return sorted(dirs, key=lambda d: d.rsplit("/", 1)[-1].casefold()), sorted(files)
 
     def opened(self) -> set[str]:
         """The folders the page opens at first: all of a small repository, else those that
@@ -87,7 +87,7 @@ class TreeRows:
         listed = set(self.listing.paths)
         paths = [p for p in paths if p in listed]
         known = self._known(paths)
-        return [{**self._file_row(p, *known), "hint": p.rpartition("/")[0] + "/"} for p in paths]
+        return [{**self._file_row(p, *known), "hint": _folder_of(p)} for p in paths]
 
     def total(self) -> dict:
         """The running total under the filter box, and the files sending would shed."""
@@ -152,6 +152,11 @@ def folder_state(files: Iterable[str], sel: Selection, refused: set[str], locked
     outlinable = [p for p in files if p not in refused and p not in locked and language_of(p)]
     as_outline = bool(outlinable) and all(p in sel.outlines for p in outlinable)
     return {"sel": state, "as_outline": as_outline}
+
+
+def _folder_of(path: str) -> str:
+    """The folder a found file's row names under it ("" at the top)."""
+    return path.rpartition("/")[0] + "/" if "/" in path else ""
 
 
 def _breakable(name: str) -> list[str]:

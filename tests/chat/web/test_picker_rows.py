@@ -97,9 +97,10 @@ def test_the_first_view_opens_a_small_tree_and_carries_the_total(client, chosen)
 
 
 def test_the_filters_list_is_the_files_named_in_order_with_their_folders(client, chosen):
-    found = ["other/d.py", "lib/deep/b.py", "not/listed.py"]
+    found = ["other/d.py", "lib/deep/b.py", "not/listed.py", "README.md"]
     html = client.post(f"/s/{chosen.id}/files/rows/", {"found": found}).content.decode()
     rows = re.findall(r'data-row="([^"]+)"', html)
-    assert rows == ["other/d.py", "lib/deep/b.py"]
+    assert rows == ["other/d.py", "lib/deep/b.py", "README.md"]
     assert '<span class="folder-hint" aria-hidden="true">lib/deep/</span>' in html
     assert "data-folder=" not in html
+    assert html.count('class="folder-hint"') == 2  # a file at the top has no folder to name

@@ -1,8 +1,8 @@
 """The Files panel's data: the repository tree, git badges, and token counts by content.
 
 The tree is `git ls-files -co --exclude-standard` (tracked plus untracked-not-ignored,
-never `.git/` or `.acdc/`), sent as one compact JSON payload that `static/acdc/picker.js`
-renders folder by folder, so a repository of 100,000 files is on screen at once. Token
+never `.git/` or `.acdc/`); the page keeps it as a flat list of paths (`tree_payload`) for
+its filter and folder boxes, while the rows are drawn on the server, folder by folder. Token
 counts come from `TokenCounts`: per process, files whose (size, mtime) did not change are
 not even re-read; otherwise the bytes are hashed and looked up in the `TokenCount` table;
 only new contents are encoded, in batches over two threads (tiktoken's
@@ -11,8 +11,8 @@ only new contents are encoded, in batches over two threads (tiktoken's
 reason instead of a count. The repository boundary judges the listing: internal paths are
 left out entirely, secret-shaped files are listed under `locked` with the reason
 (picker.js asks before one is selected), and neither is ever read to be counted.
-Non-goals: selection state (chat.repo.sessionsets), rendering (picker.js draws the tree,
-chat.web.panels.fileupdates its live updates, chat.web.panels.selection a choice's answer).
+Non-goals: selection state (chat.repo.sessionsets), rendering (chat.web.panels.tree draws
+the rows, fileupdates their live updates, selection a choice's answer).
 """
 
 from __future__ import annotations
@@ -204,31 +204,20 @@ def _encode(texts: list[str]) -> list[int]:
 COUNTS = TokenCounts()
 
 
-def tree_payload(
-    repo: Path,
-    active: Iterable[str],
-    pinned: Iterable[str],
-    budget: int,
-    outlines: Iterable[str] = (),
-) -> dict:
-    """What picker.js renders: files with badges, selection (and which of it goes as
-    outlines), pins, known counts; outline counts come from chat.repo.outlines."""
+def tree_payload(repo: Path, active: Iterable[str], outlines: Iterable[str] = ()) -> dict:
+    """What picker.js keeps beside the rows the server draws (chat.web.panels.tree): the
+    flat list of paths (the filter ranks it, a folder's box takes its files from it), the
+    locked files with the reason, the files known not to be readable, and the selection
+    (which of it goes as outlines)."""
     screened = boundary.screen(git.list_files(repo).paths, root=repo)
     paths = screened.kept
-    badges = git.status(repo)
-    shown = boundary.screen(badges, root=repo).kept
-    badges = {p: badges[p] for p in shown}
-    deleted = sorted(p for p, b in badges.items() if b == "D" and not (repo / p).exists())
-    known = COUNTS.known(repo, paths)
+    known = COUNTS.peek(repo, paths)
     return {
         "files": paths,
         "locked": screened.locked,
-        "badges": {p: b for p, b in badges.items() if b},
-        "deleted": deleted,
+        "refused": sorted(
+            p for p, c in known.items() if c.tokens is None and p not in screened.locked
+        ),
         "active": sorted(set(active)),
-        "pinned": sorted(set(pinned)),
         "outlines": sorted(set(outlines)),
-        "counts": {p: c.as_json() for p, c in known.items()},
-        "complete": len(known) == len(paths),
-        "budget": budget,
     }

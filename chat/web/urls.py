@@ -32,6 +32,7 @@ urlpatterns = [
     path("m/<str:message_id>/fork/", views_branches.session_fork, name="fork"),
     path("m/<str:message_id>/pin/", views_context.message_pin, name="message_pin"),
     path("s/<str:session_id>/files.json", views_context.files_json, name="files_json"),
+    path("s/<str:session_id>/files/rows/", views_context.files_rows, name="files_rows"),
     path("s/<str:session_id>/files/pin/", views_context.file_pin, name="file_pin"),
     path("s/<str:session_id>/symbols.json", views_context.symbols_json, name="symbols_json"),
     path(

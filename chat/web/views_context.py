@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.llm.runtime import chat_model
@@ -21,6 +23,7 @@ from chat.turn.compaction import CompactionRefused, undo_compaction
 from chat.turn.hud import request_facts
 from chat.turn.preparation.prepare import grounding_enabled
 from chat.web.broadcast import announce
+from chat.web.panels import tree
 from chat.web.panels.version import tools_token
 from history import selectors
 from history.models import Message, Session
@@ -153,21 +156,51 @@ def endless_choose(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_GET
 def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
-    """The Files panel's tree (see chat.repo.picker.tree_payload)."""
+    """What the Files panel's script keeps (chat.repo.picker.tree_payload): the paths, the
+    locked and refused ones, the selection, pins and shed files as the rows show them;
+    and the suffixes that have an outline."""
     session = _session(session_id)
     repo = sessionsets.repository()
-    saved = (session.context_state or {}).get("hud") or {}  # as the last assembly made it
-    payload = picker.tree_payload(
-        repo.root,
-        sessionsets.active_paths(session, repo),
-        sessionsets.pinned_paths(session, repo),
-        saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
-        sessionsets.outline_paths(session, repo),
-    )
-    payload["outline_counts"] = outlines.known(repo.root, payload["files"])
+    chosen = _selection(session)
+    payload = picker.tree_payload(repo.root, chosen.active, chosen.outlines)
+    payload["pinned"], payload["shed"] = sorted(chosen.pinned), sorted(chosen.shed)
     payload["outline_suffixes"] = outlines.suffixes()
-    payload["shed"] = saved.get("shed", [])
     return JsonResponse(payload)
+
+
+@require_http_methods(["GET", "POST"])
+def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The Files panel's rows drawn on the server (chat.web.panels.tree): GET `folder` its
+    children (opening it), `total` the running total alone; otherwise the tree, with the
+    folders `open` open (the first view's when none is named), or POST `found`: the
+    filter's list, best first."""
+    session = _session(session_id)
+    rows = tree.TreeRows(sessionsets.repository().root, _selection(session))
+    url = reverse("chat:files_rows", args=[session.id])
+    data = request.POST if request.method == "POST" else request.GET
+    if "total" in data:
+        html = render_to_string("chat/_picker_total.html", {"total": rows.total(), "oob": True})
+    elif "found" in data:
+        html = tree.render_tree(rows, url, found=data.getlist("found"))
+    elif "folder" in data:
+        html = tree.render_tree(rows, url, folder=data["folder"])
+    else:
+        html = tree.render_tree(
+            rows, url, opened=data.getlist("open") if "opened" in data else None
+        )
+    return HttpResponse(html)
+
+
+def _selection(session: Session) -> tree.Selection:
+    entries = [e for e in sessionsets.entries(session) if e.type == "file"]
+    saved = (session.context_state or {}).get("hud") or {}  # as the last assembly made it
+    return tree.Selection(
+        active=frozenset(e.path for e in entries if e.active),
+        outlines=frozenset(e.path for e in entries if e.active and e.outline),
+        pinned=frozenset(e.path for e in entries if e.pinned),
+        shed=frozenset(saved.get("shed", [])),
+        budget=saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
+    )
 
 
 @require_GET

@@ -5,10 +5,11 @@ by default: 100 folders of 3 subfolders of 10), counts it cold with the real `To
 and, for every progress report, measures the message as the server sends it now
 (`fileupdates.picker_update`: fragments on the rows' stable ids) and as it did before (the
 JSON `picker_message` picker.js applied by drawing the whole tree again); then one
-watcher update about one edited file, both ways. For scale, the whole tree as files.json
-sends it once; then the answer to a choice (all files ticked at once, one file more) as
+watcher update about one edited file, both ways. For scale, files.json (the list of
+paths the page keeps) once; then the answer to a choice (all files ticked at once, one file more) as
 fragments of the changed rows (`selection.selection_update`) against the JSON lists it
-replaces. Prints markdown tables; CPU is this process's own time, the template
+replaces; and the rows the server draws (the first view, a folder opened, the filter's
+list: chat.web.panels.tree). Prints markdown tables; CPU is this process's own time, the template
 engine's start and the listing (once a process) apart.
 """
 
@@ -75,8 +76,9 @@ def main(argv: list[str]) -> int:
     change = {"changed": [edited], "added": [edited], "counts": counts, "outline_counts": found}
     watch_before = len(picker_message(**change).encode())
     watch_after = len(picker_update(repo, **change).encode())
-    tree = picker.tree_payload(repo, [], [], 200_000)
+    tree = picker.tree_payload(repo, [])
     whole = len(json.dumps(tree, separators=(",", ":")).encode())
+    drawn = _rows_drawn(repo, paths)
 
     # A choice: the whole repository ticked at once, then one file more after half of it.
     from chat.web.panels.selection import selection_update
@@ -111,9 +113,7 @@ def main(argv: list[str]) -> int:
     before, after = sum(r[1] for r in rows), sum(r[2] for r in rows)
     print(f"| progress, per file | 1 | {before / fresh:.0f} | {after / fresh:.0f} |")
     print(f"| watcher: one edited file | 1 | {watch_before:,} | {watch_after:,} |")
-    print(
-        f"| (the whole tree, files.json, once per page) | {len(paths):,} | {whole:,} | {whole:,} |"
-    )
+    print(f"| (files.json once per page: the list of paths) | {len(paths):,} | | {whole:,} |")
     spent = f"before {cpu['before']:.3f} s, after {cpu['after']:.3f} s"
     print(f"\nCPU to render the progress messages: {spent} (after {warm:.3f} s once a process)")
     started = time.process_time()
@@ -121,11 +121,36 @@ def main(argv: list[str]) -> int:
     again = time.process_time() - started
     shown = f"{len(every):,} counts again (listing known): {again:.3f} s"
     print(f"CPU to render a message of all {shown}")
+    print("\n| rows drawn by the server (files/rows/) | bytes | CPU |")
+    print("|---|---:|---:|")
+    for name, size, spent in drawn:
+        print(f"| {name} | {size:,} | {spent:.3f} s |")
     print("\n| answer to a choice | bytes (JSON) | CPU (JSON) | bytes (rows) | CPU (rows) |")
     print("|---|---:|---:|---:|---:|")
     for name, json_bytes, json_cpu, rows_bytes, rows_cpu in answers:
         print(f"| {name} | {json_bytes:,} | {json_cpu:.3f} s | {rows_bytes:,} | {rows_cpu:.3f} s |")
     return 0
+
+
+def _rows_drawn(repo: Path, paths: list[str]) -> list[tuple[str, int, float]]:
+    """The Files panel's rows as the server draws them: the first view (a large repository
+    shows its top level), one folder opened, the filter's list of 200 files."""
+    from chat.web.panels import tree
+
+    folder = paths[0].split("/")[0]
+    asks = [
+        ("first view (top level, with the total)", {}),
+        (f"opening {folder}/ (its 3 subfolders)", {"folder": folder}),
+        (f"opening {folder}/sub0/ (10 files)", {"folder": f"{folder}/sub0"}),
+        ("the filter's list (200 files)", {"found": paths[:200]}),
+    ]
+    drawn = []
+    for name, ask in asks:
+        started = time.process_time()
+        rows = tree.TreeRows(repo, tree.Selection(frozenset(paths[:5])))
+        html = tree.render_tree(rows, "/s/x/files/rows/", **ask)
+        drawn.append((name, len(html.encode()), time.process_time() - started))
+    return drawn
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
 def measure(root: Path, size: int, data_dir: Path) -> dict[str, Any]:
     listing, listing_s = _timed(git.list_files, root)
     paths = listing.paths
-    payload, payload_s = _timed(picker.tree_payload, root, [], [], 200_000)
+    payload, payload_s = _timed(picker.tree_payload, root, [])
     texts = [(root / p).read_text() for p in paths]
     encoding = picker.COUNTER.encoding
     started = time.perf_counter()

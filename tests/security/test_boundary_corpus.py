@@ -139,10 +139,11 @@ def _other_surfaces(session, paths: list[str]) -> list[str]:
     assert watched.index(relevant + paths) == []
     counts = picker.TokenCounts().count(repo.root, paths)
     assert all(c.tokens is None for c in counts.values())
-    tree = picker.tree_payload(repo.root, [], [], 1000)
+    tree = picker.tree_payload(repo.root, [])
     pages = [json.dumps(tree)]
     pages.append(client.get(f"/s/{session.id}/").content.decode())
     pages.append(client.get(f"/s/{session.id}/files.json").content.decode())
+    pages.append(client.get(f"/s/{session.id}/files/rows/").content.decode())
     pages.append(client.get(f"/history/{session.id}/").content.decode())
     messages = list(session.messages.order_by("seq"))
     pages += [session_to_markdown(session, messages), session_to_jsonl(session, messages)]

@@ -9,7 +9,7 @@ base64url characters, the same function as picker.js), so no path needs escaping
 folder that is closed in the page costs a few bytes, not a redraw.
 Nothing here depends on a session: the fragments go to the repository's group as they
 are. Folder totals are figured here from the counts already known (no file is read).
-Non-goals: the selection (its answers are `picker_message`), drawing the tree (picker.js).
+Non-goals: the selection (its answers: `selection`), drawing the rows (`tree`).
 """
 
 from __future__ import annotations
@@ -128,16 +128,16 @@ def _refused_label(reason: str) -> str:
 
 def _folder_totals(repo: Path, listing: _Listing, folders: list[str]) -> list[dict]:
     """The folders' tokens (whole files) and outline tokens, with "≥" while some of their
-    files are not counted yet (picker.js figures them the same way when it draws). Each
+    files are not counted yet (`tree` draws a folder row with the same figures). Each
     file is looked up once, however many of the folders hold it."""
     files = sorted({p for f in folders for p in listing.folders.get(f, [])})
     known = picker.COUNTS.peek(repo, files)
     outlinable = {p for p in files if p not in listing.locked and language_of(p)}
     outline_known = outlines.peek(repo, outlinable)
-    return [_folder_total(listing, f, known, outlinable, outline_known) for f in folders]
+    return [folder_total(listing, f, known, outlinable, outline_known) for f in folders]
 
 
-def _folder_total(listing: _Listing, folder: str, known, outlinable, outline_known) -> dict:
+def folder_total(listing: _Listing, folder: str, known, outlinable, outline_known) -> dict:
     tokens, counted = 0, True
     outline, outline_counted, outlined = 0, True, False
     for path in listing.folders.get(folder, []):

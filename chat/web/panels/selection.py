@@ -4,10 +4,11 @@ A choice (boxes ticked, outlines toggled) is answered to every tab of the sessio
 one HTML message: an element per file whose selection changed or that sending would shed
 (`s` and its row key; `data-sel` off, on or outline), and one per folder holding such a
 file with its three states figured here (`data-sel` all, some or none; `data-outline`
-when all its outlinable files go as outlines), as picker.js's folder box counts them: a
+when all its outlinable files go as outlines), as `tree.folder_state` counts them: a
 refused file does not count, a locked one only when it is selected. The carrier names the
-choice it answers and the budget. Non-goals: saving the choice (chat.turn.context), the
-HUD (its own frame), counts and the watcher's news (fileupdates).
+choice it answers and the budget; the running total follows the rows. Non-goals: saving
+the choice (chat.turn.context), the HUD (its own frame), counts and the watcher's news
+(fileupdates).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from pathlib import Path
 from django.template.loader import render_to_string
 
 from chat.repo import boundary, picker
-from chat.repo.repomap.symbols import language_of
 from chat.web.panels.fileupdates import folders_of, listing_of, row_key
+from chat.web.panels.tree import Selection, folder_state, total_of
 
 Chosen = tuple[Iterable[str], Iterable[str]]  # the active files, those sent as outlines
 
@@ -47,24 +48,19 @@ def selection_update(
     locked = boundary.screen(files, root=repo).locked
     refused = {p for p, c in picker.COUNTS.peek(repo, files).items() if c.tokens is None}
     refused -= set(locked)
+    chosen = Selection(frozenset(on), frozenset(outline), shed=frozenset(shed), budget=budget or 0)
+    states = {f: folder_state(listing.folders.get(f, []), chosen, refused, locked) for f in folders}
     context = {
         "files": [
             (row_key(p), "outline" if p in outline else "on" if p in on else "off", p in shed)
             for p in sorted(changed)
         ],
         "folders": [
-            _folder(f, listing.folders.get(f, []), on, outline, refused, locked) for f in folders
+            {"key": row_key(f), "path": f, "sel": s["sel"], "outline": s["as_outline"]}
+            for f, s in states.items()
         ],
         "answers": answers,
         "budget": budget or "",
+        "total": total_of(repo, chosen),
     }
     return render_to_string("chat/_picker_selection.html", context).strip()
-
-
-def _folder(folder: str, files: list[str], on, outline, refused, locked) -> dict:
-    counted = [p for p in files if p not in refused and (p not in locked or p in on)]
-    ticked = sum(1 for p in counted if p in on)
-    state = "all" if counted and ticked == len(counted) else "some" if ticked else "none"
-    outlinable = [p for p in files if p not in refused and p not in locked and language_of(p)]
-    as_outline = bool(outlinable) and all(p in outline for p in outlinable)
-    return {"key": row_key(folder), "path": folder, "sel": state, "outline": as_outline}

@@ -110,11 +110,12 @@ def test_the_payload_and_the_pin_endpoint(client, root):
     with override_settings(ACDC_REPO=root):
         session = services.session_create(repository=str(root), model="acdc/fake")
         sessionsets.activate(session, "src/app.py")
-        picker.COUNTS.count(root, ["src/app.py"])
+        (root / "logo.png").write_bytes(b"\x89PNG\x00\x00data")
+        picker.COUNTS.count(root, ["src/app.py", "logo.png"])
         data = client.get(f"/s/{session.id}/files.json").json()
-        assert data["active"] == ["src/app.py"] and data["pinned"] == []
-        assert data["counts"]["src/app.py"] > 0 and not data["complete"]
-        assert data["budget"] > 100_000 and "src/old.py" in data["files"]
+        assert data["active"] == ["src/app.py"] and data["outlines"] == []
+        assert data["refused"] == ["logo.png"] and ".py" in data["outline_suffixes"]
+        assert "src/old.py" in data["files"] and "counts" not in data  # the rows carry them
 
         pinned = client.post(f"/s/{session.id}/files/pin/", {"path": "README.md", "pinned": "true"})
         assert pinned.json() == {"pinned": ["README.md"]}

@@ -1,0 +1,213 @@
+"""The Files panel's rows, drawn on the server: a folder's children, the tree as the page
+first shows it, the filter's list, and the running total of the selection.
+
+A row carries everything it shows: the file's selection (off, on, outline), its count and
+its outline's count, git badge, pin, lock, and whether sending would shed it; a folder row
+its three states (all, some, none, figured as `selection.folder_state` does for a choice's
+answer) and its totals (as `fileupdates` sends them while counting). Every cell has the id
+the live fragments aim at (`row_key`), so a row drawn here takes later updates in place.
+A closed folder's children are not drawn: opening it asks for them (an htmx GET).
+Non-goals: ranking the filter's matches (filter.js), the answer to a choice (selection),
+counting (chat.repo.picker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.template.loader import render_to_string
+
+from chat.repo import git, outlines, picker
+from chat.repo.repomap.symbols import language_of
+from chat.web.panels.fileupdates import folder_total, folders_of, listing_of, row_key
+
+OPEN_ALL_UP_TO = 300  # a repository this small shows every folder open
+_GIT_NAMES = {"M": "modified", "S": "staged", "U": "untracked", "D": "deleted"}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A session's choice as the server holds it."""
+
+    active: frozenset[str]
+    outlines: frozenset[str] = frozenset()
+    pinned: frozenset[str] = frozenset()
+    shed: frozenset[str] = frozenset()
+    budget: int = 0
+
+
+class TreeRows:
+    """The rows of one repository for one session's selection (one listing, one git
+    status, the counts known now)."""
+
+    def __init__(self, repo: Path, selection: Selection) -> None:
+        self.repo = repo
+        self.selection = selection
+        self.listing = listing_of(repo)
+        self.badges = git.status(repo)
+
+    def children(self, folder: str) -> tuple[list[str], list[str]]:
+        """The folders and files directly inside `folder` ("" is the top), sorted."""
+        inside = self.listing.folders.get(folder, []) if folder else self.listing.paths
+        cut = len(folder) + 1 if folder else 0
+        dirs, files = set(), []
+        for path in inside:
+            rest = path[cut:]
+            if "/" in rest:
+                dirs.add(folder + "/" + rest.split("/", 1)[0] if folder else rest.split("/", 1)[0])
+            else:
+                files.append(path)
+        return sorted(dirs, key=lambda d: d.rsplit("/", 1)[-1].casefold()), sorted(files)
+
+    def opened(self) -> set[str]:
+        """The folders the page opens at first: all of a small repository, else those that
+        hold a selected file (so the selection is in view)."""
+        if len(self.listing.paths) <= OPEN_ALL_UP_TO:
+            return set(self.listing.folders)
+        return {f for p in self.selection.active for f in folders_of(p)}
+
+    def rows(self, folder: str, opened: set[str]) -> list[dict]:
+        """`folder`'s children as rows, an open folder's own children inside its row."""
+        dirs, files = self.children(folder)
+        known = self._known(files)
+        totals = self._totals(dirs)
+        rows = []
+        for sub in dirs:
+            row = self._folder_row(sub, totals[sub])
+            if sub in opened:
+                row.update(open=True, children=self.rows(sub, opened))
+            rows.append(row)
+        rows.extend(self._file_row(p, *known) for p in files)
+        return rows
+
+    def found(self, paths: Iterable[str]) -> list[dict]:
+        """The filter's list: the files named (best first), each with its folder."""
+        listed = set(self.listing.paths)
+        paths = [p for p in paths if p in listed]
+        known = self._known(paths)
+        return [{**self._file_row(p, *known), "hint": _folder_of(p)} for p in paths]
+
+    def total(self) -> dict:
+        """The running total under the filter box, and the files sending would shed."""
+        return total_of(self.repo, self.selection)
+
+    def _known(self, files: list[str]) -> tuple[dict, dict]:
+        return picker.COUNTS.peek(self.repo, files), outlines.peek(self.repo, files)
+
+    def _totals(self, dirs: list[str]) -> dict[str, dict]:
+        files = sorted({p for d in dirs for p in self.listing.folders.get(d, [])})
+        known = picker.COUNTS.peek(self.repo, files)
+        outlinable = {p for p in files if p not in self.listing.locked and language_of(p)}
+        outline_known = outlines.peek(self.repo, outlinable)
+        refused = {p for p, c in known.items() if c.tokens is None} - set(self.listing.locked)
+        sel = self.selection
+        return {
+            d: {
+                **folder_total(self.listing, d, known, outlinable, outline_known),
+                **folder_state(self.listing.folders.get(d, []), sel, refused, self.listing.locked),
+            }
+            for d in dirs
+        }
+
+    def _folder_row(self, folder: str, total: dict) -> dict:
+        name = folder.rsplit("/", 1)[-1]
+        return {"folder": True, "path": folder, "name": name, "open": False, **total}
+
+    def _file_row(self, path: str, counts: dict, outline_counts: dict) -> dict:
+        sel, locked = self.selection, self.listing.locked.get(path, "")
+        count = counts.get(path)
+        reason = count.reason if count is not None and count.tokens is None and not locked else ""
+        on = path in sel.active
+        badge = self.badges.get(path, "")
+        outline = outline_counts.get(path)
+        return {
+            "path": path,
+            "key": row_key(path),
+            "parts": _breakable(path.rsplit("/", 1)[-1]),
+            "on": on,
+            "as_outline": on and path in sel.outlines,
+            "pinned": path in sel.pinned,
+            "shed": on and path in sel.shed,
+            "locked": locked,
+            "refused": reason,
+            "refused_label": "binary" if reason.startswith("binary") else "too large",
+            "tokens": f"{count.tokens:,}" if count is not None and count.tokens is not None else "",
+            "grammar": bool(language_of(path)),
+            "outline": f"{outline:,}" if outline is not None else "…",
+            "badge": badge,
+            "badge_name": _GIT_NAMES.get(badge, ""),
+            "pin_shown": not reason and (not locked or on or path in sel.pinned),
+        }
+
+
+def folder_state(files: Iterable[str], sel: Selection, refused: set[str], locked) -> dict:
+    """A folder's box: all, some or none of the files it would take (a refused file does
+    not count, a locked one only when it is selected); ≡ on when all outlinable files go
+    as outlines. A choice's answer figures it the same way (selection)."""
+    counted = [p for p in files if p not in refused and (p not in locked or p in sel.active)]
+    ticked = sum(1 for p in counted if p in sel.active)
+    state = "all" if counted and ticked == len(counted) else "some" if ticked else "none"
+    outlinable = [p for p in files if p not in refused and p not in locked and language_of(p)]
+    as_outline = bool(outlinable) and all(p in sel.outlines for p in outlinable)
+    return {"sel": state, "as_outline": as_outline}
+
+
+def _folder_of(path: str) -> str:
+    """The folder a found file's row names under it ("" at the top)."""
+    return path.rpartition("/")[0] + "/" if "/" in path else ""
+
+
+def _breakable(name: str) -> list[str]:
+    """A long name wraps after "_", "-" or "." before it wraps anywhere (a <wbr> each)."""
+    parts, start = [], 0
+    for i, char in enumerate(name):
+        if char in "_.-" and i + 1 < len(name):
+            parts.append(name[start : i + 1])
+            start = i + 1
+    parts.append(name[start:])
+    return parts
+
+
+def total_of(repo: Path, sel: Selection) -> dict:
+    """ "N selected · T of B tokens (P%)", "≥" while some selected file is not counted;
+    over when sending would shed files or the total passes the budget."""
+    whole = picker.COUNTS.peek(repo, sel.active)
+    outline = outlines.peek(repo, sel.outlines & sel.active)
+    tokens, unknown = 0, False
+    for path in sel.active:
+        count = (
+            outline.get(path) if path in sel.outlines else getattr(whole.get(path), "tokens", None)
+        )
+        unknown = unknown or count is None
+        tokens += count or 0
+    shed = sorted(sel.shed & sel.active)
+    outlined = len(sel.outlines & sel.active)
+    share = round(100 * tokens / sel.budget) if sel.budget else 0
+    return {
+        "selected": len(sel.active),
+        "outlined": f"{outlined:,}" if outlined else "",
+        "tokens": f"{'≥ ' if unknown else ''}{tokens:,}",
+        "budget": f"{sel.budget:,}",
+        "share": share,
+        "over": bool(shed) or (sel.budget > 0 and tokens > sel.budget),
+        "shed": shed,
+        "shed_count": len(shed),
+    }
+
+
+def render_tree(
+    rows: TreeRows, url: str, *, folder: str | None = None, found=None, opened=None
+) -> str:
+    """The rows to swap in: `folder`'s children; the filter's list (`found`, best first);
+    or the whole tree as the page shows it (`opened`: the open folders, or the first
+    view's), with the total. `url` is where a closed folder asks for its children."""
+    if found is not None:
+        context = {"rows": rows.found(found), "flat": True, "total": rows.total()}
+    elif folder is not None:
+        context = {"rows": rows.rows(folder, set())}
+    else:
+        context = {"rows": rows.rows("", rows.opened() if opened is None else set(opened))}
+        context["total"] = rows.total()
+    return render_to_string("chat/_picker_tree.html", {**context, "rows_url": url})

@@ -10,6 +10,13 @@ included). The wire is every frame of the turn the socket read, against the repl
 whole; the load average is the machine's at the start and the end of the reply. Goals
 (issue 24): disk writes ≤ 40x the reply, CPU ≤ 0.8 s (≤ 2 s for 60 KB), at most 20 frames
 a second. Figures only.
+
+The same code costs more CPU when its work comes in small pieces with the core idle in
+between (caches and branch predictors go cold, more so when other guests share the host),
+and how much more changes by the hour on these machines: the same commit's 15 KB figure
+read 0.85 s and 2.3 s an hour apart. So each row also names the machine's pace penalty at
+that moment: a fixed piece of Python work timed back to back and with the reply's 0.12 s
+between pieces (`pace_penalty`).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -44,7 +52,35 @@ def paced_rows(
 ) -> list:
     """One row per reply size, each from a server of its own."""
     sizes = (2,) if quick else sizes_kb
-    return [_paced_row(folder / f"{size:g}kb", repo, size) for size in sizes]
+    rows = []
+    for size in sizes:
+        row = _paced_row(folder / f"{size:g}kb", repo, size)
+        row["pace penalty"] = pace_penalty(pieces=20 if quick else 100)
+        rows.append(row)
+    return rows
+
+
+def pace_penalty(pieces: int = 100) -> str:
+    """CPU per piece of fixed work when the pieces come DELAY apart, against back to back."""
+    text = "def step(tokens: int) -> int:\n    return tokens * 2  # doubled\n" * 20
+    pattern = re.compile(r"(\w+)\(([^)]*)\)")
+
+    def piece() -> None:
+        for _ in range(5):
+            data = json.loads(json.dumps({"delta": text, "n": [1, 2, 3]}))
+            pattern.findall(data["delta"])
+
+    async def timed(delay: float) -> float:
+        start = time.process_time()
+        for _ in range(pieces):
+            piece()
+            if delay:
+                await asyncio.sleep(delay)
+        return (time.process_time() - start) / pieces
+
+    back_to_back = asyncio.run(timed(0))
+    paced = asyncio.run(timed(DELAY))
+    return f"{paced / back_to_back:.1f}x ({paced * 1e3:.2f} / {back_to_back * 1e3:.2f} ms)"
 
 
 def _paced_row(folder: Path, repo: Path, size_kb: float) -> dict[str, Any]:

@@ -297,14 +297,18 @@
   // The tree again (the folders open now stay open), or the filter's list: after the
   // model's tools changed the sets, or files came or went. Scroll and focus stay.
   let drawn = 0;
+  const FOUND_AT_MOST = 200;  // rows the filter asks the server for
   async function refresh() {
     const root = tree();
     if (!root) return;
     const ask = ++drawn;
     const url = panel().dataset.rowsUrl;
     let response;
+    let matched = 0;
     if (state.filter) {
-      const found = window.acdcFilter.rankFiles(state.files, state.filter).slice(0, 200);
+      const ranked = window.acdcFilter.rankFiles(state.files, state.filter);
+      matched = ranked.length;
+      const found = ranked.slice(0, FOUND_AT_MOST);
       const body = new URLSearchParams(found.map((p) => ["found", p]));
       if (!found.length) body.append("found", "");
       response = await fetch(url, { method: "POST", body, headers: { "X-CSRFToken": csrf() } });
@@ -318,6 +322,12 @@
     const scroll = root.scrollTop;
     const focused = focusKey(root);
     htmx.swap(root, html, { swapStyle: "innerHTML" });
+    if (matched > FOUND_AT_MOST) {
+      const note = document.createElement("p");
+      note.className = "muted small found-more";
+      note.textContent = `The best ${FOUND_AT_MOST} of ${fmt(matched)} matches: type more to narrow them.`;
+      root.append(note);
+    }
     root.scrollTop = scroll;
     if (focused) focusControl(...focused);
   }

@@ -61,3 +61,12 @@ async def test_opening_a_folder_of_a_large_repository_brings_its_rows_with_their
     await expect(files.get_by_role("checkbox", name="folder many/part3")).not_to_be_checked()
     mixed = files.get_by_role("checkbox", name="folder many", exact=True)
     assert await mixed.evaluate("box => box.indeterminate && !box.checked")  # drawn "some"
+
+    # The filter brings the best rows only, and says how many more matched.
+    await files.get_by_placeholder(re.compile("Filter files")).fill("mod_")
+    await expect(files.locator(".found-more")).to_have_text(
+        "The best 200 of 320 matches: type more to narrow them."
+    )
+    await expect(files.locator("[data-row]")).to_have_count(200)
+    await files.get_by_placeholder(re.compile("Filter files")).fill("mod_31")
+    await expect(files.locator(".found-more")).to_have_count(0)

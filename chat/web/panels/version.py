@@ -11,11 +11,15 @@ will bring the panels up to date.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
+from django.db import connection
 from django.db.models import Count, OuterRef, Subquery
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from history.models import Checkpoint, Compaction, Message, Session
 
@@ -63,11 +67,36 @@ def _count(queryset) -> Subquery:
 
 
 def read(session_id: str) -> Version | None:
-    """The session's panel tokens (None: no such session)."""
+    """The session's panel tokens (None: no such session). An open tab asks every
+    ACDC_PANEL_POLL_MS, all day: the query is built once per database (`_compiled`);
+    building it with the ORM each time cost 2 ms, running it 10 µs."""
+    sql, slots, params, names = _compiled(connection.alias, connection.vendor)
+    arguments = [session_id if i in slots else p for i, p in enumerate(params)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, arguments)
+        found = cursor.fetchone()
+    if found is None:
+        return None
+    row = dict(zip(names, found, strict=True))
+    compactions = f"{row['live_ids']}/{row['live_count']}"
+    updated = _moment(row["updated_at"])
+    parts = {
+        "conversation": f"{row['last_seq']}:{row['last_status']}:{compactions}",
+        "hud": updated.isoformat() if updated else "",
+        "tools": f"{row['checkpoint_id']}:{compactions}:{_flag(row['grounding'])}",
+        "model": row["model"],
+    }
+    expires = _moment(row["turn_expires"])
+    busy = bool(row["turn_id"]) and (expires is None or expires > timezone.now())
+    return Version(parts=parts, busy=busy, model=row["model"])
+
+
+def queryset(session_id: str):
+    """The session's row with what the tokens are made of, as the ORM asks for it."""
     messages = Message.objects.filter(session_id=OuterRef("pk"))
     live = Compaction.objects.filter(session_id=OuterRef("pk"), undone_at=None)
     checkpoints = Checkpoint.objects.filter(session_id=OuterRef("pk"))
-    row = (
+    return (
         Session.objects.filter(pk=session_id)
         .annotate(
             last_seq=_one(messages.order_by("-seq"), "seq"),
@@ -76,21 +105,38 @@ def read(session_id: str) -> Version | None:
             live_count=_count(live),
             checkpoint_id=_one(checkpoints.order_by("-pk"), "pk"),
         )
-        .values(*FIELDS)
-        .first()
+        .values(*FIELDS)[:1]
     )
-    if row is None:
+
+
+_PLACEHOLDER = "\x00session\x00"
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(alias: str, vendor: str) -> tuple[str, frozenset[int], tuple, tuple[str, ...]]:
+    """`queryset`'s SQL for this database, where its session id goes among the
+    parameters, and the columns' names in order."""
+    query = queryset(_PLACEHOLDER).query
+    sql, params = query.get_compiler(alias).as_sql()
+    slots = frozenset(i for i, p in enumerate(params) if p == _PLACEHOLDER)
+    if not slots:
+        raise RuntimeError("the version query names no session")  # Django changed its SQL
+    names = (*query.extra_select, *query.values_select, *query.annotation_select)
+    return sql, slots, tuple(params), names
+
+
+def _flag(value) -> bool | None:
+    return None if value is None else bool(value)  # SQLite gives 0 and 1
+
+
+def _moment(value) -> datetime | None:
+    """A date and time as the database gave it without the ORM (SQLite: text), made aware."""
+    if value is None or value == "":
         return None
-    compactions = f"{row['live_ids']}/{row['live_count']}"
-    parts = {
-        "conversation": f"{row['last_seq']}:{row['last_status']}:{compactions}",
-        "hud": row["updated_at"].isoformat() if row["updated_at"] else "",
-        "tools": f"{row['checkpoint_id']}:{compactions}:{row['grounding']}",
-        "model": row["model"],
-    }
-    expires = row["turn_expires"]
-    busy = bool(row["turn_id"]) and (expires is None or expires > timezone.now())
-    return Version(parts=parts, busy=busy, model=row["model"])
+    moment = value if isinstance(value, datetime) else parse_datetime(str(value))
+    if moment is not None and timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, UTC)
+    return moment
 
 
 def page_token(session_id: str) -> str:

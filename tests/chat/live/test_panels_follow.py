@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db.models.sql.compiler import SQLCompiler
 from django.test import override_settings
 
 from acdc.asgi import application
@@ -38,6 +39,27 @@ def test_a_session_whose_turn_holds_the_lease_is_busy(session):
     release_lease(session.id, owner)
     assert not version.read(session.id).busy
     assert version.read("sess_nobody") is None
+
+
+def test_reading_the_version_builds_its_query_once_and_reads_what_the_orm_reads(
+    session, monkeypatch
+):
+    version.read(session.id)  # built here, or by an earlier test
+    built = []
+    real = SQLCompiler.as_sql
+    monkeypatch.setattr(
+        SQLCompiler, "as_sql", lambda self, *a, **k: built.append(1) or real(self, *a, **k)
+    )
+    for grounding in (None, True, False):
+        Session.objects.filter(pk=session.pk).update(grounding=grounding)
+        services.message_append(session=session, role=Message.Role.USER, content="hi")
+        built.clear()
+        read = version.read(session.id)
+        assert built == [], "the version query was built again"
+        row = version.queryset(session.id)[0]
+        assert read.parts["hud"] == row["updated_at"].isoformat()
+        assert read.parts["tools"].endswith(f":{row['grounding']}")
+        assert read.parts["conversation"].startswith(f"{row['last_seq']}:{row['last_status']}:")
 
 
 @database_sync_to_async

@@ -351,6 +351,13 @@
     const target = event.target;
     if (!(target instanceof HTMLInputElement) || !target.closest("#file-tree-root")) return;
     event.stopPropagation();
+    // The rows can be on the page before the paths and locks they need: a box ticked then
+    // is taken once they are (a folder's files, a secret's question).
+    if (state.ready) choose(target);
+    else loaded.then(() => choose(target));
+  }, true);
+
+  function choose(target) {
     const path = target.dataset.path;
     if (path && target.checked && state.locked[path] && !state.confirmed.has(path)) {
       target.checked = false;  // until the person says so in the dialog
@@ -360,7 +367,7 @@
       showFolders(target.dataset.folder, target.checked);
       setFiles(filesUnder(target.dataset.folder), target.checked);
     }
-  }, true);
+  }
 
   document.addEventListener("click", (event) => {
     const control = event.target.closest && event.target.closest("#file-tree-root button");
@@ -375,9 +382,11 @@
       control.setAttribute("aria-label", (open ? "Collapse " : "Expand ") + control.dataset.toggle);
     } else if (control.dataset.outline !== undefined) {
       if (control.getAttribute("aria-disabled") === "true") return;
-      setOutlines([control.dataset.outline], !state.outlines.has(control.dataset.outline));
+      const path = control.dataset.outline;
+      loaded.then(() => setOutlines([path], !state.outlines.has(path)));
     } else if (control.dataset.outlineFolder !== undefined) {
-      setOutlines(filesUnder(control.dataset.outlineFolder), control.getAttribute("aria-pressed") !== "true");
+      const on = control.getAttribute("aria-pressed") !== "true";
+      loaded.then(() => setOutlines(filesUnder(control.dataset.outlineFolder), on));
     } else if (control.dataset.pin !== undefined) {
       setPin(control.dataset.pin, control.getAttribute("aria-pressed") !== "true");
     }
@@ -561,6 +570,8 @@
   });
 
   // The flat list of paths and the selection come as JSON; the rows as HTML, in parallel.
+  let markLoaded;
+  const loaded = new Promise((resolve) => { markLoaded = resolve; });
   async function load() {
     const host = panel();
     if (!host) return;
@@ -580,6 +591,7 @@
       takeServers();
       await rows;
       state.ready = true;
+      markLoaded();
       for (const text of early.splice(0)) takeFragments(text);
       for (const update of earlyUpdates.splice(0)) applyUpdate(update);
     } catch (error) {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -139,3 +140,24 @@ async def test_a_folder_skips_its_locked_files_and_says_so(server, page):
     await folder.uncheck()
     await expect(total).to_contain_text("0 selected")
     await expect(files.get_by_role("status")).to_be_hidden()
+
+
+async def test_a_folder_ticked_before_the_paths_arrive_is_taken_once_they_do(server, page):
+    (server.repo / "src" / "deploy.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    held = asyncio.Event()  # files.json (the paths and the locks) waits for the tick
+
+    async def hold(route) -> None:
+        await held.wait()
+        await route.continue_()
+
+    await page.route(re.compile(r"/files\.json$"), hold)
+    await page.goto(server.session_url)
+    files = page.get_by_role("region", name="Files")
+    folder = files.get_by_role("checkbox", name="folder src")
+    await folder.check()  # its rows are drawn; what it holds is not known yet
+    held.set()
+
+    await expect(files.get_by_role("status")).to_contain_text("1 locked file was skipped")
+    await expect(files.get_by_role("checkbox", name="src/app.py")).to_be_checked()
+    await expect(files.get_by_role("checkbox", name="src/deploy.pem")).not_to_be_checked()
+    await expect(files.locator("#picker-total")).to_contain_text("1 selected")

@@ -10,8 +10,10 @@
 // - putting incoming fragments in place: token counts, progress and the watcher's news
 //   (chat.web.panels.fileupdates) cell by cell on the rows' stable ids (`rowKey`); the
 //   answer to a choice (chat.web.panels.selection) row by row, with the folders' three
-//   states and the total figured on the server. While a newer choice of this tab is
-//   unanswered, answers to older ones (and other tabs' choices) leave the boxes alone.
+//   states and the total figured on the server; the model's tools' news the same way,
+//   with the rows it touched drawn whole. While a newer choice of this tab is
+//   unanswered, answers to older ones (and other tabs' choices, and the tools' news)
+//   leave the boxes alone.
 // The page keeps only the selection it sends and the repository's flat list of paths (the
 // filter ranks it, a folder's box takes its files from it): no copy of the tree.
 (function () {
@@ -415,9 +417,10 @@
   });
 
   // -- what the server pushes --------------------------------------------------------------
-  // The model's tools' and other programs' news (JSON "picker": active, pinned, uncheck,
-  // flash, badges): the sets change here, the rows come again from the server.
-  // Only news draws again: the follower repeats the sets after every change of the HUD.
+  // Another process's news (the follower's JSON "picker": active, outlines, pinned, shed,
+  // after `acdc chat --add`; rare): the sets change here, the rows come again from the
+  // server. Only news draws again: the follower repeats the sets after every HUD change.
+  // (The model's tools' news comes as rows: takeSelection.)
   const earlyUpdates = [];  // news that came before the rows
   const same = (a, b) => a.size === b.size && [...a].every((item) => b.has(item));
   function applyUpdate(data) {
@@ -503,15 +506,20 @@
   }
 
   // The answer to a choice (this tab's, another tab's): an element per row whose state
-  // changed, the folders' three states and the total as the server figured them.
+  // changed, the folders' three states and the total as the server figured them. The
+  // model's tools' news is the same naming no choice, with the rows it touched drawn
+  // whole (pin, badge, flash): they take their place at once, their boxes showing this
+  // tab's choice while one is on its way.
   function takeSelection([carrier, ...nodes]) {
     if (!state.ready) return;  // the rows and the selection come after it
-    if (carrier.dataset.selection) state.answered = carrier.dataset.selection;
+    const news = !carrier.dataset.selection;
+    if (!news) state.answered = carrier.dataset.selection;
     const shed = new Set();
     const folders = [];
     const totals = [];
     for (const node of nodes) {
       if (node.id === "picker-total" || node.id === "picker-shed") totals.push(node);
+      else if (node.dataset.row !== undefined) putRow(node);
       else if (node.dataset.folder !== undefined) folders.push(node);
       else {
         const path = pathOfKey(node.id.slice(1));
@@ -522,11 +530,14 @@
         if (node.hasAttribute("data-shed")) shed.add(path);
       }
     }
-    if (waiting()) return;
+    if (waiting()) {
+      if (news) state.stale = true;  // its folders and total: once this tab's choice is answered
+      return;
+    }
     takeServers();
     showRows();
-    state.shed = shed;
-    for (const row of tree().querySelectorAll("[data-row]")) row.classList.toggle("will-shed", shed.has(row.dataset.row));
+    state.shed = shed;  // each file sending would shed is named, whatever changed
+    for (const row of tree().querySelectorAll("[data-row]")) row.classList.toggle("will-shed", state.shed.has(row.dataset.row));
     for (const node of folders) {
       const box = tree().querySelector(`[data-folder="${CSS.escape(node.dataset.folder)}"]`);
       if (box) setBox(box, node.dataset.sel);
@@ -542,6 +553,20 @@
     }
   }
   const flip = (set, item, on) => (on ? set.add(item) : set.delete(item));
+  // A row drawn again by the server takes the place of the one on the page (a file not on
+  // the page, in a closed folder, has none); in the filter's list it keeps its folder hint.
+  function putRow(row) {
+    const path = row.dataset.row;
+    const old = rowOf(path);
+    if (!old) return;
+    const hint = old.querySelector(".folder-hint");
+    if (hint) row.querySelector(".name").after(hint);
+    const focused = focusKey(old);
+    old.replaceWith(row);
+    flip(state.pinned, path, row.querySelector('[data-pin][aria-pressed="true"]') !== null);
+    if (waiting()) showRow(row);
+    if (focused) focusControl(...focused);
+  }
 
   // The fragments are recognised by their first element, the tools' news by its JSON;
   // both are taken before the ws extension swaps.

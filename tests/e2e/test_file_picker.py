@@ -86,11 +86,16 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
         {"tool_calls": [{"name": "activate", "arguments": {"id": "README.md"}, "id": "t1"}]},
         "I activated the readme.",
     )
+    redrawn = []  # the open tree asked for again: the tools' news brings its rows itself
+    page.on("request", lambda r: redrawn.append(r.url) if "opened=1" in r.url else None)
     await page.get_by_role("textbox", name="Message").fill("Look at the readme, please")
     await page.get_by_role("button", name="Send").click()
     log = page.get_by_role("log", name="Conversation")
     await expect(log).to_contain_text("I activated the readme.", timeout=SLOW)
     await expect(files.get_by_role("checkbox", name="README.md")).to_be_checked()
+    await expect(files.locator('[data-row="README.md"]')).to_have_class(re.compile(r"\bflash\b"))
+    await expect(files.locator("#picker-total")).to_contain_text("2 selected")
+    assert redrawn == []
     card = log.locator(".tool-card").first
     await expect(card).to_contain_text("activate")
     await card.locator("summary").click()

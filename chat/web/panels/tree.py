@@ -21,10 +21,15 @@ from django.template.loader import render_to_string
 
 from chat.repo import git, outlines, picker
 from chat.repo.repomap.symbols import language_of
-from chat.web.panels.fileupdates import folder_total, folders_of, listing_of, row_key
+from chat.web.panels.fileupdates import (
+    GIT_NAMES,
+    folder_total,
+    folders_of,
+    listing_of,
+    row_key,
+)
 
 OPEN_ALL_UP_TO = 300  # a repository this small shows every folder open
-_GIT_NAMES = {"M": "modified", "S": "staged", "U": "untracked", "D": "deleted"}
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,7 @@ class TreeRows:
             "grammar": bool(language_of(path)),
             "outline": f"{outline:,}" if outline is not None else "…",
             "badge": badge,
-            "badge_name": _GIT_NAMES.get(badge, ""),
+            "badge_name": GIT_NAMES.get(badge, ""),
             "pin_shown": not reason and (not locked or on or path in sel.pinned),
         }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from channels.db import database_sync_to_async
@@ -125,8 +126,10 @@ async def test_tool_cards_and_the_picker_update_reach_the_browser(fake):
     text = "".join(frames)
     assert "tool-card status-running" in text and "tool-card status-ok" in text
     assert "activate(id=&#x27;README.md&#x27;)" in text
-    # The picker follows: an update naming README.md as active (and flashing its row).
-    assert '{"type":"picker"' in text and '"active":["README.md"]' in text
+    # The picker follows: README.md's row drawn again, checked and flashing.
+    update = next(f for f in frames if f.startswith('<div id="picker-update"'))
+    assert re.search(r'class="picker-row file flash"[^>]*data-row="README.md"', update)
+    assert '<input type="checkbox" aria-label="README.md" data-path="README.md" checked' in update
     assert 'class="tool-cards"' in frames[-1] and "status-ok" in frames[-1]  # kept at the end
     await ws.disconnect()
     page = await database_sync_to_async(lambda: Client().get(f"/s/{session.id}/"))()

@@ -452,7 +452,7 @@
 
   // Counts, progress and the watcher's news: each cell is the new content of the element
   // of its id (an innerHTML out-of-band swap, without the attribute on every cell); a file
-  // found unreadable cannot be ticked; files that came or went bring the rows again.
+  // found unreadable cannot be ticked; files that came or went are put in or taken out.
   const early = [];  // fragments that came before the rows
   function takeFragments(text) {
     const holder = document.createElement("template");
@@ -461,7 +461,8 @@
     if (nodes[0].dataset.selection !== undefined) return takeSelection(nodes);
     if (!state.ready || !tree().childElementCount) return early.push(text);
     const listed = new Set(state.files);
-    const added = nodes.filter((n) => n.id[0] === "n" && !listed.has(n.dataset.path)).map((n) => n.dataset.path);
+    const news = nodes.filter((n) => n.id[0] === "n" && !listed.has(n.dataset.path));
+    const added = news.map((n) => n.dataset.path);
     const removed = nodes.filter((n) => n.id[0] === "x" && listed.has(n.dataset.path)).map((n) => n.dataset.path);
     let total = false;
     for (const node of nodes) {
@@ -480,9 +481,50 @@
     if (added.length || removed.length) {
       const gone = new Set(removed);
       state.files = [...state.files.filter((p) => !gone.has(p)), ...added].sort();
-      for (const p of removed) state.active.delete(p);
-      refresh();
+      const dropped = removed.filter((p) => state.active.delete(p));
+      if (state.filter || !placeRows(news, removed)) refresh();
+      else if (total || dropped.length) refreshTotal();
     } else if (total) refreshTotal();
+  }
+  // Files that came or went on disk: a new file's row (drawn on the server, inside its "n"
+  // element) goes into its folder's group in name order, a gone file's row goes away.
+  // False when only the tree drawn again will do: a new folder to show, an emptied one,
+  // a new file without its row.
+  function placeRows(news, removed) {
+    for (const path of removed) {
+      const row = rowOf(path);
+      if (!row) continue;
+      const group = row.parentElement;
+      row.remove();
+      if (group !== tree() && !group.childElementCount) return false;
+    }
+    for (const node of news) {
+      const path = node.dataset.path;
+      const row = node.querySelector("[data-row]");
+      if (rowOf(path)) continue;
+      const folder = path.slice(0, Math.max(0, path.lastIndexOf("/")));
+      const group = folder ? document.getElementById(`g${rowKey(folder)}`) : tree();
+      if (!group) {
+        if (folderShown(folder)) return false;
+        continue;  // inside a folder not drawn yet: opening it draws the row
+      }
+      if (group !== tree() && !group.childElementCount) continue;  // fetched when opened
+      if (!row) return false;
+      const next = [...group.children].find((c) => c.dataset.row !== undefined && c.dataset.row > path);
+      if (next) next.before(row);
+      else group.append(row);
+      showRow(row);
+    }
+    return true;
+  }
+  // Whether `folder`'s row would be on the page: its nearest drawn folder has its rows.
+  function folderShown(folder) {
+    for (let f = folder; f; ) {
+      f = f.slice(0, Math.max(0, f.lastIndexOf("/")));
+      const group = f ? document.getElementById(`g${rowKey(f)}`) : tree();
+      if (group) return group === tree() || group.childElementCount > 0;
+    }
+    return true;
   }
   function refuse(path, why) {
     state.refused.add(path);

@@ -76,6 +76,14 @@ def listing_of(repo: Path, paths: list[str] | None = None) -> _Listing:
     return known
 
 
+def unlisted(repo: Path, paths: Iterable[str]) -> list[str]:
+    """Those of `paths` the listing as the last update saw it does not hold (before it is
+    read again: the watcher's new files)."""
+    known = _LISTINGS.get(str(repo))
+    held = set(known.listed) if known is not None else set()
+    return [p for p in paths if p not in held]
+
+
 def folders_of(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
@@ -92,15 +100,19 @@ def picker_update(
     added: Iterable[str] = (),
     removed: Iterable[str] = (),
     badges: Mapping[str, str] | None = None,
+    rows: Iterable[dict] = (),
 ) -> str:
     """One websocket message for the Files panel of every tab on `repo`: fragments for
     the files named and the folders that hold them, nothing for the rest. `paths` is
     the repository's listing when the caller has it (a counting pass). `added` and
     `removed` are the watcher's present and gone files, with their paths: a page that
-    has one already (or never had it) changes nothing for it. `badges` are files' git
-    badges now ("" for none: a file written by the model's edits)."""
+    has one already (or never had it) changes nothing for it; `rows` are the rows
+    (`tree.file_rows`) of the added files new to the listing, which a page puts in their
+    open folder. `badges` are files' git badges now ("" for none: a file written by the
+    model's edits)."""
     counts, outline_counts = dict(counts or {}), dict(outline_counts or {})
     added, removed = sorted(set(added)), sorted(set(removed))
+    drawn = {row["path"]: row for row in rows}
     listing = listing_of(repo, paths)  # read again when not given: the watcher's news is in it
     touched = {*counts, *outline_counts, *added, *removed}
     folders = sorted({f for p in touched for f in folders_of(p)})
@@ -109,7 +121,7 @@ def picker_update(
         "refused": [_refused(p, c) for p, c in sorted(counts.items()) if not isinstance(c, int)],
         "outline_counts": [(row_key(p), f"{c:,}") for p, c in sorted(outline_counts.items())],
         "changed": [row_key(p) for p in sorted(set(changed))],
-        "added": [(row_key(p), p) for p in added],
+        "added": [(row_key(p), p, drawn.get(p)) for p in added],
         "removed": [(row_key(p), p) for p in removed],
         "badges": [_badge(p, b) for p, b in sorted((badges or {}).items())],
         "folders": _folder_totals(repo, listing, folders),

@@ -147,6 +147,11 @@ class TreeRows:
         }
 
 
+def file_rows(repo: Path, paths: Iterable[str]) -> list[dict]:
+    """The rows of files new to the repository (none selected: a page shows its own)."""
+    return [{**row, "hint": ""} for row in TreeRows(repo, Selection(frozenset())).found(paths)]
+
+
 def folder_state(files: Iterable[str], sel: Selection, refused: set[str], locked) -> dict:
     """A folder's box: all, some or none of the files it would take (a refused file does
     not count, a locked one only when it is selected); ≡ on when all outlinable files go

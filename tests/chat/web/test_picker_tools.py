@@ -77,3 +77,18 @@ def test_written_files_get_their_git_badge_as_one_cell_each(root):
     )
     assert f'<i id="b{row_key("lib/a.py")}"></i>' in frame
     assert "data-row" not in frame
+
+
+def test_a_file_new_on_disk_comes_with_its_row_and_one_already_listed_without(root):
+    from chat.web.panels.fileupdates import listing_of, unlisted
+    from chat.web.panels.tree import file_rows
+
+    listing_of(root)
+    (root / "lib" / "new.py").write_text("NEW = 1\n")
+    (root / "README.md").write_text("# Changed\n")
+    present = ["README.md", "lib/new.py"]
+    assert unlisted(root, present) == ["lib/new.py"]
+    frame = picker_update(root, added=present, rows=file_rows(root, ["lib/new.py"]))
+    new = re.search(rf"<i id=\"n{row_key('lib/new.py')}\"[^>]*>(.*?)</i>", frame, re.S).group(1)
+    assert 'data-row="lib/new.py"' in new and " checked" not in new
+    assert re.search(rf'<i id="n{row_key("README.md")}"[^>]*></i>', frame)

@@ -36,8 +36,9 @@ from chat.web.broadcast import DREW_STREAMING, SEEN, files_group, session_group
 from chat.web.conversation import ended_frame
 from chat.web.edits.cards import pending_frames
 from chat.web.fragments import render_error, render_hud
-from chat.web.panels.fileupdates import picker_update
+from chat.web.panels.fileupdates import picker_update, unlisted
 from chat.web.panels.selection import selection_update
+from chat.web.panels.tree import file_rows
 from history import dbfaults
 from history.models import Session
 
@@ -215,6 +216,8 @@ async def files_changed(changes: list) -> None:
         counts = await database_sync_to_async(picker.COUNTS.count)(repo, fresh)
         update["counts"] = {p: c.as_json() for p, c in counts.items()}
         update["outline_counts"] = await asyncio.to_thread(outlines.counts, repo, fresh)
+    if new := unlisted(repo, update["added"]):  # drawn for the folders open in the pages
+        update["rows"] = await asyncio.to_thread(file_rows, repo, new)
     text = await asyncio.to_thread(picker_update, repo, **update)
     await layer.group_send(files_group(repo), {"type": "chat.frame", "html": text})
     for session_id in sorted({s for c in known for s in c.sessions}):

@@ -1,7 +1,7 @@
 """Turn events rendered as htmx out-of-band HTML frames, coalesced for the wire.
 
 Every HTML frame is rendered from a template under `templates/chat/` and carries the turn
-id; changes to the Files panel travel as JSON messages of their own (`picker_message`).
+id; the Files panel's rows the model's tools changed are drawn again (`sets_frame`).
 What the pages draw too (tool cards, the HUD, that message) is `chat.web.fragments`'.
 Answer updates are coalesced: at most one frame per `interval` (~20 a second), each
 carrying only what is new (`stream.py`), so a slow browser never falls behind a fast
@@ -19,7 +19,10 @@ import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
 
+from django.conf import settings
 from django.template.loader import render_to_string
 
 from chat.live.stream import Render, StreamState, advance, due, finish, snapshot
@@ -35,22 +38,30 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
-from chat.web.fragments import card, picker_message
+from chat.web.fragments import card
+from chat.web.panels.selection import sets_update
+from chat.web.panels.tree import Selection
 from history.markup.render import render_markdown
 
 Send = Callable[[str], Awaitable[None]]
 
 
 def render_event(event: TurnEvent) -> list[str]:
-    """The websocket messages for one turn event, in order: HTML fragments for htmx, and
-    for changes to the Files panel a JSON message of its own (`picker_message`)."""
-    if isinstance(event, TurnNotice) and event.paths:
-        return [_render_html(event), picker_message(event.turn_id, uncheck=list(event.paths))]
+    """The websocket messages for one turn event, in order: HTML fragments (the Files
+    panel's are taken by picker.js before htmx would swap them)."""
     if isinstance(event, SetsChanged):
-        changes = {"active": list(event.active), "pinned": list(event.pinned)}
-        changes["outlines"] = list(event.outlines)
-        return [picker_message(event.turn_id, **changes, flash=list(event.paths))]
+        return [sets_frame(event)]
     return [_render_html(event)]
+
+
+def sets_frame(event: SetsChanged) -> str:
+    """The Files panel's rows of the files the event names, drawn again with the folders'
+    three states and the total (`selection.sets_update`); the model's rows flash."""
+    active = frozenset(event.active)
+    chosen = Selection(active, frozenset(event.outlines) & active, frozenset(event.pinned))
+    chosen = replace(chosen, shed=frozenset(event.shed) & active, budget=event.budget)
+    repo = Path(settings.ACDC_REPO)
+    return sets_update(repo, event.paths, chosen, flash=event.touched, turn_id=event.turn_id)
 
 
 def _render_html(event: TurnEvent) -> str:

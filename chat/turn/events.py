@@ -91,14 +91,18 @@ class ToolCallFinished:
 
 @dataclass(frozen=True)
 class SetsChanged:
-    """The model's tools changed the session's sets: the file picker shows `paths` again
-    (`active` says which of them are now checked)."""
+    """The model's tools (or the engine, dropping files: not `touched`) changed the
+    session's sets: the file picker shows `paths` again (`active` says which of them are
+    now checked); `shed` and `budget` are the last HUD's, for the panel's total."""
 
     turn_id: str
     paths: tuple[str, ...]
     active: tuple[str, ...] = ()
     pinned: tuple[str, ...] = ()
     outlines: tuple[str, ...] = ()  # those of `active` sent as their outline
+    shed: tuple[str, ...] = ()
+    budget: int = 0
+    touched: bool = True  # by the model: its rows flash
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,8 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
         state.tool_refs.append(ToolRef(result.object_id, call.name, result.status))
         await turn.emit(finished)
         if result.changed_paths:
-            sets = await database_sync_to_async(_picker_state)(turn.session)
-            await turn.emit(SetsChanged(turn.turn_id, tuple(result.changed_paths), *sets))
+            changed = await sets_changed(turn.turn_id, turn.session, result.changed_paths)
+            await turn.emit(changed)
         results.append(result)
     return results
 
@@ -110,12 +110,17 @@ def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall) -> ToolResu
     return result
 
 
-def _picker_state(session: Session) -> tuple[tuple[str, ...], ...]:
-    """Active, pinned, and active as outlines: what the Files panel shows."""
+@database_sync_to_async
+def sets_changed(turn_id: str, session: Session, paths, *, touched: bool = True) -> SetsChanged:
+    """`paths` changed in the session's sets: what the Files panel shows of them now."""
     entries = [e for e in sessionsets.entries(session) if e.type == "file"]
     active = tuple(e.path for e in entries if e.active)
     pinned = tuple(e.path for e in entries if e.pinned)
-    return active, pinned, tuple(e.path for e in entries if e.active and e.outline)
+    outlines = tuple(e.path for e in entries if e.active and e.outline)
+    hud = (session.context_state or {}).get("hud") or {}
+    shed, budget = tuple(hud.get("shed") or ()), int(hud.get("window") or 0)
+    sets = (active, pinned, outlines, shed, budget)
+    return SetsChanged(turn_id, tuple(paths), *sets, touched=touched)
 
 
 def round_messages(calls: list[ToolCall], results: list[ToolResult]) -> list[dict]:

@@ -150,6 +150,8 @@ async def _run(ctx, text, turn_id, attached, emit, client, after) -> TurnFinishe
         return await _failed(turn, reply.Stream(), exc)
     for notice in turn.prepared.notices:
         await emit(TurnNotice(turn_id, notice.text, notice.level, notice.paths))
+    if dropped := [p for notice in turn.prepared.notices for p in notice.paths]:
+        await emit(await toolrounds.sets_changed(turn_id, session, dropped, touched=False))
     request = LLMRequest(
         model=ctx.model,
         messages=turn.prepared.messages,

@@ -10,8 +10,10 @@
 // - putting incoming fragments in place: token counts, progress and the watcher's news
 //   (chat.web.panels.fileupdates) cell by cell on the rows' stable ids (`rowKey`); the
 //   answer to a choice (chat.web.panels.selection) row by row, with the folders' three
-//   states and the total figured on the server. While a newer choice of this tab is
-//   unanswered, answers to older ones (and other tabs' choices) leave the boxes alone.
+//   states and the total figured on the server; the model's tools' news the same way,
+//   with the rows it touched drawn whole. While a newer choice of this tab is
+//   unanswered, answers to older ones (and other tabs' choices, and the tools' news)
+//   leave the boxes alone.
 // The page keeps only the selection it sends and the repository's flat list of paths (the
 // filter ranks it, a folder's box takes its files from it): no copy of the tree.
 (function () {
@@ -424,9 +426,10 @@
   });
 
   // -- what the server pushes --------------------------------------------------------------
-  // The model's tools' and other programs' news (JSON "picker": active, pinned, uncheck,
-  // flash, badges): the sets change here, the rows come again from the server.
-  // Only news draws again: the follower repeats the sets after every change of the HUD.
+  // Another process's news (the follower's JSON "picker": active, outlines, pinned, shed,
+  // after `acdc chat --add`; rare): the sets change here, the rows come again from the
+  // server. Only news draws again: the follower repeats the sets after every HUD change.
+  // (The model's tools' news comes as rows: takeSelection.)
   const earlyUpdates = [];  // news that came before the rows
   const same = (a, b) => a.size === b.size && [...a].every((item) => b.has(item));
   function applyUpdate(data) {
@@ -458,7 +461,7 @@
 
   // Counts, progress and the watcher's news: each cell is the new content of the element
   // of its id (an innerHTML out-of-band swap, without the attribute on every cell); a file
-  // found unreadable cannot be ticked; files that came or went bring the rows again.
+  // found unreadable cannot be ticked; files that came or went are put in or taken out.
   const early = [];  // fragments that came before the rows
   function takeFragments(text) {
     const holder = document.createElement("template");
@@ -467,7 +470,8 @@
     if (nodes[0].dataset.selection !== undefined) return takeSelection(nodes);
     if (!state.ready || !tree().childElementCount) return early.push(text);
     const listed = new Set(state.files);
-    const added = nodes.filter((n) => n.id[0] === "n" && !listed.has(n.dataset.path)).map((n) => n.dataset.path);
+    const news = nodes.filter((n) => n.id[0] === "n" && !listed.has(n.dataset.path));
+    const added = news.map((n) => n.dataset.path);
     const removed = nodes.filter((n) => n.id[0] === "x" && listed.has(n.dataset.path)).map((n) => n.dataset.path);
     let total = false;
     for (const node of nodes) {
@@ -486,9 +490,50 @@
     if (added.length || removed.length) {
       const gone = new Set(removed);
       state.files = [...state.files.filter((p) => !gone.has(p)), ...added].sort();
-      for (const p of removed) state.active.delete(p);
-      refresh();
+      const dropped = removed.filter((p) => state.active.delete(p));
+      if (state.filter || !placeRows(news, removed)) refresh();
+      else if (total || dropped.length) refreshTotal();
     } else if (total) refreshTotal();
+  }
+  // Files that came or went on disk: a new file's row (drawn on the server, inside its "n"
+  // element) goes into its folder's group in name order, a gone file's row goes away.
+  // False when only the tree drawn again will do: a new folder to show, an emptied one,
+  // a new file without its row.
+  function placeRows(news, removed) {
+    for (const path of removed) {
+      const row = rowOf(path);
+      if (!row) continue;
+      const group = row.parentElement;
+      row.remove();
+      if (group !== tree() && !group.childElementCount) return false;
+    }
+    for (const node of news) {
+      const path = node.dataset.path;
+      const row = node.querySelector("[data-row]");
+      if (rowOf(path)) continue;
+      const folder = path.slice(0, Math.max(0, path.lastIndexOf("/")));
+      const group = folder ? document.getElementById(`g${rowKey(folder)}`) : tree();
+      if (!group) {
+        if (folderShown(folder)) return false;
+        continue;  // inside a folder not drawn yet: opening it draws the row
+      }
+      if (group !== tree() && !group.childElementCount) continue;  // fetched when opened
+      if (!row) return false;
+      const next = [...group.children].find((c) => c.dataset.row !== undefined && c.dataset.row > path);
+      if (next) next.before(row);
+      else group.append(row);
+      showRow(row);
+    }
+    return true;
+  }
+  // Whether `folder`'s row would be on the page: its nearest drawn folder has its rows.
+  function folderShown(folder) {
+    for (let f = folder; f; ) {
+      f = f.slice(0, Math.max(0, f.lastIndexOf("/")));
+      const group = f ? document.getElementById(`g${rowKey(f)}`) : tree();
+      if (group) return group === tree() || group.childElementCount > 0;
+    }
+    return true;
   }
   function refuse(path, why) {
     state.refused.add(path);
@@ -512,15 +557,20 @@
   }
 
   // The answer to a choice (this tab's, another tab's): an element per row whose state
-  // changed, the folders' three states and the total as the server figured them.
+  // changed, the folders' three states and the total as the server figured them. The
+  // model's tools' news is the same naming no choice, with the rows it touched drawn
+  // whole (pin, badge, flash): they take their place at once, their boxes showing this
+  // tab's choice while one is on its way.
   function takeSelection([carrier, ...nodes]) {
     if (!state.ready) return;  // the rows and the selection come after it
-    if (carrier.dataset.selection) state.answered = carrier.dataset.selection;
+    const news = !carrier.dataset.selection;
+    if (!news) state.answered = carrier.dataset.selection;
     const shed = new Set();
     const folders = [];
     const totals = [];
     for (const node of nodes) {
       if (node.id === "picker-total" || node.id === "picker-shed") totals.push(node);
+      else if (node.dataset.row !== undefined) putRow(node);
       else if (node.dataset.folder !== undefined) folders.push(node);
       else {
         const path = pathOfKey(node.id.slice(1));
@@ -531,11 +581,14 @@
         if (node.hasAttribute("data-shed")) shed.add(path);
       }
     }
-    if (waiting()) return;
+    if (waiting()) {
+      if (news) state.stale = true;  // its folders and total: once this tab's choice is answered
+      return;
+    }
     takeServers();
     showRows();
-    state.shed = shed;
-    for (const row of tree().querySelectorAll("[data-row]")) row.classList.toggle("will-shed", shed.has(row.dataset.row));
+    state.shed = shed;  // each file sending would shed is named, whatever changed
+    for (const row of tree().querySelectorAll("[data-row]")) row.classList.toggle("will-shed", state.shed.has(row.dataset.row));
     for (const node of folders) {
       const box = tree().querySelector(`[data-folder="${CSS.escape(node.dataset.folder)}"]`);
       if (box) setBox(box, node.dataset.sel);
@@ -551,6 +604,20 @@
     }
   }
   const flip = (set, item, on) => (on ? set.add(item) : set.delete(item));
+  // A row drawn again by the server takes the place of the one on the page (a file not on
+  // the page, in a closed folder, has none); in the filter's list it keeps its folder hint.
+  function putRow(row) {
+    const path = row.dataset.row;
+    const old = rowOf(path);
+    if (!old) return;
+    const hint = old.querySelector(".folder-hint");
+    if (hint) row.querySelector(".name").after(hint);
+    const focused = focusKey(old);
+    old.replaceWith(row);
+    flip(state.pinned, path, row.querySelector('[data-pin][aria-pressed="true"]') !== null);
+    if (waiting()) showRow(row);
+    if (focused) focusControl(...focused);
+  }
 
   // The fragments are recognised by their first element, the tools' news by its JSON;
   // both are taken before the ws extension swaps.

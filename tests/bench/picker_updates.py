@@ -9,8 +9,9 @@ watcher update about one edited file, both ways. For scale, files.json (the list
 paths the page keeps) once; then the answer to a choice (all files ticked at once, one file more) as
 fragments of the changed rows (`selection.selection_update`) against the JSON lists it
 replaces; and the rows the server draws (the first view, a folder opened, the filter's
-list: chat.web.panels.tree). Prints markdown tables; CPU is this process's own time, the template
-engine's start and the listing (once a process) apart.
+list: chat.web.panels.tree), and the model's tool activating one file (JSON sets and the
+open tree again against `selection.sets_update`). Prints markdown tables; CPU is this
+process's own time, the template engine's start and the listing (once a process) apart.
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ def main(argv: list[str]) -> int:
             (name, len(json_answer.encode()), json_cpu, len(fragment.encode()), rows_cpu)
         )
 
+    tool = _tool_news(repo, paths, picker_message)
+
     load = os.getloadavg()
     print(f"Files panel updates, {len(paths):,} files, load {load[0]:.2f} {load[1]:.2f}\n")
     print("| message | files in it | bytes before (JSON) | bytes after (fragments) |")
@@ -129,7 +132,34 @@ def main(argv: list[str]) -> int:
     print("|---|---:|---:|---:|---:|")
     for name, json_bytes, json_cpu, rows_bytes, rows_cpu in answers:
         print(f"| {name} | {json_bytes:,} | {json_cpu:.3f} s | {rows_bytes:,} | {rows_cpu:.3f} s |")
+    print("\n| the model's tool activates one file (20 active) | bytes | CPU |")
+    print("|---|---:|---:|")
+    for name, size, spent in tool:
+        print(f"| {name} | {size:,} | {spent:.3f} s |")
     return 0
+
+
+def _tool_news(repo: Path, paths: list[str], picker_message) -> list[tuple[str, int, float]]:
+    """A tool activating one file while 20 are active: before, the JSON sets and the open
+    tree fetched again by every tab; now, the rows it touched (`selection.sets_update`)."""
+    from chat.web.panels import tree
+    from chat.web.panels.selection import sets_update
+
+    active = frozenset(paths[:: len(paths) // 20][:19] + [paths[-1]])
+    chosen = tree.Selection(active, budget=200_000)
+    out = []
+    started = time.process_time()
+    message = picker_message(active=sorted(active), pinned=[], outlines=[], flash=[paths[-1]])
+    rows = tree.TreeRows(repo, chosen)
+    again = tree.render_tree(rows, "/rows/", opened=rows.opened())
+    spent = time.process_time() - started
+    out.append(
+        ("before: JSON sets + the open tree again", len(message) + len(again.encode()), spent)
+    )
+    started = time.process_time()
+    fragment = sets_update(repo, [paths[-1]], chosen, turn_id="t1")
+    out.append(("now: the rows it touched", len(fragment.encode()), time.process_time() - started))
+    return out
 
 
 def _rows_drawn(repo: Path, paths: list[str]) -> list[tuple[str, int, float]]:

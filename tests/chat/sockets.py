@@ -91,9 +91,11 @@ async def connect(session_id: str) -> Socket:
 
 def counting_progress(frame: str) -> bool:
     """A token-counting progress frame of the Files panel (token or outline counts): it
-    arrives whenever the background count of the repository gets on, unrelated to any turn."""
+    arrives whenever the background count of the repository gets on, unrelated to any turn.
+    (The rows a choice or a tool changed carry count cells too, but name a choice.)"""
     counting = 'id="picker-progress"' in frame or re.search(r'id="[to][0-9A-Za-z_-]{11}"', frame)
-    return frame.startswith('<div id="picker-update"') and bool(counting)
+    answer = frame.startswith('<div id="picker-update" hx-swap-oob="true" hidden data-selection=')
+    return frame.startswith('<div id="picker-update"') and bool(counting) and not answer
 
 
 async def next_frame(communicator, timeout: float = WAIT) -> str:

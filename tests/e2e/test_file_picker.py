@@ -72,6 +72,9 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
     # server handled a message after the connect that started the file watcher.
     await expect(page.get_by_role("region", name="Context")).to_contain_text("Active files")
 
+    # The open tree is never asked for again: the news brings the rows it changes.
+    redrawn = []
+    page.on("request", lambda r: redrawn.append(r.url) if "opened=1" in r.url else None)
     (server.repo / "src" / "app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
     row = files.locator('[data-row="src/app.py"]')
     await expect(row.get_by_text("edited")).to_be_visible(timeout=SLOW)
@@ -81,6 +84,11 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
     # Its count arrives at once (a .py row also shows its outline's count, in its ≡ button).
     whole = fresh_row.get_by_title("Tokens of the whole file")
     await expect(whole).to_have_text(re.compile(r"^\d+$"))
+    names = files.locator('[data-folder-row="src"] + [role="group"] > [data-row]')
+    listed = await names.evaluate_all("rows => rows.map(r => r.dataset.row)")
+    assert "src/fresh.py" in listed and listed == sorted(listed)  # in its folder, in order
+    (server.repo / "src" / "fresh.py").unlink()
+    await expect(fresh_row).to_have_count(0, timeout=SLOW)
 
     server.script_replies(
         {"tool_calls": [{"name": "activate", "arguments": {"id": "README.md"}, "id": "t1"}]},
@@ -91,6 +99,9 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
     log = page.get_by_role("log", name="Conversation")
     await expect(log).to_contain_text("I activated the readme.", timeout=SLOW)
     await expect(files.get_by_role("checkbox", name="README.md")).to_be_checked()
+    await expect(files.locator('[data-row="README.md"]')).to_have_class(re.compile(r"\bflash\b"))
+    await expect(files.locator("#picker-total")).to_contain_text("2 selected")
+    assert redrawn == []
     card = log.locator(".tool-card").first
     await expect(card).to_contain_text("activate")
     await card.locator("summary").click()

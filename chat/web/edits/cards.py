@@ -21,7 +21,7 @@ from django.template.loader import render_to_string
 
 from chat.repo import edittools, git, sessionsets
 from chat.repo.edits import applying, disk
-from chat.web.fragments import picker_message
+from chat.web.panels.fileupdates import picker_update
 from contextcore.edits import diff_hunks
 from contextcore.edits.diff import Hunk
 from history.models import Message, PendingEdit, Session
@@ -190,8 +190,9 @@ def _written_badges(rows) -> list[str]:
 def badges_message(paths: Iterable[str]) -> str:
     """A Files panel update with the git badges of `paths` ("" where git sees no change):
     the watcher's events carry none."""
-    now = git.status(Path(settings.ACDC_REPO))
-    return picker_message(badges={path: now.get(path, "") for path in paths})
+    repo = Path(settings.ACDC_REPO)
+    now = git.status(repo)
+    return picker_update(repo, badges={path: now.get(path, "") for path in paths})
 
 
 def render_turn_edits(turn_id: str, *, oob: bool = False) -> str:

@@ -3,10 +3,10 @@
 Indexing progress, token counts (whole file and outline) and the watcher's changes reach
 every tab of the repository as one HTML message that names only what changed: the count
 of each file counted since the last message, the totals of the folders that hold those
-files, a file's "edited" mark, the progress bar: one element per row and cell kind. Every
-id is a letter and `row_key(path)` (two 32-bit FNV-1a hashes of the path's UTF-8 as 11
-base64url characters, the same function as picker.js), so no path needs escaping and a
-folder that is closed in the page costs a few bytes, not a redraw.
+files, a file's "edited" mark or git badge, the progress bar: one element per row and cell
+kind. Every id is a letter and `row_key(path)` (two 32-bit FNV-1a hashes of the path's
+UTF-8 as 11 base64url characters, the same function as picker.js), so no path needs
+escaping and a folder that is closed in the page costs a few bytes, not a redraw.
 Nothing here depends on a session: the fragments go to the repository's group as they
 are. Folder totals are figured here from the counts already known (no file is read).
 Non-goals: the selection (its answers: `selection`), drawing the rows (`tree`).
@@ -29,6 +29,7 @@ from chat.repo.repomap.symbols import language_of
 _MASK = 0xFFFFFFFF
 _PRIME = 0x01000193
 _BASES = (0x811C9DC5, 0x050C5D1F)
+GIT_NAMES = {"M": "modified", "S": "staged", "U": "untracked", "D": "deleted"}
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -75,6 +76,14 @@ def listing_of(repo: Path, paths: list[str] | None = None) -> _Listing:
     return known
 
 
+def unlisted(repo: Path, paths: Iterable[str]) -> list[str]:
+    """Those of `paths` the listing as the last update saw it does not hold (before it is
+    read again: the watcher's new files)."""
+    known = _LISTINGS.get(str(repo))
+    held = set(known.listed) if known is not None else set()
+    return [p for p in paths if p not in held]
+
+
 def folders_of(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
@@ -90,14 +99,20 @@ def picker_update(
     changed: Iterable[str] = (),
     added: Iterable[str] = (),
     removed: Iterable[str] = (),
+    badges: Mapping[str, str] | None = None,
+    rows: Iterable[dict] = (),
 ) -> str:
     """One websocket message for the Files panel of every tab on `repo`: fragments for
     the files named and the folders that hold them, nothing for the rest. `paths` is
     the repository's listing when the caller has it (a counting pass). `added` and
     `removed` are the watcher's present and gone files, with their paths: a page that
-    has one already (or never had it) changes nothing for it."""
+    has one already (or never had it) changes nothing for it; `rows` are the rows
+    (`tree.file_rows`) of the added files new to the listing, which a page puts in their
+    open folder. `badges` are files' git badges now ("" for none: a file written by the
+    model's edits)."""
     counts, outline_counts = dict(counts or {}), dict(outline_counts or {})
     added, removed = sorted(set(added)), sorted(set(removed))
+    drawn = {row["path"]: row for row in rows}
     listing = listing_of(repo, paths)  # read again when not given: the watcher's news is in it
     touched = {*counts, *outline_counts, *added, *removed}
     folders = sorted({f for p in touched for f in folders_of(p)})
@@ -106,13 +121,18 @@ def picker_update(
         "refused": [_refused(p, c) for p, c in sorted(counts.items()) if not isinstance(c, int)],
         "outline_counts": [(row_key(p), f"{c:,}") for p, c in sorted(outline_counts.items())],
         "changed": [row_key(p) for p in sorted(set(changed))],
-        "added": [(row_key(p), p) for p in added],
+        "added": [(row_key(p), p, drawn.get(p)) for p in added],
         "removed": [(row_key(p), p) for p in removed],
+        "badges": [_badge(p, b) for p, b in sorted((badges or {}).items())],
         "folders": _folder_totals(repo, listing, folders),
         "progress": progress,
         **({"done": f"{progress[0]:,}", "total": f"{progress[1]:,}"} if progress else {}),
     }
     return render_to_string("chat/_picker_update.html", context).strip()
+
+
+def _badge(path: str, badge: str) -> dict:
+    return {"key": row_key(path), "badge": badge, "name": GIT_NAMES.get(badge, "")}
 
 
 def _refused(path: str, count: list | tuple | None) -> dict:

@@ -21,10 +21,15 @@ from django.template.loader import render_to_string
 
 from chat.repo import git, outlines, picker
 from chat.repo.repomap.symbols import language_of
-from chat.web.panels.fileupdates import folder_total, folders_of, listing_of, row_key
+from chat.web.panels.fileupdates import (
+    GIT_NAMES,
+    folder_total,
+    folders_of,
+    listing_of,
+    row_key,
+)
 
 OPEN_ALL_UP_TO = 300  # a repository this small shows every folder open
-_GIT_NAMES = {"M": "modified", "S": "staged", "U": "untracked", "D": "deleted"}
 
 
 @dataclass(frozen=True)
@@ -137,9 +142,14 @@ class TreeRows:
             "grammar": bool(language_of(path)),
             "outline": f"{outline:,}" if outline is not None else "…",
             "badge": badge,
-            "badge_name": _GIT_NAMES.get(badge, ""),
+            "badge_name": GIT_NAMES.get(badge, ""),
             "pin_shown": not reason and (not locked or on or path in sel.pinned),
         }
+
+
+def file_rows(repo: Path, paths: Iterable[str]) -> list[dict]:
+    """The rows of files new to the repository (none selected: a page shows its own)."""
+    return [{**row, "hint": ""} for row in TreeRows(repo, Selection(frozenset())).found(paths)]
 
 
 def folder_state(files: Iterable[str], sel: Selection, refused: set[str], locked) -> dict:

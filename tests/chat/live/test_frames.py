@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import threading
+
+import pytest
 
 from chat.live import stream
 from chat.live.frames import DeltaCoalescer, render_event
@@ -17,6 +18,7 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
+from chat.web.panels.fileupdates import row_key
 from contextcore.llm import Retrying
 from history.markup.render import render_markdown
 
@@ -282,14 +284,15 @@ def test_every_frame_carries_the_turn_id():
             assert 'data-turn="t9"' in message or '"turn":"t9"' in message
 
 
-def test_files_panel_changes_are_json_messages_of_their_own():
-    notice, update = render_event(TurnNotice("t3", "Removed big.txt", paths=("big.txt",)))
+@pytest.mark.usefixtures("served_root")
+def test_the_tools_changes_to_the_files_panel_are_its_rows_drawn_again():
+    (notice,) = render_event(TurnNotice("t3", "Removed big.txt", paths=("big.txt",)))
     assert notice.startswith("<div") and "Removed big.txt" in notice
-    assert json.loads(update) == {
-        "type": "picker",
-        "turn": "t3",
-        "update": {"uncheck": ["big.txt"]},
-    }
+    (update,) = render_event(SetsChanged("t3", ("README.md",), active=("README.md",), budget=500))
+    assert update.startswith('<div id="picker-update" hx-swap-oob="true" hidden data-selection=""')
+    assert f'<i id="s{row_key("README.md")}" data-sel="on">' in update
+    assert re.search(r'class="picker-row file flash"[^>]*data-row="README.md"', update)
+    assert "of 500 tokens" in update and not update.startswith("{")
 
 
 def test_a_failed_turn_shows_its_error_and_keeps_the_partial_text():

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
@@ -125,8 +127,10 @@ async def test_tool_cards_and_the_picker_update_reach_the_browser(fake):
     text = "".join(frames)
     assert "tool-card status-running" in text and "tool-card status-ok" in text
     assert "activate(id=&#x27;README.md&#x27;)" in text
-    # The picker follows: an update naming README.md as active (and flashing its row).
-    assert '{"type":"picker"' in text and '"active":["README.md"]' in text
+    # The picker follows: README.md's row drawn again, checked and flashing.
+    update = next(f for f in frames if f.startswith('<div id="picker-update"'))
+    assert re.search(r'class="picker-row file flash"[^>]*data-row="README.md"', update)
+    assert '<input type="checkbox" aria-label="README.md" data-path="README.md" checked' in update
     assert 'class="tool-cards"' in frames[-1] and "status-ok" in frames[-1]  # kept at the end
     await ws.disconnect()
     page = await database_sync_to_async(lambda: Client().get(f"/s/{session.id}/"))()
@@ -156,3 +160,21 @@ async def test_nul_bytes_from_the_user_or_the_model_are_never_stored(fake):
         lambda: list(Message.objects.filter(session=session).values_list("content", flat=True))
     )()
     assert contents == ["hello there", "odd\ufffdreply"]
+
+
+async def test_a_file_the_engine_drops_is_drawn_again_in_the_picker_without_a_flash(fake, settings):
+    session = await new_session()
+    fake.enqueue(
+        FakeStep(tool_calls=[tool("activate", {"id": "README.md"}, "a1")]),
+        FakeStep(text="In."),
+        FakeStep(text="Gone."),
+    )
+    await turn(session, "Activate the readme")
+    (Path(settings.ACDC_REPO) / "README.md").unlink()
+    events = await turn(session, "And now?")
+    notice = next(e for e in events if isinstance(e, TurnNotice) and e.paths)
+    assert notice.paths == ("README.md",)
+    changed = next(e for e in events if isinstance(e, SetsChanged))
+    assert changed.paths == ("README.md",) and not changed.touched
+    assert "README.md" not in changed.active
+    assert events.index(notice) < events.index(changed)

@@ -1,0 +1,94 @@
+"""The model's tools' news for the Files panel is the rows they touched, drawn on the
+server: each named file's row whole (box, pin, flash), the folders above it in their three
+states and the total; the rows it did not touch are not in it. A file the model's edits
+wrote gets its git badge as one cell."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from chat.web.panels.fileupdates import picker_update, row_key
+from chat.web.panels.selection import sets_update
+from chat.web.panels.tree import Selection
+
+
+@pytest.fixture
+def repo_files():
+    return {
+        "lib/a.py": "def a():\n    return 1\n",
+        "lib/deep/b.py": "def b():\n    return 2\n",
+        "lib/deep/c.py": "def c():\n    return 3\n",
+        "README.md": "# Readme\n",
+    }
+
+
+def states(frame: str) -> dict[str, str]:
+    return dict(re.findall(r'<i id="s([0-9A-Za-z_-]{11})"[^>]*? data-sel="(\w+)"', frame))
+
+
+def row(frame: str, path: str) -> str:
+    found = re.search(
+        rf'<div class="picker-row file[^"]*"[^>]*data-row="{re.escape(path)}".*?</div>', frame
+    )
+    assert found, f"no row for {path}"
+    return found.group(0)
+
+
+def test_the_tools_news_draws_the_rows_it_names_their_folders_and_the_total(root):
+    chosen = Selection(
+        frozenset({"lib/deep/b.py", "lib/a.py"}), pinned=frozenset({"lib/deep/b.py"}), budget=9000
+    )
+    frame = sets_update(root, ["lib/deep/b.py"], chosen, turn_id="t7")
+    carrier = frame[: frame.index("</div>")]
+    assert 'data-selection=""' in carrier and 'data-turn="t7"' in carrier
+    assert states(frame) == {
+        row_key("lib/deep/b.py"): "on",
+        row_key("lib/deep"): "some",
+        row_key("lib"): "some",
+    }
+    drawn = row(frame, "lib/deep/b.py")
+    assert " flash" in drawn.split('"')[1] and " checked" in drawn
+    assert 'aria-pressed="true" aria-label="Unpin lib/deep/b.py"' in drawn
+    assert 'data-row="lib/a.py"' not in frame and row_key("README.md") not in frame
+    assert "2 selected" in frame and "of 9,000 tokens" in frame
+
+
+def test_a_file_taken_out_by_the_engine_is_drawn_off_without_a_flash(root):
+    chosen = Selection(frozenset({"lib/a.py"}))
+    frame = sets_update(root, ["lib/deep/c.py"], chosen, flash=False)
+    assert states(frame)[row_key("lib/deep/c.py")] == "off"
+    drawn = row(frame, "lib/deep/c.py")
+    assert "flash" not in drawn.split('"')[1] and " checked" not in drawn
+    assert 'data-folder="lib/deep" data-sel="none"' in frame
+    assert 'data-folder="lib" data-sel="some"' in frame
+
+
+def test_a_named_file_gone_from_the_listing_has_no_row(root):
+    frame = sets_update(root, ["gone.py"], Selection(frozenset()))
+    assert 'data-row="gone.py"' not in frame and "0 selected" in frame
+
+
+def test_written_files_get_their_git_badge_as_one_cell_each(root):
+    frame = picker_update(root, badges={"README.md": "M", "lib/a.py": ""})
+    assert (
+        f'<i id="b{row_key("README.md")}"><span class="badge git git-M" title="modified">M' in frame
+    )
+    assert f'<i id="b{row_key("lib/a.py")}"></i>' in frame
+    assert "data-row" not in frame
+
+
+def test_a_file_new_on_disk_comes_with_its_row_and_one_already_listed_without(root):
+    from chat.web.panels.fileupdates import listing_of, unlisted
+    from chat.web.panels.tree import file_rows
+
+    listing_of(root)
+    (root / "lib" / "new.py").write_text("NEW = 1\n")
+    (root / "README.md").write_text("# Changed\n")
+    present = ["README.md", "lib/new.py"]
+    assert unlisted(root, present) == ["lib/new.py"]
+    frame = picker_update(root, added=present, rows=file_rows(root, ["lib/new.py"]))
+    new = re.search(rf"<i id=\"n{row_key('lib/new.py')}\"[^>]*>(.*?)</i>", frame, re.S).group(1)
+    assert 'data-row="lib/new.py"' in new and " checked" not in new
+    assert re.search(rf'<i id="n{row_key("README.md")}"[^>]*></i>', frame)

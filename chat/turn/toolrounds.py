@@ -81,7 +81,10 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
         state.tool_refs.append(ToolRef(result.object_id, call.name, result.status))
         await turn.emit(finished)
         if result.changed_paths:
-            changed = await sets_changed(turn.turn_id, turn.session, result.changed_paths)
+            budget = turn.prepared.facts.input_budget
+            changed = await sets_changed(
+                turn.turn_id, turn.session, result.changed_paths, budget=budget
+            )
             await turn.emit(changed)
         results.append(result)
     return results
@@ -111,14 +114,17 @@ def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall) -> ToolResu
 
 
 @database_sync_to_async
-def sets_changed(turn_id: str, session: Session, paths, *, touched: bool = True) -> SetsChanged:
-    """`paths` changed in the session's sets: what the Files panel shows of them now."""
+def sets_changed(
+    turn_id: str, session: Session, paths, *, budget: int, touched: bool = True
+) -> SetsChanged:
+    """`paths` changed in the session's sets: what the Files panel shows of them now.
+    `budget` is the turn's input budget, for a session whose HUD has none yet."""
     entries = [e for e in sessionsets.entries(session) if e.type == "file"]
     active = tuple(e.path for e in entries if e.active)
     pinned = tuple(e.path for e in entries if e.pinned)
     outlines = tuple(e.path for e in entries if e.active and e.outline)
     hud = (session.context_state or {}).get("hud") or {}
-    shed, budget = tuple(hud.get("shed") or ()), int(hud.get("window") or 0)
+    shed, budget = tuple(hud.get("shed") or ()), int(hud.get("window") or budget)
     sets = (active, pinned, outlines, shed, budget)
     return SetsChanged(turn_id, tuple(paths), *sets, touched=touched)
 

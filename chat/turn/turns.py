@@ -151,7 +151,9 @@ async def _run(ctx, text, turn_id, attached, emit, client, after) -> TurnFinishe
     for notice in turn.prepared.notices:
         await emit(TurnNotice(turn_id, notice.text, notice.level, notice.paths))
     if dropped := [p for notice in turn.prepared.notices for p in notice.paths]:
-        await emit(await toolrounds.sets_changed(turn_id, session, dropped, touched=False))
+        budget = turn.prepared.facts.input_budget
+        changed = toolrounds.sets_changed(turn_id, session, dropped, budget=budget, touched=False)
+        await emit(await changed)
     request = LLMRequest(
         model=ctx.model,
         messages=turn.prepared.messages,

@@ -131,6 +131,8 @@ async def test_tool_cards_and_the_picker_update_reach_the_browser(fake):
     update = next(f for f in frames if f.startswith('<div id="picker-update"'))
     assert re.search(r'class="picker-row file flash"[^>]*data-row="README.md"', update)
     assert '<input type="checkbox" aria-label="README.md" data-path="README.md" checked' in update
+    # The total counts against the model's budget, though no HUD has named it yet.
+    assert re.search(r"of [1-9][\d,]* tokens", update), update[-400:]
     assert 'class="tool-cards"' in frames[-1] and "status-ok" in frames[-1]  # kept at the end
     await ws.disconnect()
     page = await database_sync_to_async(lambda: Client().get(f"/s/{session.id}/"))()

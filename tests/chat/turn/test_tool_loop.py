@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
@@ -164,15 +163,17 @@ async def test_nul_bytes_from_the_user_or_the_model_are_never_stored(fake):
     assert contents == ["hello there", "odd\ufffdreply"]
 
 
-async def test_a_file_the_engine_drops_is_drawn_again_in_the_picker_without_a_flash(fake, settings):
-    session = await new_session()
+async def test_a_file_the_engine_drops_is_drawn_again_in_the_picker_without_a_flash(
+    fake, served_root
+):
+    session = await new_session()  # a repository of its own: this test deletes a file
     fake.enqueue(
         FakeStep(tool_calls=[tool("activate", {"id": "README.md"}, "a1")]),
         FakeStep(text="In."),
         FakeStep(text="Gone."),
     )
     await turn(session, "Activate the readme")
-    (Path(settings.ACDC_REPO) / "README.md").unlink()
+    (served_root / "README.md").unlink()
     events = await turn(session, "And now?")
     notice = next(e for e in events if isinstance(e, TurnNotice) and e.paths)
     assert notice.paths == ("README.md",)

@@ -11,6 +11,7 @@ import pytest
 
 from chat.repo import picker, sessionsets
 from chat.web.panels.fileupdates import row_key
+from tests.chat.web.pickerhtml import file_row
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("served_root")]
 
@@ -45,14 +46,6 @@ def chosen(session, served_root):
 
 def folder_states(html: str) -> dict[str, str]:
     return dict(re.findall(r'data-folder="([^"]+)" data-sel="(\w+)"', html))
-
-
-def file_row(html: str, path: str) -> str:
-    found = re.search(
-        rf'<div class="picker-row file[^"]*"[^>]*data-row="{re.escape(path)}".*?</div>', html
-    )
-    assert found, f"no row for {path}"
-    return found.group(0)
 
 
 def test_opening_a_folder_returns_its_children_drawn_with_their_state(client, chosen):

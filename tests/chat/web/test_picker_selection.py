@@ -10,6 +10,7 @@ import pytest
 
 from chat.web.panels.fileupdates import row_key
 from tests.chat.sockets import connect, new_session, next_frame, send
+from tests.chat.web.pickerhtml import answer_states as rows
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
 
@@ -23,11 +24,6 @@ def repo_files():
         "other/d.py": "def d():\n    return 4\n",
         "README.md": "# Readme\n",
     }
-
-
-def rows(frame: str) -> dict[str, str]:
-    """The rows an answer names: row key → data-sel."""
-    return dict(re.findall(r'<i id="s([0-9A-Za-z_-]{11})"[^>]*? data-sel="(\w+)"', frame))
 
 
 async def _answer(ws) -> str:

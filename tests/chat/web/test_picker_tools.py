@@ -12,6 +12,8 @@ import pytest
 from chat.web.panels.fileupdates import picker_update, row_key
 from chat.web.panels.selection import sets_update
 from chat.web.panels.tree import Selection
+from tests.chat.web.pickerhtml import answer_states as states
+from tests.chat.web.pickerhtml import file_row as row
 
 
 @pytest.fixture
@@ -22,18 +24,6 @@ def repo_files():
         "lib/deep/c.py": "def c():\n    return 3\n",
         "README.md": "# Readme\n",
     }
-
-
-def states(frame: str) -> dict[str, str]:
-    return dict(re.findall(r'<i id="s([0-9A-Za-z_-]{11})"[^>]*? data-sel="(\w+)"', frame))
-
-
-def row(frame: str, path: str) -> str:
-    found = re.search(
-        rf'<div class="picker-row file[^"]*"[^>]*data-row="{re.escape(path)}".*?</div>', frame
-    )
-    assert found, f"no row for {path}"
-    return found.group(0)
 
 
 def test_the_tools_news_draws_the_rows_it_names_their_folders_and_the_total(root):

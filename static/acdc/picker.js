@@ -324,6 +324,9 @@
     const scroll = root.scrollTop;
     const focused = focusKey(root);
     htmx.swap(root, html, { swapStyle: "innerHTML" });
+    // Drawn as the server saw the selection when it drew them: a choice this tab made
+    // meanwhile (a box just ticked, a secret just confirmed) stays as the person left it.
+    showRows();
     if (matched > FOUND_AT_MOST) {
       const note = document.createElement("p");
       note.className = "muted small found-more";

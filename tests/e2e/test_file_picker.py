@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -107,3 +108,28 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
     await card.locator("summary").click()
     await expect(card).to_contain_text("README.md")
     await screenshot(page, "picker-model-activated")
+
+
+async def test_rows_drawn_again_keep_a_choice_made_while_they_were_on_their_way(server, page):
+    await page.goto(server.session_url)
+    files = page.get_by_role("region", name="Files")
+    total = files.locator("#picker-total")
+    readme = files.get_by_role("checkbox", name="README.md")
+    await expect(readme).to_be_visible()
+    drawn, answered = asyncio.Event(), asyncio.Event()
+
+    async def late(route) -> None:  # drawn before the tick, arriving after its answer
+        response = await route.fetch()
+        drawn.set()
+        await answered.wait()
+        await route.fulfill(response=response)
+
+    await page.route(re.compile(r"/files/rows/$"), late)  # the filter's list (a POST)
+    await files.get_by_placeholder(re.compile("Filter files")).fill("READ")
+    await asyncio.wait_for(drawn.wait(), SLOW / 1000)
+    await readme.check()  # in the tree still shown
+    await expect(total).to_contain_text("1 selected")
+    answered.set()
+
+    await expect(files.locator("[data-row]")).to_have_count(1)  # the filter's list is in
+    await expect(readme).to_be_checked()

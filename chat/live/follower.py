@@ -163,12 +163,11 @@ def frames(session_id: str, changed: set[str], now: version.Version) -> list[str
 
 def _sets_message(session: Session, hud: dict) -> str:
     """The Files panel's ticks as the session holds them (`acdc chat --add` changes them)."""
-    entries = [e for e in sessionsets.entries(session) if e.type == "file"]
-    active = [e.path for e in entries if e.active]
+    active, outlines, pinned = sessionsets.file_choice(session)
     return picker_message(
         active=active,
-        outlines=[e.path for e in entries if e.active and e.outline],
-        pinned=[e.path for e in entries if e.pinned],
+        outlines=outlines,
+        pinned=pinned,
         shed=hud.get("shed", []),
         **({"budget": hud["window"]} if hud.get("window") else {}),
     )

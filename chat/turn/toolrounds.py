@@ -119,10 +119,7 @@ def sets_changed(
 ) -> SetsChanged:
     """`paths` changed in the session's sets: what the Files panel shows of them now.
     `budget` is the turn's input budget, for a session whose HUD has none yet."""
-    entries = [e for e in sessionsets.entries(session) if e.type == "file"]
-    active = tuple(e.path for e in entries if e.active)
-    pinned = tuple(e.path for e in entries if e.pinned)
-    outlines = tuple(e.path for e in entries if e.active and e.outline)
+    active, outlines, pinned = map(tuple, sessionsets.file_choice(session))
     hud = (session.context_state or {}).get("hud") or {}
     shed, budget = tuple(hud.get("shed") or ()), int(hud.get("window") or budget)
     sets = (active, pinned, outlines, shed, budget)

@@ -192,12 +192,12 @@ def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 def _selection(session: Session) -> tree.Selection:
-    entries = [e for e in sessionsets.entries(session) if e.type == "file"]
+    active, outlines, pinned = sessionsets.file_choice(session)
     saved = (session.context_state or {}).get("hud") or {}  # as the last assembly made it
     return tree.Selection(
-        active=frozenset(e.path for e in entries if e.active),
-        outlines=frozenset(e.path for e in entries if e.active and e.outline),
-        pinned=frozenset(e.path for e in entries if e.pinned),
+        active=frozenset(active),
+        outlines=frozenset(outlines),
+        pinned=frozenset(pinned),
         shed=frozenset(saved.get("shed", [])),
         budget=saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
     )

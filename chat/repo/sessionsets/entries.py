@@ -129,6 +129,17 @@ def entry_of(session: Session, obj: ContentObject, repo) -> Entry:
     return _entry(link, obj.latest_version(), repo)
 
 
+def file_choice(
+    session: Session, repo: indexing.Repository | None = None
+) -> tuple[list[str], list[str], list[str]]:
+    """The session's files as the Files panel shows them, from one reading: the active
+    ones, those of them sent as outlines, the pinned ones."""
+    files = [e for e in entries(session, repo) if e.type == "file"]
+    active = [e.path for e in files if e.active]
+    outlined = [e.path for e in files if e.active and e.outline]
+    return active, outlined, [e.path for e in files if e.pinned]
+
+
 def active_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:
     return [e.path for e in entries(session, repo) if e.type == "file" and e.active]
 

@@ -6,7 +6,7 @@ REPO ?= $(CURDIR)
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench chromium clean
+.PHONY: run test lint bench chromium bubblewrap clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,11 +23,14 @@ run: $(STAMP)
 chromium:
 	@bash scripts/ensure-chromium
 
-test: $(STAMP) chromium
+bubblewrap:
+	@bash scripts/ensure-bubblewrap
+
+test: $(STAMP) chromium bubblewrap
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check acdc chat history contextcore tests
+	$(BIN)/ruff check acdc chat history contextcore bench tests
 
 bench: $(STAMP)
 	$(BIN)/acdc bench all

@@ -70,7 +70,7 @@ class AccessTokenMiddleware:
 
 class WebsocketTokenMiddleware:
     """ASGI middleware: refuses websocket handshakes without the token, as the cookie or as
-    an `Authorization: Bearer` header (the README promises both, as for HTTP)."""
+    an `Authorization: Bearer` header (docs/security.md promises both, as for HTTP)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app

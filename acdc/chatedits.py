@@ -1,13 +1,17 @@
 """`acdc chat`'s edits: the reply's proposed edits as unified diffs, applied with --apply.
 
-With `--apply` the turn runs with `APPLY_NOW` set, so every edit of the reply (tool calls
-and SEARCH/REPLACE blocks) goes through the same matcher and repository boundary as in the
-page and is applied as it comes; what is still pending after the reply is applied then.
-Without it the edits stay pending for the page. Either way each changed file is printed as
-a unified diff, in colour only on a terminal, and a line for every edit that did not apply.
-The exit status is 0 when every proposed edit applied (or none was proposed), else 1.
-`--commit MESSAGE` then commits exactly the files acdc changed in the session (only after
-a turn whose edits all applied). Non-goals: the review page, undo from the terminal.
+With `--apply` the turn runs with `APPLY_NOW` set, so the reply's edits (tool calls and
+SEARCH/REPLACE blocks) go through the same matcher and repository boundary as in the page
+and apply together when the reply ends, or not at all (a failing edit, a protected file:
+the reason is printed). Without it the edits stay pending for the page. Either way each
+changed file is printed as a unified diff, in colour only on a terminal, and a line for
+every edit that did not apply.
+The exit status is 0 when every proposed edit applied (or none was proposed), else 1; a
+write that failed (a full disk) is one line, never a traceback. `--commit MESSAGE` then
+commits exactly the files acdc changed in the session (only after a turn whose edits all
+applied); a hook the session's edits changed runs only on the person's word
+(`acdc.terminal.consent`). The server's endpoint uses the same functions.
+Non-goals: the review page, undo from the terminal.
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import groupby
+from types import MappingProxyType
 
 from channels.db import database_sync_to_async
 
+from acdc.terminal import consent
 from chat.repo import edittools, sessionsets
-from chat.repo.edits.applying import APPLY_NOW, accept, preview
-from chat.repo.edits.commit import CommitRefused, commit
+from chat.repo.edits.applying import APPLY_NOW, accept_reply, preview
+from chat.repo.edits.commit import CommitRefused, Hooks, HooksNeedConsent, commit
 from contextcore.edits import unified_diff
 from history.models import PendingEdit, Session
 
 Status = PendingEdit.Status
-_COLOURS = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
+_DONE = (Status.APPLIED, Status.RETRIED)  # a retried failure gave way to the model's new edit
+_COLOURS = MappingProxyType({"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"})
 _BOLD, _RESET = "\033[1m", "\033[0m"
 
 
@@ -53,11 +60,15 @@ def turn_edits(session_id: str, turn_id: str, *, apply: bool) -> TurnEdits:
     session = Session.objects.get(pk=session_id)
     repo = sessionsets.repository()
     rows = _rows(session_id, turn_id)
-    pending = [row.pk for row in rows if row.status == Status.PENDING]
-    if apply and pending:
-        accept(session, pending, repo=repo)
+    pending = [row for row in rows if row.status == Status.PENDING]
+    found = TurnEdits(all_applied=all(row.status in _DONE for row in rows))
+    if apply and pending and pending[0].message is not None:
+        # The reply's end applied what could apply whole; asking again says why not.
+        outcome = accept_reply(session, pending[0].message, repo=repo, auto=True)
         rows = _rows(session_id, turn_id)
-    found = TurnEdits(all_applied=all(row.status == Status.APPLIED for row in rows))
+        found.all_applied = all(row.status in _DONE for row in rows)
+        if outcome.notice:
+            found.notes.append(outcome.notice)
     applied = [row for row in rows if row.status == Status.APPLIED and row.version_after]
     for path, group in groupby(sorted(applied, key=lambda r: (r.path, r.pk)), lambda r: r.path):
         mine = list(group)
@@ -67,7 +78,7 @@ def turn_edits(session_id: str, turn_id: str, *, apply: bool) -> TurnEdits:
     if waiting:
         for path, before, after in preview(session, waiting, repo=repo):
             found.diffs.append(unified_diff(path, before, after))
-    found.notes = [row.result for row in rows if row.status != Status.APPLIED]
+    found.notes += [row.result for row in rows if row.status not in _DONE]
     return found
 
 
@@ -96,7 +107,11 @@ async def show(session_id: str, turn_id: str, *, apply: bool) -> int:
     status: 0 when every proposed edit applied or none was proposed. Edits off: 0."""
     if not edittools.enabled():
         return 0
-    found = await database_sync_to_async(turn_edits)(session_id, turn_id, apply=apply)
+    try:
+        found = await database_sync_to_async(turn_edits)(session_id, turn_id, apply=apply)
+    except OSError as exc:  # the apply code says why in a notice; this is what it did not
+        print(f"acdc: error: {write_failure(exc)}", file=sys.stderr)
+        return 1
     colour = sys.stdout.isatty()
     for diff in found.diffs:
         sys.stdout.write(coloured(diff, colour))
@@ -105,16 +120,42 @@ async def show(session_id: str, turn_id: str, *, apply: bool) -> int:
     return 0 if found.all_applied else 1
 
 
-def commit_files(session_id: str, message: str) -> int:
-    """`--commit`: git-commit the files acdc changed in the session; 0 when committed."""
+@dataclass
+class CommitAnswer:
+    """What `--commit` came to: the exit status, a line for the person, and the hooks that
+    wait for the person's word (then nothing was committed)."""
+
+    status: int
+    line: str = ""
+    hooks: list[str] = field(default_factory=list)
+
+
+def write_failure(exc: OSError) -> str:
+    """One line for an OS error met while applying (a full disk, a read-only folder)."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"the edits could not be written: {exc.strerror or exc}{where}"
+
+
+def commit_answer(session_id: str, message: str, hooks: Hooks = "ask") -> CommitAnswer:
+    """`--commit`: git-commit the files acdc changed in the session (in this process or
+    the server's); `hooks` says what to do with a hook the session's edits changed."""
     if not edittools.enabled():
-        print("acdc: --commit needs edits on (ACDC_EDITS=1)", file=sys.stderr)
-        return 1
+        return CommitAnswer(1, "--commit needs edits on (ACDC_EDITS=1)")
     session = Session.objects.get(pk=session_id)
     try:
-        done = commit(session, message, repo=sessionsets.repository())
+        done = commit(session, message, repo=sessionsets.repository(), hooks=hooks)
+    except HooksNeedConsent as exc:
+        return CommitAnswer(1, consent.refusal(exc.hooks), exc.hooks)
     except CommitRefused as exc:
-        print(f"acdc: not committed: {exc}", file=sys.stderr)
-        return 1
-    print(f"acdc: committed {', '.join(done.paths)}: {done.summary}", file=sys.stderr)
-    return 0
+        return CommitAnswer(1, f"not committed: {exc}")
+    skipped = " (no hook ran)" if hooks == "skip" else ""
+    return CommitAnswer(0, f"committed {', '.join(done.paths)}{skipped}: {done.summary}")
+
+
+def commit_files(session_id: str, message: str, hooks: Hooks = "ask") -> int:
+    """`--commit` in this process: a terminal is asked about a changed hook."""
+    answer = commit_answer(session_id, message, hooks)
+    if answer.hooks and consent.may_ask() and consent.ask(answer.hooks):
+        answer = commit_answer(session_id, message, "run")
+    print(f"acdc: {answer.line}", file=sys.stderr)
+    return answer.status

@@ -12,7 +12,7 @@ import argparse
 import os
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import django
 from django.core.exceptions import ImproperlyConfigured
@@ -85,9 +85,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("--apply", action="store_true", help="apply the reply's edits (ACDC_EDITS)")
     chat.add_argument(
+        "--check",
+        metavar="NAME",
+        help="with --apply: then run the declared command NAME; when it fails, give the model "
+        "one round to fix it, apply that and run NAME again (exit 0 only when it passed)",
+    )
+    chat.add_argument(
         "--commit",
         metavar="MESSAGE",
         help="then git-commit exactly the files acdc changed in the session (ACDC_EDITS)",
+    )
+    hooks = chat.add_mutually_exclusive_group()
+    hooks.add_argument(
+        "--run-changed-hooks",
+        dest="hooks",
+        action="store_const",
+        const="run",
+        default="ask",
+        help="with --commit: let git run a hook that acdc's edits changed (else a terminal "
+        "is asked, and a script commits nothing)",
+    )
+    hooks.add_argument(
+        "--no-hooks",
+        dest="hooks",
+        action="store_const",
+        const="skip",
+        help="with --commit: run no git hook at all for this commit",
     )
 
     importer = commands.add_parser(
@@ -103,9 +126,43 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("md", "jsonl"), default="md")
     export.add_argument("--repo", help="repository folder (default: ACDC_REPO or .)")
 
+    _add_commands_parser(commands.add_parser)
+
     bench = commands.add_parser("bench", help="run a benchmark (cache, assembly, all)")
     bench.add_argument("bench_args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _add_commands_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
+    declared = add_parser("commands", help="the commands the model may run (list, add, remove)")
+    declared.add_argument("--repo", help="repository folder (default: ACDC_REPO or .)")
+    actions = declared.add_subparsers(dest="action")
+    add = actions.add_parser(
+        "add", help="declare a command: acdc commands add NAME [--timeout S] [--network] -- ARGV…"
+    )
+    add.add_argument("name", help="what the model calls it (test, lint …)")
+    add.add_argument("--timeout", type=int, metavar="SECONDS", help="default 120")
+    add.add_argument("--network", action="store_true", help="let it reach the network")
+    add.add_argument("rest", nargs="*", help=argparse.SUPPRESS)  # an argv given without --
+    remove = actions.add_parser("remove", help="remove a declared command")
+    remove.add_argument("name")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line; `acdc commands add`'s ARGV is everything after its `--`, taken
+    apart before argparse sees it (argparse would read the argv's own options)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command_argv = None
+    if argv[:1] == ["commands"] and "add" in argv and "--" in argv:
+        at = argv.index("--")
+        argv, command_argv = argv[:at], argv[at + 1 :]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "chat" and args.check and not args.apply:
+        parser.error("--check needs --apply: the check runs once the reply's edits are written")
+    if args.command == "commands":
+        args.argv = command_argv
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     repo = getattr(args, "repo", None)
     if repo:
         os.environ["ACDC_REPO"] = repo
@@ -134,8 +191,10 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         _setup_django()
         # Only now: the commands import Django models, which need django.setup() first.
-        from acdc import commands
+        from acdc import commands, declarations
 
+        if args.command == "commands":
+            return declarations.run(args)
         return commands.run(args)
     except CommandError as exc:
         print(f"acdc: error: {exc}", file=sys.stderr)

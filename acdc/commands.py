@@ -17,7 +17,9 @@ import logging
 import socket
 import sys
 from pathlib import Path
+from urllib.parse import urlencode
 
+from daphne import server as daphne_server
 from daphne.cli import CommandLineInterface
 from django.conf import settings
 
@@ -29,20 +31,23 @@ from acdc.env import is_loopback
 from acdc.errors import CommandError
 from acdc.terminal import runfile
 from acdc.terminal.prepare import ChatRequest, find_session, prepare
-from chat.live.follower import FOLLOWER
-from chat.live.keepwarm import WARMER
-from chat.live.turnhost import HOST
+from chat.live.served import served
+from chat.llm.runtime import chat_model, unreachable
+from chat.repo import sessionsets
+from chat.repo.edits import journal as edit_journal
 from chat.repo.git import is_work_tree
 from chat.repo.repomap import engine as repomap_engine
-from chat.repo.watcher import WATCHERS
+from chat.session import end_dead_turns
+from chat.session.setchanges import restore_latest_session
+from chat.turn import checking
 from chat.turn.after_turn import after_turn_tasks
-from chat.turn.context import restore_latest_session
 from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFinished, TurnNotice
-from chat.turn.session import end_dead_turns
 from chat.turn.turns import TurnRejected, run_turn
 from history import selectors
+from history.ids import new_turn_id
 from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.interchange.importer import import_history
+from history.models import Session
 
 log = logging.getLogger(__name__)
 SHUTDOWN_SECONDS = 3.0  # for the turns to store their text; the process then exits anyway
@@ -65,20 +70,21 @@ def _serve(args: argparse.Namespace) -> int:
             f"refusing to listen on {bind} without ACDC_TOKEN: anyone who can reach it could "
             "read the repository. Set ACDC_TOKEN to a long random string."
         )
-    host = f"[{bind}]" if ":" in bind else bind
-    url = f"http://{host}:{args.port}/" + (f"?token={token}" if token else "")
+    url = served_address(bind, args.port, token)
     _check_port(bind, args.port)
     warning = _not_git_warning(Path(settings.ACDC_REPO))
     if warning:
         print(f"acdc: warning: {warning}", flush=True)
     # First: with its symbols on disk a restart's map is mostly graph building, which can
     # run while the database is read below; a turn that comes sooner waits for it.
-    repomap_engine.warm()
+    repomap_engine.warm(served().maps)
     ended = end_dead_turns()
     if ended:
         print(
             f"acdc: {ended} reply(s) cut off by a stop of the server marked interrupted", flush=True
         )
+    for line in edit_journal.recover(sessionsets.repository()):
+        print(f"acdc: {line}", flush=True)
     session, notices = restore_latest_session(str(settings.ACDC_REPO))
     if session is not None:
         print(f"acdc: restored session {session.id} ({session.display_title})", flush=True)
@@ -87,6 +93,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
     reactor.addSystemEventTrigger("before", "shutdown", _before_shutdown)
     run = _write_run_file(bind, args.port)
+    daphne_server.WebSocketFactory = _ClosingWebSocketFactory
     try:
         CommandLineInterface().run(daphne_arguments(bind, args.port))
     finally:
@@ -158,16 +165,38 @@ def _before_shutdown() -> defer.Deferred:
 async def _close_hosted_work() -> None:
     try:
         async with asyncio.timeout(SHUTDOWN_SECONDS):
-            await asyncio.gather(HOST.close(), WATCHERS.close(), WARMER.close(), FOLLOWER.close())
+            await served().close()
     except TimeoutError:
         log.warning("shutdown: hosted turns, file watchers or cache refreshes did not end in time")
 
 
+class _ClosingWebSocketFactory(daphne_server.WebSocketFactory):
+    """Daphne's, except that a socket it gives up on (a frame over its size limit) is
+    closed with a close frame and the reason's code (1009) instead of a dropped TCP
+    connection, which a browser reports as 1006 and htmx retries in silence: the page then
+    knows its message was refused and puts it back in the box (chat.js)."""
+
+    def setProtocolOptions(self, **options) -> None:
+        super().setProtocolOptions(failByDrop=False, **options)
+
+
+FRAME_HEADROOM = 4  # Daphne's frame limit, in multiples of acdc's: a 3 MB paste is answered
+
+
+def served_address(bind: str, port: int, token: str) -> str:
+    """The address `serve` prints; its token is escaped, as the page reads it decoded."""
+    host = f"[{bind}]" if ":" in bind else bind
+    return f"http://{host}:{port}/" + (f"?{urlencode({'token': token})}" if token else "")
+
+
 def daphne_arguments(bind: str, port: int) -> list[str]:
-    """Daphne's command line. Its own websocket size limit (1 MiB by default) is set above
-    acdc's, so a frame over ACDC_MAX_FRAME_BYTES reaches the consumer, which says why it is
-    refused; a frame over even Daphne's limit is dropped by Daphne without a word."""
-    most = str(2 * settings.ACDC_MAX_FRAME_BYTES + 64 * 1024)
+    """Daphne's command line. Its own websocket size limit (1 MiB by default) is set well
+    above acdc's, so a frame over ACDC_MAX_FRAME_BYTES that the page did not check (a tab
+    drawn before a restart with smaller limits, another client) reaches the consumer, which
+    answers why it is refused and keeps the socket; Daphne closes the socket (code 1009) on
+    a frame over its own limit, and the page then puts the message back in the box and
+    connects again (chat.js)."""
+    most = str(FRAME_HEADROOM * settings.ACDC_MAX_FRAME_BYTES + 64 * 1024)
     return [
         *("-b", bind, "-p", str(port)),
         *("--websocket-max-message-size", most, "--websocket-max-frame-size", most),
@@ -180,7 +209,8 @@ def _import_history(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CommandError(f"{path} is not a file")
     bar = ProgressBar("importing") if path.stat().st_size > 1_000_000 else None
-    report = import_history(path, repository=str(settings.ACDC_REPO), progress=bar)
+    repository, decodes = str(settings.ACDC_REPO), served().decodes
+    report = import_history(path, repository=repository, decodes=decodes, progress=bar)
     if bar:
         bar.close()
     print(f"acdc: {report.summary()}", file=sys.stderr)
@@ -220,15 +250,42 @@ def _chat(args: argparse.Namespace) -> int:
     # chosen without counting on refreshes.
     settings.ACDC_KEEP_WARM = False
     request = chat_request(args)
-    prepared = prepare(request, find_session(request))
+    session = find_session(request)
+    apply, message = getattr(args, "apply", False), getattr(args, "commit", None)
+    if apply or message is not None:
+        _check_model(args, session)
+    if getattr(args, "check", None):  # before anything is sent, as through the server
+        reason = checking.refusal(str(settings.ACDC_REPO), args.check, served().commands)
+        if reason:
+            raise CommandError(reason)
+    prepared = prepare(request, session)
     print(f"session: {prepared.session_id}", file=sys.stderr)
     for problem in prepared.problems:
         print(f"acdc: {problem}", file=sys.stderr)
-    apply = getattr(args, "apply", False)
-    status = asyncio.run(_stream_to_terminal(prepared.session_id, args.message, args.model, apply))
-    if getattr(args, "commit", None) is not None and status == 0:
-        status = chatedits.commit_files(prepared.session_id, args.commit)
+    check = getattr(args, "check", None) or ""
+    if check:
+        status = asyncio.run(_checked(prepared.session_id, args.message, args.model, check))
+    else:
+        chatting = _stream_to_terminal(prepared.session_id, args.message, args.model, apply)
+        status = asyncio.run(chatting)
+    if message is not None and status == 0:
+        status = chatedits.commit_files(prepared.session_id, message, getattr(args, "hooks", "ask"))
     return status
+
+
+def _check_model(args: argparse.Namespace, session: Session | None) -> None:
+    """--apply and --commit in this process (no `acdc serve` runs for the repository)
+    need a model this environment reaches: never a dry run that pretends to have applied
+    nothing, nor a provider call bound to fail on its key."""
+    model = chat_model(args.model or (session.model if session else ""))
+    reason = unreachable(model, chosen=bool(args.model))
+    if reason:
+        flag = "--apply" if args.apply else "--commit"
+        raise CommandError(
+            f"{flag}: {reason}, and no acdc serve runs for {settings.ACDC_REPO}; start "
+            "`acdc serve` there (the chat then goes through it), or set the key, or "
+            "choose a model with --model"
+        )
 
 
 def chat_request(args: argparse.Namespace) -> ChatRequest:
@@ -246,8 +303,31 @@ def chat_request(args: argparse.Namespace) -> ChatRequest:
     )
 
 
+async def _checked(session_id: str, message: str, model: str, check: str) -> int:
+    """`--apply --check NAME` in this process: the chat, the check, at most one round to fix
+    it (`chat.turn.checking`); 0 only when the last run passed."""
+    turn = new_turn_id()
+    status = await _stream_to_terminal(session_id, message, model, True, turn)
+    ran = await _show_check(session_id, turn, check) if status == 0 else None
+    if ran is not None and not ran.passed:
+        print(f"acdc: asking the model to fix what {check} reported (once)", file=sys.stderr)
+        turn = new_turn_id()
+        status = await _stream_to_terminal(session_id, ran.fix_request(), model, True, turn)
+        ran = await _show_check(session_id, turn, check) if status == 0 else None
+    return 0 if status == 0 and ran is not None and ran.passed else 1
+
+
+async def _show_check(session_id: str, turn_id: str, check: str) -> checking.CheckRun | None:
+    ran = await checking.after_apply(session_id, turn_id, runs=served().commands, asked=check)
+    if ran is not None:
+        print(f"acdc: {ran.line()}", file=sys.stderr)
+        if not ran.passed and ran.output:
+            print(ran.output.rstrip("\n"), file=sys.stderr)
+    return ran
+
+
 async def _stream_to_terminal(
-    session_id: str, message: str, model: str, apply: bool = False
+    session_id: str, message: str, model: str, apply: bool = False, turn_id: str | None = None
 ) -> int:
     printed = 0
 
@@ -269,8 +349,16 @@ async def _stream_to_terminal(
 
     try:
         with chatedits.applying(apply):
+            parts = served()
             finished = await run_turn(
-                session_id=session_id, user_text=message, model=model, emit=emit, after=after
+                session_id=session_id,
+                user_text=message,
+                model=model,
+                runtime=parts.runtime,
+                maps=parts.maps,
+                emit=emit,
+                after=after,
+                turn_id=turn_id,
             )
     except TurnRejected as exc:
         raise CommandError(str(exc)) from None

@@ -1,31 +1,80 @@
 """The per-repository data folder (`<repo>/.acdc/` by default).
 
-It holds the SQLite database and the generated secret key. It is kept out of git by a line
-in the repository's `.git/info/exclude`, so acdc never dirties the user's `git status`.
+It holds the SQLite database, the generated secret key, the run file of `acdc serve` and
+the map's symbol cache: the history of every chat, the images and the key that signs
+cookies. It is its owner's alone: the folder 0700 and acdc's files in it 0600, made so at
+every start whatever modes an older acdc or a loose umask left (the database's -wal and
+-shm, which SQLite makes later, are kept so by `history.dbfaults.keep_private`). It is
+kept out of git by a line in the repository's `.git/info/exclude`, so acdc never dirties
+the user's `git status`.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
+import sys
 import tempfile
+from fnmatch import fnmatch
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
 EXCLUDE_LINE = ".acdc/"
+FOLDER_MODE = 0o700
+# acdc's files in the folder: databases with SQLite's files beside them, the key, the run file
+OWN_FILES = (
+    *("*.sqlite3", "*.sqlite3-wal", "*.sqlite3-shm", "*.sqlite3-journal"),
+    *("secret_key", "server.json"),
+)
 
 
 def prepare_data_dir(repo: Path, data_dir: Path) -> Path:
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except OSError as exc:
         raise ImproperlyConfigured(
             f"ACDC_DATA_DIR: cannot create {data_dir}: {exc.strerror}"
         ) from None
+    keep_private(repo, data_dir)
     if data_dir.resolve() == (repo / ".acdc").resolve():
         _exclude_from_git(repo)
     return data_dir
+
+
+def keep_private(repo: Path, data_dir: Path) -> None:
+    """The folder and acdc's files in it, readable by their owner only. A data folder
+    that holds the repository (ACDC_DATA_DIR set to it or above it) keeps its mode: closing
+    it would close the person's repository to the others they share it with."""
+    if not repo.resolve().is_relative_to(data_dir.resolve()):
+        owner_only(data_dir)
+    try:
+        with os.scandir(data_dir) as entries:
+            names = [entry.name for entry in entries]
+    except OSError:
+        return  # a folder acdc cannot list is one it cannot use: the database says so
+    for name in names:
+        if any(fnmatch(name, pattern) for pattern in OWN_FILES):
+            owner_only(data_dir / name)
+
+
+def owner_only(path: Path) -> None:
+    """Take the group's and others' permissions off a file or folder (never through a
+    symlink); one line on stderr when that is not allowed, as the data is then readable."""
+    try:
+        found = os.lstat(path)
+        if not stat.S_ISLNK(found.st_mode) and found.st_mode & 0o077:
+            os.chmod(path, stat.S_IMODE(found.st_mode) & 0o700)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.EROFS):
+            return  # nothing to close, or nothing anyone can change (the database says so)
+        print(
+            f"acdc: warning: cannot make {path} private ({exc.strerror}); other users of "
+            "this machine may read it",
+            file=sys.stderr,
+        )
 
 
 def _exclude_from_git(repo: Path) -> None:

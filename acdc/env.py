@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from types import MappingProxyType
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -126,7 +127,7 @@ def env_mounts(name: str) -> tuple[tuple[str, str], ...]:
 # wait with a TimeoutError and drops the websocket every few seconds, and any read timeout
 # (asyncio.timeout on Python 3.11) can swallow the cancel of a closing tab's receive, which
 # then holds the worker's receive lock and never ends. TCP keepalive notices a dead peer.
-REDIS_HOST_OPTIONS = {"socket_timeout": None, "socket_keepalive": True}
+REDIS_HOST_OPTIONS = MappingProxyType({"socket_timeout": None, "socket_keepalive": True})
 
 
 def channel_layers(redis_url: str) -> dict:

@@ -1,4 +1,4 @@
-"""Django settings, all read from the environment (see README for every variable).
+"""Django settings, all read from the environment (docs/settings.md lists every variable).
 
 Embedded default: SQLite in WAL mode under `<repo>/.acdc/` and the in-memory channel layer.
 Scale-out: DATABASE_URL (PostgreSQL) and REDIS_URL (channels-redis).
@@ -55,6 +55,8 @@ ACDC_TIER_SCHEME = env_choice("ACDC_TIER_SCHEME", ("acdc", "seed", "last", "none
 ACDC_KEEP_WARM = env_bool("ACDC_KEEP_WARM", True)
 ACDC_COMPACTION_TRIGGER_TOKENS = env_int("ACDC_COMPACTION_TRIGGER_TOKENS", 0, minimum=0)
 ACDC_MAX_TOOL_ROUNDS = env_int("ACDC_MAX_TOOL_ROUNDS", 20, minimum=0)
+# What the model reads of a command's output: its head and tail within this many bytes.
+ACDC_COMMAND_OUTPUT_BYTES = env_int("ACDC_COMMAND_OUTPUT_BYTES", 8192, minimum=512)
 ACDC_COLLAPSE_PER_TURN = env_int("ACDC_COLLAPSE_PER_TURN", 5, minimum=1)
 ACDC_COLLAPSE_TURNS_BACK = env_int("ACDC_COLLAPSE_TURNS_BACK", 3, minimum=1)
 ACDC_MOUNTS = env_mounts("ACDC_MOUNTS")
@@ -69,6 +71,8 @@ ACDC_AUTO_ROLLBACK = env_bool("ACDC_AUTO_ROLLBACK", False)  # when the quality s
 ACDC_PANEL_POLL_MS = env_int("ACDC_PANEL_POLL_MS", 2000, minimum=100)
 # Edit tools and blocks: the person reviews every edit (auto-apply is per session, off).
 ACDC_EDITS = env_bool("ACDC_EDITS", True)
+# After this many failed edits in one turn, the turn takes no more edits (and says so).
+ACDC_MAX_FAILED_EDITS = env_int("ACDC_MAX_FAILED_EDITS", 8, minimum=1)
 ACDC_GROUNDING = env_bool("ACDC_GROUNDING", False)
 ACDC_GROUNDING_ITEMS = env_int("ACDC_GROUNDING_ITEMS", 5, minimum=1)
 ACDC_GROUNDING_TOKENS = env_int("ACDC_GROUNDING_TOKENS", 1500, minimum=100)

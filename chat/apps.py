@@ -4,13 +4,14 @@ from django.apps import AppConfig
 
 
 class ChatConfig(AppConfig):
-    """The chat app, wired: its runtime (LLM client, model facts, token counters) is
-    built here once, from settings, and handed to every session context it serves."""
+    """The chat app, wired: what the process serves (its runtime, repository maps, counts,
+    turn host, watchers and the rest: `chat.live.served.Served`) is built here once, from
+    settings; entry points fetch it from here and hand its parts down."""
 
     name = "chat"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chat.llm.runtime import Runtime
+        from chat.live.served import Served
 
-        self.runtime = Runtime.from_settings()
+        self.served = Served.build()

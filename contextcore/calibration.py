@@ -6,7 +6,8 @@ correction factor is the largest reported/estimated ratio among the model's most
 `WINDOW` requests, times `1 + MARGIN`, so the budget holds for the worst recent request
 and a little more. With no usable sample the factor is 1 (no evidence to correct with).
 `ModelFacts.token_factor` carries it: budgets, shedding and the HUD then compare acdc's
-estimates with a window shrunk (or grown) by it. Pure: the caller reads the samples.
+estimates with a window shrunk (or grown) by it, and `shift` says by how much the budget
+moved, for the person who sees it move. Pure: the caller reads the samples.
 """
 
 from __future__ import annotations
@@ -29,3 +30,16 @@ def correction_factor(samples: Iterable[tuple[int, int]], margin: float = MARGIN
     if not ratios:
         return 1.0
     return min(MAX_FACTOR, max(MIN_FACTOR, max(ratios) * (1.0 + margin)))
+
+
+def shift(factor: float, budget: int, uncorrected: int) -> dict[str, float | int] | None:
+    """How calibration moved the budget: the `factor`, the `budget` shown, the budget
+    without it (`uncorrected`) and the difference; None when it did not move it."""
+    if factor == 1.0 or budget == uncorrected:
+        return None
+    return {
+        "factor": round(factor, 2),
+        "budget": budget,
+        "uncorrected": uncorrected,
+        "delta": budget - uncorrected,
+    }

@@ -136,6 +136,19 @@ class ContextManager(BudgetLayers):
     def history_token_count(self) -> int:
         return self.counter.count(self._history)
 
+    def get_compaction_status(self, history_tokens: int | None = None) -> dict[str, Any]:
+        """Seed 000's compaction status: `enabled`, `trigger` (the history tokens past which
+        layer 1 compacts) and `percent`, the history's share of that trigger, with the
+        `history_tokens` it was figured from (counted here unless the caller has them)."""
+        history = self.history_token_count() if history_tokens is None else history_tokens
+        trigger = self.compaction_trigger
+        return {
+            "enabled": self.config.compaction_enabled,
+            "trigger": trigger,
+            "percent": round(100 * history / trigger) if trigger else 0,
+            "history_tokens": history,
+        }
+
     # -- files ------------------------------------------------------------------------
 
     def pin_file(self, path: str) -> bool:
@@ -155,6 +168,13 @@ class ContextManager(BudgetLayers):
         """Repository map (symbols), file tree, reference text and metadata-pool lines."""
         self.repo_map, self.file_tree, self.reference = repo_map, file_tree, reference
         self.metadata = tuple(metadata)
+
+    def update_context_texts(self, **texts: Any) -> None:
+        """Change only the texts named (a turn's steps each own one: the sets the metadata
+        lines, the map its text, grounding the reference); the others stay as they are."""
+        held = {"repo_map": self.repo_map, "file_tree": self.file_tree}
+        held |= {"reference": self.reference, "metadata": self.metadata}
+        self.set_context_texts(**(held | texts))
 
     def get_token_budget(self) -> dict[str, Any]:
         preview = self.preview_request()

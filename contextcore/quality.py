@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 HEADROOM, SUMMARIES, GROUNDING = "headroom", "summaries", "grounding"
 PART_ORDER = (HEADROOM, SUMMARIES, GROUNDING)
 # What the HUD offers for each weak part ("grounding" opens the settings toggle). A full
 # window whose history is the smaller part asks for "files" (fewer or outlined) instead.
-ACTIONS = {HEADROOM: "compact", SUMMARIES: "rollback", GROUNDING: "grounding"}
+ACTIONS = MappingProxyType({HEADROOM: "compact", SUMMARIES: "rollback", GROUNDING: "grounding"})
 FILES = "files"
 
 

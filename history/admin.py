@@ -4,6 +4,8 @@ from django.contrib import admin
 
 from history.models import (
     ContentObject,
+    EditJournal,
+    JournalEntry,
     Message,
     ObjectVersion,
     PendingEdit,
@@ -91,3 +93,19 @@ class PendingEditAdmin(admin.ModelAdmin):
     list_filter = ("status", "kind", "source")
     search_fields = ("session__id", "path", "call_id")
     raw_id_fields = ("session", "message", "version_before", "version_after")
+
+
+class JournalEntryInline(admin.TabularInline):
+    model = JournalEntry
+    extra = 0
+    fields = ("path", "renamed", "before_sha256", "after_sha256", "temporary")
+    readonly_fields = fields
+
+
+@admin.register(EditJournal)
+class EditJournalAdmin(admin.ModelAdmin):
+    list_display = ("id", "session", "purpose", "state", "created_at", "ended_at")
+    list_filter = ("purpose", "state")
+    search_fields = ("session__id", "claim")
+    raw_id_fields = ("session",)
+    inlines = [JournalEntryInline]

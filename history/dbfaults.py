@@ -7,7 +7,8 @@ of reach) into that line; anything else is left to be a traceback, since it is a
 still holds data (opening it would delete the log), and says so when it starts a new
 history in an empty file. `lock_holders` names the other processes holding the SQLite
 file's locks, from /proc/locks, else those with it open (/proc/*/fd): the turn's message
-for a locked database uses it too. Only the standard library and Django here; it sits in
+for a locked database uses it too. `keep_private` keeps the SQLite files their owner's
+only, however they were made. Only the standard library and Django here; it sits in
 history, the room that owns the database, so the turn, the socket and the CLI all reach it.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from django.db import DatabaseError, OperationalError, connections
@@ -23,7 +25,7 @@ from django.db import DatabaseError, OperationalError, connections
 DAMAGED = ("file is not a database", "database disk image is malformed")
 NOT_WRITABLE = ("attempt to write a readonly database", "unable to open database file")
 LOCKED = ("database is locked", "database table is locked")
-WRITE_REFUSED = {errno.EROFS, errno.EACCES, errno.EPERM}
+WRITE_REFUSED = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 class DatabaseFault(Exception):
@@ -36,6 +38,23 @@ def sqlite_path() -> Path | None:
     if database["ENGINE"] != "django.db.backends.sqlite3":
         return None
     return Path(database["NAME"])
+
+
+def keep_private(sender, connection, **kwargs) -> None:
+    """`connection_created`'s receiver: the SQLite file just opened (or made) and the
+    -wal, -shm and -journal files beside it lose group and other permissions. SQLite makes
+    those files later with the database file's mode, so from here on they are made private;
+    a database left readable by an older acdc or a loose umask is closed on the next start."""
+    name = str(connection.settings_dict.get("NAME") or "") if connection.vendor == "sqlite" else ""
+    if not name or name == ":memory:" or name.startswith("file:"):
+        return
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            found = os.lstat(name + suffix)
+            if stat.S_ISREG(found.st_mode) and found.st_mode & 0o077:
+                os.chmod(name + suffix, stat.S_IMODE(found.st_mode) & 0o700)
+        except OSError:
+            pass  # gone already, or not ours: the data folder (0700) still keeps it in
 
 
 def lock_seconds() -> float:

@@ -3,9 +3,12 @@
 `edits_create` stores one row per `EditOp` of a turn; `edits_claim` takes rows for applying
 (or undoing) with one conditional UPDATE, so of two tabs or workers that accept the same
 edit at once exactly one gets it; `edit_mark` records what became of a claimed row and
-lets it go. `edits_bind_message` ties a turn's rows to its assistant message once that is
-stored, and `message_record_edits` fills the message's `files_modified` and
-`edit_results` (seed 000's schema) from them. Non-goals: the disk and the matcher
+lets it go. A claim names its process (`host:pid:process:random`) and the time it was
+taken; `claim_is_dead` says when its holder is gone (a dead process of this machine, or a
+claim older than CLAIM_SECONDS), so its rows can be finished or given back.
+`edits_bind_message` ties a turn's rows to its assistant message once that is stored,
+and `message_record_edits` fills the message's `files_modified` and `edit_results`
+(seed 000's schema) from them. Non-goals: the disk and the matcher
 (`chat.repo.edits`), deciding what is accepted (the person, or the session's auto-apply).
 """
 
@@ -13,13 +16,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.utils import timezone
 
 from contextcore.edits import EditOp
+from history import processes
 from history.models import Message, ObjectVersion, PendingEdit, Session
 
 Status = PendingEdit.Status
+CLAIM_SECONDS = 600  # far beyond any apply; a holder on another machine is given this long
 
 
 def edits_create(
@@ -29,21 +36,26 @@ def edits_create(
     turn_id: str = "",
     call_id: str = "",
     first_block: int | None = None,
+    blocks: Sequence[int] | None = None,
     message: Message | None = None,
+    refused: Iterable[int] = (),
 ) -> list[PendingEdit]:
-    """One pending row per op; a reply's blocks are numbered from `first_block`."""
+    """One pending row per op; a reply's blocks are numbered from `first_block`, or by
+    `blocks` (each op's place among the reply's blocks). The ops at the places `refused`
+    names keep their path only: refused content is never stored."""
+    refused = set(refused)
     rows = [
         PendingEdit(
             session=session,
             message=message,
             turn_id=turn_id,
             call_id=call_id,
-            block_index=None if first_block is None else first_block + n,
+            block_index=_block_index(n, first_block, blocks),
             source=op.source,
             path=op.path[:1024],  # a hostile path is refused, and stored as far as it fits
             kind=op.kind,
-            old_text=op.old_text,
-            new_text=op.new_text,
+            old_text="" if n in refused else op.old_text,
+            new_text="" if n in refused else op.new_text,
             replace_all=op.replace_all,
             overwrite=op.overwrite,
             base_sha256=op.base_sha256 or "",
@@ -54,6 +66,12 @@ def edits_create(
         for row in rows:
             row.save()
     return rows
+
+
+def _block_index(n: int, first: int | None, blocks: Sequence[int] | None) -> int | None:
+    if blocks is not None:
+        return blocks[n]
+    return None if first is None else first + n
 
 
 def op_of(row: PendingEdit) -> EditOp:
@@ -70,21 +88,67 @@ def op_of(row: PendingEdit) -> EditOp:
     )
 
 
+def new_claim() -> str:
+    return f"{processes.name()}:{uuid.uuid4().hex[:16]}"
+
+
+def claim_is_dead(claim: str, claimed_at: datetime | None, now: datetime | None = None) -> bool:
+    """Whether the holder of `claim` is gone: a process of this machine that has ended (or
+    an earlier process that had this one's pid), or a claim older than CLAIM_SECONDS."""
+    if not claim:
+        return False
+    now = now or timezone.now()
+    if claimed_at is None or now - claimed_at > timedelta(seconds=CLAIM_SECONDS):
+        return True
+    return processes.gone(claim)
+
+
 def edits_claim(
     ids: Iterable[int], *, status: str = Status.PENDING
 ) -> tuple[str, list[PendingEdit]]:
     """Claim the rows of `ids` still in `status` and claimed by nobody: one UPDATE, so a
     row claimed by another tab or worker is left out. Returns the claim and its rows."""
-    token = uuid.uuid4().hex
-    PendingEdit.objects.filter(pk__in=list(ids), status=status, claim="").update(claim=token)
+    token = new_claim()
+    mine = PendingEdit.objects.filter(pk__in=list(ids), status=status, claim="")
+    mine.update(claim=token, claimed_at=timezone.now())
     return token, list(PendingEdit.objects.filter(claim=token).order_by("id"))
 
 
 def edits_release(rows: Iterable[PendingEdit]) -> None:
     """Give claimed rows back unchanged (the set they belong to was not applied)."""
-    PendingEdit.objects.filter(pk__in=[row.pk for row in rows]).update(claim="")
+    PendingEdit.objects.filter(pk__in=[row.pk for row in rows]).update(claim="", claimed_at=None)
     for row in rows:
-        row.claim = ""
+        row.claim, row.claimed_at = "", None
+
+
+def dead_claims() -> list[tuple[str, datetime | None]]:
+    """The claims whose holders are gone; a cheap query while nothing is claimed."""
+    held = PendingEdit.objects.exclude(claim="").values_list("claim", "claimed_at").distinct()
+    now = timezone.now()
+    return [(claim, at) for claim, at in held if claim_is_dead(claim, at, now)]
+
+
+def edits_told(turn_id: str) -> int:
+    """The turn's failed edits so far have been sent to the model (a tool round's results,
+    or the automatic retry): a later edit of the same file stands in for them."""
+    if not turn_id:
+        return 0
+    failed = PendingEdit.objects.filter(
+        turn_id=turn_id, status__in=(Status.FAILED, Status.CONFLICT), told=False
+    )
+    return failed.update(told=True)
+
+
+def edits_supersede(turn_id: str, paths: Iterable[str]) -> int:
+    """The told failures of the turn on `paths` are retried: the model proposed those
+    files again, and its new edit (applying or not) is what the reply means."""
+    paths = list(paths)
+    if not turn_id or not paths:
+        return 0
+    told = PendingEdit.objects.filter(
+        turn_id=turn_id, path__in=paths, told=True, status__in=(Status.FAILED, Status.CONFLICT)
+    )
+    return told.update(status=Status.RETRIED)
 
 
 def edit_mark(
@@ -96,8 +160,8 @@ def edit_mark(
     after: ObjectVersion | None = None,
 ) -> None:
     """Record what became of a claimed row, and let it go."""
-    row.status, row.result, row.claim = status, result, ""
-    fields = ["status", "result", "claim", "updated_at"]
+    row.status, row.result, row.claim, row.claimed_at = status, result, "", None
+    fields = ["status", "result", "claim", "claimed_at", "updated_at"]
     if before is not None:
         row.version_before = before
         fields.append("version_before")

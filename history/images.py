@@ -3,11 +3,11 @@
 `image_store` accepts only bytes Pillow decodes as PNG, JPEG, GIF or WebP, at most
 `MAX_IMAGE_BYTES` each and at most `ACDC_MAX_IMAGE_PIXELS` pixels, judged from the header
 before a pixel is decoded (a small file can decode to gigabytes); anything else raises
-`ImageRejected` with a message for the user and stores nothing. At most
-`ACDC_IMAGE_DECODES` images decode at once in a process (`DECODES`). Bytes are keyed by
-their sha256, so the same picture pasted twice is stored once. A message holds at most
-`MAX_IMAGES_PER_MESSAGE` images, in order. `history_text` is the one rule for how an
-earlier turn's images appear in later prompts.
+`ImageRejected` with a message for the user and stores nothing. At most `ACDC_IMAGE_DECODES`
+images decode at once in a process (the `DecodeGate` it hands in). Bytes are keyed by their
+sha256, so the same picture pasted twice is stored once. A message holds at most
+`MAX_IMAGES_PER_MESSAGE` images, in order. `history_text` is the one rule for how an earlier
+turn's images appear in later prompts.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from types import MappingProxyType
 
 from django.conf import settings
 from django.db import transaction
@@ -31,12 +32,14 @@ from history.models import Image, Message, MessageImage
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_IMAGES_PER_MESSAGE = 5
 THUMBNAIL_PX = 256
-MIME_BY_FORMAT = {
-    "PNG": "image/png",
-    "JPEG": "image/jpeg",
-    "GIF": "image/gif",
-    "WEBP": "image/webp",
-}
+MIME_BY_FORMAT = MappingProxyType(
+    {
+        "PNG": "image/png",
+        "JPEG": "image/jpeg",
+        "GIF": "image/gif",
+        "WEBP": "image/webp",
+    }
+)
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _BLOBS = ("data", "thumbnail")
 _BOMB_PIXELS = re.compile(r"\((\d+) pixels\)")
@@ -50,14 +53,15 @@ class ImageRejected(ValueError):
     """The bytes cannot be stored or attached; `str(exc)` is a message for the user."""
 
 
-def image_store(data: bytes, *, max_bytes: int = MAX_IMAGE_BYTES) -> Image:
-    """Validate `data` and store it (once); returns the stored row."""
+def image_store(data: bytes, *, decodes: DecodeGate, max_bytes: int = MAX_IMAGE_BYTES) -> Image:
+    """Validate `data` and store it (once), decoding it under the process's `decodes`
+    gate; returns the stored row."""
     check_size(len(data), max_bytes=max_bytes)
     sha = hashlib.sha256(data).hexdigest()
     existing = Image.objects.defer(*_BLOBS).filter(pk=sha).first()
     if existing is not None:
         return existing
-    mime, width, height, thumbnail = _decode(data)
+    mime, width, height, thumbnail = _decode(data, decodes)
     image, _ = Image.objects.get_or_create(
         sha256=sha,
         defaults={
@@ -82,10 +86,10 @@ def check_size(size: int, *, max_bytes: int = MAX_IMAGE_BYTES) -> None:
         )
 
 
-def _decode(data: bytes) -> tuple[str, int, int, bytes]:
+def _decode(data: bytes, decodes: DecodeGate) -> tuple[str, int, int, bytes]:
     """(mime, width, height, WebP thumbnail) of valid image bytes, else ImageRejected.
     The format and size come from the header (Pillow's open is lazy); only an image
-    within the pixel limit is verified and decoded, and that under `DECODES`."""
+    within the pixel limit is verified and decoded, and that under `decodes`."""
     limit = settings.ACDC_MAX_IMAGE_PIXELS
     PILImage.MAX_IMAGE_PIXELS = limit  # any other Pillow use in the process is held too
     try:
@@ -99,7 +103,7 @@ def _decode(data: bytes) -> tuple[str, int, int, bytes]:
             if width * height > limit:
                 raise ImageRejected(_too_many_pixels(width * height, limit, f"{width}×{height}"))
             probe.verify()
-        with DECODES.slot(), PILImage.open(io.BytesIO(data)) as image:
+        with decodes.slot(), PILImage.open(io.BytesIO(data)) as image:
             image.load()
             return MIME_BY_FORMAT[kind], width, height, _thumbnail(image)
     except ImageRejected:
@@ -146,9 +150,6 @@ class DecodeGate:
             with self._turn:
                 self.active -= 1
                 self._turn.notify()
-
-
-DECODES = DecodeGate()
 
 
 def _thumbnail(image: PILImage.Image) -> bytes:

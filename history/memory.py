@@ -1,7 +1,7 @@
 """The working histories of the sessions this process served lately, kept in memory.
 
 Seed 000's search fallback: when the store cannot answer (or finds nothing), search still
-looks through the conversations the context engine holds. `chat.turn.context` records each
+looks through the conversations the context engine holds. `chat.session.setchanges` records each
 session's working history here whenever it saves it; a bounded number of the most recent
 sessions is kept. Plain Python, no database: it must work when the database does not.
 """

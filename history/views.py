@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.middleware import HtmxDetails
 
 from history import selectors, services
 from history.interchange.export import (
@@ -27,6 +28,10 @@ from history.search import SearchResults, search_messages
 SESSION_LIMIT = 100
 HIT_LIMIT = 30
 TITLE_MAX = Session._meta.get_field("title").max_length
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails  # set by django_htmx's middleware
 
 
 def _repository() -> str:
@@ -63,8 +68,8 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def search(request: HttpRequest) -> HttpResponse:
-    if not getattr(request, "htmx", False):
+def search(request: HtmxHttpRequest) -> HttpResponse:
+    if not request.htmx:
         return redirect(f"{reverse('history:index')}?{request.GET.urlencode()}")
     return render(request, "history/_results.html", {"results": _search(request)})
 

@@ -4,6 +4,11 @@
 empty folder), made a git repository when `repo_is_git` is true. A module that needs other
 files overrides `repo_files` (and `repo_is_git`) with its own, so the making lives here once.
 tests/chat/conftest.py wraps `root` as the chat's `Repository` (`repo`).
+
+`served` is what the process serves (`chat.live.served.Served`), built afresh for the test
+and put where the app keeps it, so the consumer and the views the test reaches use the same
+one the test holds (its turn host, counts, maps); its background passes end with the test.
+Every chat test has its own (tests/chat/conftest.py); no test patches a part on a module.
 """
 
 from __future__ import annotations
@@ -23,6 +28,16 @@ if os.environ.get("DATABASE_URL"):
     os.environ["ACDC_DB_CONN_MAX_AGE"] = "0"
 for _alias in connections:
     connections.settings[_alias]["CONN_MAX_AGE"] = 0
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch):
+    """A served object of the test's own, installed in the app registry for its length."""
+    from tests.serving import install
+
+    fresh = install(monkeypatch)
+    yield fresh
+    fresh.passes.wait()  # a page's counting thread must not outlive the test's database
 
 
 @pytest.fixture

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from acdc.access import COOKIE_NAME, WebsocketTokenMiddleware
+from acdc.commands import served_address
 
 pytestmark = pytest.mark.django_db
 TOKEN = "a-long-random-token"
@@ -29,6 +32,14 @@ def test_the_token_in_the_url_sets_a_cookie_and_redirects_to_the_clean_url(clien
     assert response.cookies[COOKIE_NAME].value == TOKEN
     assert response.cookies[COOKIE_NAME]["httponly"]
     assert client.get("/").status_code == 302
+
+
+@override_settings(ACDC_TOKEN="a+b/c&d=%e")
+def test_the_address_serve_prints_lets_in_a_token_of_any_characters(client):
+    address = urlsplit(served_address("127.0.0.1", 8000, "a+b/c&d=%e"))
+    response = client.get(f"{address.path}?{address.query}")
+    assert response.status_code == 302
+    assert response["Location"] == "/"
 
 
 @override_settings(ACDC_TOKEN=TOKEN)

@@ -10,14 +10,8 @@ from pathlib import Path
 import pytest
 
 from acdc.bench import main
-from chat.llm.facts import model_facts
-from chat.llm.sdk import model_info
-from contextcore.prompt.cacherules import ANTHROPIC, NO_CACHE, OPENAI
-from contextcore.prompt.cachesim import CacheSimulator, RequestCost, SimulationReport
-from contextcore.tokens import TokenCounter
-from history.models import Session
-from tests.bench import turn_replay
-from tests.bench.cache_bench import (
+from bench import turn_replay
+from bench.cache_bench import (
     LONG_SESSION,
     PAUSE_SESSION,
     STRATEGIES,
@@ -26,14 +20,20 @@ from tests.bench.cache_bench import (
     sessions_for,
     shape_markdown,
 )
-from tests.bench.cache_explain import refresh_split, side_split
-from tests.bench.cache_pricing import Recording, Sent, acting_as, price, rule_sets
-from tests.bench.compaction_bench import LongReport, long_report, prompt_series_svg
-from tests.bench.repo_bench import RepoSpec, build_repo, repo_markdown
-from tests.bench.repo_timings import measure
-from tests.bench.report import percentile
-from tests.bench.sessions import file_edit_session
-from tests.bench.turn_replay import replay_through_turns
+from bench.cache_explain import refresh_split, side_split
+from bench.cache_pricing import Recording, Sent, acting_as, price, rule_sets
+from bench.compaction_bench import LongReport, long_report, prompt_series_svg
+from bench.repo_bench import RepoSpec, build_repo, repo_markdown
+from bench.repo_timings import measure
+from bench.report import percentile
+from bench.sessions import file_edit_session
+from bench.turn_replay import replay_through_turns
+from chat.llm.facts import model_facts
+from chat.llm.sdk import model_info
+from contextcore.prompt.cacherules import ANTHROPIC, NO_CACHE, OPENAI
+from contextcore.prompt.cachesim import CacheSimulator, RequestCost, SimulationReport
+from contextcore.tokens import TokenCounter
+from history.models import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -201,7 +201,7 @@ def test_bench_assembly_quick_writes_a_table_and_json(tmp_path, capsys):
 def test_the_assembly_benchmark_loads_neither_django_nor_litellm():
     script = (
         "import importlib, sys\n"
-        "from tests.bench.runner import BENCHMARKS\n"
+        "from bench.runner import BENCHMARKS\n"
         "importlib.import_module(BENCHMARKS['assembly'])\n"
         "print(sorted({'django', 'litellm'} & sys.modules.keys()))\n"
     )
@@ -300,7 +300,7 @@ def test_the_repository_benchmark_measures_listing_and_counting(tmp_path):
 
 
 def test_the_map_table_says_which_goals_are_met():
-    from tests.bench.map_bench import map_markdown
+    from bench.map_bench import map_markdown
 
     data = {
         "files": 4547, "source_files": 960, "definitions": 20000, "map_tokens": 5900,
@@ -323,8 +323,8 @@ def test_the_map_table_says_which_goals_are_met():
 def test_the_wire_harness_reads_the_session_header_the_server_stores():
     """The over-the-wire benchmark reads the server's session row for its refresh plan; the
     header is stored deflated (and as JSON text in older databases)."""
+    from bench.wire_drive import _header
     from history.models.fields import pack
-    from tests.bench.wire_drive import _header
 
     header = {"engine": {"stability": {"history_rewrites": 2}}}
     assert _header(pack(header)) == header

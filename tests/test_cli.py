@@ -25,12 +25,15 @@ def repo_is_git() -> bool:
     return True
 
 
-def acdc(*args: str, repo: Path | None = None, **env: str) -> subprocess.CompletedProcess:
+def acdc(*args: str, repo: Path | None = None, **env: str | None) -> subprocess.CompletedProcess:
+    """`acdc *args` in a process of its own; `env` adds variables (None takes one away)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ACDC_")}
     environ.pop("DJANGO_SETTINGS_MODULE", None)
     if repo is not None:
         environ["ACDC_REPO"] = str(repo)
-    environ.update(env)
+    environ.update({k: v for k, v in env.items() if v is not None})
+    for name in [k for k, v in env.items() if v is None]:
+        environ.pop(name, None)
     return subprocess.run(
         [sys.executable, "-m", "acdc", *args],
         capture_output=True,

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
+import os
 
 import pytest
 
+from acdc import chatedits
+from chat.llm.facts import PROVIDER_KEYS
+from chat.repo import sessionsets
+from chat.repo.edits import journal
+from chat.repo.edits.proposing import propose
+from contextcore.edits import EditOp
+from history import services
 from tests.test_cli import acdc
 
 BLOCK = """Done.
@@ -71,4 +81,54 @@ def test_an_edit_that_cannot_apply_fails_the_exit_status(root, tmp_path):
     assert result.returncode == 1
     assert (root / "main.py").read_text() == "print('hi')\n"
     assert "acdc: failed: main.py: the old text was not found" in result.stderr
-    assert (root / "notes.md").read_text() == "# Notes\nnew note\n"  # its own set applied
+    assert "acdc: Nothing was written: the edit of main.py cannot apply" in result.stderr
+    assert (root / "notes.md").read_text() == "# Notes\nold note\n"  # the reply applies whole
+
+
+NO_KEYS: dict[str, str | None] = {name: None for name, _ in PROVIDER_KEYS}
+
+
+def test_apply_with_no_server_and_no_key_is_one_line_never_a_dry_run(root, tmp_path):
+    env = scripted(tmp_path, "print('hi')")
+    result = acdc("chat", "--new", "--apply", "go", repo=root, **env, **NO_KEYS)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(
+        "acdc: error: --apply: no model to write edits: no provider key (ANTHROPIC_API_KEY, "
+    )
+    assert "start `acdc serve` there" in result.stderr
+
+
+def test_apply_with_a_model_whose_key_is_missing_names_the_key(root, tmp_path):
+    env = scripted(tmp_path, "print('hi')")
+    result = acdc(
+        "chat", "--new", "--model", "openai/gpt-4.1", "--apply", "go", repo=root, **env, **NO_KEYS
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert "--apply: openai/gpt-4.1 needs OPENAI_API_KEY, which is not set here" in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_full_disk_while_applying_is_one_line_and_a_failed_status(root, settings, capsys):
+    settings.ACDC_EDITS = True
+    settings.ACDC_REPO = root
+    session = services.session_create(repository=str(root), model="acdc/fake")
+    said = services.message_append(session=session, role="assistant", content="ok", turn_id="t1")
+    op = EditOp("main.py", "replace", "print('hi')", "print('bye')")
+    propose(session, [op], repo=sessionsets.repository(), turn_id="t1", message=said)
+
+    def full_disk(handle, data: bytes) -> None:  # the disk is full: nothing is written
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    original = journal.write_set
+    journal.write_set = lambda *a, **k: original(*a, **k, writer=full_disk)
+    try:
+        status = asyncio.run(chatedits.show(session.id, "t1", apply=True))
+    finally:
+        journal.write_set = original
+
+    said = capsys.readouterr().err
+    assert status == 1 and (root / "main.py").read_text() == "print('hi')\n"
+    assert said.splitlines()[0].startswith("acdc: Nothing was written: No space left on device")
+    assert "Traceback" not in said

@@ -8,6 +8,11 @@ import subprocess
 
 import pytest
 
+from acdc import chatedits
+from chat.repo import sessionsets
+from contextcore.edits import EditOp
+from history import services
+from tests.chat.repo.edits_support import written
 from tests.test_cli import acdc
 
 
@@ -56,3 +61,33 @@ def test_commit_without_edits_on_commits_nothing_and_says_why(root, tmp_path):
     env["ACDC_EDITS"] = "0"
     result = acdc("chat", "--new", "--model", "acdc/fake", "--commit", "x", "go", repo=root, **env)
     assert result.returncode == 1 and "--commit needs edits on" in result.stderr
+
+
+@pytest.mark.django_db
+def test_commit_in_this_process_refuses_a_changed_hook_without_the_persons_word(
+    root, settings, capsys
+):
+    """No terminal to ask (pytest's stdin): one line naming the hook and the flags."""
+    settings.ACDC_EDITS, settings.ACDC_REPO = True, root
+    for setting in (("user.email", "dev@example.com"), ("user.name", "Dev"),
+                    ("core.hooksPath", ".githooks")):  # fmt: skip
+        git(root, "config", *setting)
+    (root / ".githooks").mkdir()
+    (root / ".githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (root / ".githooks" / "pre-commit").chmod(0o755)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "start")
+    session = services.session_create(repository=str(root), model="acdc/fake")
+    change = EditOp(".githooks/pre-commit", "replace", "exit 0", "touch hook-ran")
+    assert written(session, [change], repo=sessionsets.repository(), turn_id="t1").applied
+
+    assert chatedits.commit_files(session.id, "Hook") == 1
+    assert capsys.readouterr().err == (
+        "acdc: not committed: acdc's edits changed .githooks/pre-commit, which git would run "
+        "on this commit; add --run-changed-hooks to run it, or --no-hooks to commit without "
+        "any hook\n"
+    )
+    assert not (root / "hook-ran").exists() and git(root, "log", "--format=%s") == "start\n"
+
+    assert chatedits.commit_files(session.id, "Hook", "run") == 0
+    assert (root / "hook-ran").exists()

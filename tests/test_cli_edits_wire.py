@@ -1,5 +1,5 @@
 """`acdc chat --apply` through the real litellm path, against a loopback OpenAI-compatible
-server (`chat.llm.wirefakes.WireFake`) that streams Chat Completions chunks: once with
+server (`bench.wirefakes.WireFake`) that streams Chat Completions chunks: once with
 `edit_file` tool calls, once with SEARCH/REPLACE blocks in the reply's text. Each run is a
 real `acdc` process; the files must change byte for byte (a CRLF file included), and the
 next `acdc chat` of the same session must carry each result line once and the change as a
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from chat.llm.wirefakes import Reply, ToolCall, WireFake
+from bench.wirefakes import Reply, ToolCall, WireFake
 
 APP = "def f():\n    return 1\n\n" + "".join(
     f"def g{i}(x):\n    return x * {i} + {i * 7}\n\n" for i in range(200)

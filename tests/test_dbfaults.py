@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.turn_server import free_port
+from bench.turn_server import free_port
 from tests.chat.live.test_locked_database import Holder
 
 TIMEOUT = 120

@@ -14,7 +14,7 @@ from django.test import override_settings
 from PIL import Image as PILImage
 
 from acdc.datadir import secret_key
-from history.images import image_store
+from history.images import DecodeGate, image_store
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_a_worker_that_loses_the_race_takes_the_winner_s_key(tmp_path, monkeypat
 def test_images_behind_the_token_are_cached_privately(client, suffix):
     out = io.BytesIO()
     PILImage.new("RGB", (40, 30), (200, 20, 20)).save(out, format="PNG")
-    image = image_store(out.getvalue())
+    image = image_store(out.getvalue(), decodes=DecodeGate())
     with override_settings(ACDC_TOKEN="a-long-random-token"):
         response = client.get(
             f"/images/{image.sha256}/{suffix}", HTTP_AUTHORIZATION="Bearer a-long-random-token"

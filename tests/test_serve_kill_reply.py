@@ -19,8 +19,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from history.services import INTERRUPTED_NOTE
-from tests.bench.turn_server import (
+from bench.turn_server import (
     ChatSocket,
     http_client,
     make_repo,
@@ -28,6 +27,7 @@ from tests.bench.turn_server import (
     server_environ,
     start_worker,
 )
+from history.services import INTERRUPTED_NOTE
 
 WAIT = 60.0  # s: for the reply to reach a word, for a save to hold it
 REPLY = " ".join(f"word{n}" for n in range(3000))  # words that differ: litellm stops repeats

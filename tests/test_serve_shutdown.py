@@ -17,8 +17,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from history.services import INTERRUPTED_NOTE
-from tests.bench.turn_server import (
+from bench.turn_server import (
     ChatSocket,
     http_client,
     make_repo,
@@ -26,6 +25,7 @@ from tests.bench.turn_server import (
     server_environ,
     start_worker,
 )
+from history.services import INTERRUPTED_NOTE
 
 STOP_SECONDS = 5.0
 STREAM_TIMEOUT = 60.0

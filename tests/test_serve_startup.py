@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.bench.turn_server import free_port, interruptible
+from bench.turn_server import free_port, interruptible
 
 START_TIMEOUT = 120.0
 

@@ -7,8 +7,11 @@ repository, its pid is alive and it answers within `CONNECT_SECONDS`; otherwise
 `chat_through_server` returns None and the chat runs in this process, after a one-line
 note when a server was expected (a file left by a killed server is removed once its pid is
 gone). Once the message is sent there is no fallback: the server has it, and the outcome
-is the server's. Streams what the endpoint sends (`acdc.terminal.endpoint`): the reply on
-stdout as it grows, the rest on stderr; the exit status is the in-process one.
+is the server's. `--apply` and `--commit` go the same way (the server holds the provider's
+key): the reply's edits apply there, and the commit is a second request once the chat ended
+well, asking this terminal about a hook acdc's edits changed (`acdc.terminal.consent`).
+Streams what the endpoint sends (`acdc.terminal.endpoint`): the reply on stdout as it
+grows, the rest on stderr; the exit status is the in-process one.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import socket
 import sys
 from pathlib import Path
 
-from acdc.terminal import runfile
+from acdc.terminal import consent, runfile
 from acdc.terminal.runfile import RunFile
 
 CONNECT_SECONDS = 1.0  # a stale run file must not hang the command
 ANSWER_SECONDS = 5.0  # the endpoint answers before any work; the reply itself may take long
 EXIT_FAULT = 1
 PATH = "/cli/chat/"
+COMMIT_PATH = "/cli/commit/"
 
 
 def chat_through_server(args: argparse.Namespace) -> int | None:
@@ -36,11 +40,8 @@ def chat_through_server(args: argparse.Namespace) -> int | None:
     if run is None:
         return None
     where = _where(run)
-    if args.apply or args.commit is not None:
-        _note(f"--apply and --commit run in this process, not through {where}")
-        return None
     try:
-        response = _send(run, _request(args))
+        response = _send(run, PATH, _request(args))
     except (OSError, http.client.HTTPException) as exc:
         _note(f"no answer from {where}: {_reason(exc)}; chatting in this process")
         return None
@@ -49,7 +50,43 @@ def chat_through_server(args: argparse.Namespace) -> int | None:
         _note(f"{where} refused the chat ({said}); chatting in this process")
         return None
     _note(f"through {where}")
-    return _relay(response)
+    status, session = _relay(response)
+    if status == 0 and args.commit is not None and session:
+        status = _commit(run, session, args.commit, getattr(args, "hooks", "ask"))
+    return status
+
+
+def _commit(run: RunFile, session: str, message: str, hooks: str) -> int:
+    """`--commit` by the server, after a chat that ended well; a changed hook is asked
+    about here, at the person's terminal, and sent again with their yes."""
+    while True:
+        request = {"session": session, "message": message, "hooks": hooks}
+        try:
+            line = _answer(_send(run, COMMIT_PATH, request))
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            print(f"acdc: error: not committed: no answer from the server: {_reason(exc)}",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_FAULT
+        changed = line.get("hooks")
+        if not changed:
+            _show(line)
+            return line.get("exit", EXIT_FAULT)
+        if hooks != "ask" or not consent.may_ask() or not consent.ask(changed):
+            _note(consent.refusal(changed))
+            return line.get("exit", EXIT_FAULT)
+        hooks = "run"
+
+
+def _answer(response: http.client.HTTPResponse) -> dict:
+    """The line that carries the exit status (those before it shown as they come)."""
+    if response.status != 200:
+        raise ValueError(response.read(300).decode("utf-8", "replace").strip())
+    while raw := response.readline():
+        line = json.loads(raw)
+        if "exit" in line:
+            return line
+        _show(line)
+    raise ValueError("the server ended the answer early")
 
 
 def _repository() -> Path | None:
@@ -82,36 +119,42 @@ def _request(args: argparse.Namespace) -> dict:
         **{name: list(getattr(args, name)) for name in ("add", "drop", "pin", "unpin")},
         "allow_secret": list(args.allow_secret),
         "instructions": getattr(args, "instructions", None),
+        "apply": bool(getattr(args, "apply", False)),
+        "check": getattr(args, "check", None) or "",
     }
 
 
-def _send(run: RunFile, request: dict) -> http.client.HTTPResponse:
+def _send(run: RunFile, path: str, request: dict) -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection(run.host, run.port, timeout=CONNECT_SECONDS)
     connection.connect()
     connection.sock.settimeout(ANSWER_SECONDS)
     body = json.dumps(request).encode()
     headers = {"Authorization": f"Bearer {run.token}", "Content-Type": "application/json"}
-    connection.request("POST", PATH, body=body, headers=headers)
+    connection.request("POST", path, body=body, headers=headers)
     response = connection.getresponse()
     connection.sock.settimeout(None)  # the reply takes as long as the model does
     return response
 
 
-def _relay(response: http.client.HTTPResponse) -> int:
+def _relay(response: http.client.HTTPResponse) -> tuple[int, str]:
+    """The chat's exit status and its session, once the stream says it ended."""
+    session = ""
     try:
-        while line := response.readline():
-            status = _show(json.loads(line))
+        while raw := response.readline():
+            line = json.loads(raw)
+            session = line.get("session", session)
+            status = _show(line)
             if status is not None:
-                return status
+                return status, session
     except KeyboardInterrupt:  # closing the connection stops the reply (the endpoint's rule)
         response.close()
         print("\nacdc: stopped", file=sys.stderr)
-        return 130
+        return 130, session
     except (OSError, http.client.HTTPException, ValueError) as exc:
         print(f"\nacdc: error: the connection to the server broke: {exc}", file=sys.stderr)
-        return EXIT_FAULT
+        return EXIT_FAULT, session
     print("acdc: error: the server ended the chat before the reply did", file=sys.stderr)
-    return EXIT_FAULT
+    return EXIT_FAULT, session
 
 
 def _show(line: dict) -> int | None:
@@ -124,6 +167,10 @@ def _show(line: dict) -> int | None:
         sys.stdout.write(line["diff"])
     if "note" in line:
         _note(line["note"])
+    if "check" in line:  # a check run's one line, and its cut output when it failed
+        _note(line["check"])
+        if line.get("output"):
+            sys.stderr.write(line["output"].rstrip("\n") + "\n")
     if "error" in line:
         print(f"acdc: error: {line['error']}", file=sys.stderr)
     return line.get("exit")

@@ -1,15 +1,20 @@
-"""The server's side of `acdc chat` through `acdc serve`: `POST /cli/chat/`, loopback only.
+"""The server's side of `acdc chat` through `acdc serve`: `POST /cli/chat/` and
+`POST /cli/commit/`, loopback only.
 
-An ASGI app in front of Django's (`acdc.asgi`): it answers its one path and hands every
-other request on. A request must come from a loopback address and carry the run's token
+An ASGI app in front of Django's (`acdc.asgi`): it answers its paths and hands every other
+request on. A request must come from a loopback address and carry the run's token
 (`Authorization: Bearer`, the token of the run file `acdc serve` wrote; `acdc.terminal.runfile`),
 compared in constant time; ACDC_TOKEN plays no part, the run file is the proof of being
 this machine's user. The body is the chat's flags as JSON; the answer streams JSON lines:
 `{"session": id}`, `{"note": text}` (stderr), `{"text": piece}` (stdout, as the reply
 grows), `{"diff": text}`, then `{"exit": status}`, with `{"error": text}` before it on a
 failure. The message becomes a turn of the session's `TurnHost` like a tab's: it takes the
-session's lease, and every open tab sees it stream. The client going away stops the reply
-(Ctrl-C, as in the in-process `acdc chat`). Non-goals: images, `--apply` and `--commit`.
+session's lease, and every open tab sees it stream. With `"apply": true` the turn's reply
+applies whole when it ends, as `acdc chat --apply` in-process (`acdc.chatedits`); a write
+that fails is one error line. `/cli/commit/` is `--commit` after the chat ended well: the
+same answer as in-process, or `{"hooks": [...]}` when a hook the session's edits changed
+waits for the person's word. The client going away stops the reply (Ctrl-C, as in the
+in-process `acdc chat`). Non-goals: images.
 """
 
 from __future__ import annotations
@@ -30,12 +35,16 @@ from acdc.access import bearer_token
 from acdc.errors import CommandError
 from acdc.terminal.prepare import ChatRequest, find_session, prepare
 from chat.live.protocol import ClientFrame, FrameError, parse_frame
-from chat.live.turnhost import HOST, ask_stop
+from chat.live.served import served
+from chat.live.turnhost import ask_stop
 from chat.repo import edittools
+from chat.turn import checking
+from chat.turn.checking import CheckRun
 from chat.turn.events import CompactionEnded, CompactionStarted, TurnDelta, TurnFinished, TurnNotice
 
 log = logging.getLogger(__name__)
 PATH = "/cli/chat/"
+COMMIT_PATH = "/cli/commit/"
 _LISTS = ("add", "drop", "pin", "unpin", "allow_secret")
 REPLY_TO = "acdc-chat"  # no tab's channel: refusals go to the watcher
 
@@ -45,7 +54,7 @@ class TerminalEndpoint:
         self.app = app
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> Any:
-        if scope["type"] != "http" or scope["path"] != PATH:
+        if scope["type"] != "http" or scope["path"] not in (PATH, COMMIT_PATH):
             return await self.app(scope, receive, send)
         refusal = _refusal(scope)
         if refusal:
@@ -56,8 +65,11 @@ class TerminalEndpoint:
         stream = _Stream(send)
         await stream.start()
         try:
-            request, frame = _parse(body)
-            await _converse(stream, request, frame, receive)
+            if scope["path"] == COMMIT_PATH:
+                await _commit(stream, _json(body))
+            else:
+                request, frame = _parse(body)
+                await _converse(stream, request, frame, receive)
         except CommandError as exc:
             await stream.line(error=str(exc), exit=2)
         except Exception:
@@ -103,13 +115,18 @@ async def _body(receive: Any, most: int) -> bytes | None:
             return b"".join(parts)
 
 
-def _parse(body: bytes) -> tuple[ChatRequest, ClientFrame]:
+def _json(body: bytes) -> dict:
     try:
         raw = json.loads(body)
     except ValueError:
         raise CommandError("the request is not JSON") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("message"), str):
         raise CommandError("the request must be a JSON object with a message")
+    return raw
+
+
+def _parse(body: bytes) -> tuple[ChatRequest, ClientFrame]:
+    raw = _json(body)
     texts = {name: raw.get(name) or "" for name in ("session", "model")}
     lists = {name: raw.get(name) or [] for name in _LISTS}
     if not all(isinstance(v, str) for v in texts.values()) or not all(
@@ -119,10 +136,16 @@ def _parse(body: bytes) -> tuple[ChatRequest, ClientFrame]:
     instructions = raw.get("instructions")
     if instructions is not None and not isinstance(instructions, bool):
         raise CommandError("instructions is true, false or absent")
+    if not isinstance(raw.get("apply", False), bool):
+        raise CommandError("apply is true or false")
+    if not isinstance(raw.get("check") or "", str):
+        raise CommandError("check is the name of a declared command")
     request = ChatRequest(
         message=raw["message"],
         new=bool(raw.get("new")),
         instructions=instructions,
+        apply=raw.get("apply", False),
+        check=raw.get("check") or "",
         **texts,
         **lists,
     )
@@ -140,17 +163,41 @@ async def _converse(stream: _Stream, request: ChatRequest, frame: ClientFrame, r
     await stream.line(session=prepared.session_id)
     for problem in prepared.problems:
         await stream.line(note=problem)
-    watcher = _Watcher()
-    gone = asyncio.create_task(_stop_when_gone(receive, prepared.session_id, watcher))
-    try:
-        await HOST.submit(prepared.session_id, frame, REPLY_TO, watcher)
-        await _relay(stream, watcher, prepared.session_id)
-    finally:
-        gone.cancel()
+    status, ran = await _round(stream, request, frame, prepared.session_id, receive)
+    if ran is not None and not ran.passed and status != 2:
+        # The one fix round (`chat.turn.checking`; --check, or the session's setting): acdc's
+        # message, its edits applied, the check run again; with --check the exit status is
+        # the last run's.
+        await stream.line(note=f"asking the model to fix what {ran.name} reported (once)")
+        fix = ClientFrame(action="send", message=ran.fix_request(), model=request.model)
+        status, ran = await _round(stream, request, fix, prepared.session_id, receive)
+    if request.check and status != 2:
+        status = 0 if status == 0 and ran is not None and ran.passed else 1
+    await stream.line(exit=status)
 
 
 def _prepare(request: ChatRequest):
+    if request.check:  # before anything is sent: a name that cannot run is a usage error
+        if not request.apply:
+            raise CommandError("--check needs --apply: the check runs once the edits are written")
+        reason = checking.refusal(str(settings.ACDC_REPO), request.check, served().commands)
+        if reason:
+            raise CommandError(reason)
     return prepare(request, find_session(request))
+
+
+async def _round(stream, request, frame, session_id, receive) -> tuple[int, CheckRun | None]:
+    """One turn of the chat, relayed; its exit status and the check run after it."""
+    watcher = _Watcher(apply_edits=request.apply, check=request.check)
+    gone = asyncio.create_task(_stop_when_gone(receive, session_id, watcher))
+    try:
+        await served().host.submit(session_id, frame, REPLY_TO, watcher)
+        status = await _relay(stream, watcher, session_id, request.apply)
+    finally:
+        gone.cancel()
+    for ran in watcher.checks:
+        await stream.line(check=ran.line(), output="" if ran.passed else ran.output)
+    return status, (watcher.checks[-1] if watcher.checks else None)
 
 
 async def _stop_when_gone(receive: Any, session_id: str, watcher: _Watcher) -> None:
@@ -161,11 +208,13 @@ async def _stop_when_gone(receive: Any, session_id: str, watcher: _Watcher) -> N
         await ask_stop(session_id)
 
 
-async def _relay(stream: _Stream, watcher: _Watcher, session_id: str) -> None:
+async def _relay(stream: _Stream, watcher: _Watcher, session_id: str, apply: bool) -> int:
     printed, finished, refused = 0, None, ""
     while (event := await watcher.queue.get()) is not None:
         if isinstance(event, _Refused):
             refused = event.text
+        elif isinstance(event, CheckRun):
+            watcher.checks.append(event)
         elif isinstance(event, TurnDelta | TurnFinished):
             if len(event.text) > printed:
                 await stream.line(text=event.text[printed:])
@@ -181,25 +230,46 @@ async def _relay(stream: _Stream, watcher: _Watcher, session_id: str) -> None:
         elif isinstance(event, CompactionEnded) and event.text:
             await stream.line(note=event.text)
     if finished is None:
-        await stream.line(error=refused or "the server stopped before the reply", exit=2)
-    elif finished.status == "error":
-        await stream.line(error=finished.error, exit=1)
-    elif finished.status == "interrupted":
-        await stream.line(exit=1)
-    else:
-        await stream.line(exit=await _edits(stream, session_id, finished.turn_id))
+        await stream.line(error=refused or "the server stopped before the reply")
+        return 2
+    if finished.status == "error":
+        await stream.line(error=finished.error)
+        return 1
+    if finished.status == "interrupted":
+        return 1
+    return await _edits(stream, session_id, finished.turn_id, apply)
 
 
-async def _edits(stream: _Stream, session_id: str, turn_id: str) -> int:
+async def _edits(stream: _Stream, session_id: str, turn_id: str, apply: bool) -> int:
     """The turn's proposed edits, as `chatedits.show` prints them in-process; the status."""
     if not edittools.enabled():
         return 0
-    found = await database_sync_to_async(chatedits.turn_edits)(session_id, turn_id, apply=False)
+    turn_edits = database_sync_to_async(chatedits.turn_edits)
+    try:
+        found = await turn_edits(session_id, turn_id, apply=apply)
+    except OSError as exc:  # the apply code says why in a notice; this is what it did not
+        await stream.line(error=chatedits.write_failure(exc))
+        return 1
     for diff in found.diffs:
         await stream.line(diff=diff)
     for note in found.notes:
         await stream.line(note=note)
     return 0 if found.all_applied else 1
+
+
+async def _commit(stream: _Stream, raw: dict) -> None:
+    """`--commit` after the chat: the files acdc changed in the session, or why not."""
+    session, hooks = raw.get("session"), raw.get("hooks", "ask")
+    if not isinstance(session, str) or not session or hooks not in ("ask", "run", "skip"):
+        raise CommandError("a commit names its session, and hooks is ask, run or skip")
+    find = database_sync_to_async(find_session)
+    await find(ChatRequest(message="", session=session))  # this repository's, or a refusal
+    commit = database_sync_to_async(chatedits.commit_answer)
+    answer = await commit(session, raw["message"], hooks)
+    if answer.hooks:
+        await stream.line(hooks=answer.hooks, exit=answer.status)
+    else:
+        await stream.line(note=answer.line, exit=answer.status)
 
 
 @dataclass(frozen=True)
@@ -210,9 +280,12 @@ class _Refused:
 class _Watcher:
     """The `TurnWatcher` of one request: what the turn tells it, queued for the stream."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, apply_edits: bool = False, check: str = "") -> None:
         self.queue: asyncio.Queue = asyncio.Queue()
         self.ended = False
+        self.apply_edits = apply_edits  # read by the turn host for this turn alone
+        self.check = check  # --check NAME: run after the edits applied (the turn host)
+        self.checks: list[CheckRun] = []
 
     async def event(self, event) -> None:
         self.queue.put_nowait(event)

@@ -16,7 +16,7 @@ from django.conf import settings
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
 from chat.repo import boundary, sessionsets
-from chat.turn.context import select_files
+from chat.session.setchanges import select_files
 from history import selectors, services
 from history.models import ContentObject, Session
 
@@ -35,6 +35,8 @@ class ChatRequest:
     unpin: list[str] = field(default_factory=list)
     allow_secret: list[str] = field(default_factory=list)
     instructions: bool | None = None  # --instructions / --no-instructions: the session's switch
+    apply: bool = False  # --apply: the reply's edits apply whole when it ends
+    check: str = ""  # --check NAME: run it once the edits applied, one round to fix it
 
 
 @dataclass

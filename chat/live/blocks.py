@@ -22,8 +22,8 @@ from history.markup.render import markdown_parser
 _NEWLINE = re.compile(r"\r\n?|\n")  # what markdown-it counts as a line break
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
 _BLANK = re.compile(r"[ \t]*")
-_CLOSED_BY_BLANK_LINE = {"paragraph_open", "table_open", "blockquote_open"}
-_CLOSED_ALONE = {"heading_open", "hr"}
+_CLOSED_BY_BLANK_LINE = frozenset({"paragraph_open", "table_open", "blockquote_open"})
+_CLOSED_ALONE = frozenset({"heading_open", "hr"})
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ in-memory channel layer does not cross processes, and the CLI never joins Redis)
 by a cheap poll of the same version (`version.read`, one query) every ACDC_PANEL_POLL_MS
 while a tab of the session is open here and no turn runs. Either way the tabs get only the
 panels that changed: the conversation drawn again (not after a turn this worker streamed
-to them), the Context panel and Files panel sets from the saved header, and a note that
-tells panels.js to fetch the session tools or the model chooser again.
+to them), the Context panel and the name of the Files panel's sets from the saved header
+(figured again when the project instructions on disk changed: the file watcher wakes
+every loop at once when one comes, goes or is written), and a note that tells panels.js
+to fetch the session tools or the model chooser again.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from chat.live.keepwarm import WARMER
-from chat.live.turnhost import HOST, LOCAL_TABS
+from chat.live.turnhost import LocalTabs, TurnHost
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
 from chat.web.conversation import ended_frame
-from chat.web.fragments import picker_message, render_hud
+from chat.web.fragments import render_hud
 from chat.web.panels import version
+from chat.web.panels.figures import current_hud
+from chat.web.panels.tree import Selection
 from history.models import Session
 
 log = logging.getLogger(__name__)
@@ -40,7 +43,8 @@ class PanelFollower:
     """One loop per session with a tab in this process: it wakes on `nudge` or after the
     poll interval, reads the session's version and sends the tabs what changed."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: TurnHost, tabs: LocalTabs) -> None:
+        self.host, self.tabs = host, tabs
         self._loops: dict[str, asyncio.Task] = {}
         self._wake: dict[str, asyncio.Event] = {}
         self._seen: dict[str, version.Version] = {}
@@ -79,6 +83,12 @@ class PanelFollower:
         if session_id in self._loops:
             self._drawn.setdefault(session_id, set()).update(parts)
 
+    def nudge_all(self) -> None:
+        """Something every session's panels show changed on disk (the project
+        instructions): every session with a tab here looks at once."""
+        for session_id in list(self._wake):
+            self.nudge(session_id)
+
     def turn_ended(self, session_id: str) -> None:
         """This worker's turn streamed the conversation and its HUD; the session tools
         (the automatic checkpoint) and the model box may still be stale."""
@@ -94,12 +104,12 @@ class PanelFollower:
     async def _run(self, session_id: str) -> None:
         poll = settings.ACDC_PANEL_POLL_MS / 1000
         try:
-            while LOCAL_TABS.of(session_id):
+            while self.tabs.of(session_id):
                 wake = self._wake[session_id]
                 with contextlib.suppress(TimeoutError):  # the poll's turn
                     await asyncio.wait_for(wake.wait(), timeout=poll)
                 wake.clear()
-                if not HOST.running(session_id):
+                if not self.host.running(session_id):
                     await self._check(session_id)
         except asyncio.CancelledError:
             raise
@@ -118,16 +128,23 @@ class PanelFollower:
         if now is None or now.busy:
             return  # a turn holds the session: its end brings the panels up to date
         before = self._seen.get(session_id)
-        changed = now.changed(before) - self._drawn.pop(session_id, set())
+        drawn = self._drawn.pop(session_id, set())
+        if before is not None and now.instructions != before.instructions:
+            # A turn's HUD was figured from the instructions it read at its start: a file
+            # that came while it ran (or just after) is not in it.
+            drawn.discard("hud")
+        changed = now.changed(before) - drawn
         self._seen[session_id] = now
         if not changed:
             return
         drawn = await database_sync_to_async(frames)(session_id, changed, now)
-        if HOST.running(session_id):  # a turn began meanwhile: its frames must not be drawn over
+        if self.host.running(
+            session_id
+        ):  # a turn began meanwhile: its frames must not be drawn over
             self._seen[session_id] = before
             return
         for html in drawn:
-            for send in list(LOCAL_TABS.of(session_id).values()):
+            for send in list(self.tabs.of(session_id).values()):
                 try:
                     await send(html)
                 except Exception:  # a tab closing as the frame goes out
@@ -146,7 +163,7 @@ def frames(session_id: str, changed: set[str], now: version.Version) -> list[str
     if "conversation" in changed:
         out.append(ended_frame(session_id))
     if changed & {"conversation", "hud"}:
-        hud = (session.context_state or {}).get("hud")
+        hud = current_hud(session)
         if hud:
             out.append(render_hud(hud))
         out.append(_sets_message(session, hud or {}))
@@ -162,24 +179,9 @@ def frames(session_id: str, changed: set[str], now: version.Version) -> list[str
 
 
 def _sets_message(session: Session, hud: dict) -> str:
-    """The Files panel's ticks as the session holds them (`acdc chat --add` changes them)."""
+    """The name of the Files panel's sets as the session holds them (`acdc chat --add`
+    changes them): a tab whose rows were drawn from others draws them again."""
     active, outlines, pinned = sessionsets.file_choice(session)
-    return picker_message(
-        active=active,
-        outlines=outlines,
-        pinned=pinned,
-        shed=hud.get("shed", []),
-        **({"budget": hud["window"]} if hud.get("window") else {}),
-    )
-
-
-FOLLOWER = PanelFollower()
-
-
-def _on_idle(session_id: str) -> None:
-    """A session's work is done: keep its cache warm, and bring its panels up to date."""
-    WARMER.wake(session_id)
-    FOLLOWER.turn_ended(session_id)
-
-
-HOST.on_idle = _on_idle
+    shed = frozenset(hud.get("shed", []))
+    held = Selection(frozenset(active), frozenset(outlines), frozenset(pinned), shed)
+    return render_to_string("chat/_picker_sets.html", {"sets": held.digest()})

@@ -8,9 +8,10 @@ carrying only what is new (`stream.py`), so a slow browser never falls behind a 
 model and the last state always arrives. A frame that parses or renders markdown is made
 in a worker thread (the event loop never waits for Pygments); one that only grows the
 tail is a few string operations, made in line. The finished frame of a streamed reply
-replaces its header, status and tool cards and puts the rendered rest where the tail was:
-the body the tabs have stays. A retry of the provider shows as a note in the reply,
-counting down (`retry_frame`), which the first frame of the answer that follows takes away.
+replaces its header and status and puts the rendered rest where the tail was: the body
+the tabs have stays, with the tool cards where the model called the tools. A retry of the
+provider shows as a note in the reply, counting down (`retry_frame`), which the first
+frame of the answer that follows takes away.
 """
 
 from __future__ import annotations
@@ -25,7 +26,16 @@ from pathlib import Path
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from chat.live.stream import Render, StreamState, advance, due, finish, snapshot
+from chat.live.stream import (
+    Render,
+    StreamState,
+    advance,
+    cut,
+    due,
+    finish,
+    snapshot,
+    with_block,
+)
 from chat.turn.events import (
     HudUpdate,
     SetsChanged,
@@ -39,6 +49,7 @@ from chat.turn.events import (
     TurnStarted,
 )
 from chat.web.fragments import card
+from chat.web.panels.fileupdates import FilesPanel
 from chat.web.panels.selection import sets_update
 from chat.web.panels.tree import Selection
 from history.markup.render import render_markdown
@@ -46,22 +57,23 @@ from history.markup.render import render_markdown
 Send = Callable[[str], Awaitable[None]]
 
 
-def render_event(event: TurnEvent) -> list[str]:
+def render_event(event: TurnEvent, panel: FilesPanel) -> list[str]:
     """The websocket messages for one turn event, in order: HTML fragments (the Files
     panel's are taken by picker.js before htmx would swap them)."""
     if isinstance(event, SetsChanged):
-        return [sets_frame(event)]
+        return [sets_frame(event, panel)]
     return [_render_html(event)]
 
 
-def sets_frame(event: SetsChanged) -> str:
+def sets_frame(event: SetsChanged, panel: FilesPanel) -> str:
     """The Files panel's rows of the files the event names, drawn again with the folders'
     three states and the total (`selection.sets_update`); the model's rows flash."""
     active = frozenset(event.active)
     chosen = Selection(active, frozenset(event.outlines) & active, frozenset(event.pinned))
     chosen = replace(chosen, shed=frozenset(event.shed) & active, budget=event.budget)
     repo = Path(settings.ACDC_REPO)
-    return sets_update(repo, event.paths, chosen, flash=event.touched, turn_id=event.turn_id)
+    touched, turn_id = event.touched, event.turn_id
+    return sets_update(panel, repo, event.paths, chosen, flash=touched, turn_id=turn_id)
 
 
 def _render_html(event: TurnEvent) -> str:
@@ -82,10 +94,15 @@ def _render_html(event: TurnEvent) -> str:
     raise TypeError(f"not a turn event: {event!r}")
 
 
-def finished_frame(event: TurnFinished, html: str, rest: str | None = None) -> str:
+def finished_frame(
+    event: TurnFinished, html: str, rest: str | None = None, *, cards_in_body: bool = False
+) -> str:
     """The reply as it ended. With `rest` (the tabs have its streamed body: `stream.finish`),
-    the body stays and `rest` takes the tail's place; else the body is `html`, whole."""
-    cards = [card(c) for c in event.tool_cards]
+    the body stays and `rest` takes the tail's place; else the body is `html`, whole. The
+    tool cards are drawn above the body only when it does not hold them where they were
+    called (a streamed body holds them: `stream.cut`)."""
+    inside = cards_in_body or rest is not None
+    cards = [] if inside else [card(c) for c in event.tool_cards]
     context = {"event": event, "html": html, "rest": rest, "cards": cards}
     return render_to_string("chat/_frame_finished.html", context)
 
@@ -112,19 +129,23 @@ class DeltaCoalescer:
     def __init__(
         self,
         send: Send,
+        panel: FilesPanel,
         interval: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
         render: Render = render_markdown,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         self._send = send
+        self._panel = panel  # the Files panel's rows a SetsChanged draws again
         self._interval = interval
         self._clock = clock
         self._render = render
         self._sleep = sleep
         self._latest: TurnDelta | None = None
         self._state: StreamState | None = None
-        self._finished: tuple[TurnFinished, str] | None = None  # the event and its whole body
+        # The event, its whole body, and whether the body holds the tool cards.
+        self._finished: tuple[TurnFinished, str, bool] | None = None
+        self._cards: dict[str, int] = {}  # a running card's DOM id: its index among the blocks
         self._timer: asyncio.Task | None = None
         self._last_sent = float("-inf")
         self._sending = asyncio.Lock()  # one frame at a time, in order
@@ -143,24 +164,42 @@ class DeltaCoalescer:
                 await self._clear_retry(send=not isinstance(event, TurnFinished))
             if isinstance(event, TurnFinished):
                 messages = [await asyncio.to_thread(self._finish, event)]
+            elif isinstance(event, ToolCallStarted | ToolCallFinished):
+                messages = [await asyncio.to_thread(self._tool_frame, event)]
             else:
-                messages = await asyncio.to_thread(render_event, event)
+                messages = await asyncio.to_thread(render_event, event, self._panel)
             if isinstance(event, TurnRetrying):
                 self._retry_shown = event.turn_id
             for message in messages:
                 await self._send(message)
 
+    def _tool_frame(self, event: ToolCallStarted | ToolCallFinished) -> str:
+        """A tool card in the answer's body, after what the model wrote before the call
+        (`stream.cut`); a finished card replaces its running one in place."""
+        drawn = card(event)
+        html = render_to_string("chat/_tool_card.html", {"card": drawn})
+        if self._state is None or self._state.turn_id != event.turn_id:
+            self._state, self._cards = StreamState(event.turn_id), {}
+        index = self._cards.pop(drawn["running_id"], None)
+        if index is not None and isinstance(event, ToolCallFinished):
+            self._state = with_block(self._state, index, html)
+            return render_to_string("chat/_tool_card.html", {"card": drawn, "oob": True})
+        self._state, frame, index = cut(self._state, html, self._render)
+        if isinstance(event, ToolCallStarted):
+            self._cards[drawn["running_id"]] = index
+        return frame
+
     def _finish(self, event: TurnFinished) -> str:
         """The finished frame, which leaves the streamed body where it is; it remembers
         the whole body for a tab that asks for a snapshot afterwards."""
         state = self._state if self._state and self._state.turn_id == event.turn_id else None
-        self._state = None  # the finished message replaces the streamed one
+        self._state, self._cards = None, {}  # the finished message replaces the streamed one
         rest = finish(state, event.text, self._render)
         if rest is None:
             html = self._render(event.text)
-            self._finished = (event, html)
+            self._finished = (event, html, False)
             return finished_frame(event, html)
-        self._finished = (event, "".join(state.blocks) + rest)
+        self._finished = (event, "".join(state.blocks) + rest, True)
         return finished_frame(event, "", rest)
 
     async def flush(self) -> None:
@@ -202,7 +241,8 @@ class DeltaCoalescer:
         if self._state is not None:
             return [snapshot(self._state)]
         if self._finished is not None:
-            return [finished_frame(*self._finished)]
+            event, html, inside = self._finished
+            return [finished_frame(event, html, cards_in_body=inside)]
         return []
 
     async def send_snapshot(self, send: Send) -> None:

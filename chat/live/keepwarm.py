@@ -3,7 +3,7 @@
 One loop per session in this process, started when the session falls idle (its turn or
 compaction is done: `TurnHost.on_idle`) and when a tab connects; it ends when no tab of
 the session is left here, when a turn starts, or when the plan has nothing more worth
-sending (`chat.turn.keepalive.next_refresh`). Each refresh is announced to the session's
+sending (`chat.session.keepalive.next_refresh`). Each refresh is announced to the session's
 tabs: the status line says what it read and cost (or that it read too little of the prefix
 and the session's refreshes stop), and the HUD counts it. A refresh is a
 request the person pays for, so nothing is sent while no tab shows the session, and
@@ -24,8 +24,8 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from chat.live.turnhost import HOST, LOCAL_TABS
-from chat.turn import keepalive
+from chat.live.turnhost import LocalTabs, TurnHost
+from chat.session import keepalive
 from chat.web.broadcast import session_group
 from chat.web.fragments import render_hud
 
@@ -33,17 +33,23 @@ log = logging.getLogger(__name__)
 
 
 class Warmer:
+    """One keep-warm loop per session with a tab in this process (`tabs`) and no turn on
+    its `host`."""
+
     def __init__(
         self,
+        host: TurnHost,
+        tabs: LocalTabs,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
+        self.host, self.tabs = host, tabs
         self.clock, self.sleep = clock, sleep
         self._loops: dict[str, asyncio.Task] = {}
 
     def wake(self, session_id: str) -> None:
         """(Re)start the session's loop from its current plan."""
-        if not settings.ACDC_KEEP_WARM or not LOCAL_TABS.of(session_id):
+        if not settings.ACDC_KEEP_WARM or not self.tabs.of(session_id):
             return
         self.cancel(session_id)
         self._loops[session_id] = asyncio.create_task(self._run(session_id))
@@ -64,21 +70,23 @@ class Warmer:
         await asyncio.gather(*loops, return_exceptions=True)
 
     def _present(self, session_id: str) -> bool:
-        return bool(LOCAL_TABS.of(session_id)) and not HOST.running(session_id)
+        return bool(self.tabs.of(session_id)) and not self.host.running(session_id)
 
     async def _run(self, session_id: str) -> None:
         me = asyncio.current_task()
         try:
             seen = None
             while self._present(session_id):
-                due = await database_sync_to_async(keepalive.next_refresh)(session_id)
+                due = await database_sync_to_async(keepalive.next_refresh)(
+                    session_id, self.host.runtime
+                )
                 if due is None or due == seen:  # nothing due, or the last one was refused
                     return
                 seen = due
                 await self.sleep(max(0.0, due - self.clock()))
                 if not self._present(session_id):
                     return
-                done = await keepalive.refresh(session_id, self.clock())
+                done = await keepalive.refresh(session_id, self.clock(), self.host.runtime)
                 if done is not None:
                     await _announce(session_id, done)
         except asyncio.CancelledError:
@@ -112,7 +120,3 @@ async def _announce(session_id: str, done: keepalive.Refresh) -> None:
     await get_channel_layer().group_send(
         session_group(session_id), {"type": "chat.frame", "html": html}
     )
-
-
-WARMER = Warmer()
-HOST.on_idle = WARMER.wake

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -34,6 +35,7 @@ MAX_FOCUS_CHARS = 500
 COMPACT_COMMAND = re.compile(r"^/compact(?:\s+(?P<focus>.*))?$", re.S)
 MAX_PATHS = 10_000
 MAX_IMAGES = 5
+MAX_LINE = 10_000_000  # a mention's line: no source file is longer
 
 
 class FrameError(ValueError):
@@ -51,6 +53,8 @@ class ClientFrame:
     confirm: tuple[str, ...] = ()  # `select`: secret-shaped paths the person confirmed
     outline: tuple[str, ...] = ()  # `select`: paths sent as their outline, not whole
     selection: str = ""  # `select`: the tab's name for this choice, echoed in the answer
+    choose: str = ""  # `select`: one box's choice (file, folder, outline, outline-folder)
+    on: bool = False  # `select` with `choose`: the box ticked (True) or cleared
     replaces: str = ""  # `send`: the id of the last user message this one is an edit of
     retry: str = ""  # `send`: the turn whose failed reply is written again (Retry)
     mentions: tuple[Mention, ...] = ()  # `send`: the @-mentions chosen in the composer
@@ -88,7 +92,7 @@ class _WireMention(BaseModel):
 
     path: Annotated[_Text, StringConstraints(min_length=1, max_length=4096)]
     symbol: Annotated[_Text, StringConstraints(max_length=400)] = ""
-    line: Annotated[int, Field(ge=0)] = 0
+    line: Annotated[int, Field(ge=0, le=MAX_LINE)] = 0
     body: bool = False  # the symbol's body, not its file's outline
 
 
@@ -123,6 +127,8 @@ class _WireFrame(BaseModel):
     confirm: _Paths = []  # `select`: the secret-shaped paths the person confirmed
     outline: _Paths = []  # `select`: the paths sent as their outline
     selection: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{0,64}$")] = ""
+    choose: Literal["", "file", "folder", "outline", "outline-folder"] = ""
+    on: Literal["", "0", "1"] = ""
     replaces: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
     retry: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
     branch: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{0,40}$")] = ""
@@ -139,18 +145,22 @@ class _WireFrame(BaseModel):
     ] = []
 
 
-_NOUNS = {
-    "message": "The message",
-    "model": "The model name",
-    "focus": "The compaction focus",
-    "path": "File paths",
-    "confirm": "Confirmed file paths",
-    "outline": "Outline file paths",
-    "selection": "The selection's name",
-    "replaces": "The edited message's id",
-    "retry": "The retried reply's turn",
-    "branch": "The message written again",
-}
+_NOUNS = MappingProxyType(
+    {
+        "message": "The message",
+        "model": "The model name",
+        "focus": "The compaction focus",
+        "path": "File paths",
+        "confirm": "Confirmed file paths",
+        "outline": "Outline file paths",
+        "selection": "The selection's name",
+        "choose": "The choice",
+        "on": "The box's state",
+        "replaces": "The edited message's id",
+        "retry": "The retried reply's turn",
+        "branch": "The message written again",
+    }
+)
 
 
 def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> ClientFrame:
@@ -158,8 +168,12 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         raise FrameError("Binary frames are not supported.")
     if text is None:
         raise FrameError("Empty frame.")
-    if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
-        raise FrameError(f"The frame is too large (limit {max_bytes // 1000:,} kB).")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:  # the page checks first (chat.js): this is what it did not see
+        raise FrameError(
+            f"The message is too large ({size // 1000:,} kB; at most {max_bytes // 1000:,} "
+            "kB): nothing in it was used."
+        )
     try:
         payload = json.loads(text)
     except (ValueError, RecursionError):  # ValueError: also an integer of 4,300+ digits
@@ -183,6 +197,8 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         confirm=tuple(wire.confirm),
         outline=tuple(wire.outline),
         selection=wire.selection,
+        choose=wire.choose if action == "select" else "",
+        on=wire.on == "1",
         replaces=wire.replaces if action == "send" else "",
         retry=wire.retry if action == "send" else "",
         mentions=tuple(dict.fromkeys(wire.mention)) if action == "send" else (),

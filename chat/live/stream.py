@@ -11,7 +11,10 @@ for the next frame. `snapshot` draws the body from the HTML already rendered; `f
 renders only the open rest once the answer is complete. Per-frame fragments are their
 templates rendered once per turn around a slot (`_fill`), so growing the tail is string
 work, and `due` says when a frame parses or renders markdown (the caller's cue to leave
-the event loop). States are immutable. Non-goal: when frames are sent (`frames.py`).
+the event loop). A tool card is a block too: `cut` makes the answer so far final and puts
+the card after it, so what the model wrote before a call reads above the call's card, and
+a snapshot draws the cards where they were. States are immutable. Non-goal: when frames
+are sent (`frames.py`).
 """
 
 from __future__ import annotations
@@ -91,6 +94,29 @@ def finish(state: StreamState | None, text: str, render: Render = render_markdow
     if state is None or not state.drawn or not text.startswith(state.text[: state.open_at]):
         return None
     return render(text[state.open_at :])
+
+
+def cut(
+    state: StreamState, card_html: str, render: Render = render_markdown
+) -> tuple[StreamState, str, int]:
+    """The state with the answer so far final and a tool card after it, the frame that
+    shows it, and the card's index among the blocks (`with_block` replaces it). Whatever
+    the model writes next starts a block of its own, below the card."""
+    rest = state.text[state.open_at :]
+    html = (render(rest),) if rest.strip() else ()
+    end = len(state.text)
+    blocks = (*state.blocks, *html, card_html)
+    new = StreamState(state.turn_id, state.text, blocks, end, end, end, False, True)
+    if not state.drawn:
+        return new, _answer_frame(new), len(blocks) - 1
+    added = _fill("chat/_frame_blocks.html", new.turn_id, "".join(html) + card_html)
+    return new, added + _fill("chat/_stream_tail.html", new.turn_id, ""), len(blocks) - 1
+
+
+def with_block(state: StreamState, index: int, html: str) -> StreamState:
+    """The state with block `index` drawn as `html` (a tool card that finished)."""
+    blocks = (*state.blocks[:index], html, *state.blocks[index + 1 :])
+    return replace(state, blocks=blocks)
 
 
 def snapshot(state: StreamState) -> str:

@@ -11,18 +11,21 @@ it streams, so it reaches a turn whose worker has no tab of the session left.
 
 Frames skip the channel layer while every tab of the session is on the turn's own worker
 (the usual case: one tab, which sent the message): they go straight to those sockets
-(`LOCAL_TABS`). On Redis a group send costs several round trips per frame and per tab, on
-the worker, on Redis and on the receiving worker, for frames that end up in this process
-anyway. The turn asks the layer once, at its first frame, whether the group has members
-elsewhere; a tab that joins later on another worker asks for a snapshot through the group,
+(`LocalTabs`, the host's `tabs`). On Redis a group send costs several round trips per frame
+and per tab, on the worker, on Redis and on the receiving worker, for frames that end up in
+this process anyway. The turn asks once, at its first frame, whether tabs elsewhere show the
+session (`presence`: the tabs say where they are, since channels cannot list a group's
+members); a tab that joins later on another worker asks for a snapshot through the group,
 and from then on the turn's frames go through the group.
 
-One turn at a time per session is the lease's work (`chat.turn.session`); here a message
-sent while the previous turn is in its after-reply work (checkpoint, compaction) waits
-for it instead of being refused. At server shutdown `close` cancels every hosted turn as
-interrupted (its text so far is stored) and starts nothing that waited. A reply left
-streaming by a worker that died is ended here by whichever worker notices its expired lease
-(`end_dead_turn`: a tab connects, a message is sent, Stop is pressed), and every tab is told.
+One turn at a time per session is the lease's work (`chat.session`); here a message sent
+while the previous turn is in its after-reply work (checkpoint, compaction) waits for it
+instead of being refused. At server shutdown `close` cancels every hosted turn as
+interrupted (its text so far is stored) and starts nothing that waited. The host is one per
+process, built with the rest of what it serves (`chat.live.served`), and hands each turn the
+runtime and repository maps it was built with. A reply left streaming by a worker that died
+is ended here by whichever worker notices its expired lease (`end_dead_turn`: a tab
+connects, a message is sent, Stop is pressed), and every tab is told.
 """
 
 from __future__ import annotations
@@ -34,22 +37,22 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
-from channels.layers import InMemoryChannelLayer, get_channel_layer
-from channels_redis.core import RedisChannelLayer
+from channels.layers import get_channel_layer
 from django.utils import timezone
 
+from chat.live import aftercheck, presence
 from chat.live.frames import DeltaCoalescer
+from chat.llm.runtime import Runtime
 from chat.repo import edittools
+from chat.repo.commands.runner import CommandRuns
+from chat.repo.edits.applying import APPLY_NOW
+from chat.repo.repomap.builder import RepoMaps
+from chat.session import end_expired_turn, request_stop
 from chat.turn.after_turn import after_turn_tasks, run_compaction
-from chat.turn.branches.retry import RetryRefused, set_aside_for_retry
-from chat.turn.branches.versions import BranchRefused, answered_or_restored, branch_out
-from chat.turn.checkpoints import RollbackRefused, set_aside_last
+from chat.turn.branches.kinds import SentMessage, TurnKind, run_message
+from chat.turn.checking import claim_due
 from chat.turn.events import ToolCallFinished, TurnFinished, TurnWatcher
-from chat.turn.session import (
-    end_expired_turn,
-    request_stop,
-)
-from chat.turn.turns import TurnRejected, begin_shutdown, locked_notice, run_turn
+from chat.turn.turns import TurnRejected, locked_notice
 from chat.web.broadcast import session_group
 from chat.web.conversation import (
     conversation_frame,
@@ -59,6 +62,7 @@ from chat.web.conversation import (
 )
 from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.fragments import render_error
+from chat.web.panels.fileupdates import FilesPanel
 from contextcore.edits.ops import EDIT_TOOLS
 from history import dbfaults
 from history.ids import new_turn_id
@@ -85,9 +89,6 @@ class LocalTabs:
         return dict(self._tabs.get(session_id, {}))
 
 
-LOCAL_TABS = LocalTabs()
-
-
 @dataclass
 class _Hosted:
     task: asyncio.Task | None = None
@@ -101,9 +102,20 @@ class _Hosted:
 
 
 class TurnHost:
-    """The turns of this process, one entry per session with work under way."""
+    """The turns of this process, one entry per session with work under way; their frames
+    reach the process's own `tabs` directly, and the Files panel's rows through `panel`."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        tabs: LocalTabs,
+        runtime: Runtime,
+        maps: RepoMaps,
+        panel: FilesPanel,
+        commands: CommandRuns | None = None,
+    ) -> None:
+        self.tabs, self.runtime, self.maps, self.panel = tabs, runtime, maps, panel
+        # The model's commands and the checks (one run per session): the served object's.
+        self.commands = commands if commands is not None else CommandRuns()
         self._hosted: dict[str, _Hosted] = {}
         self._closing = False
         # Told when a session's work is done and nothing waits (chat.live.keepwarm).
@@ -139,8 +151,9 @@ class TurnHost:
         waiting: deque,
         watcher: TurnWatcher | None = None,
     ) -> None:
-        # Compaction counts as after-reply work from the start: a message waits for it.
-        hosted = _Hosted(after_reply=frame.action == "compact", waiting=waiting, starter=reply_to)
+        # Compaction and a check are after-reply work from the start: a message waits.
+        after = frame.action in ("compact", aftercheck.CHECK)
+        hosted = _Hosted(after_reply=after, waiting=waiting, starter=reply_to)
         hosted.watcher = watcher
         self._hosted[session_id] = hosted
         hosted.task = asyncio.create_task(self._host(session_id, hosted, frame, reply_to))
@@ -157,6 +170,16 @@ class TurnHost:
         elif not self._closing:
             self.on_idle(session_id)
 
+    async def check_accepted(self, session_id: str) -> None:
+        """Accept all wrote a reply's edits: its check, claimed once across workers, after
+        the session's work under way."""
+        turn_id = await database_sync_to_async(claim_due)(session_id)
+        hosted = self._hosted.get(session_id)
+        if turn_id and hosted is None:
+            self._start(session_id, aftercheck.check_frame(turn_id), "", deque())
+        elif turn_id:
+            hosted.waiting.append((aftercheck.check_frame(turn_id), "", None))
+
     def stop(self, session_id: str) -> None:
         hosted = self._hosted.get(session_id)
         if hosted is not None and hosted.task is not None:
@@ -165,8 +188,7 @@ class TurnHost:
     async def close(self) -> None:
         """Server shutdown: every hosted turn ends as interrupted, and this returns once
         each has stored what it has."""
-        self._closing = True
-        begin_shutdown()
+        self._closing = True  # turns that end from now on are stored as interrupted
         tasks = [hosted.task for hosted in self._hosted.values() if hosted.task is not None]
         for task in tasks:
             task.cancel()
@@ -176,7 +198,7 @@ class TurnHost:
         hosted = self._hosted.get(session_id)
         if hosted is None or hosted.coalescer is None:
             return
-        local = LOCAL_TABS.of(session_id).get(reply_to)
+        local = self.tabs.of(session_id).get(reply_to)
         if local is None:
             hosted.shared = True  # a tab elsewhere: the frames after this go through the group
         layer = get_channel_layer()
@@ -192,9 +214,17 @@ class TurnHost:
 
     async def _host(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
         since = timezone.now()
+        # `acdc chat --apply` through the server: its reply applies whole when it ends, as
+        # in-process. Set in this turn's own task, and unset before the next one starts.
+        apply_now = APPLY_NOW.set(bool(getattr(hosted.watcher, "apply_edits", False)))
         try:
             if frame.action == "compact":
                 await self._compact(session_id, hosted, frame.focus)
+            elif frame.action == aftercheck.CHECK:  # after Accept all (chat.live.aftercheck)
+                broadcast = _broadcaster(self.tabs, session_id, hosted)
+                await aftercheck.after_accept(
+                    session_id, frame.message, hosted.waiting, broadcast, self.commands
+                )
             else:
                 await self._turn(session_id, hosted, frame, reply_to)
         except TurnRejected as exc:
@@ -212,13 +242,14 @@ class TurnHost:
                 hosted.watcher, reply_to, "Something went wrong on the server; see its log."
             )
         finally:
+            APPLY_NOW.reset(apply_now)
             if hosted.watcher is not None:
                 hosted.watcher.done()
             self._next(session_id, hosted)
 
     async def _turn(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
-        broadcast = _broadcaster(session_id, hosted)
-        hosted.coalescer = DeltaCoalescer(broadcast)
+        broadcast = _broadcaster(self.tabs, session_id, hosted)
+        hosted.coalescer = DeltaCoalescer(broadcast, self.panel)
         watcher = hosted.watcher
 
         async def emit(event) -> None:
@@ -234,61 +265,48 @@ class TurnHost:
             await after_turn_tasks(ctx, _reporter(broadcast, watcher))
             if edittools.enabled():  # the reply's diff cards, under the finished reply
                 await _reply_edits(session_id, broadcast)
+                await aftercheck.after_turn(
+                    session_id,
+                    turn_id,
+                    watcher=watcher,
+                    waiting=hosted.waiting,
+                    model=frame.model,
+                    broadcast=broadcast,
+                    runs=self.commands,
+                    starter=hosted.starter,
+                )
+
+        async def redraw(what: str, retried: str) -> None:
+            draw = retry_frame if what == "retry" else conversation_frame
+            args = (session_id, retried) if what == "retry" else (session_id,)
+            await broadcast(await database_sync_to_async(draw)(*args))
 
         # A dead worker's reply is ended before this one starts, told through the same path
         # as the turn's frames so no tab sees them out of order.
         await end_dead_turn(session_id, broadcast)
-        user_text, images, alt_of, turn_id = frame.message, frame.images, "", new_turn_id()
-        chips: tuple[dict, ...] = ()  # Regenerate: the question's mentions, shown again
-        if frame.branch:  # Regenerate a reply or Edit your message: a new version of it
-            try:
-                branched = await database_sync_to_async(branch_out)(session_id, frame.branch)
-            except BranchRefused as exc:
-                raise TurnRejected(str(exc)) from None
-            alt_of = branched.root
-            if branched.question:  # Regenerate: the same question, with its images
-                user_text, images, chips = branched.question, branched.images, branched.mentions
-            await broadcast(await database_sync_to_async(conversation_frame)(session_id))
-        elif frame.retry:  # Retry: the exchange is set aside and its question asked again
-            try:
-                user_text = await database_sync_to_async(set_aside_for_retry)(
-                    session_id, frame.retry
-                )
-            except RetryRefused as exc:
-                raise TurnRejected(str(exc)) from None
-            await broadcast(await database_sync_to_async(retry_frame)(session_id, frame.retry))
-        elif frame.replaces:  # edit and resend: the edited exchange is set aside first
-            try:
-                await database_sync_to_async(set_aside_last)(session_id, frame.replaces)
-            except RollbackRefused as exc:
-                raise TurnRejected(str(exc)) from None
-            await broadcast(await database_sync_to_async(conversation_frame)(session_id))
+        turn_id = new_turn_id()
+        kind = TurnKind(branch=frame.branch, retry=frame.retry, replaces=frame.replaces)
+        message = SentMessage(frame.message, kind, frame.images, frame.model, frame.mentions)
+        await run_message(
+            session_id,
+            message,
+            emit=emit,
+            redraw=redraw,
+            after=after,
+            runtime=self.runtime,
+            maps=self.maps,
+            stopping=self.closing,
+            turn_id=turn_id,
+            commands=self.commands,
+        )
 
-        try:
-            await run_turn(
-                session_id=session_id,
-                user_text=user_text,
-                model=frame.model,
-                emit=emit,
-                images=images,
-                after=after,
-                turn_id=turn_id,
-                alt_of=alt_of,
-                mentions=frame.mentions,
-            )
-        finally:
-            if alt_of:  # the switcher, or the version it replaced back when it was refused
-                await database_sync_to_async(answered_or_restored)(
-                    session_id, alt_of, turn_id, chips
-                )
-                await broadcast(await database_sync_to_async(conversation_frame)(session_id))
+    def closing(self) -> bool:
+        """Whether the server is stopping (`close` began)."""
+        return self._closing
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:
-        report = _reporter(_broadcaster(session_id, hosted))
+        report = _reporter(_broadcaster(self.tabs, session_id, hosted))
         await run_compaction(session_id, report, focus=focus, force=True)
-
-
-HOST = TurnHost()
 
 
 async def _turn_edits(turn_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
@@ -330,14 +348,16 @@ async def ask_snapshot(session_id: str, reply_to: str) -> None:
     await get_channel_layer().group_send(session_group(session_id), message)
 
 
-def _broadcaster(session_id: str, hosted: _Hosted) -> Callable[[str], Awaitable[None]]:
+def _broadcaster(
+    local: LocalTabs, session_id: str, hosted: _Hosted
+) -> Callable[[str], Awaitable[None]]:
     layer = get_channel_layer()
     group = session_group(session_id)
 
     async def broadcast(html: str) -> None:
-        tabs = LOCAL_TABS.of(session_id)
+        tabs = local.of(session_id)
         if hosted.shared is None and tabs:
-            hosted.shared = await _members_elsewhere(layer, group, set(tabs))
+            hosted.shared = await presence.elsewhere(layer, group, session_id, set(tabs))
         if hosted.shared is False and tabs:
             for send in tabs.values():
                 await _deliver(send, html)
@@ -345,20 +365,6 @@ def _broadcaster(session_id: str, hosted: _Hosted) -> Callable[[str], Awaitable[
             await layer.group_send(group, {"type": "chat.frame", "html": html})
 
     return broadcast
-
-
-async def _members_elsewhere(layer, group: str, local: set[str]) -> bool:
-    """Whether the group has members other than this process's `local` tabs. When the layer
-    cannot say, the answer is yes: the group send is always right, only slower."""
-    if isinstance(layer, InMemoryChannelLayer):
-        members = set(layer.groups.get(group, {}))
-    elif isinstance(layer, RedisChannelLayer):
-        connection = layer.connection(layer.consistent_hash(group))
-        found = await connection.zrange(layer._group_key(group), 0, -1)
-        members = {member.decode() for member in found}
-    else:
-        return True
-    return bool(members - local)
 
 
 async def _deliver(send: Callable[[str], Awaitable[None]], html: str) -> None:
@@ -380,8 +386,10 @@ def _reporter(broadcast, watcher: TurnWatcher | None = None):
 async def _refuse(watcher: TurnWatcher | None, reply_to: str, text: str) -> None:
     if watcher is not None:
         await watcher.refused(text)
-    else:
+    elif reply_to:
         await _tell(reply_to, text)
+    else:  # acdc's own work (a check's fix round): no tab asked for it
+        log.warning("%s", text)
 
 
 async def _tell(channel: str, text: str) -> None:

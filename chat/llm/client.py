@@ -6,6 +6,9 @@ retried only before its first event was yielded (each retry announced by `Retryi
 no text is ever duplicated, and given up within `give_up_after` seconds; a stream that does
 not raise ends with `StreamEnd` carrying the provider's own finish_reason (None when it
 sent none); every request sent is appended to the ACDC_RECORD_REQUESTS file when one is given.
+The providers `chat.llm.direct` covers are read without litellm's stream wrapper (same
+events, pinned by a differential test); any other goes through `litellm.acompletion`,
+said once per model in the log.
 Non-goals: prompt assembly, cost accounting, persistence (see contextcore and history).
 """
 
@@ -13,16 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from chat.llm import sdk
+from chat.llm.direct import DirectStream, plan
 from chat.llm.errors import malformed_response, map_error, retry_reason
+from chat.llm.usage import counted, keep_usage_chunks, merged, normalize_usage
 from contextcore.llm import (
     LLMError,
     LLMRequest,
@@ -35,6 +43,8 @@ from contextcore.llm import (
     Usage,
     UsageReport,
 )
+
+logger = logging.getLogger(__name__)
 
 OFFLINE_PREFIX = "acdc/"
 # An attempt with less time than this before the give-up deadline is not worth starting.
@@ -62,6 +72,7 @@ class LiteLLMClient:
         backoff_base: float = 1.0,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
+        direct: bool = True,
     ) -> None:
         self.api_base = api_base
         self.record_path = record_path
@@ -74,6 +85,10 @@ class LiteLLMClient:
         self.backoff_base = backoff_base
         self._sleep = sleep
         self._clock = clock
+        # False sends every request through litellm's wrapper (the differential test's reference).
+        self.direct = direct
+        self._http: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
+        self._fallen_back: set[str] = set()
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         # The first import takes seconds; on the event loop it would freeze every socket.
@@ -138,12 +153,16 @@ class LiteLLMClient:
         response = None
         try:
             # One deadline covers both the request (headers) and the first chunk.
-            call = litellm.acompletion(**arguments)
-            response = await self._within(call, limit, request.model, limit)
-            kept = _keep_usage_chunks(response)
+            response = await self._within(
+                self._open(litellm, arguments), limit, request.model, limit
+            )
+            kept = response if isinstance(response, DirectStream) else keep_usage_chunks(response)
             first_wait = max(0.0, deadline - loop.time())
             events = self._events(response, request.model, first_wait, limit)
-            async for event in _counted(events, litellm, request.model, kept):
+            count = functools.partial(
+                litellm.token_counter, model=request.model, count_response_tokens=True
+            )
+            async for event in counted(events, lambda text: count(text=text), kept):
                 yield event
         except LLMError:
             raise
@@ -151,6 +170,27 @@ class LiteLLMClient:
             raise map_error(exc, request.model) from exc
         finally:
             await _close(response)
+
+    async def _open(self, litellm: Any, arguments: dict[str, Any]) -> Any:
+        """The provider's stream: read directly when `chat.llm.direct` covers it, else
+        through litellm's stream wrapper."""
+        model = arguments["model"]
+        offline = model.startswith(OFFLINE_PREFIX)
+        call = plan(litellm, arguments) if self.direct and not offline else None
+        if call is not None:
+            return await DirectStream.open(litellm, self._http_client(), call)
+        if self.direct and not offline and model not in self._fallen_back:
+            self._fallen_back.add(model)
+            logger.info("%s streams through litellm's stream wrapper (no direct reader)", model)
+        return await litellm.acompletion(**arguments)
+
+    def _http_client(self) -> httpx.AsyncClient:
+        """One connection pool per event loop (a pool cannot move between loops). No
+        timeouts of its own: the attempt's limits above are the only ones."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._http[0] is not loop:
+            self._http = (loop, httpx.AsyncClient(timeout=None))
+        return self._http[1]
 
     async def _events(
         self, response: Any, model: str, first_wait: float, limit: float
@@ -179,7 +219,7 @@ class LiteLLMClient:
             timeout = limit = self.between_chunks_timeout
             raw_usage = getattr(chunk, "usage", None)
             if raw_usage is not None:
-                usage = normalize_usage(raw_usage)
+                usage = merged(usage, normalize_usage(raw_usage))
             for choice in getattr(chunk, "choices", None) or []:
                 seen = getattr(choice, "finish_reason", None) or seen
                 for event in _delta_events(getattr(choice, "delta", None)):
@@ -275,79 +315,6 @@ def _delta_events(delta: Any) -> list[StreamEvent]:
             )
         )
     return events
-
-
-class _UsageChunks(list):
-    """What litellm's stream wrapper keeps of the chunks it returned (`response.chunks`):
-    the first, the last two (its repetition check compares them) and those that carry
-    usage. It keeps them to build the whole response again when the stream ends, for its
-    logging, caching and usage; acdc reads only the usage, and building from every chunk
-    cost more CPU than the rest of the stream (pydantic attribute misses, several passes).
-    `reported` says whether the provider counted the completion itself."""
-
-    reported = False
-
-    def append(self, chunk: Any) -> None:
-        super().append(chunk)
-        usage = getattr(chunk, "usage", None)
-        if usage is not None and _field(usage, "completion_tokens"):
-            self.reported = True
-        if len(self) > 3 and getattr(self[-3], "usage", None) is None:
-            del self[-3]
-
-
-def _keep_usage_chunks(response: Any) -> _UsageChunks | None:
-    chunks = getattr(response, "chunks", None)
-    if type(chunks) is not list:
-        return None
-    kept = _UsageChunks(chunks)
-    response.chunks = kept
-    return kept
-
-
-async def _counted(
-    events: AsyncIterator[StreamEvent], litellm: Any, model: str, kept: _UsageChunks | None
-) -> AsyncIterator[StreamEvent]:
-    """`events`, with the completion tokens counted from the text when the provider did
-    not count them (litellm would have, from the chunks `_UsageChunks` lets go)."""
-    texts: list[str] = []
-    async for event in events:
-        if isinstance(event, TextDelta):
-            texts.append(event.text)
-        elif isinstance(event, UsageReport) and kept is not None and not kept.reported and texts:
-            text = "".join(texts)
-            counted = litellm.token_counter(model=model, text=text, count_response_tokens=True)
-            event = UsageReport(replace(event.usage, completion_tokens=int(counted)))
-        yield event
-
-
-def _field(source: Any, name: str) -> Any:
-    if source is None:
-        return None
-    if isinstance(source, dict):
-        return source.get(name)
-    return getattr(source, name, None)
-
-
-def normalize_usage(raw: Any) -> Usage:
-    """Provider usage (a litellm Usage or a dict) as contextcore `Usage`.
-
-    Anthropic reports `cache_read_input_tokens` / `cache_creation_input_tokens`; OpenAI
-    and DeepSeek report reads as `prompt_tokens_details.cached_tokens`. litellm already
-    counts cached tokens inside `prompt_tokens`; the max() guards a provider that does not.
-    """
-    details = _field(raw, "prompt_tokens_details")
-    cache_read = _field(raw, "cache_read_input_tokens") or _field(details, "cached_tokens") or 0
-    cache_write = (
-        _field(raw, "cache_creation_input_tokens") or _field(details, "cache_write_tokens") or 0
-    )
-    prompt = _field(raw, "prompt_tokens") or 0
-    return Usage(
-        prompt_tokens=max(int(prompt), int(cache_read) + int(cache_write)),
-        completion_tokens=int(_field(raw, "completion_tokens") or 0),
-        cache_read_tokens=int(cache_read),
-        cache_write_tokens=int(cache_write),
-    )
 
 
 async def _close(response: Any) -> None:

@@ -85,12 +85,12 @@ def _unreachable(exc: Exception, original: Exception, model: str, detail: str) -
     if _is_any(original, ("Timeout", "RateLimitError", "AuthenticationError", "BadRequestError")):
         return None
     why = next((why for names, why in _CONNECT_FAILURES if _raised_from(exc, names)), None)
-    if why is None and _is_any(original, ("APIConnectionError",)):
+    if why is None and _is_any(original, ("APIConnectionError",)) and not _provider_said(exc):
         why = "the connection failed"
     if why is None:
         return None
-    found = next(filter(None, (_HOST.search(str(c)) for c in [exc, *_causes(exc)])), None)
-    where = f" at {found.group(1)}" if found else ""
+    host = _host(exc)
+    where = f" at {host}" if host else ""
     error = ProviderUnavailableError(
         f"Could not reach the provider of {model}{where}: {why}. "
         "Check the network connection (and ACDC_API_BASE, if it is set), then try again.",
@@ -98,6 +98,28 @@ def _unreachable(exc: Exception, original: Exception, model: str, detail: str) -
     )
     error.unreachable = why
     return error
+
+
+def _provider_said(exc: Exception) -> bool:
+    """Whether the provider itself sent the error, as an event in its stream: the openai
+    SDK raises a plain `APIError` for it, which litellm reports as a connection error."""
+    return any(type(cause).__name__ == "APIError" for cause in _causes(exc))
+
+
+def _host(exc: Exception) -> str | None:
+    """The host that could not be reached: named in the message (aiohttp), or the host of
+    the request an httpx error carries."""
+    found = next(filter(None, (_HOST.search(str(c)) for c in [exc, *_causes(exc)])), None)
+    if found:
+        return found.group(1)
+    for cause in _causes(exc):
+        if not _is_any(cause, ("TransportError",)):  # httpx's, which knows its request
+            continue
+        try:
+            return str(cause.request.url.host) or None  # type: ignore[attr-defined]
+        except (AttributeError, RuntimeError):  # httpx raises RuntimeError when unset
+            continue
+    return None
 
 
 def _build(exc: Exception, model: str, detail: str) -> LLMError:

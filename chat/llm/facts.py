@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from contextcore.models import DEFAULT_MAX_INPUT_TOKENS, ModelFacts
@@ -20,29 +21,33 @@ from contextcore.tokens import encoding_for_model
 
 # Sonnet-like prices, so the dry-run's cost estimate means something even when the caller
 # names no model to price with; window and limits of a current Claude model.
-_OFFLINE = {
-    "name": "",
-    "max_input_tokens": 200_000,
-    "max_output_tokens": 8_192,
-    "input_cost_per_token": 3e-06,
-    "output_cost_per_token": 1.5e-05,
-    "cache_read_cost_per_token": 3e-07,
-    "cache_write_cost_per_token": 3.75e-06,
-    "cache_write_1h_cost_per_token": 6e-06,
-    "min_cacheable_tokens": 1_024,
-    "supports_tools": True,
-    "supports_vision": True,
-    "supports_prompt_caching": True,
-    "tokenizer": "cl100k_base",
-}
+_OFFLINE = MappingProxyType(
+    {
+        "name": "",
+        "max_input_tokens": 200_000,
+        "max_output_tokens": 8_192,
+        "input_cost_per_token": 3e-06,
+        "output_cost_per_token": 1.5e-05,
+        "cache_read_cost_per_token": 3e-07,
+        "cache_write_cost_per_token": 3.75e-06,
+        "cache_write_1h_cost_per_token": 6e-06,
+        "min_cacheable_tokens": 1_024,
+        "supports_tools": True,
+        "supports_vision": True,
+        "supports_prompt_caching": True,
+        "tokenizer": "cl100k_base",
+    }
+)
 OFFLINE_MODELS = ("acdc/fake", "acdc/dry-run")
-_FREE = {
-    "input_cost_per_token": 0.0,
-    "output_cost_per_token": 0.0,
-    "cache_read_cost_per_token": 0.0,
-    "cache_write_cost_per_token": 0.0,
-    "cache_write_1h_cost_per_token": 0.0,
-}
+_FREE = MappingProxyType(
+    {
+        "input_cost_per_token": 0.0,
+        "output_cost_per_token": 0.0,
+        "cache_read_cost_per_token": 0.0,
+        "cache_write_cost_per_token": 0.0,
+        "cache_write_1h_cost_per_token": 0.0,
+    }
+)
 # What the dry-run report prices with when the request names no real model to price with.
 REFERENCE_PRICES = ModelFacts(**{**_OFFLINE, "name": "reference prices (Claude Sonnet-like)"})
 

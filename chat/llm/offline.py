@@ -141,7 +141,7 @@ class AcdcProvider(litellm.CustomLLM):
 
 
 def _keepalive_step(metadata: Mapping[str, Any]) -> FakeStep | None:
-    """A keep-alive refresh (chat.turn.keepalive) is answered with a period and takes no
+    """A keep-alive refresh (chat.session.keepalive) is answered with a period and takes no
     scripted step, so a test's script is not thrown out of step by one."""
     return FakeStep(text=".") if metadata.get("purpose") == "keepalive" else None
 

@@ -6,8 +6,10 @@ the prices of the model the session would really use, with no cache, with the ca
 written, and with every cached prefix read. A breakdown passed in the request metadata
 (tokens by section and tier) is rendered as a table. With edits on, a line says how the
 model is offered edits, read from the request itself: the `edit_file`/`write_file` tools,
-or SEARCH/REPLACE blocks when only the system prompt teaches them. Pure function of its
-arguments.
+or SEARCH/REPLACE blocks when only the system prompt teaches them; another names the
+command tools offered. The project
+instructions files the breakdown names are listed by name with their tokens. Pure function
+of its arguments.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from contextcore.prompt.siderequest import tool_tokens
 from contextcore.tokens import TokenCounter
 
 EDIT_TOOLS = ("edit_file", "write_file")
+COMMAND_TOOLS = ("run_command", "propose_command")
 BLOCKS_MARK = "<<<<<<< SEARCH"
 
 
@@ -33,6 +36,8 @@ def render_report(
     breakdown: Mapping[str, Any] | None,
     counter: TokenCounter,
 ) -> str:
+    breakdown = dict(breakdown or {})
+    instructions = breakdown.pop("instructions", None) or []
     tool_count = tool_tokens(tools, counter)
     prompt_tokens = counter.count(messages) + tool_count
     lines = [
@@ -43,6 +48,8 @@ def render_report(
         f"- Messages: {len(messages)}",
         f"- Tools: {len(tools or [])}",
         *_edits_line(messages, tools),
+        *_commands_line(tools),
+        *_instructions_line(instructions),
         f"- Total prompt tokens: {prompt_tokens:,}",
         "",
         *_message_table(messages, counter),
@@ -66,6 +73,24 @@ def _edits_line(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | No
     if any(BLOCKS_MARK in (text or "") for text in texts):
         return ["- Edits: as SEARCH/REPLACE blocks in the reply (no edit tools offered)"]
     return []
+
+
+def _commands_line(tools: list[dict[str, Any]] | None) -> list[str]:
+    """The command tools offered (the declared commands run in a sandbox), if any."""
+    names = [(t.get("function") or {}).get("name") for t in tools or []]
+    offered = [name for name in COMMAND_TOOLS if name in names]
+    if not offered:
+        return []
+    listed = ", ".join(f"`{name}`" for name in offered)
+    return [f"- Commands: offered as tools ({listed}); declared commands run sandboxed"]
+
+
+def _instructions_line(files: list) -> list[str]:
+    """The project instructions files sent, by name with their tokens."""
+    if not files:
+        return []
+    listed = ", ".join(f"`{name}` ({int(tokens):,} tokens)" for name, tokens in files)
+    return [f"- Project instructions: {listed}"]
 
 
 def _message_table(messages: list[dict[str, Any]], counter: TokenCounter) -> list[str]:

@@ -1,10 +1,11 @@
 """The chat's runtime: the LLM client, the model facts and the token counters.
 
-Built once where the app is wired (`chat.apps`, the CLI's commands, a test) and handed to
-the turn, which carries it on its session context; nothing here is looked up from a
-module-level cache. One client and one counter per encoding serve every session of the
-process; a model's facts are looked up once per runtime. It holds no per-session state
-and reads no stored rows (the token calibration is the session context's business).
+Built once, as a part of what the process serves (`chat.live.served`, built in `chat.apps`;
+a test builds its own), and handed to the turn, which carries it on its session context;
+nothing here is looked up from a module-level cache. One client and one counter per encoding
+serve every session of the process; a model's facts are looked up once per runtime. It holds
+no per-session state and reads no stored rows (the token calibration is the session
+context's business).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.llm import costmap
+from chat.llm import costmap, sdk
 from chat.llm.client import LiteLLMClient
-from chat.llm.facts import default_model, model_facts
+from chat.llm.facts import DRY_RUN_MODEL, PROVIDER_KEYS, default_model, model_facts
 from contextcore.llm import LLMClient
 from contextcore.models import ModelFacts
 from contextcore.tokens import TokenCounter
@@ -28,6 +29,21 @@ from contextcore.tokens import TokenCounter
 def chat_model(requested: str = "") -> str:
     """The model a request names, else the configured one, else the environment's default."""
     return requested or settings.ACDC_MODEL or default_model(os.environ)
+
+
+def unreachable(model: str, *, chosen: bool) -> str:
+    """Why `model` cannot write a reply's edits from this process ("" when it can): the
+    dry run when nobody chose it (the fallback of an environment with no provider key),
+    or a provider whose key this environment lacks. For `--apply`, which must not pretend."""
+    if model == DRY_RUN_MODEL:
+        if chosen:
+            return ""
+        names = ", ".join(name for name, _ in PROVIDER_KEYS[:2])
+        return f"no model to write edits: no provider key ({names}, …) is set here"
+    if model.startswith("acdc/"):
+        return ""
+    missing = sdk.missing_keys(model)
+    return f"{model} needs {' or '.join(missing)}, which is not set here" if missing else ""
 
 
 class Runtime:

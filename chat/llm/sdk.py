@@ -10,7 +10,9 @@ moment, so every caller sees a litellm that knows them. Thread-safe.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +20,20 @@ from typing import Any
 from chat.llm.environment import configure_offline_environment
 
 _SETUP_LOCK = threading.Lock()
+
+
+def missing_keys(model: str) -> list[str]:
+    """The key variables litellm says `model`'s provider needs, none of which is set here
+    ([] when one is, or when litellm cannot say: the call itself will)."""
+    quiet = io.StringIO()  # litellm prints a banner for a provider it does not know
+    try:
+        with contextlib.redirect_stdout(quiet):
+            found = litellm().validate_environment(model=model)
+    except Exception:
+        return []
+    if found.get("keys_in_environment"):
+        return []
+    return [name for name in found.get("missing_keys") or [] if name.endswith("_KEY")]
 
 
 def litellm() -> Any:
@@ -36,6 +52,9 @@ def _setup() -> Any:
     # A parameter one provider lacks (stream_options, temperature on reasoning models) is
     # dropped rather than failing the turn.
     module.drop_params = True
+    # The wrapper path (providers `chat.llm.direct` does not read) would otherwise start a
+    # thread-pool task and an event loop per chunk for success callbacks acdc never set.
+    module.disable_streaming_logging = True
     # Lazy for the same reason: the provider subclasses litellm's CustomLLM.
     from chat.llm.offline import AcdcProvider, FakeScript
 

@@ -8,9 +8,13 @@ discovery from tool output, the watcher, resume, exports): `verdict(path)`.
   and acdc's data folder (its database, secret key and uploads), wherever ACDC_DATA_DIR
   points, under any spelling or symlink that resolves into them.
 - `secret`: a file shaped like a credential (`.env`, private keys, `.npmrc` …; the
-  patterns are ACDC_SECRET_PATTERNS plus the repository's `.acdcignore`, gitignore syntax,
-  matched case-insensitively, a line break in a name included). The person may add one
-  after confirming; the model's tools never read, list or discover one.
+  built-in patterns and ACDC_SECRET_PATTERNS, plus the repository's `.acdcignore`, gitignore
+  syntax, matched case-insensitively, a line break in a name included). A file in the work
+  tree can only add secrets: the `!` lines of `.acdcignore` undo its own lines, never the
+  built-in ones (a cloned repository, or a model's edit, must not unlock `.env`), and a
+  session also keeps the `.acdcignore` texts its turns started with (`floor`), so a file
+  the model wrote cannot take a secret away within it. The person may add one after
+  confirming; the model's tools never read, list or discover one.
 - `ok`: an ordinary path inside the repository.
 
 Paths outside the repository (`..`, absolute paths elsewhere, symlinks out) are the
@@ -87,8 +91,9 @@ class Verdict:
 OK = Verdict("ok")
 
 
-def verdict(path: str, *, root: Path | None = None) -> Verdict:
-    """What acdc may do with `path` (repo-relative, or absolute inside the repository)."""
+def verdict(path: str, *, root: Path | None = None, floor: tuple[str, ...] = ()) -> Verdict:
+    """What acdc may do with `path` (repo-relative, or absolute inside the repository);
+    `floor` holds earlier `.acdcignore` texts that still count (a session's)."""
     root = Path(root or settings.ACDC_REPO).resolve()
     key = path.replace("\\", "/").rstrip("/")
     full = Path(key) if os.path.isabs(key) else root / key.lstrip("/")
@@ -98,8 +103,9 @@ def verdict(path: str, *, root: Path | None = None) -> Verdict:
             return Verdict("internal", found)
     inside = [c for c in _spellings(full, root) if c != root and c.is_relative_to(root)]
     relatives = [c.relative_to(root).as_posix() for c in inside]
+    spec = secret_spec(root, floor)
     for relative in relatives:
-        if _relative_is_inside(relative) and _matches(_secret_spec(root).match_file, relative):
+        if _relative_is_inside(relative) and _matches(spec.match_file, relative):
             return Verdict("secret", SECRET_REASON)
     return OK
 
@@ -125,7 +131,9 @@ class Screened:
     locked: dict[str, str]
 
 
-def screen(paths: Iterable[str], *, root: Path | None = None) -> Screened:
+def screen(
+    paths: Iterable[str], *, root: Path | None = None, floor: tuple[str, ...] = ()
+) -> Screened:
     """Judge a listing (repo-relative paths) at one `lstat` per path: a listing from git
     never descends into a symlinked folder, so only a symlink itself needs resolving. A
     plainly written path (git's own spelling) is judged on its text; any other, the slow
@@ -138,7 +146,8 @@ def screen(paths: Iterable[str], *, root: Path | None = None) -> Screened:
         data_prefix = data_dir.relative_to(root).as_posix()
     else:
         data_prefix = None
-    is_secret = _secret_test(_secret_spec(root))
+    spec = secret_spec(root, floor)
+    is_secret = spec.test
     base = str(root)
     kept: list[str] = []
     locked: dict[str, str] = {}
@@ -148,7 +157,7 @@ def screen(paths: Iterable[str], *, root: Path | None = None) -> Screened:
         elif _plain(path):
             found = _judged_on_text(path, data_prefix, is_secret)
         else:
-            found = _written(path, root, data_dir)
+            found = _written(path, root, data_dir, spec)
         if found.kind == "secret":
             locked[path] = found.reason
         if found.kind != "internal":
@@ -184,7 +193,7 @@ def _matches(match: Callable[[str], bool], path: str) -> bool:
     return bool(match(folded)) or ("\n" in folded and bool(match(folded.replace("\n", "\0"))))
 
 
-def _secret_test(spec: pathspec.PathSpec):
+def _fast_test(spec: pathspec.PathSpec) -> Callable[[str], bool]:
     """The spec's judgement of a casefolded path, asked only of the few paths that some
     pattern matches at all: one regular expression of every pattern rules out the rest."""
     patterns = [p for p in spec.patterns if p.include is not None and p.regex is not None]
@@ -193,6 +202,21 @@ def _secret_test(spec: pathspec.PathSpec):
     alternatives = (p.regex.pattern.replace("(?P<ps_d>", "(?:") for p in patterns)
     any_pattern = re.compile("|".join(f"(?:{a})" for a in alternatives)).match
     return lambda path: any_pattern(path) is not None and spec.match_file(path)
+
+
+@dataclass(frozen=True)
+class SecretSpec:
+    """What counts as secret: the built-in patterns, and each ignore text on its own (its
+    `!` lines undo only its own lines). A path is secret when any of them says so."""
+
+    specs: tuple[pathspec.PathSpec, ...]
+    tests: tuple[Callable[[str], bool], ...]
+
+    def match_file(self, path: str) -> bool:
+        return any(spec.match_file(path) for spec in self.specs)
+
+    def test(self, path: str) -> bool:
+        return any(test(path) for test in self.tests)
 
 
 def _is_link(full: str) -> bool:
@@ -204,13 +228,13 @@ def _is_link(full: str) -> bool:
         return True  # judged the slow way
 
 
-def _written(path: str, root: Path, data_dir: Path) -> Verdict:
+def _written(path: str, root: Path, data_dir: Path, spec: SecretSpec) -> Verdict:
     full = Path(os.path.normpath(root / path.replace("\\", "/").strip("/")))
     found = _internal(full, root, data_dir)
     if found:
         return Verdict("internal", found)
     relative = full.relative_to(root).as_posix() if full.is_relative_to(root) else ""
-    if _relative_is_inside(relative) and _matches(_secret_spec(root).match_file, relative):
+    if _relative_is_inside(relative) and _matches(spec.match_file, relative):
         return Verdict("secret", SECRET_REASON)
     return OK
 
@@ -253,22 +277,33 @@ def secret_patterns() -> tuple[str, ...]:
     return DEFAULT_SECRET_PATTERNS + tuple(extra)
 
 
-def _secret_spec(root: Path) -> pathspec.PathSpec:
+def ignore_text(root: Path) -> str:
+    """The repository's `.acdcignore` as it is now ("" when there is none)."""
+    try:
+        return (Path(root) / IGNORE_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def secret_spec(root: Path, floor: tuple[str, ...] = ()) -> SecretSpec:
     ignore = root / IGNORE_FILE
     try:
         stamp = ignore.stat().st_mtime_ns
     except OSError:
         stamp = 0
-    return _compiled(str(root), stamp, secret_patterns())
+    return _compiled(str(root), stamp, secret_patterns(), tuple(floor))
 
 
-@lru_cache(maxsize=8)
-def _compiled(root: str, stamp: int, patterns: tuple[str, ...]) -> pathspec.PathSpec:
-    lines = [p.casefold() for p in patterns]
-    if stamp:
-        try:
-            text = (Path(root) / IGNORE_FILE).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
-        lines += [line.casefold() for line in text.splitlines()]
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+@lru_cache(maxsize=16)
+def _compiled(
+    root: str, stamp: int, patterns: tuple[str, ...], floor: tuple[str, ...]
+) -> SecretSpec:
+    texts = [ignore_text(Path(root)) if stamp else "", *floor]
+    specs = [_spec(p.casefold() for p in patterns)]
+    specs += [_spec(line.casefold() for line in text.splitlines()) for text in dict.fromkeys(texts)]
+    specs = [spec for spec in specs if spec.patterns]
+    return SecretSpec(tuple(specs), tuple(_fast_test(spec) for spec in specs))
+
+
+def _spec(lines: Iterable[str]) -> pathspec.PathSpec:
+    return pathspec.GitIgnoreSpec.from_lines(list(lines))

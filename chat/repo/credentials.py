@@ -3,9 +3,10 @@
 Everything acdc sends to a model provider is text from the repository or the person; a
 file that is not shaped like a secret can still hold one (a key pasted into a config, a
 token in a script). `redact` replaces each value of the shapes below by a marker that
-names its kind (`[redacted: an AWS access key]`), `kinds_in` names the kinds a text holds,
-`tool_output` is what the model's tools return, and `elide_literals` is how the repository
-map shows a constant. Scans are cached by the text's hash, so the files and history that
+names its kind (`[redacted: an AWS access key]`), `spans` says where those values are (an
+edit must never touch one), `kinds_in` names the kinds a text holds, `tool_output` is
+what the model's tools return, and `elide_literals` is how the repository map shows a
+constant. Scans are cached by the text's hash, so the files and history that
 go out with every turn cost a lookup. Nothing here returns the matched text: a warning
 built from it leaks nothing. Non-goals: where the text goes or who is told (chat.turn).
 """
@@ -13,24 +14,32 @@ built from it leaks nothing. Non-goals: where the text goes or who is told (chat
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from threading import Lock
 
+from chat.repo import secretvalues
+
 GENERIC = "a password or secret"
-_PASSWORD_VALUE = (
-    r"[\"']?\s*(?::|=>?|:=)\s*(?P<quote>[\"'])(?P<value>[^\"'\s{}$<>%]{8,200})(?P=quote)"
+# The value given to a name, read on the lower-cased text: `= "…"`, `: '…'`, `=> "…"`,
+# `:= "…"`, `: str = "…"` (a type between), after a string prefix (b"…"), or unquoted up
+# to the end of the line as YAML, .ini, .properties and shell files give it (`password:
+# s3cr3t!`, `export API_TOKEN=…`). What the value must look like is secretvalues'.
+_GIVEN = (
+    r"[\"']?[ \t]*(?:=>?|:=|:(?:[ \t]*[a-z_][\w.\[\], |]{0,40}?[ \t]*=(?!=))?)[ \t]*"
+    r"(?:[bru]{0,2}(?P<quote>[\"'`])(?P<value>[^\"'`\s\\]{8,200})(?P=quote)"
+    r"|(?P<bare>[^\s\"'`]{8,200})(?=[ \t]*(?:[#;]|//|\r?\n|\Z)))"
 )
-# (kind, pattern, how): shapes specific enough to be replaced on sight. A `value` group,
-# when there is one, is what gets replaced (the name before it stays); else the whole
-# match. Each pattern starts with a literal, so the search skips along at memory speed (a
-# leading \b or a case-blind start makes it try every position, 100 times slower): "word"
-# asks for a word boundary before the match, checked afterwards; "fold" patterns are
-# written in lower case and run on the lower-cased text. Where two shapes match at one
-# place the first wins (sk-ant-… is Anthropic's, not OpenAI's).
+# (kind, pattern, how): shapes specific enough to be replaced on sight. A `value` (or
+# `bare`) group, when there is one, is what gets replaced (the name before it stays); else
+# the whole match. Each pattern starts with a literal, so the search skips along at memory
+# speed (a leading \b or a case-blind start makes it try every position, 100 times
+# slower): "word" asks for a word boundary before the match, checked afterwards; "fold"
+# and "key" patterns are written in lower case and run on the lower-cased text, "key" ones
+# only where the word starts a part of the name (SECRET_KEY, apiKey; not monkey). Where
+# two shapes match at one place the first wins (sk-ant-… is Anthropic's, not OpenAI's).
 _SHAPES: tuple[tuple[str, str, str], ...] = (
     (
         "a private key",
@@ -53,7 +62,9 @@ _SHAPES: tuple[tuple[str, str, str], ...] = (
     ("an Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,}", "word"),
     ("an OpenAI API key", r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}", "word"),
     ("a Google API key", r"AIza[0-9A-Za-z_-]{35}\b", "word"),
-    ("a Stripe secret key", r"[sr]k_live_[0-9A-Za-z]{20,}", "word"),
+    # two literal-led patterns: a leading [sr] class made this one 15 times slower
+    ("a Stripe secret key", r"sk_live_[0-9A-Za-z]{20,}", "word"),
+    ("a Stripe secret key", r"rk_live_[0-9A-Za-z]{20,}", "word"),
     ("an npm token", r"npm_[A-Za-z0-9]{36}\b", "word"),
     ("a PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,}", "word"),
     ("a Hugging Face token", r"hf_[A-Za-z0-9]{34,}\b", "word"),
@@ -68,18 +79,25 @@ _SHAPES: tuple[tuple[str, str, str], ...] = (
         r"://[^\s:/@\"'<>]{1,64}:(?P<value>[^\s:/@\"'<>${}]{3,128})@",
         "url",
     ),
-    # a quoted value given to a name that ends with what it is: DB_PASSWORD = "…"
-    (GENERIC, r"passw(?:or)?d" + _PASSWORD_VALUE, "fold"),
-    (GENERIC, r"secret" + _PASSWORD_VALUE, "fold"),
-    (GENERIC, r"api_?key" + _PASSWORD_VALUE, "fold"),
-    (GENERIC, r"access_?token" + _PASSWORD_VALUE, "fold"),
-    (GENERIC, r"auth_?token" + _PASSWORD_VALUE, "fold"),
+    # Django's generated key (startproject), whatever name holds it
+    ("a Django secret key", r"django-insecure-[a-z0-9!@#$%^&*(\-_=+)]{20,}", "word"),
+    # a literal given to a name that ends with what it is: DB_PASSWORD = "…" (the name's
+    # last word decides: TOKEN_TYPE = "bearer" is a type, SECRET_KEY = … a key)
+    (GENERIC, r"passw(?:or)?d" + _GIVEN, "fold"),
+    (GENERIC, r"pwd" + _GIVEN, "fold"),
+    (GENERIC, r"secret" + _GIVEN, "fold"),
+    (GENERIC, r"api_?key" + _GIVEN, "fold"),
+    (GENERIC, r"access_?token" + _GIVEN, "fold"),
+    (GENERIC, r"auth_?token" + _GIVEN, "fold"),
+    (GENERIC, r"key" + _GIVEN, "key"),  # CACHE_KEY = "user_v2" is no secret: see keyish
+    (GENERIC, r"token" + _GIVEN, "key"),
 )
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for kind, _, _ in _SHAPES))
 SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern)) for kind, pattern, _ in _SHAPES
 )
 _HOW = tuple(how for _, _, how in _SHAPES)
+FOLDED = frozenset({"fold", "key"})  # the ways of matching that read the lower-cased text
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}\Z")
 _MARKER = re.compile(r"\[redacted: ([a-zA-Z][a-zA-Z .-]{2,40})\]")
 
@@ -103,12 +121,16 @@ def redact(text: str) -> Redaction:
     """`text` with every credential-shaped value replaced by a marker naming its kind."""
     if not text:
         return Redaction(text)
-    key = _key(text)
-    cached = _CACHE.get(key)
-    if cached is None:
-        cached = _scan(text)
-        _CACHE.put(key, cached)
+    cached = _cached_scan(text)
     return Redaction(text) if cached is _CLEAN else Redaction(cached[0], cached[1])
+
+
+def spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, marker) of every value `redact` replaces, in the order of the text:
+    `redact(text).text` is `text` with each span replaced by its marker."""
+    if not text:
+        return []
+    return [(begin, end, marker(kind)) for begin, end, kind in _cached_scan(text)[2]]
 
 
 def kinds_in(text: str) -> list[str]:
@@ -152,62 +174,90 @@ def warning(path: str, kinds: list[str]) -> str:
 # -- the scan and its cache --------------------------------------------------------------
 
 
-_CLEAN = ("", ())  # the cache's answer for a text with nothing in it (most texts)
+_CLEAN = ("", (), ())  # the cache's answer for a text with nothing in it (most texts)
+_Scan = tuple[str, tuple[str, ...], tuple[tuple[int, int, str], ...]]
 
 
-def _scan(text: str) -> tuple[str, tuple[str, ...]]:
-    """`text` with each shape's value replaced, and their kinds in the order of the text;
-    where two matches overlap the named shape wins, then the leftmost, then the first."""
+def _cached_scan(text: str) -> _Scan:
+    key = _key(text)
+    cached = _CACHE.get(key)
+    if cached is None:
+        cached = _scan(text)
+        _CACHE.put(key, cached)
+    return cached
+
+
+def _scan(text: str) -> _Scan:
+    """`text` with each shape's value replaced, their kinds and their spans (begin, end,
+    kind), both in the order of the text; where two matches overlap the named shape wins,
+    then the leftmost, then the first."""
     lower = text.lower()
     if len(lower) != len(text):  # a letter whose lower case is longer: fold in place
         lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     matches = []
-    for index, (_, pattern) in enumerate(SHAPES):
+    for index, (kind, pattern) in enumerate(SHAPES):
         how = _HOW[index]
-        for match in pattern.finditer(lower if how == "fold" else text):
-            if _stands_alone(text, match.start(), how):
-                matches.append((match.start(), index, match))
+        for match in pattern.finditer(lower if how in FOLDED else text):
+            if _stands_alone(text, match.start(), how) and (
+                span := _value_span(text, match, kind, how)
+            ):
+                matches.append((span, index))
     if not matches:
         return _CLEAN
     # The named shapes first, so a token given to `secret = "…"` is named for what it is.
-    matches.sort(key=lambda found: (SHAPES[found[1]][0] == GENERIC, *found[:2]))
+    matches.sort(key=lambda found: (SHAPES[found[1]][0] == GENERIC, found[0][0], found[1]))
     taken: list[tuple[int, int, str]] = []
-    for _, index, match in matches:
-        kind = SHAPES[index][0]
-        valued = "value" in match.re.groupindex and match.group("value") is not None
-        begin, end = match.span("value") if valued else match.span()
-        if kind == GENERIC and not _mixed(text[begin:end]):
-            continue  # `password = "changeme"`: a word, most likely a placeholder
+    for (begin, end), index in matches:
         if not any(b < end and begin < e for b, e, _ in taken):
-            taken.append((begin, end, kind))
-    if not taken:
-        return _CLEAN
+            taken.append((begin, end, SHAPES[index][0]))
+    taken.sort()
     pieces, start = [], 0
-    for begin, end, kind in sorted(taken):
+    for begin, end, kind in taken:
         pieces += [text[start:begin], marker(kind)]
         start = end
     pieces.append(text[start:])
-    return "".join(pieces), tuple(kind for _, _, kind in sorted(taken))
+    return "".join(pieces), tuple(kind for _, _, kind in taken), tuple(taken)
+
+
+def _value_span(text: str, match: re.Match[str], kind: str, how: str) -> tuple[int, int] | None:
+    """Where the match's secret is (its value, else all of it), or None when what a
+    generic name was given is a reference, code or a word rather than a secret."""
+    groups = match.re.groupindex
+    quoted = "value" in groups and match.group("value") is not None
+    if not quoted and not ("bare" in groups and match.group("bare") is not None):
+        return match.span()
+    begin, end = match.span("value" if quoted else "bare")
+    if kind != GENERIC:
+        return begin, end
+    value = text[begin:end] if quoted else text[begin:end].rstrip(",;")
+    if secretvalues.reference(value, quoted=quoted) or not (quoted or value):
+        return None
+    if not quoted and secretvalues.code(value) and not _SHELL.fullmatch(_line_to(text, begin)):
+        return None
+    strong = secretvalues.keyish if how == "key" else secretvalues.mixed
+    return (begin, begin + len(value)) if strong(value) else None
+
+
+# `NAME=value` from the start of its line (shell, .env, .properties): unquoted, a value
+# there is a literal even when it reads like a name or code, as no language assigns a
+# variable that way (an indented one is a keyword argument: `password=self.password,`).
+_SHELL = re.compile(r"(?:[ \t]*export[ \t]+)?[A-Za-z_][A-Za-z0-9_.]*=")
+
+
+def _line_to(text: str, at: int) -> str:
+    return text[text.rfind("\n", 0, at) + 1 : at]
 
 
 def _stands_alone(text: str, at: int, how: str) -> bool:
-    """A "word" match starts a word; a "url" match follows a scheme (postgres://)."""
+    """A "word" match starts a word; a "url" match follows a scheme (postgres://); a "key"
+    match starts a part of a name (API_KEY, apiKey, not monkey)."""
     if how == "word":
         return at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")
     if how == "url":
         return bool(_SCHEME.search(text, max(0, at - 21), at))
+    if how == "key":
+        return at == 0 or not (text[at].islower() and text[at - 1].isalnum())
     return True
-
-
-def _mixed(value: str) -> bool:
-    """At least two of lower case, upper case, digits and other characters."""
-    classes = (
-        any(c.islower() for c in value),
-        any(c.isupper() for c in value),
-        any(c.isdigit() for c in value),
-        any(not c.isalnum() for c in value),
-    )
-    return sum(classes) >= 2
 
 
 def _key(text: str) -> bytes:
@@ -215,21 +265,24 @@ def _key(text: str) -> bytes:
 
 
 class _Scans:
-    """The last `size` scans by content hash; a clean text costs its key only."""
+    """The last `size` scans by content hash; a clean text costs its key only.
+
+    Not `functools.lru_cache`: it keys by the arguments, so it would keep every scanned
+    text (whole files, each version of them) alive until it is pushed out."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[bytes, tuple[str, tuple[str, ...]]] = OrderedDict()
+        self._items: OrderedDict[bytes, _Scan] = OrderedDict()
         self._lock = Lock()
 
-    def get(self, key: bytes) -> tuple[str, tuple[str, ...]] | None:
+    def get(self, key: bytes) -> _Scan | None:
         with self._lock:
             found = self._items.get(key)
             if found is not None:
                 self._items.move_to_end(key)
             return found
 
-    def put(self, key: bytes, value: tuple[str, tuple[str, ...]]) -> None:
+    def put(self, key: bytes, value: _Scan) -> None:
         with self._lock:
             self._items[key] = value
             if len(self._items) > self.size:
@@ -255,8 +308,6 @@ _SECRET_WORDS = frozenset(
     )
 )  # fmt: skip
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_HEX = re.compile(r"[0-9a-fA-F]{20,}")
-_BASE64 = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
 # a name and `=` or `:` (with a type between) just before a literal: `password: str = "…"`
 _ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=,(){}\"']*)?[=:]\s*$")
 ELIDED = "…"
@@ -284,28 +335,8 @@ def elide_literals(text: str, name: str = "") -> str:
         if not body or _MARKER.fullmatch(body):
             return match.group(0)
         given = _ASSIGNED.search(text, max(0, match.start() - 80), match.start())
-        if secret or _random(body) or (given and secret_name(given.group(1))):
+        if secret or secretvalues.looks_random(body) or (given and secret_name(given.group(1))):
             return match.group("quote") + ELIDED + match.group("end")
         return match.group(0)
 
     return _LITERAL.sub(literal, text)
-
-
-def _random(body: str) -> bool:
-    """A value that reads like a key rather than words: long hex, or long base64 mixing
-    upper case, lower case and digits with high entropy."""
-    if _HEX.fullmatch(body):
-        return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
-    if not _BASE64.fullmatch(body) or not _mixed_three(body):
-        return False
-    counts = [body.count(c) for c in set(body)]
-    entropy = -sum(n / len(body) * math.log2(n / len(body)) for n in counts)
-    return entropy >= 3.5
-
-
-def _mixed_three(value: str) -> bool:
-    return (
-        any(c.islower() for c in value)
-        and any(c.isupper() for c in value)
-        and any(c.isdigit() for c in value)
-    )

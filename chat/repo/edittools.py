@@ -2,23 +2,27 @@
 
 Their arguments are pydantic models like the context tools' (`chat.repo.tools.calls`), so
 the schema the model is given and the check of what it sends cannot disagree. A call becomes an
-`EditOp` (`contextcore.edits.op_from_tool`) and goes to `chat.repo.edits.applying.propose`:
-stored as a pending row (applied at once when the session's auto-apply is on), and the
-result says what happened in one short line per edit, or why it failed with the file's
-closest lines. The call is recorded as a toolcall object like any other. `instruction`
-adds to the system prompt how this model should propose edits: with these tools when it
-calls tools, as SEARCH/REPLACE blocks otherwise. A bad call fails the call, never the turn.
+`EditOp` (`contextcore.edits.op_from_tool`) and goes to `chat.repo.edits.proposing.propose`:
+stored as a pending row (nothing is written while the reply streams: the reply's edits
+apply together when it ends, by the person or Auto-apply), and the result says so in one
+short line per edit, or why it failed with the file's closest lines. The call is recorded
+as a toolcall object like any other. `instruction` adds to the system prompt how this
+model should propose edits: with these tools when it calls tools, as SEARCH/REPLACE blocks
+otherwise. A bad call fails the call, never the turn.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from django.conf import settings
 from pydantic import Field
 
 from chat.repo import credentials, indexing, sessionsets
-from chat.repo.edits.applying import propose
+from chat.repo.edits.applying import auto_applies
+from chat.repo.edits.proposing import propose
 from chat.repo.tools.calls import (
     Arguments,
     Text,
@@ -54,26 +58,32 @@ class WriteFileArguments(Arguments):
     content: Text = Field(description="the whole content of the file")
 
 
-_ARGUMENTS: dict[str, tuple[str, type[Arguments]]] = {
-    "edit_file": (
-        "Change a file: replace old_text with new_text. old_text must match the file's "
-        "current text exactly once (quote enough surrounding lines), unless replace_all. "
-        "The result says whether the edit applied or waits for the developer's review.",
-        EditFileArguments,
-    ),
-    "write_file": (
-        "Create a file, or replace a whole file's content. Prefer edit_file for changing "
-        "part of an existing file.",
-        WriteFileArguments,
-    ),
-}
-EDIT_TOOL_SPECS = [function_spec(name, text, args) for name, (text, args) in _ARGUMENTS.items()]
+_ARGUMENTS: Mapping[str, tuple[str, type[Arguments]]] = MappingProxyType(
+    {
+        "edit_file": (
+            "Change a file: replace old_text with new_text. old_text must match the file's "
+            "current text exactly once (quote enough surrounding lines), unless replace_all. "
+            "Edits are written when your reply ends (reviewed by the developer unless "
+            "auto-apply is on): the file on disk is unchanged until then.",
+            EditFileArguments,
+        ),
+        "write_file": (
+            "Create a file, or replace a whole file's content. Prefer edit_file for changing "
+            "part of an existing file.",
+            WriteFileArguments,
+        ),
+    }
+)
+EDIT_TOOL_SPECS = tuple(
+    function_spec(name, text, args) for name, (text, args) in _ARGUMENTS.items()
+)
 EDIT_TOOL_NAMES = tuple(_ARGUMENTS)
 
 TOOLS_INSTRUCTION = """
 To change files, call the edit_file tool (old_text must match the file's current text
-exactly once) or write_file (a new file, or a whole file). Each edit is shown to the
-developer, who accepts or rejects it unless auto-apply is on; each result says which.
+exactly once) or write_file (a new file, or a whole file). A reply's edits are shown to
+the developer, who accepts or rejects them when the reply ends (unless auto-apply is on);
+all of them apply together or none does.
 """
 BLOCKS_INSTRUCTION = """
 To change a file, write a SEARCH/REPLACE block: the file's path alone on a line, then a
@@ -87,9 +97,9 @@ def enabled() -> bool:
     return bool(getattr(settings, "ACDC_EDITS", False))
 
 
-def with_edit_tools(specs: list[dict]) -> list[dict]:
+def with_edit_tools(specs: Sequence[dict]) -> list[dict]:
     """The chat's tool definitions, with the edit tools when edits are on."""
-    return [*specs, *EDIT_TOOL_SPECS] if enabled() else specs
+    return [*specs, *EDIT_TOOL_SPECS] if enabled() else list(specs)
 
 
 def handles(name: str) -> bool:
@@ -115,17 +125,18 @@ def run_edit_tool(
 ) -> ToolResult:
     """Carry out one edit call and record it as a toolcall object; never raises for bad
     input (a hostile argument fails the call, not the turn)."""
-    repo = repo or sessionsets.repository()
+    repo = repo or sessionsets.repository(session)
     result = ToolResult(stored_call_id(call.call_id), call.name, "ok", "")
     try:
         result.args = _arguments(call)
         result.args_display = display(call.name, {"path": result.args.get("path", "")})
         op = op_from_tool(call.name, result.args)
-        outcome = propose(session, [op], repo=repo, turn_id=turn_id, call_id=result.call_id)
+        auto = auto_applies(session)
+        outcome = propose(
+            session, [op], repo=repo, turn_id=turn_id, call_id=result.call_id, auto=auto
+        )
         result.output = outcome.text()
         result.status = "fail" if outcome.report else "ok"
-        if outcome.applied:
-            result.changed_paths = [path for path, _, _ in outcome.diffs]
     except (ToolFailure, EditArgsError) as exc:
         result.status, result.output = "fail", f"Error: {exc}"
     except Exception as exc:  # a refusal nobody foresaw fails this call, not the turn

@@ -53,6 +53,8 @@ class Repository:
     filesystem_id: str
     mappings: tuple[objects.MountMapping, ...] = ()
     size_cap: int = DEFAULT_SIZE_CAP
+    # Earlier `.acdcignore` texts that still count for the session reading (boundary).
+    secret_floor: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root).resolve())
@@ -91,7 +93,7 @@ def locate(repo: Repository, path: str, *, allow_secret: bool = False) -> tuple[
         raise IndexingError(f"{git.short(key)}: {_refusal(exc)}") from None
     if not full.is_relative_to(repo.root):
         raise IndexingError(f"{git.short(key)}: resolves outside the repository")
-    found = boundary.verdict(key, root=repo.root)
+    found = boundary.verdict(key, root=repo.root, floor=repo.secret_floor)
     if found.kind == "internal" or (found.kind == "secret" and not allow_secret):
         raise IndexingError(f"{git.short(key)}: {found.reason}")
     canonical, fs_id = objects.to_canonical(str(full), repo.mappings, repo.filesystem_id)

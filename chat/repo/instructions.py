@@ -6,7 +6,8 @@ none (`off`). Each passes the repository boundary like any file: nothing outside
 repository (a symlink out), no internal or secret-shaped path, nothing git ignores, only
 regular UTF-8 text files under the size cap; a refused one is named with its reason. Text
 is capped to ACDC_INSTRUCTIONS_TOKENS with a note (`contextcore.prompt.instructions`); the
-redaction of credentials happens where every request leaves (chat.turn.outgoing).
+redaction of credentials happens where every request leaves (chat.session.outgoing).
+`mark` says what the candidates are on disk, for the panels to notice a change.
 Non-goals: where they go in the prompt, the per-session switch (the session row's).
 """
 
@@ -48,6 +49,9 @@ def load(
     max_tokens = max_tokens or settings.ACDC_INSTRUCTIONS_TOKENS
     if mode == "off":
         return Instructions()
+    # Marked before reading: a write landing while they are read leaves the mark stale, so
+    # the panel figures them again, rather than a fresh mark beside what was read before it.
+    seen = mark(root)
     files: list[InstructionFile] = []
     refused: list[tuple[str, str]] = []
     found: list[str] = []
@@ -65,13 +69,29 @@ def load(
         if mode == "first":
             break
     off = () if files else tuple(found)
-    return Instructions(tuple(files), off, tuple(refused))
+    return Instructions(tuple(files), off, tuple(refused), seen)
 
 
 def present(root: Path | None = None) -> bool:
     """Whether any candidate exists at all (a stat each; nothing is read)."""
     root = Path(root or settings.ACDC_REPO)
     return settings.ACDC_INSTRUCTIONS != "off" and any(os.path.lexists(root / n) for n in NAMES)
+
+
+def mark(root: Path | None = None) -> str:
+    """What the candidates are on disk, in a few stats (nothing is read): it changes when
+    one comes, goes or is written, so a figure drawn from them knows it is out of date."""
+    if settings.ACDC_INSTRUCTIONS == "off":
+        return ""
+    root = Path(root or settings.ACDC_REPO)
+    seen = []
+    for name in NAMES:
+        try:
+            info = os.lstat(root / name)
+        except OSError:
+            continue
+        seen.append(f"{name}:{info.st_mtime_ns}:{info.st_size}")
+    return "|".join(seen)
 
 
 def _read(root: Path, name: str, rules: git.IgnoreRules) -> tuple[str | None, str]:

@@ -54,7 +54,7 @@ class Mention:
         return {"kind": self.kind, "path": self.path, "symbol": self.symbol, "line": self.line}
 
 
-def symbol_index(root: Path, maps: repomap.RepoMaps = repomap.MAPS) -> dict:
+def symbol_index(root: Path, maps: repomap.RepoMaps) -> dict:
     """The definitions the completion offers: [name, kind, path, line] rows by path and
     line, and whether the list was cut at MAX_SYMBOLS. While the server's start-up build
     of the map runs, nothing yet (`warming`: the page asks again later), so the request
@@ -71,7 +71,11 @@ def symbol_index(root: Path, maps: repomap.RepoMaps = repomap.MAPS) -> dict:
 
 
 def checked(
-    mentions: tuple[Mention, ...], session: Session, repo: indexing.Repository | None = None
+    mentions: tuple[Mention, ...],
+    session: Session,
+    repo: indexing.Repository | None = None,
+    *,
+    maps: repomap.RepoMaps,
 ) -> list[dict]:
     """The mentions as stored, or MentionRefused naming the first that cannot be sent; the
     bodies asked for are recorded once all are known to be sendable."""
@@ -83,7 +87,7 @@ def checked(
     for mention in dict.fromkeys(mentions):
         key = _located(mention.path, session.id, repo)
         if mention.body:
-            found, text = _body(repo, key, mention)
+            found, text = _body(repo, maps, key, mention)
             bodies.append((key, found, text))
             kept.append(Mention(key, found.name, found.line, body=True))
         else:
@@ -104,10 +108,12 @@ def _located(path: str, session_id: str, repo: indexing.Repository) -> str:
     return key
 
 
-def _body(repo: indexing.Repository, key: str, mention: Mention) -> tuple[Definition, str]:
+def _body(
+    repo: indexing.Repository, maps: repomap.RepoMaps, key: str, mention: Mention
+) -> tuple[Definition, str]:
     """The definition the mention names (at its line, else the first of that name) and
     the file's text it spans."""
-    symbols, _ = repomap.MAPS.file_symbols(repo.root, key)
+    symbols, _ = maps.file_symbols(repo.root, key)
     named = [d for d in symbols.definitions if d.name == mention.symbol]
     found = next((d for d in named if d.line == mention.line), named[0] if named else None)
     if found is None:

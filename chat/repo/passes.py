@@ -58,6 +58,3 @@ def _run(kind: str, repo: Path, work: Callable[[], object]) -> None:
         log.exception("the %s pass failed for %s", kind, repo)
     finally:
         close_old_connections()  # the thread's own database connection, if it opened one
-
-
-PASSES = Passes()

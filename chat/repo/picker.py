@@ -27,7 +27,7 @@ from pathlib import Path
 
 from chat.models import TokenCount
 from chat.repo import boundary, git
-from chat.repo.passes import PASSES
+from chat.repo.passes import Passes
 from contextcore.files import DEFAULT_SIZE_CAP, check_text
 from contextcore.tokens import TokenCounter
 
@@ -53,10 +53,16 @@ class _Seen:
 
 
 class TokenCounts:
-    """Process-wide token counts of a repository's files (see the module docstring)."""
+    """The process's token counts of a repository's files (see the module docstring), one
+    for the process (the served object holds it); its passes run on `passes`, and new
+    contents are encoded with `counter` (whose own cache is not used: the counts live in
+    the TokenCount table, by content hash, and holding every file's text in memory for a
+    second cache would cost more than it saves)."""
 
-    def __init__(self, size_cap: int = DEFAULT_SIZE_CAP) -> None:
-        self.size_cap = size_cap
+    def __init__(
+        self, passes: Passes, counter: TokenCounter, size_cap: int = DEFAULT_SIZE_CAP
+    ) -> None:
+        self.passes, self.counter, self.size_cap = passes, counter, size_cap
         self._seen: dict[tuple[str, str], _Seen] = {}
         self._lock = threading.Lock()
 
@@ -116,7 +122,7 @@ class TokenCounts:
                     self._remember(repo, path, stamp, Count(stored[hashes[path]]))
                 else:
                     to_encode.append((path, text, stamp))
-            counted = _encode([text for _, text, _ in to_encode])
+            counted = self.counter.count_many([t for _, t, _ in to_encode], remember=False)
             new_rows = {}
             for (path, _, stamp), tokens in zip(to_encode, counted, strict=True):
                 self._remember(repo, path, stamp, Count(tokens))
@@ -145,7 +151,7 @@ class TokenCounts:
     ) -> bool:
         """Count `paths` in a background pass unless one already runs for `repo`;
         returns whether a new one started (chat.repo.passes)."""
-        return PASSES.start("count", repo, lambda: self.count(repo, paths, progress))
+        return self.passes.start("count", repo, lambda: self.count(repo, paths, progress))
 
 
 def _batches(repo: Path, paths: list[str], size_cap: int):
@@ -192,26 +198,16 @@ def _inside(repo: Path, path: str, full: Path) -> bool:
     return not full.is_symlink() or full.resolve().is_relative_to(repo.resolve())
 
 
-# Its cache is not used: the counts live in the TokenCount table, by content hash, and
-# holding every file's text in memory for a second cache would cost more than it saves.
-COUNTER = TokenCounter(ENCODING)
-
-
-def _encode(texts: list[str]) -> list[int]:
-    return COUNTER.count_many(texts, remember=False)
-
-
-COUNTS = TokenCounts()
-
-
-def tree_payload(repo: Path, active: Iterable[str], outlines: Iterable[str] = ()) -> dict:
+def tree_payload(
+    repo: Path, counts: TokenCounts, active: Iterable[str], outlines: Iterable[str] = ()
+) -> dict:
     """What picker.js keeps beside the rows the server draws (chat.web.panels.tree): the
     flat list of paths (the filter ranks it, a folder's box takes its files from it), the
     locked files with the reason, the files known not to be readable, and the selection
     (which of it goes as outlines)."""
     screened = boundary.screen(git.list_files(repo).paths, root=repo)
     paths = screened.kept
-    known = COUNTS.peek(repo, paths)
+    known = counts.peek(repo, paths)
     return {
         "files": paths,
         "locked": screened.locked,

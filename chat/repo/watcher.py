@@ -1,19 +1,22 @@
 """The file tracker (seed 001 §5.8–5.9): a watcher on the repository while a page is open.
 
-One `RepositoryWatcher` per repository, however many tabs watch it (`WATCHERS` counts
-them and stops the watcher with the last one). Changes come from `watchfiles.awatch`
+One `RepositoryWatcher` per repository, however many tabs watch it (the process's
+`WatcherRegistry`, held by the served object, counts them and stops the watcher with the
+last one). Changes come from `watchfiles.awatch`
 (debounced), minus `.git/`, `.acdc/` and whatever the repository's `.gitignore` files
 and `.git/info/exclude` ignore (matched with pathspec), minus every path the repository
 boundary calls internal (at any depth, wherever the data folder is) and every secret-shaped
 file no person has selected in some session (those are never read). A changed file that some session
 has met goes through the indexing protocol (a new version only when its bytes changed; a
 deleted file gets a null version; the sets do not change), and `on_change` hears about
-every relevant path, so the picker can mark it and the HUD can follow. Before indexing,
+every relevant path, so the picker can mark it and the HUD can follow; `on_instructions`
+hears when a project instructions file (`instructions.NAMES`) came, went or changed, so
+the Context panels follow it without a message sent. Before indexing,
 the repository map hears every path of a batch (`RepoMaps.heard`), ignored ones and
 `.git/info/exclude` too; it trusts its cache from the first batch (even an empty one, after
 a quiet spell: the watch is on) until `run` ends. A crash is logged
 and the watcher restarts once; it never takes the server down. The event source can be
-injected, so tests feed file events without waiting on the disk. `WATCHERS.close()` at
+injected, so tests feed file events without waiting on the disk. The registry's `close()` at
 shutdown stops every watcher within a step (STEP_MS): watchfiles waits for the disk in an
 AnyIO worker thread that is not a daemon and ends only with the task that started it, so a
 watcher left running would keep the process from exiting.
@@ -33,9 +36,9 @@ import watchfiles
 from channels.db import database_sync_to_async
 from django.db.models import Q
 
-from chat.repo import boundary, git, indexing
-from chat.repo.edits.disk import OWN_WRITES, is_temporary
-from chat.repo.repomap.builder import MAPS, RepoMaps
+from chat.repo import boundary, git, indexing, instructions
+from chat.repo.edits.disk import OwnWrites, is_temporary
+from chat.repo.repomap.builder import RepoMaps
 from chat.repo.repomap.heard import EXCLUDE_FILE
 from history import objects
 from history.models import ContentObject, SessionObject
@@ -66,12 +69,16 @@ class RepositoryWatcher:
         repo: indexing.Repository,
         on_change: OnChange,
         *,
+        maps: RepoMaps,
+        own_writes: OwnWrites,
         changes_source: Callable[[], AsyncIterator[set]] | None = None,
-        maps: RepoMaps = MAPS,
+        on_instructions: Callable[[], object] | None = None,
     ) -> None:
         self.repo = repo
         self.on_change = on_change
+        self.on_instructions = on_instructions
         self.maps = maps
+        self.own_writes = own_writes  # acdc's own writes, which record their own version
         self.rules = git.IgnoreRules(repo.root)
         self._source = changes_source or self._awatch
         # Read by watchfiles' thread every step: set, the thread returns and `run` ends.
@@ -104,7 +111,10 @@ class RepositoryWatcher:
                 if not live:
                     self.maps.heard.watched(self.repo.root)
                     live = True
-                self.maps.heard.changed(self.repo.root, self._relatives(batch))
+                heard = self._relatives(batch)
+                self.maps.heard.changed(self.repo.root, heard)
+                if self.on_instructions and not set(heard).isdisjoint(instructions.NAMES):
+                    self.on_instructions()  # ignored or refused ones show too, as such
                 paths = self.relevant(path for _, path in batch)
                 if not paths:
                     continue
@@ -163,7 +173,7 @@ class RepositoryWatcher:
             if not sessions or not ContentObject.objects.filter(pk=object_id).exists():
                 changes.append(Change(path, "seen"))
                 continue
-            if OWN_WRITES.is_own(self.repo.root / path):  # acdc's edit records its version
+            if self.own_writes.is_own(self.repo.root / path):  # acdc's edit records its version
                 changes.append(Change(path, "written", object_id, sessions))
                 continue
             try:
@@ -184,9 +194,13 @@ def _internal(repo: indexing.Repository, relative: str) -> bool:
 
 
 class WatcherRegistry:
-    """One watcher task per repository while at least one page watches it."""
+    """One watcher task per repository while at least one page watches it; its watchers
+    tell `maps` what changed and ask `own_writes` which changes were acdc's."""
 
-    def __init__(self) -> None:
+    def __init__(self, maps: RepoMaps, own_writes: OwnWrites) -> None:
+        self.maps, self.own_writes = maps, own_writes
+        # Told when project instructions come, go or change (the panels follow them).
+        self.on_instructions: Callable[[], object] | None = None
         self._tasks: dict[str, asyncio.Task] = {}
         self._watchers: dict[str, RepositoryWatcher] = {}
         self._users: dict[str, int] = {}
@@ -196,9 +210,15 @@ class WatcherRegistry:
         self._users[key] = self._users.get(key, 0) + 1
         task = self._tasks.get(key)
         if task is None or task.done():
-            watcher = RepositoryWatcher(repo, on_change, **options)
+            options.setdefault("on_instructions", self._instructions_changed)
+            parts = {"maps": self.maps, "own_writes": self.own_writes}
+            watcher = RepositoryWatcher(repo, on_change, **parts, **options)
             self._watchers[key] = watcher
             self._tasks[key] = asyncio.create_task(_supervised(watcher), name=f"watch {key}")
+
+    def _instructions_changed(self) -> None:
+        if self.on_instructions is not None:
+            self.on_instructions()
 
     async def detach(self, repo: indexing.Repository) -> None:
         key = str(repo.root)
@@ -237,6 +257,3 @@ async def _supervised(watcher: RepositoryWatcher) -> None:
         except Exception:
             log.exception("file watcher failed on %s (attempt %d)", watcher.repo.root, attempt + 1)
             await asyncio.sleep(RESTART_DELAY)
-
-
-WATCHERS = WatcherRegistry()

@@ -19,11 +19,10 @@ from django.conf import settings
 
 from chat.repo import edittools, sessionsets
 from chat.repo.edits import replies
-from chat.turn import checkpoints
-from chat.turn.compaction import CompactionOutcome, CompactionRefused, compact_session
-from chat.turn.context import refresh_sets
+from chat.session import SessionContext, checkpoints
+from chat.session.compaction import CompactionOutcome, CompactionRefused, compact_session
+from chat.session.setchanges import refresh_sets
 from chat.turn.events import CompactionEnded, CompactionStarted, SessionEvent
-from chat.turn.session import SessionContext
 from history.models import Session
 
 log = logging.getLogger(__name__)

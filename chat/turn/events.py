@@ -127,7 +127,7 @@ class CompactionEnded:
     session_id: str
     state: str
     text: str
-    outcome: Any = None  # chat.turn.compaction.CompactionOutcome, when one ran
+    outcome: Any = None  # chat.session.compaction.CompactionOutcome, when one ran
     rerender: bool = False
     hud: dict[str, Any] | None = None
 

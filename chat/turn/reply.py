@@ -21,15 +21,15 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from chat.turn import hud
+from chat.repo.commands.runner import CommandRuns
+from chat.session import SessionContext, hud, renew_lease
+from chat.session.sets import sync_sets
+from chat.session.working import ToolRef, assistant_history_text, is_recorded
 from chat.turn.events import HudUpdate, ToolCallFinished, TurnEvent, TurnFinished, TurnNotice
 from chat.turn.preparation.prepare import Prepared
-from chat.turn.preparation.sets import sync_sets
-from chat.turn.session import SessionContext, renew_lease
-from chat.turn.session.working import ToolRef, assistant_history_text, is_recorded
 from contextcore.llm import Usage
 from history import services
-from history.models import Message, Session
+from history.models import Message, PendingEdit, Session
 from history.stream.parts import stream_append
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,10 @@ class Turn:
     user_text: str
     prepared: Prepared | None
     user_message_id: str
+    # Whether the server is stopping (its turn host says): any ending is then `interrupted`.
+    stopping: Callable[[], bool] = lambda: False
+    # Who runs the model's commands (one at a time per session); the server hands in its own.
+    commands: CommandRuns = field(default_factory=CommandRuns)
 
     @property
     def session(self) -> Session:
@@ -153,10 +157,16 @@ def _store_answer(turn: Turn, state: Stream, status: str, error: str) -> None:
     turn.ctx.reply_text = state.text  # the after-turn work looks for edit blocks in it
     if state.message_id is None:
         _store_new_answer(turn, state, status, usage=usage, error=error)
-        return
-    services.message_finish(
-        message_id=state.message_id, content=state.text, status=status, usage=usage, error=error
-    )
+    else:
+        services.message_finish(
+            message_id=state.message_id, content=state.text, status=status, usage=usage, error=error
+        )
+    if status != "complete" and turn.ctx.edit_calls:
+        # No after-turn work follows a reply cut short: its edits are shown under it, to
+        # be reviewed by the person (never applied by themselves).
+        PendingEdit.objects.filter(turn_id=turn.turn_id, message=None).update(
+            message_id=state.message_id
+        )
 
 
 def _store_new_answer(turn: Turn, state: Stream, status: str, **fields) -> None:
@@ -243,7 +253,7 @@ def finish_turn(
     ctx.breakdown, ctx.relevance = prepared.breakdown, prepared.grounding_relevance
     if refs:
         held_before = manager.file_context.items()
-        sync_sets(ctx.session, manager)
+        sync_sets(ctx.session, manager, ctx.maps)
         if manager.file_context.items() != held_before:
             ctx.breakdown = None
     data = hud.figures(ctx, extra_usage=row)

@@ -6,18 +6,19 @@ either in a collapsible note. The live turn builds the note from what it prepare
 reload builds the same note from the stored rows: the turn's `ManagedView` (Endless) and
 its `TokenUsage.related` (related context, stored as sent), one query each for a page.
 
-Non-goals: choosing the items or building the summary (`chat.turn.context`, `endless`).
+Non-goals: choosing the items or building the summary (`chat.session.setchanges`, `endless`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import MappingProxyType
 from typing import Any
 
 from history.grounding import RelatedItem
 from history.models import ManagedView, Session, TokenUsage
 
-KIND_LABELS = {"pinned": "Pinned note", "summary": "Earlier summary"}
+KIND_LABELS = MappingProxyType({"pinned": "Pinned note", "summary": "Earlier summary"})
 
 
 def related_rows(items: Iterable[RelatedItem]) -> list[dict[str, Any]]:

@@ -1,11 +1,14 @@
 """The tool rounds of a turn: run the model's tool calls, store them, hand back results.
 
-Each call runs in a worker thread and is stored as a `tool` message of the turn (its
-output in the content, its details in `edit_results`), through the turn's own context so
-its number comes from the same sequence. Results go back to the model as one assistant
-message with the calls and one tool message per result; outputs that would overflow the
-window give way to a short note. `turn` and `state` are the turn's own objects
-(`chat.turn.turns`): their emit, context and prepared request, and the stream's cards.
+Each call runs in a worker thread (a command tool's in the turn's own task, so Stop
+cancels the run and kills its processes: `chat.repo.commands`) and is stored as a `tool`
+message of the turn (its output in the content, its details in `edit_results`), through
+the turn's own context so its number comes from the same sequence. Results go back to the
+model as one assistant message with the text it wrote before the calls and the calls, then
+one tool message per result (every later request of the turn repeats them unchanged);
+outputs that would overflow the window give way to a short note. `turn` and `state` are
+the turn's own objects (`chat.turn.turns`): their emit, context and prepared request, and
+the stream's cards.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.repo import edittools, sessionsets
+from chat.repo.commands import model_tools
 from chat.repo.tools.calls import ToolCall, ToolResult
-from chat.repo.tools.context import run_tool
+from chat.repo.tools.context_tools import run_tool
+from chat.session import SessionContext
+from chat.session.working import ToolRef
 from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
-from chat.turn.session import SessionContext
-from chat.turn.session.working import ToolRef
 from contextcore.llm import LLMRequest
+from history.edits import edits_told
 from history.models import Message, Session
 
 TOOL_OUTPUT_DROPPED = "[output dropped: the context window is full; ask again more narrowly]"
@@ -49,25 +54,38 @@ def fit_tool_outputs(turn: Any, messages: list[dict]) -> list[dict]:
     return fitted
 
 
-async def tools_exhausted(turn: Any, request: LLMRequest, calls: list[ToolCall]) -> LLMRequest:
+async def tools_exhausted(
+    turn: Any, request: LLMRequest, calls: list[ToolCall], text: str = ""
+) -> LLMRequest:
     """Past the round limit: no more tools; the model answers with what it has."""
     limit = settings.ACDC_MAX_TOOL_ROUNDS
     text = f"The model asked for more tools after {limit} rounds; it was asked to answer now."
     await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
     refusal = f"Tool limit reached ({limit} rounds): answer now with what you have."
     results = [ToolResult(c.call_id, c.name, "fail", refusal) for c in calls]
-    messages = [*request.messages, *round_messages(calls, results)]
+    messages = [*request.messages, *round_messages(calls, results, text)]
     return replace(request, messages=messages, tools=None)
 
 
 async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolResult]:
+    if turn.ctx.edit_calls:  # the model has read the rounds before: their failures are told
+        await database_sync_to_async(edits_told)(turn.turn_id)
     results = []
     for call in calls:
         display = f"{call.name}(…)"
         await turn.emit(
             ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
         )
-        result = await database_sync_to_async(run_and_store)(turn.ctx, turn.turn_id, call)
+        if model_tools.handles(call.name):  # async: Stop must reach the running command
+            result = await model_tools.run_command_call(
+                turn.session, call, turn.commands, turn_id=turn.turn_id
+            )
+            await database_sync_to_async(store_result)(
+                turn.ctx, turn.turn_id, result, at=len(state.text)
+            )
+        else:
+            store = database_sync_to_async(run_and_store)
+            result = await store(turn.ctx, turn.turn_id, call, at=len(state.text))
         finished = ToolCallFinished(
             turn.turn_id,
             call.call_id or call.name,
@@ -90,12 +108,20 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
     return results
 
 
-def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall) -> ToolResult:
+def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall, at: int = 0) -> ToolResult:
+    """Run one call and store it as a tool message; `at` is where in the reply's text the
+    model made the call, so a page drawn from the store puts its card there."""
     if edittools.handles(call.name):
         ctx.edit_calls += 1  # its rows wait for the answer (the after-turn work binds them)
         result = edittools.run_edit_tool(ctx.session, call, turn_id=turn_id)
     else:
-        result = run_tool(ctx.session, call)
+        result = run_tool(ctx.session, call, maps=ctx.maps)
+    store_result(ctx, turn_id, result, at)
+    return result
+
+
+def store_result(ctx: SessionContext, turn_id: str, result: ToolResult, at: int = 0) -> None:
+    """Store a call's result as a tool message of the turn."""
     ctx.append(
         role=Message.Role.TOOL,
         content=result.output,
@@ -107,10 +133,10 @@ def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall) -> ToolResu
                 "status": result.status,
                 "object_id": result.object_id,
                 "call_id": result.call_id,
+                "at": at,
             }
         ],
     )
-    return result
 
 
 @database_sync_to_async
@@ -126,11 +152,14 @@ def sets_changed(
     return SetsChanged(turn_id, tuple(paths), *sets, touched=touched)
 
 
-def round_messages(calls: list[ToolCall], results: list[ToolResult]) -> list[dict]:
-    """The assistant's tool calls and one tool message per result, as providers expect."""
+def round_messages(calls: list[ToolCall], results: list[ToolResult], text: str = "") -> list[dict]:
+    """The assistant's message as the model wrote it, its `text` before the tool calls,
+    then one tool message per result, as providers expect. The text is the model's own
+    reasoning before acting: dropping it would change what the model sees next, and the
+    message is sent unchanged on every later request of the turn (append-only)."""
     assistant = {
         "role": "assistant",
-        "content": None,
+        "content": text if text.strip() else None,
         "tool_calls": [
             {
                 "id": result.call_id,

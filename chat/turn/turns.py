@@ -3,18 +3,19 @@
 Order: store the user message -> assemble the prompt -> stream -> store the assistant
 message and usage -> save the context state -> maybe compact. A turn runs as one asyncio
 task; cancelling it (Stop) stores the partial answer as `cancelled`, and once the server is
-stopping (`begin_shutdown`) any ending is `interrupted`. Provider errors, and any fault
-nobody foresaw, store the partial answer as `error`. Nothing already shown to the user is
-lost: what is new is saved at least once a second (`chat.turn.reply`, which also ends the
-turn and commits it). The turn's client, facts and counters are the runtime its session
-context was opened with (`chat.llm.runtime.Runtime`).
+stopping (the `stopping` its turn host hands in says so) any ending is `interrupted`.
+Provider errors, and any fault nobody foresaw, store the partial answer as `error`. Nothing
+already shown to the user is lost: what is new is saved at least once a second
+(`chat.turn.reply`, which also ends the turn and commits it). The turn's client, facts and
+counters are the runtime its session context was opened with (`chat.llm.runtime.Runtime`),
+its repository maps the `maps` it is handed (both from the served object,
+`chat.live.served`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -25,11 +26,14 @@ from django.conf import settings
 from django.db import OperationalError
 
 from chat.llm.runtime import Runtime
+from chat.repo.commands.runner import CommandRuns
 from chat.repo.edits.replies import retry_request
 from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
+from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
-from chat.turn import outgoing, reply, toolrounds
+from chat.session import SessionBusy, SessionContext, SessionMissing, outgoing
+from chat.turn import reply, toolrounds
 from chat.turn.events import (
     TurnDelta,
     TurnEvent,
@@ -39,7 +43,6 @@ from chat.turn.events import (
     TurnStarted,
 )
 from chat.turn.preparation import prepare
-from chat.turn.session import SessionBusy, SessionContext, SessionMissing
 from contextcore.llm import (
     LLMClient,
     LLMError,
@@ -59,8 +62,6 @@ log = logging.getLogger(__name__)
 Emit = Callable[[TurnEvent], Awaitable[None]]
 AfterReply = Callable[[SessionContext], Awaitable[object]]
 _retry = database_sync_to_async(retry_request)  # the reply's failed edit blocks, asked again
-# Set once the server stops: whatever then ends a turn (even a provider error) interrupts it.
-_STOPPING = threading.Event()
 FAILED = "Something went wrong on the server, so the turn stopped (the log has the details)"
 CLOSED_EARLY = "The provider closed the stream early: the answer may be cut short."
 
@@ -90,32 +91,38 @@ async def run_turn(
     model: str = "",
     client: LLMClient | None = None,
     runtime: Runtime | None = None,
+    maps: RepoMaps | None = None,
+    stopping: Callable[[], bool] = lambda: False,
     turn_id: str | None = None,
     images: Sequence[str] = (),
     after: AfterReply | None = None,
     mentions: Sequence[Mention] = (),
     alt_of: str = "",  # the message is a new version of this one (Regenerate, Edit)
+    commands: CommandRuns | None = None,
 ) -> TurnFinished:
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
     runs in the session, in any tab or worker. `after` runs once the reply is delivered,
     with the turn's context, before the lease is given back. The turn's client, facts
-    and counters come from `runtime` (as the app was wired, when not given); `client`
-    stands in for its client."""
+    and counters come from `runtime` and its repository maps from `maps` (as the app was
+    wired, when not given); `client` stands in for its client; `commands` runs the model's
+    commands (a new owner per turn when not given). Once `stopping()` says the server
+    stops, whatever ends the turn (even a provider error) interrupts it."""
     text = _validated(user_text)
     turn_id = turn_id or new_turn_id()
-    ctx = await _open(session_id, turn_id, text, model, runtime)
+    ctx = await _open(session_id, turn_id, text, model, runtime, maps)
     try:
         attached = (tuple(images), tuple(mentions), alt_of)
-        return await _run(ctx, text, turn_id, attached, emit, client, after)
+        parts = (client, after, stopping, commands)
+        return await _run(ctx, text, turn_id, attached, emit, parts)
     finally:
         if ctx.owner:
             await database_sync_to_async(_release)(ctx)
 
 
-async def _open(session_id, turn_id, text, model, runtime) -> SessionContext:
+async def _open(session_id, turn_id, text, model, runtime, maps) -> SessionContext:
     try:
         return await database_sync_to_async(prepare.open_turn)(
-            session_id, turn_id, text, model, runtime
+            session_id, turn_id, text, model, runtime, maps
         )
     except SessionMissing:
         raise TurnRejected(f"There is no session {session_id!r}.") from None
@@ -133,13 +140,16 @@ def _release(ctx: SessionContext) -> None:
         log.warning("session %s: database locked, its turn lease left to expire", ctx.session_id)
 
 
-async def _run(ctx, text, turn_id, attached, emit, client, after) -> TurnFinished:
+async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
+    client, after, stopping, commands = parts
     user_message, images = await _store_user_message(ctx, text, turn_id, *attached)
     session, mentions = ctx.session, tuple(user_message.mentions)
     started = (user_message.id, text, ctx.model, session.title, attached[0], mentions)
     await emit(TurnStarted(turn_id, session.id, *started))
-    turn = reply.Turn(emit, turn_id, ctx, text, None, user_message.id)
-    waiting = repomap_engine.warming_notice()
+    turn = reply.Turn(emit, turn_id, ctx, text, None, user_message.id, stopping)
+    if commands is not None:
+        turn.commands = commands
+    waiting = repomap_engine.warming_notice(ctx.maps)
     if waiting:
         await emit(TurnNotice(turn_id, waiting, "info"))
     try:
@@ -173,29 +183,34 @@ async def _stream(turn: reply.Turn, request: LLMRequest, client: LLMClient) -> T
     rounds, retried = 0, False  # at most one retry round for failed edit blocks
     try:
         while True:
+            said = len(state.text)  # where this response's own text starts
             calls = await _one_response(turn, request, client, state)
+            said_text = state.text[said:]
             if not calls:
-                if retried or not (ask := await _retry(turn.session, request, state.text)):
+                if retried or not (
+                    ask := await _retry(turn.session, request, state.text, turn.turn_id)
+                ):
                     break
                 request, retried = ask, True
             elif rounds >= settings.ACDC_MAX_TOOL_ROUNDS:
-                request = await toolrounds.tools_exhausted(turn, request, calls)
+                request = await toolrounds.tools_exhausted(turn, request, calls, said_text)
                 continue
             else:
                 rounds += 1
                 results = await toolrounds.run_tools(turn, state, calls)
-                messages = [*request.messages, *toolrounds.round_messages(calls, results)]
+                answered = toolrounds.round_messages(calls, results, said_text)
+                messages = [*request.messages, *answered]
                 request = replace(request, messages=toolrounds.fit_tool_outputs(turn, messages))
             if state.text and not state.text.endswith("\n\n"):
                 state.text += "\n\n"
     except asyncio.CancelledError:
-        if _STOPPING.is_set():
+        if turn.stopping():
             await asyncio.shield(reply.end(turn, state, "interrupted", services.INTERRUPTED_NOTE))
         else:
             await asyncio.shield(reply.end(turn, state, "cancelled", ""))
         raise
     except LLMError as exc:
-        if _STOPPING.is_set():
+        if turn.stopping():
             return await reply.end(turn, state, "interrupted", services.INTERRUPTED_NOTE)
         log.warning("turn %s failed: %s %s", turn.turn_id, exc.user_message, exc.detail)
         return await reply.end(turn, state, "error", exc.user_message)
@@ -213,16 +228,11 @@ async def _failed(turn: reply.Turn, state: reply.Stream, exc: Exception) -> Turn
     """A fault nobody foresaw (a bug, a tool round that broke) ends the turn as an error:
     the answer so far is stored, the page shows why and offers Retry, the log has the
     traceback. Left to escape, it would leave the reply streaming with no way on."""
-    if _STOPPING.is_set():
+    if turn.stopping():
         return await reply.end(turn, state, "interrupted", services.INTERRUPTED_NOTE)
     log.error("turn %s failed", turn.turn_id, exc_info=exc)
     reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
     return await reply.end(turn, state, "error", f"{FAILED}: {reason}")
-
-
-def begin_shutdown() -> None:
-    """The server is stopping: turns that end from now on are stored as interrupted."""
-    _STOPPING.set()
 
 
 async def _one_response(
@@ -275,7 +285,7 @@ def _store_user_message(
     images as read (the request is assembled from them, not from another read)."""
     try:
         attached = images_get(images) if images else []
-        named = checked(mentioned, ctx.session) if mentioned else []
+        named = checked(mentioned, ctx.session, maps=ctx.maps) if mentioned else []
     except (ImageRejected, MentionRefused) as exc:
         raise TurnRejected(str(exc)) from None
     fields = {"turn_id": turn_id, "model": ctx.model, "mentions": named, "alt_of": alt_of}

@@ -21,10 +21,12 @@ from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 
+from chat.web.params import BadNumber, whole_number
 from history.images import (
     MAX_IMAGE_BYTES,
     MAX_IMAGES_PER_MESSAGE,
     SHA256,
+    DecodeGate,
     ImageRejected,
     check_size,
     image_store,
@@ -50,7 +52,11 @@ def pending_shas(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(v for v in values if SHA256.match(v)))
 
 
-def accept_uploads(files: Sequence[UploadedFile], pending: Sequence[str]) -> Accepted:
+def accept_uploads(
+    files: Sequence[UploadedFile], pending: Sequence[str], decodes: DecodeGate
+) -> Accepted:
+    """Store the uploaded images (decoded under the process's `decodes` gate) beside the
+    `pending` ones, within the per-message limit; each refusal is a message."""
     result = Accepted()
     if not files:
         result.errors.append("Choose an image to attach.")
@@ -61,7 +67,7 @@ def accept_uploads(files: Sequence[UploadedFile], pending: Sequence[str]) -> Acc
             result.errors.append(f"{name}: at most {MAX_IMAGES_PER_MESSAGE} images per message.")
             continue
         try:
-            image = _store_upload(upload)
+            image = _store_upload(upload, decodes)
         except ImageRejected as exc:
             result.errors.append(f"{name}: {exc}")
             continue
@@ -70,10 +76,10 @@ def accept_uploads(files: Sequence[UploadedFile], pending: Sequence[str]) -> Acc
     return result
 
 
-def _store_upload(upload: UploadedFile) -> Image:
+def _store_upload(upload: UploadedFile, decodes: DecodeGate) -> Image:
     if upload.size is not None:
         check_size(upload.size)
-    return image_store(upload.read())
+    return image_store(upload.read(), decodes=decodes)
 
 
 def accept_existing(sha: str, pending: Sequence[str]) -> Accepted:
@@ -116,8 +122,14 @@ class UploadGuardMiddleware:
     def process_view(self, request: HttpRequest, view, args, kwargs) -> HttpResponse | None:
         if request.method != "POST" or request.content_type != "multipart/form-data":
             return None
-        if int(request.META.get("CONTENT_LENGTH") or 0) > MAX_REQUEST_BYTES:
-            return self._refuse(request, too_much())
+        try:
+            whole_number(
+                request.META.get("CONTENT_LENGTH") or "0",
+                what="The upload's length",
+                high=MAX_REQUEST_BYTES,
+            )
+        except BadNumber as exc:
+            return self._refuse(request, too_much() if exc.too_large else str(exc))
         try:
             request.POST  # noqa: B018 -- parsed here, so a refusal is ours to word
         except TooManyFilesSent:

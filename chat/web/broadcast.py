@@ -12,13 +12,15 @@ This module owns those names, so the pages never import the socket; it imports n
 from __future__ import annotations
 
 import hashlib
+from urllib.parse import urlencode
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 # The websocket of one session page; `session_socket_url` builds the path it matches.
 SESSION_SOCKET = r"^ws/session/(?P<session_id>[\w.-]{1,60})/$"
-DREW_STREAMING = "drawn=streaming"  # in the socket's query: the page drew a reply streaming
+DRAWN = "drawn"  # in the socket's query: STREAMING when the page drew a reply streaming
+STREAMING = "streaming"
 SEEN = "seen"  # in the socket's query: the session's version the page drew
 
 
@@ -47,6 +49,11 @@ def announce(session_id: str) -> None:
     _send(session_group(session_id), {"type": "panels.check"})
 
 
+def check_due(session_id: str) -> None:
+    """Accept all wrote a reply's edits and the session has a check: a turn host takes it."""
+    _send(session_group(session_id), {"type": "check.due"})
+
+
 def _send(group: str, message: dict) -> None:
     async_to_sync(get_channel_layer().group_send)(group, message)
 
@@ -56,6 +63,7 @@ def session_socket_url(session_id: str, *, streaming: bool = False, seen: str = 
     drawn with a reply streaming says so, so that a reply which ends before the socket joins
     is drawn again instead of staying "Streaming…"; `seen` is the session's version the page
     drew (chat.web.panels), so that a change made meanwhile reaches it too."""
-    query = [DREW_STREAMING] if streaming else []
-    query += [f"{SEEN}={seen}"] if seen else []
-    return f"/ws/session/{session_id}/" + (f"?{'&'.join(query)}" if query else "")
+    fields = {DRAWN: STREAMING} if streaming else {}
+    if seen:
+        fields[SEEN] = seen
+    return f"/ws/session/{session_id}/" + (f"?{urlencode(fields)}" if fields else "")

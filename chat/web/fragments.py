@@ -26,9 +26,9 @@ def render_error(text: str, turn_id: str = "") -> str:
 
 
 def picker_message(turn_id: str = "", **changes) -> str:
-    """A websocket message of its own type for the Files panel (not HTML: picker.js takes
-    it before htmx would swap it): any of active, pinned, uncheck, flash, counts,
-    progress, changed, added, removed."""
+    """The Files panel's former JSON message (active, pinned, uncheck, flash, counts,
+    progress, changed, added, removed), which the page no longer takes: kept only as the
+    baseline `bench.picker_updates` measures the HTML fragments against."""
     message = {"type": "picker", "turn": turn_id, "update": changes}
     return json.dumps(message, separators=(",", ":"))
 

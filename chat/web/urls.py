@@ -4,6 +4,7 @@ from django.urls import path
 
 from chat.web import views, views_context, views_model
 from chat.web.branches import views as views_branches
+from chat.web.edits import commit_view
 from chat.web.edits import views as views_edits
 
 app_name = "chat"
@@ -19,7 +20,7 @@ urlpatterns = [
         name="checkpoint_create",
     ),
     path(
-        "s/<str:session_id>/checkpoints/<int:checkpoint_id>/rollback/",
+        "s/<str:session_id>/checkpoints/<str:checkpoint_id>/rollback/",
         views_context.checkpoint_rollback,
         name="checkpoint_rollback",
     ),
@@ -49,7 +50,8 @@ urlpatterns = [
     path("s/<str:session_id>/model/", views_model.model_choose, name="model_choose"),
     path("m/<str:message_id>/edits/", views_edits.edits_act, name="edits_act"),
     path("s/<str:session_id>/auto-apply/", views_edits.auto_apply, name="auto_apply"),
-    path("s/<str:session_id>/commit/", views_context.edits_commit, name="edits_commit"),
+    path("s/<str:session_id>/check/", views_edits.check_after_apply, name="check_after_apply"),
+    path("s/<str:session_id>/commit/", commit_view.edits_commit, name="edits_commit"),
     path("images/<str:sha>/", views.image_file, name="image"),
     path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
     path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),

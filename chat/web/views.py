@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.llm.runtime import chat_model
-from chat.repo import instructions, sessionsets
-from chat.turn import context
-from chat.turn.session import end_expired_turn, live_turn
+from chat.repo import sessionsets
+from chat.session import end_expired_turn, live_turn
 from chat.web import attachments
 from chat.web.broadcast import session_socket_url
 from chat.web.conversation import conversation_items
+from chat.web.panels.figures import current_hud
 from chat.web.panels.version import page_token
 from history import selectors, services
 from history.images import SHA256
@@ -54,24 +55,20 @@ def session_new(request: HttpRequest) -> HttpResponse:
 def _page_context(session: Session) -> dict:
     seen = page_token(session.id)  # before drawing: a change from here on reaches the tab
     messages = conversation_items(session)
-    state = session.context_state or {}
     streaming = bool(live_turn(session))
     return {
         "streaming": streaming,
         "socket_url": session_socket_url(session.id, streaming=streaming, seen=seen),
-        "hud": state.get("hud") or _first_hud(session),
+        "hud": current_hud(session),
         "session": session,
         "messages": messages,
         "model": chat_model(session.model),
         "repository_name": Path(settings.ACDC_REPO).name,
         "repository_path": settings.ACDC_REPO,
+        # The composer checks a message against these before sending it (chat.js).
+        "max_message_chars": settings.ACDC_MAX_MESSAGE_CHARS,
+        "max_frame_bytes": settings.ACDC_MAX_FRAME_BYTES,
     }
-
-
-def _first_hud(session: Session) -> dict | None:
-    """A session that has sent nothing shows no figures, unless the repository has project
-    instructions: then a preview, so they can be seen and switched off before they go."""
-    return context.refresh_sets(session.id) if instructions.present() else None
 
 
 # -- images: upload to the composer's tray, serve, re-attach ---------------------------
@@ -88,7 +85,8 @@ def image_upload(request: HttpRequest, session_id: str) -> HttpResponse:
         problem = f"There is no session {session_id!r}."
         return attachments.fragment(request, attachments.Accepted(errors=[problem]), 404)
     pending = attachments.pending_shas(request.POST.getlist("image"))
-    accepted = attachments.accept_uploads(request.FILES.getlist("file"), pending)
+    decodes = apps.get_app_config("chat").served.decodes
+    accepted = attachments.accept_uploads(request.FILES.getlist("file"), pending, decodes)
     return attachments.fragment(request, accepted)
 
 

@@ -1,5 +1,5 @@
-"""HTTP actions on a session's context: checkpoints, rollback, undo compaction, pins, and
-the optional Commit of the files acdc changed (with edits on; only when pressed).
+"""HTTP actions on a session's context: checkpoints, rollback, undo compaction, pins (the
+optional Commit of acdc's files is `chat.web.edits.commit_view`).
 
 Small htmx endpoints (POST, CSRF-protected) that answer with the fragment to swap in, or
 with `HX-Refresh` when the conversation itself changed (a rollback or an undo re-renders
@@ -9,19 +9,18 @@ Long work (compaction itself) goes through the websocket, not through here.
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from chat.llm.runtime import chat_model
 from chat.repo import boundary, edittools, mentions, outlines, picker, sessionsets
-from chat.repo.edits.commit import CommitRefused, changed_paths, commit, proposed_message
-from chat.turn import checkpoints, context, endless
-from chat.turn.compaction import CompactionRefused, undo_compaction
-from chat.turn.hud import request_facts
+from chat.session import checkpoints, endless, setchanges
+from chat.session.compaction import CompactionRefused, undo_compaction
 from chat.turn.preparation.prepare import grounding_enabled
+from chat.web import params
 from chat.web.broadcast import announce
 from chat.web.panels import tree
 from chat.web.panels.version import tools_token
@@ -63,7 +62,7 @@ def _refresh() -> HttpResponse:
 def _follow(session_id: str) -> None:
     """After the history changed under it: the saved HUD is figured again (a reload shows
     it too), and every tab of the session follows."""
-    context.refresh_sets(session_id)
+    setchanges.refresh_sets(session_id)
     announce(session_id)
 
 
@@ -84,10 +83,14 @@ def checkpoint_create(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 @require_POST
-def checkpoint_rollback(request: HttpRequest, session_id: str, checkpoint_id: int) -> HttpResponse:
+def checkpoint_rollback(request: HttpRequest, session_id: str, checkpoint_id: str) -> HttpResponse:
     session = _session(session_id)
     try:
-        checkpoints.rollback(session.id, checkpoint_id, request.POST.get("scope", "conversation"))
+        number = params.whole_number(checkpoint_id, what="The checkpoint", high=params.MAX_ID)
+    except params.BadNumber as exc:
+        return params.bad_request(exc)
+    try:
+        checkpoints.rollback(session.id, number, request.POST.get("scope", "conversation"))
     except checkpoints.RollbackRefused as exc:
         return _tools(request, session, error=str(exc))
     _follow(session.id)
@@ -125,7 +128,7 @@ def instructions_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
     session = _session(session_id)
     enabled = request.POST.get("instructions") == "on"
     Session.objects.filter(pk=session.pk).update(instructions=enabled)
-    hud = context.refresh_sets(session.id)
+    hud = setchanges.refresh_sets(session.id)
     announce(session.id)  # the session's other tabs draw the new Context panel
     return render(request, "chat/_hud.html", {"hud": hud})
 
@@ -161,8 +164,9 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
     and the suffixes that have an outline."""
     session = _session(session_id)
     repo = sessionsets.repository()
-    chosen = _selection(session)
-    payload = picker.tree_payload(repo.root, chosen.active, chosen.outlines)
+    chosen = tree.held_selection(session)
+    counts = apps.get_app_config("chat").served.counts
+    payload = picker.tree_payload(repo.root, counts, chosen.active, chosen.outlines)
     payload["pinned"], payload["shed"] = sorted(chosen.pinned), sorted(chosen.shed)
     payload["outline_suffixes"] = outlines.suffixes()
     return JsonResponse(payload)
@@ -175,13 +179,18 @@ def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
     folders `open` open (the first view's when none is named), or POST `found`: the
     filter's list, best first."""
     session = _session(session_id)
-    rows = tree.TreeRows(sessionsets.repository().root, _selection(session))
+    panel = apps.get_app_config("chat").served.files
+    rows = tree.TreeRows(panel, sessionsets.repository().root, tree.held_selection(session))
     url = reverse("chat:files_rows", args=[session.id])
     data = request.POST if request.method == "POST" else request.GET
     if "total" in data:
         html = render_to_string("chat/_picker_total.html", {"total": rows.total(), "oob": True})
     elif "found" in data:
-        html = tree.render_tree(rows, url, found=data.getlist("found"))
+        try:
+            matched = params.whole_number(data.get("matched", "0"), what="The count", high=10**9)
+        except params.BadNumber as exc:
+            return params.bad_request(exc)
+        html = tree.render_tree(rows, url, found=data.getlist("found"), matched=matched)
     elif "folder" in data:
         html = tree.render_tree(rows, url, folder=data["folder"])
     else:
@@ -191,23 +200,12 @@ def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
     return HttpResponse(html)
 
 
-def _selection(session: Session) -> tree.Selection:
-    active, outlines, pinned = sessionsets.file_choice(session)
-    saved = (session.context_state or {}).get("hud") or {}  # as the last assembly made it
-    return tree.Selection(
-        active=frozenset(active),
-        outlines=frozenset(outlines),
-        pinned=frozenset(pinned),
-        shed=frozenset(saved.get("shed", [])),
-        budget=saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
-    )
-
-
 @require_GET
 def symbols_json(request: HttpRequest, session_id: str) -> JsonResponse:
     """The definitions the message box's @-completion offers (chat.repo.mentions)."""
     _session(session_id)
-    return JsonResponse(mentions.symbol_index(sessionsets.repository().root))
+    maps = apps.get_app_config("chat").served.maps
+    return JsonResponse(mentions.symbol_index(sessionsets.repository().root, maps))
 
 
 @require_POST
@@ -224,7 +222,7 @@ def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
             sessionsets.unpin(session, path)
     except sessionsets.SetsError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
-    context.refresh_sets(session.id)
+    setchanges.refresh_sets(session.id)
     return JsonResponse({"pinned": sessionsets.pinned_paths(session)})
 
 
@@ -249,34 +247,3 @@ def message_pin(request: HttpRequest, message_id: str) -> HttpResponse:
     return render(
         request, "chat/_pin_button.html", {"pin_id": message.id, "pinned": message.pinned}
     )
-
-
-# The optional Commit: GET draws the form (the files git sees as changed, a message proposed
-# from the turn), POST commits exactly those files; nothing runs unless the person presses.
-def commit_context(session: Session, *, error: str = "", note: str = "", message: str = "") -> dict:
-    """What the form shows: the files it would commit and the message box's text."""
-    repo = sessionsets.repository()
-    return {
-        "session": session,
-        "commit_paths": changed_paths(session, repo=repo),
-        "commit_message": message or proposed_message(session),
-        "commit_error": error,
-        "commit_note": note,
-    }
-
-
-@require_http_methods(["GET", "POST"])
-def edits_commit(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = selectors.session_get(session_id=session_id)
-    if session is None or not edittools.enabled():
-        raise Http404("no such session")
-    extra: dict[str, str] = {}
-    if request.method == "POST":
-        message = request.POST.get("message", "")
-        try:
-            done = commit(session, message, repo=sessionsets.repository())
-        except CommitRefused as exc:
-            extra = {"error": str(exc), "message": message}
-        else:
-            extra = {"note": f"Committed {len(done.paths)} file(s): {done.summary}"}
-    return render(request, "chat/_edit_commit.html", commit_context(session, **extra))

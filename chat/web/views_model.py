@@ -21,6 +21,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from django.apps import apps
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
@@ -28,7 +29,7 @@ from django.views.decorators.http import require_http_methods
 from chat.llm import costmap
 from chat.llm.facts import OFFLINE_MODELS, PROVIDER_KEYS
 from chat.llm.runtime import chat_model
-from chat.turn import context
+from chat.session import setchanges
 from chat.web.broadcast import announce
 from history import selectors
 from history.models import Session
@@ -42,10 +43,6 @@ SWITCH_NOTICE = (
 )
 # How alike a typed name and a known one must be (difflib's ratio) to offer the known one.
 CLOSE_ENOUGH = 0.85
-
-_LISTINGS: dict[tuple[str, ...], tuple[str, ...]] = {}
-_LISTING_STARTED: set[tuple[str, ...]] = set()
-_LISTING_LOCK = threading.Lock()
 
 
 @require_http_methods(["GET", "POST"])
@@ -73,7 +70,7 @@ def model_choose(request: HttpRequest, session_id: str) -> HttpResponse:
 def _follow_model(session_id: str) -> None:
     """The Context panel measures against the new model's window, in every tab."""
     try:
-        context.refresh_sets(session_id)
+        setchanges.refresh_sets(session_id)
     except Exception:  # the choice stands; the panel catches up at the next turn
         log.exception("the HUD of session %s did not follow its new model", session_id)
     announce(session_id)
@@ -102,7 +99,7 @@ def _chooser(
         "unknown": unknown,
         "nearest": nearest,
         "default_model": chat_model(),
-        "suggestions": model_suggestions(os.environ),
+        "suggestions": model_suggestions(os.environ, apps.get_app_config("chat").served.models),
         "model_error": error,
         "model_notice": SWITCH_NOTICE if switched else "",
         "max_chars": MAX_MODEL_CHARS,
@@ -146,12 +143,14 @@ def known_models() -> tuple[str, ...]:
 # -- suggestions --------------------------------------------------------------------------
 
 
-def model_suggestions(env: Mapping[str, str]) -> list[str]:
+def model_suggestions(env: Mapping[str, str], listings: ModelListings) -> list[str]:
     """Offline models, the configured default, each keyed provider's default, then (once
-    listed) the keyed providers' chat models from litellm's cost map; at most 200."""
+    `listings` has them) the keyed providers' chat models from litellm's cost map; at most
+    200."""
     keyed = [model for key, model in PROVIDER_KEYS if env.get(key)]
     providers = tuple(model.split("/", 1)[0] for model in keyed)
-    names = [*OFFLINE_MODELS, chat_model(), *keyed, *(_listing(providers) if providers else ())]
+    listed = listings.models(providers) if providers else ()
+    names = [*OFFLINE_MODELS, chat_model(), *keyed, *listed]
     return list(dict.fromkeys(names))[:MAX_SUGGESTIONS]
 
 
@@ -170,24 +169,32 @@ def cost_map_models(cost_map: Mapping[str, Any], providers: tuple[str, ...]) -> 
     return tuple(name for provider in providers for name in sorted(found[provider])[:share])
 
 
-def _listing(providers: tuple[str, ...]) -> tuple[str, ...]:
-    """The cost map's models of `providers` when listed; else starts listing them, once."""
-    with _LISTING_LOCK:
-        listed = _LISTINGS.get(providers)
-        if listed is None and providers not in _LISTING_STARTED:
-            _LISTING_STARTED.add(providers)
-            threading.Thread(
-                target=list_models, args=(providers,), name="acdc-model-list", daemon=True
-            ).start()
-    return listed or ()
+class ModelListings:
+    """The cost map's chat models by providers, each listed once per process in a thread
+    so that rendering the page never waits for it (the served object holds the one)."""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listed: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._started: set[tuple[str, ...]] = set()
 
-def list_models(providers: tuple[str, ...]) -> None:
-    """Read litellm's cost map (its bundled file) for `providers`."""
-    try:
-        listed = cost_map_models(costmap.entries(), providers)
-    except Exception:
-        log.exception("could not list the models of %s", ", ".join(providers))
-        listed = ()
-    with _LISTING_LOCK:
-        _LISTINGS[providers] = listed
+    def models(self, providers: tuple[str, ...]) -> tuple[str, ...]:
+        """The models of `providers` when listed; else starts listing them, once."""
+        with self._lock:
+            listed = self._listed.get(providers)
+            if listed is None and providers not in self._started:
+                self._started.add(providers)
+                threading.Thread(
+                    target=self.list, args=(providers,), name="acdc-model-list", daemon=True
+                ).start()
+        return listed or ()
+
+    def list(self, providers: tuple[str, ...]) -> None:
+        """Read litellm's cost map (its bundled file) for `providers`."""
+        try:
+            listed = cost_map_models(costmap.entries(), providers)
+        except Exception:
+            log.exception("could not list the models of %s", ", ".join(providers))
+            listed = ()
+        with self._lock:
+            self._listed[providers] = listed

@@ -56,7 +56,7 @@ from contextcore.llm import (
 from contextcore.modeljson import parse_json_output
 from contextcore.tokens import TokenCounter
 
-__all__ = [
+__all__ = (
     "MANAGED_ACK",
     "MANAGED_HEADER",
     "MANAGER_INSTRUCTION",
@@ -72,7 +72,7 @@ __all__ = [
     "managed_messages",
     "resolve_template",
     "skip_reason",
-]
+)
 
 MAX_MESSAGE_CHARS = 4000
 MANAGER_MAX_TOKENS = 1000

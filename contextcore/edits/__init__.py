@@ -3,8 +3,11 @@
 One `EditOp` (replace old text with new, create, delete) from three sources: `edit_file`
 and `write_file` tool arguments (`op_from_tool`) and SEARCH/REPLACE blocks in reply text
 (`parse_edit_blocks`, `BlockStream`). `apply_edits` places each op with the matcher (exact
-and unique first, then tolerant passes that must also be unique; never a similarity guess)
-and returns the new texts and one `EditResult` per op; `report` and `diff` say what happened.
+and unique first, then tolerant passes that must also be unique; never a similarity guess,
+never a match that splits a word), merges a stale file's ops three ways, works on the text
+the model was shown (`hide`: a redacted value answers `REDACTED_REFUSAL`, whatever the
+guess) and returns the new texts and one `EditResult` per op; `report` and `diff` say what
+happened.
 Non-goals: the disk, the repository boundary, pending state (chat/repo and history).
 """
 
@@ -23,15 +26,18 @@ from contextcore.edits.ops import (
     text_sha256,
 )
 from contextcore.edits.report import failure_report, result_line
+from contextcore.edits.shown import REDACTED_REFUSAL, Hide
 
-__all__ = [
+__all__ = (
     "PASSES",
+    "REDACTED_REFUSAL",
     "BlockStream",
     "EditArgsError",
     "EditBatch",
     "EditBlock",
     "EditOp",
     "EditResult",
+    "Hide",
     "Hunk",
     "Outcome",
     "apply_edits",
@@ -43,4 +49,4 @@ __all__ = [
     "result_line",
     "text_sha256",
     "unified_diff",
-]
+)

@@ -1,30 +1,32 @@
 """Apply a batch of edit ops to file texts: new texts and one result per op.
 
 `apply_edits` takes the files as texts (path -> text; a missing path is an absent file)
-and applies each op in order to the text the earlier ops left. An op applies only where
-the matcher places it once (or everywhere with `replace_all`); otherwise it fails and
-changes nothing. An op whose file changed since the model read it (its base sha256 differs)
-is re-anchored: it applies if its old text still matches once in the current text, and is
-a conflict if it matched the version the model saw but not the current one. BOM, line
-endings and the final newline are kept. Non-goals: paths and the disk (`chat/repo`).
+and applies each op in order to the text the earlier ops left (`contextcore.edits.replace`
+places one op). A file that changed since the model read it (the op's base sha256 is not
+the file's, or the seen text is not the file) is a three-way merge when the text the model
+saw is known: the file's ops apply in order to that text, then one merge (`merge3`, the
+semantics of `git merge-file`) brings them into the current text; overlapping changes are
+a conflict and nothing of them is written, the same change on both sides is already
+applied. An op the seen text does not hold is tried on the current text. When only the
+base's hash is known, an op re-anchors: it applies only where its old text matches once,
+as whole words, in the current text, and is a conflict otherwise. With `hide`, all of this
+runs on the text the model was shown (`contextcore.edits.shown`) and the redacted values
+are put back untouched. BOM, line endings and the final newline are kept. Non-goals:
+paths and the disk (`chat/repo`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from difflib import SequenceMatcher
+from dataclasses import dataclass, replace
 
-from contextcore.edits.matcher import PASS_LABELS, PASSES, Found, find
+from contextcore.edits.matcher import PASSES
+from contextcore.edits.merge import Merge, matching_blocks, merge3
 from contextcore.edits.ops import EditOp, EditResult, Outcome, text_sha256
-from contextcore.edits.report import closest_lines, similar_paths
-from contextcore.edits.textshape import (
-    BOM,
-    elided_by_words,
-    elided_line,
-    shape_of,
-    with_eol,
-)
+from contextcore.edits.replace import Context, apply_one
+from contextcore.edits.shown import REDACTED_REFUSAL, Hide, View, view
+
+CONFLICT_CONTEXT = 2  # lines shown around a conflicting region
 
 
 @dataclass(frozen=True)
@@ -37,207 +39,186 @@ class EditBatch:
         return all(r.ok for r in self.results)
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What is known of the version an op was made against (from the real texts)."""
+
+    stale: bool  # the file is not the version the model read
+    seen_is_base: bool  # the seen text is that version
+    known: bool  # the version is known at all (a base hash or a seen text)
+
+
 def apply_edits(
     ops: Sequence[EditOp],
     files: Mapping[str, str | None],
     *,
     seen: Mapping[str, str] | None = None,
     passes: Collection[str] = PASSES,
+    hide: Hide | None = None,
 ) -> EditBatch:
-    """Apply `ops` to `files`; `seen` holds the texts the model read, where known."""
-    current: dict[str, str | None] = dict(files)
+    """Apply `ops` to `files`; `seen` holds the texts the model read, where known; `hide`
+    gives the spans of a text the model was shown as markers (start, end, marker)."""
     seen = seen or {}
-    results = []
-    for index, op in enumerate(ops):
-        stale = _stale(op, files.get(op.path), seen.get(op.path))
-        paths = [p for p, t in current.items() if t is not None]
-        context = _Context(index, op, stale, seen.get(op.path), passes, paths)
-        result, text = _apply_one(context, current.get(op.path))
-        if result.outcome is Outcome.APPLIED:
-            current[op.path] = text
-        results.append(result)
-    changed = {path: text for path, text in current.items() if text != files.get(path)}
-    return EditBatch(changed, results)
+    paths = {op.path for op in ops}
+    now = {p: view(files[p], hide) for p in paths if files.get(p) is not None}
+    before = {p: view(seen[p], hide) for p in paths if p in seen}
+    facts = [_facts(op, files.get(op.path), seen.get(op.path)) for op in ops]
+    shown = {p: now[p].shown if p in now else t for p, t in files.items()}
+    run = _Run(ops, shown, {p: v.shown for p, v in before.items()}, facts, passes)
+    for path in paths:
+        views = [v for v in (now.get(path), before.get(path)) if v is not None]
+        run.markers[path] = frozenset().union(*(v.markers for v in views))
+        run.opaque[path] = any(v.opaque for v in views)
+    run.apply()
+    return _real(run, files, now)
 
 
-def _stale(op: EditOp, original: str | None, seen: str | None) -> bool:
-    """Whether the file changed since the model read it: its hash is not the op's base, or
-    its text is not the text the model saw."""
+def _facts(op: EditOp, original: str | None, seen: str | None) -> _Facts:
     if op.base_sha256 is not None:
-        return op.base_sha256 != (text_sha256(original) if original is not None else None)
-    return seen is not None and seen != original
+        stale = op.base_sha256 != (text_sha256(original) if original is not None else None)
+        return _Facts(stale, seen is not None and text_sha256(seen) == op.base_sha256, True)
+    return _Facts(seen is not None and seen != original, seen is not None, seen is not None)
 
 
-@dataclass(frozen=True)
-class _Context:
-    index: int
-    op: EditOp
-    stale: bool
-    seen: str | None
-    passes: Collection[str]
-    paths: list[str]
+class _Run:
+    """One batch on shown texts: the ops in order, then the merges of stale files."""
 
-    def result(self, outcome: Outcome, **fields) -> EditResult:
-        return EditResult(self.index, self.op, outcome, **fields)
+    def __init__(self, ops, files, seen, facts: list[_Facts], passes) -> None:
+        self.ops, self.files, self.seen, self.facts, self.passes = ops, files, seen, facts, passes
+        self.current: dict[str, str | None] = dict(files)
+        self.results: list[EditResult | None] = [None] * len(ops)
+        self.markers: dict[str, frozenset[str]] = {}
+        self.opaque: dict[str, bool] = {}
 
-    def failed(self, reason: str, **fields) -> tuple[EditResult, None]:
-        return self.result(Outcome.FAILED, reason=reason, **fields), None
+    def apply(self) -> None:
+        merging = {
+            op.path
+            for op, fact in zip(self.ops, self.facts, strict=True)
+            if fact.stale and fact.seen_is_base and self.files.get(op.path) is not None
+        }
+        groups: dict[str, list[int]] = {}
+        for index, op in enumerate(self.ops):
+            if op.path in merging:
+                groups.setdefault(op.path, []).append(index)
+                continue
+            fact, text = self.facts[index], self.current.get(op.path)
+            unchanged = fact.known and not fact.stale and text == self.files.get(op.path)
+            seen = self.seen.get(op.path) if fact.seen_is_base else None
+            ctx = self.context(index, stale=fact.stale, seen=seen, unchanged=unchanged)
+            self.take(ctx, text)
+        for path, indices in groups.items():
+            self.merge_group(path, indices)
 
+    def context(self, index: int, **fields) -> Context:
+        op = self.ops[index]
+        paths = [p for p, t in self.current.items() if t is not None]
+        markers = self.markers.get(op.path, frozenset())
+        return Context(index, op, self.passes, paths, markers=markers, **fields)
 
-def _apply_one(ctx: _Context, text: str | None) -> tuple[EditResult, str | None]:
-    op = ctx.op
-    if op.kind == "delete":
-        return _delete(ctx, text)
-    if op.kind == "create":
-        return _create(ctx, text)
-    if text is None:
-        near = similar_paths(op.path, ctx.paths)
-        hint = f" Did you mean {', '.join(near)}?" if near else ""
-        return ctx.failed(f"{op.path} does not exist.{hint}")
-    words = elided_by_words(op.new_text, op.old_text)
-    if words:
-        return ctx.failed(
-            f"the new text holds {words!r} in place of real lines, which would delete them; "
-            "give the complete replacement text."
-        )
-    return _replace(ctx, text)
+    def take(self, ctx: Context, text: str | None) -> str | None:
+        """Apply one op to `text`; its result is recorded, and its text kept when it applied."""
+        if self.opaque.get(ctx.op.path) and ctx.op.kind != "delete":
+            self.results[ctx.index] = ctx.result(Outcome.FAILED, reason=REDACTED_REFUSAL)
+            return text
+        attempt = apply_one(ctx, text)
+        self.results[ctx.index] = attempt.result
+        if attempt.result.outcome is Outcome.APPLIED:
+            self.current[ctx.op.path] = attempt.text
+            return attempt.text
+        return text
 
+    def merge_group(self, path: str, indices: list[int]) -> None:
+        """The ops on a stale file: applied in order to the text the model saw, merged once
+        into the current text; an op the seen text does not hold is tried on the result."""
+        seen, ours = self.seen[path], self.current[path]
+        theirs, placed, later = seen, [], []
+        for index in indices:
+            op = self.ops[index]
+            if op.kind == "delete":
+                reason = f"{path} changed since the model read it; deleting it would lose that."
+                self.results[index] = EditResult(index, op, Outcome.CONFLICT, reason=reason)
+                continue
+            ctx = self.context(index, seen=seen, unchanged=theirs == seen)
+            if self.opaque.get(path):
+                self.results[index] = ctx.result(Outcome.FAILED, reason=REDACTED_REFUSAL)
+                continue
+            attempt = apply_one(ctx, theirs)
+            if attempt.result.outcome is Outcome.APPLIED:
+                theirs = attempt.text
+                placed.append((index, attempt.result, theirs))
+            elif attempt.missing:
+                later.append(index)
+            else:
+                self.results[index] = attempt.result
+        text = ours
+        if placed:
+            text = self.merged(path, seen, ours, theirs, placed)
+        self.current[path] = text
+        for index in later:
+            ctx = self.context(index, stale=True, seen=seen)
+            text = self.take(ctx, text)
 
-def _delete(ctx: _Context, text: str | None) -> tuple[EditResult, str | None]:
-    if text is None:
-        return ctx.result(Outcome.ALREADY_APPLIED), None
-    if ctx.stale:
-        reason = f"{ctx.op.path} changed since the model read it; deleting it would lose that."
-        return ctx.result(Outcome.CONFLICT, reason=reason), text
-    removed = len(text.splitlines())
-    return ctx.result(Outcome.APPLIED, pass_name="delete", removed=removed), None
-
-
-def _create(ctx: _Context, text: str | None) -> tuple[EditResult, str | None]:
-    op, content = ctx.op, ctx.op.new_text
-    if text is None:
-        added = len(content.splitlines())
-        return ctx.result(Outcome.APPLIED, pass_name="create", added=added, line=1), content
-    shape = shape_of(text)
-    content = with_eol(content.removeprefix(BOM), shape.eol)
-    if content.endswith(shape.eol) != shape.final_newline and content:
-        content = content + shape.eol if shape.final_newline else content.removesuffix(shape.eol)
-    content = (BOM if shape.bom else "") + content
-    if content == text:
-        return ctx.result(Outcome.ALREADY_APPLIED), text
-    if not op.overwrite and text.strip(BOM + " \t\r\n"):
-        return ctx.failed(
-            f"{op.path} already exists; an empty SEARCH part only creates a new file. "
-            "Quote the lines to replace, or write the whole file with write_file."
-        )
-    if ctx.stale:
-        reason = f"{op.path} changed since the model read it; writing it whole would lose that."
-        return ctx.result(Outcome.CONFLICT, reason=reason), text
-    added, removed = _counts(text, content)
-    result = ctx.result(Outcome.APPLIED, pass_name="create", added=added, removed=removed, line=1)
-    return result, content
-
-
-def _replace(ctx: _Context, text: str) -> tuple[EditResult, str | None]:
-    op = ctx.op
-    bom = BOM if text.startswith(BOM) else ""
-    body = text[len(bom) :]
-    old, new = op.old_text.removeprefix(BOM), op.new_text.removeprefix(BOM)
-    found = find(body, old, new, ctx.passes)
-    if found and len(found.lines) == 1 and _holds_new_text(body, found, old):
-        return ctx.result(Outcome.ALREADY_APPLIED), text
-    if found and (len(found.lines) == 1 or op.replace_all):
-        new_body, added, removed = _splice(body, found)
-        result = ctx.result(
-            Outcome.APPLIED,
-            pass_name=found.pass_name,
-            added=added,
-            removed=removed,
-            line=found.lines[0],
-            reanchored=ctx.stale,
-        )
-        return result, bom + new_body
-    if found:
-        return _ambiguous(ctx, found)
-    if new.strip() and find(body, new, old, ctx.passes):
-        return ctx.result(Outcome.ALREADY_APPLIED), text
-    if ctx.stale and (ctx.seen is None or _matches_once(ctx.seen, old, ctx.passes)):
-        reason = (
-            f"{op.path} changed since the model read it, and the old text no longer matches "
-            "in the current file; nothing was changed."
-        )
-        return ctx.result(Outcome.CONFLICT, reason=reason, closest=closest_lines(body, old)), text
-    return ctx.failed(_not_found_reason(op), closest=closest_lines(body, old))
+    def merged(self, path: str, seen: str, ours, theirs: str, placed) -> str:
+        merge = merge3(seen, ours, theirs)
+        for index, result, after in placed:
+            if merge.text is None:
+                reason, closest = _conflict(path, merge, ours)
+                fields = {"reason": reason, "closest": closest}
+                self.results[index] = replace(result, outcome=Outcome.CONFLICT, **fields)
+            elif merge.text == ours:
+                self.results[index] = replace(result, outcome=Outcome.ALREADY_APPLIED)
+            else:
+                line = _line_in(after, merge.text, result.line)
+                self.results[index] = replace(result, line=line, reanchored=True)
+        if merge.text is None or merge.text == ours:
+            return ours
+        return merge.text
 
 
-def _holds_new_text(body: str, found: Found, old: str) -> bool:
-    """Whether the new text already stands where the old text matched, the old text being
-    part of it (`import os` -> `import os\nimport sys`): applying again would repeat it."""
-    if found.pass_name != "exact":
-        return False
-    splice = found.splices[0]
-    at = splice.text.find(old)
-    while at != -1:
-        start = splice.start - at
-        if start >= 0 and body.startswith(splice.text, start):
-            return True
-        at = splice.text.find(old, at + 1)
-    return False
-
-
-def _matches_once(text: str, old: str, passes: Collection[str]) -> bool:
-    found = find(text.removeprefix(BOM), old, "", passes)
-    return found is not None and len(found.lines) == 1
-
-
-def _ambiguous(ctx: _Context, found: Found) -> tuple[EditResult, None]:
-    shown = ", ".join(str(n) for n in found.lines[:12])
-    more = f" and {len(found.lines) - 12} more" if len(found.lines) > 12 else ""
-    how = "" if found.pass_name == "exact" else f" ({PASS_LABELS[found.pass_name]})"
-    return ctx.failed(
-        f"the old text matches {len(found.lines)} places{how}, at lines {shown}{more}; "
-        "nothing was changed. Include more surrounding lines so it matches once, "
-        "or set replace_all to change every one.",
-        matches=found.lines,
+def _conflict(path: str, merge: Merge, ours: str) -> tuple[str, str]:
+    """Why a merge conflicts, and the current lines where it does, numbered."""
+    rows = ours.splitlines() or [""]
+    spans = [(c.ours_start, max(c.ours_start, c.ours_end)) for c in merge.conflicts]
+    where = ", ".join(f"{a}–{b}" if b > a else str(a) for a, b in spans)
+    first, last = spans[0]
+    low, high = max(1, first - CONFLICT_CONTEXT), min(len(rows), last + CONFLICT_CONTEXT)
+    closest = "\n".join(f"{n:>5} | {rows[n - 1].rstrip()}" for n in range(low, high + 1))
+    reason = (
+        f"{path} changed since the model read it, and the change made since overlaps this "
+        f"edit at line{'s' if len(spans) > 1 or last > first else ''} {where} of the current "
+        "file; nothing was changed. Quote the current lines shown here."
     )
+    return reason, closest
 
 
-def _not_found_reason(op: EditOp) -> str:
-    elided = elided_line(op.old_text)
-    if elided:
-        return (
-            f"line {elided} of the old text stands for lines it does not quote ('...'); "
-            "the old text must quote every line it replaces. Split the change into one "
-            "edit per region, each quoting its lines exactly."
-        )
-    return (
-        f"the old text was not found in {op.path}, neither exactly nor ignoring whitespace, "
-        "line endings, indentation or quote and dash style. Read the file again and quote "
-        "its current lines exactly."
-    )
+def _line_in(before: str, after: str, line: int) -> int:
+    """Where line `line` of `before` stands in `after`."""
+    at = line - 1
+    for x, y, n in matching_blocks(before.splitlines(), after.splitlines()):
+        if x <= at < x + n:
+            return y + at - x + 1
+        if x > at:
+            return max(1, y - (x - at) + 1)
+    return line
 
 
-def _splice(body: str, found: Found) -> tuple[str, int, int]:
-    """The new body and the lines added and removed (counted over the touched lines)."""
-    parts, previous, added, removed = [], 0, 0, 0
-    for splice in found.splices:
-        parts += [body[previous : splice.start], splice.text]
-        previous = splice.end
-        first = body.rfind("\n", 0, splice.start) + 1
-        last = body.find("\n", splice.end)
-        last = len(body) if last == -1 else last
-        before = body[first:last]
-        after = body[first : splice.start] + splice.text + body[splice.end : last]
-        plus, minus = _counts(before, after)
-        added, removed = added + plus, removed + minus
-    parts.append(body[previous:])
-    return "".join(parts), added, removed
+def _real(run: _Run, files: Mapping[str, str | None], now: dict[str, View]) -> EditBatch:
+    """The batch in the files' own texts: each redacted value back in its place."""
+    results = [r for r in run.results if r is not None]
+    texts: dict[str, str | None] = {}
+    for path, text in run.current.items():
+        if text is not None and path in now:
+            real = now[path].to_real(text)
+            if real is None:  # no allowed edit moves a marker; refuse rather than guess
+                results = [_refused(r) if r.op.path == path else r for r in results]
+                continue
+            text = real
+        if text != files.get(path):
+            texts[path] = text
+    return EditBatch(texts, results)
 
 
-def _counts(before: str, after: str) -> tuple[int, int]:
-    old, new = before.splitlines(), after.splitlines()
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag != "equal":
-            removed, added = removed + i2 - i1, added + j2 - j1
-    return added, removed
+def _refused(result: EditResult) -> EditResult:
+    if result.outcome is not Outcome.APPLIED:
+        return result
+    return EditResult(result.index, result.op, Outcome.FAILED, reason=REDACTED_REFUSAL)

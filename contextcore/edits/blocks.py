@@ -24,7 +24,7 @@ _FENCE = re.compile(r"^\s*(?:```+|~~~+)(.*)$")
 _PATH = re.compile(r"^[\w.\-/\\+@~]+$")
 _LABEL = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
-_BARE_NAMES = {"Makefile", "Dockerfile", "Procfile", "Gemfile", "Rakefile", "LICENSE"}
+_BARE_NAMES = frozenset({"Makefile", "Dockerfile", "Procfile", "Gemfile", "Rakefile", "LICENSE"})
 
 
 @dataclass(frozen=True)

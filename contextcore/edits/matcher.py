@@ -6,39 +6,47 @@ substring search. The tolerant passes compare whole lines under a growing normal
 trailing whitespace, CR before LF, one uniform indentation offset (as text), indentation
 in columns with tabs expanded (shifted only with the offset pass), Unicode punctuation.
 A looser pass runs only when the stricter ones found nothing, and no pass measures
-similarity: text matches after normalisation or it does not. The replacement keeps the
-file's own bytes on every line the model did not change, re-indents changed lines by the
-offset found and joins lines with the file's line ending. Non-goals: bytes (the caller
-decodes), choosing among matches.
+similarity: text matches after normalisation or it does not. No match splits a token
+(`contextcore.edits.exact`): where the exact text stands only inside a longer word or
+number, no looser pass looks elsewhere; whole lines quoted without their indentation are
+the indentation pass's, not a substring. The replacement keeps the file's own bytes on
+every line the model did not change, re-indents changed lines by the offset found and
+joins lines with the file's line ending. Non-goals: bytes (the caller decodes), choosing
+among matches.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from types import MappingProxyType
 
-from contextcore.edits.textshape import PUNCTUATION, has_fancy, shape_of, text_lines, with_eol
+from contextcore.edits.exact import Splice, line_numbers, places, splices
+from contextcore.edits.exact import splits_token as splits_token
+from contextcore.edits.exact import token_splits as token_splits
+from contextcore.edits.textshape import (
+    PUNCTUATION,
+    ascii_punctuation,
+    has_fancy,
+    shape_of,
+    text_lines,
+)
 
 PASSES = ("exact", "trailing_whitespace", "line_endings", "indentation", "tabs", "punctuation")
-PASS_LABELS = {
-    "exact": "exactly",
-    "trailing_whitespace": "ignoring trailing whitespace",
-    "line_endings": "ignoring line endings",
-    "indentation": "ignoring a uniform indentation offset",
-    "tabs": "ignoring tabs versus spaces",
-    "punctuation": "ignoring curly quotes, dashes and non-breaking spaces",
-}
+PASS_LABELS = MappingProxyType(
+    {
+        "exact": "exactly",
+        "trailing_whitespace": "ignoring trailing whitespace",
+        "line_endings": "ignoring line endings",
+        "indentation": "ignoring a uniform indentation offset",
+        "tabs": "ignoring tabs versus spaces",
+        "punctuation": "ignoring curly quotes, dashes and non-breaking spaces",
+    }
+)
 TAB_SIZES = (4, 8, 2)
 Reindent = Callable[[str], str]
-
-
-@dataclass(frozen=True)
-class Splice:
-    start: int
-    end: int
-    text: str
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class Found:
     pass_name: str
     lines: tuple[int, ...]  # 1-based first line of every match, in order
     splices: tuple[Splice, ...]  # what each match becomes, same order
+    spans: tuple[tuple[int, int], ...] = ()  # where the old text stands, same order
 
 
 def find(body: str, old: str, new: str, passes: Collection[str] = PASSES) -> Found | None:
@@ -53,9 +62,15 @@ def find(body: str, old: str, new: str, passes: Collection[str] = PASSES) -> Fou
     pass that matches at all, with what `new` becomes there; None when no pass matches."""
     eol = shape_of(body).eol
     if "exact" in passes and old:
-        found = _exact(body, old, new, eol)
-        if found:
-            return found
+        where = places(body, old, new)
+        if where.starts:
+            spans = tuple((start, start + len(old)) for start in where.starts)
+            made = tuple(splices(body, where.starts, old, new, eol))
+            return Found("exact", line_numbers(body, where.starts), made, spans)
+        if where.stop:
+            # The text stands there, in a longer word or number: it changed (100 -> 1000),
+            # and a looser pass finding it elsewhere would be a guess at another place.
+            return None
     old_lines = text_lines(old)
     if not any(line.strip() for line in old_lines):
         return None
@@ -69,38 +84,6 @@ def find(body: str, old: str, new: str, passes: Collection[str] = PASSES) -> Fou
             if found:
                 return found
     return None
-
-
-def _exact(body: str, old: str, new: str, eol: str) -> Found | None:
-    starts = []
-    at = body.find(old)
-    while at != -1:
-        starts.append(at)
-        at = body.find(old, at + len(old))
-    if not starts:
-        return None
-    new = with_eol(new, eol) if "\n" in new else new
-    if old.endswith("\n") and new and not new.endswith("\n"):
-        new += eol  # whole lines replaced by text without its last line break
-    splices = []
-    for start in starts:
-        end, text = start + len(old), new
-        at_line_end = end == len(body) or body.startswith(("\n", "\r\n"), end)
-        if at_line_end and not old.endswith("\n"):
-            # Old text up to a line's end and new text with a line break: the file's own break
-            # follows, so the new one would add a line (or a final newline) nobody asked for.
-            text = text.removesuffix("\n").removesuffix("\r")
-        splices.append(Splice(start, end, text))
-    return Found("exact", _line_numbers(body, starts), tuple(splices))
-
-
-def _line_numbers(body: str, offsets: Sequence[int]) -> tuple[int, ...]:
-    numbers, line, previous = [], 1, 0
-    for offset in offsets:
-        line += body.count("\n", previous, offset)
-        numbers.append(line)
-        previous = offset
-    return tuple(numbers)
 
 
 class _Rows:
@@ -117,10 +100,16 @@ class _Rows:
         at the ends (and maps punctuation), so a row whose stripped text differs cannot.
         The stripped rows are made once per file, not once per pass."""
         if punctuation not in self._probes:
-            rows = (r.translate(PUNCTUATION) for r in self.raw) if punctuation else self.raw
+            # One translation of the whole text (its line count stays), not one per row.
+            rows = ascii_punctuation(self.body).split("\n") if punctuation else self.raw
             self._probes[punctuation] = [r.strip() for r in rows]
         first = (first.translate(PUNCTUATION) if punctuation else first).strip()
         return [i for i, row in enumerate(self._probes[punctuation]) if row == first]
+
+    def span(self, first: int, count: int) -> tuple[int, int]:
+        """Where the rows stand, without the last one's line ending."""
+        last = first + count - 1
+        return self.starts[first], self.starts[last] + len(self.raw[last].removesuffix("\r"))
 
     def splice(self, first: int, count: int, out: list[str], eol: str) -> Splice:
         last = first + count - 1
@@ -180,7 +169,8 @@ def _by_lines(
         ascii_only = ascii_only and not has_fancy("".join(matched))
         out = _replacement(matched, old_lines, new_lines, reindent, ascii_only)
         splices.append(rows.splice(i, count, out, eol))
-    return Found(name, tuple(i + 1 for i, _ in placed), tuple(splices))
+    spans = tuple(rows.span(i, count) for i, _ in placed)
+    return Found(name, tuple(i + 1 for i, _ in placed), tuple(splices), spans)
 
 
 def _replacement(

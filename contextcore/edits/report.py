@@ -15,7 +15,7 @@ from difflib import SequenceMatcher, get_close_matches
 
 from contextcore.edits.blocks import EditBlock
 from contextcore.edits.ops import EditResult, Outcome
-from contextcore.edits.textshape import PUNCTUATION, text_lines
+from contextcore.edits.textshape import PUNCTUATION, ascii_punctuation, text_lines
 
 CLOSEST_MAX_LINES = 8
 CLOSEST_MIN_RATIO = 0.4
@@ -66,10 +66,17 @@ def closest_lines(body: str, old: str) -> str:
     rows = body.split("\n")
     matcher = SequenceMatcher(None, autojunk=False)
     matcher.set_seq2(target)
-    best, best_row = CLOSEST_MIN_RATIO, -1
-    for i, row in enumerate(rows):
-        matcher.set_seq1(_plain(row))
-        if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:
+    best, best_row, size = CLOSEST_MIN_RATIO, -1, len(target)
+    tried: set[str] = set()  # a line like one already measured cannot do better
+    # One translation of the whole text, not one per line: this runs on refusals of big files.
+    for i, row in enumerate(ascii_punctuation(body).split("\n")):
+        row = row.strip()
+        length = len(row)
+        if 2 * min(length, size) <= best * (length + size) or row in tried:
+            continue  # even all of it alike would not beat the best
+        tried.add(row)
+        matcher.set_seq1(row)
+        if matcher.quick_ratio() <= best:
             continue
         ratio = matcher.ratio()
         if ratio > best:

@@ -34,6 +34,9 @@ class Instructions:
     files: tuple[InstructionFile, ...] = ()
     switched_off: tuple[str, ...] = ()  # found, but off for this session
     refused: tuple[tuple[str, str], ...] = ()  # (name, reason) the boundary kept back
+    # What the files were on disk just before they were read (the caller's mark, compared
+    # and never parsed): a figure drawn from these is out of date once the disk's differs.
+    seen: str = ""
 
     def text(self) -> str:
         """The block appended to the system prompt ("" when nothing is sent)."""
@@ -47,6 +50,7 @@ class Instructions:
             "files": [[f.name, f.text, f.tokens, f.capped] for f in self.files],
             "switched_off": list(self.switched_off),
             "refused": [list(r) for r in self.refused],
+            "seen": self.seen,
         }
 
     @classmethod
@@ -60,6 +64,7 @@ class Instructions:
             files,
             tuple(state.get("switched_off", ())),
             tuple((str(n), str(r)) for n, r in state.get("refused", ())),
+            str(state.get("seen", "")),
         )
 
 

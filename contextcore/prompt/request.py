@@ -13,6 +13,7 @@ message and, last, the system prompt, each with a marker saying so.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from contextcore.conversation.exchanges import window_history
@@ -88,7 +89,7 @@ def truncate_text(text: str, keep: int) -> str:
     return text[:keep] + TRUNCATION_MARKER.format(n=len(text) - keep)
 
 
-_DROPPED = {"instructions": "The project instructions were"}
+_DROPPED = MappingProxyType({"instructions": "The project instructions were"})
 
 
 class RequestBuilder:

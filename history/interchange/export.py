@@ -17,16 +17,19 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from types import MappingProxyType
 
 from history.models import Message, Session
 
-IMAGE_EXTENSIONS = {
-    "image/png": "png",
-    "image/jpeg": "jpg",
-    "image/gif": "gif",
-    "image/webp": "webp",
-}
-ROLE_HEADINGS = {"user": "You", "assistant": "acdc", "system": "System"}
+IMAGE_EXTENSIONS = MappingProxyType(
+    {
+        "image/png": "png",
+        "image/jpeg": "jpg",
+        "image/gif": "gif",
+        "image/webp": "webp",
+    }
+)
+ROLE_HEADINGS = MappingProxyType({"user": "You", "assistant": "acdc", "system": "System"})
 _PATH_KEYS = ("path", "file_path", "file", "filename")
 _RESULT_KEYS = ("result", "message", "error", "status")
 

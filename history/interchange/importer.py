@@ -18,9 +18,9 @@ from pathlib import Path
 from django.db import DatabaseError, transaction
 from django.db.models import Max
 
-from history.images import ImageRejected, image_store, message_attach_images
+from history.images import DecodeGate, ImageRejected, image_store, message_attach_images
 from history.interchange.lines import BadLine, ImportLine, read_lines
-from history.models import Message, Session
+from history.models import Image, Message, Session
 
 BATCH = 500
 SHOWN_LINES = 5  # line numbers named per reason
@@ -77,17 +77,33 @@ class _Outcome:
     missing_images: list[str] = field(default_factory=list)
 
 
-def import_history(path: Path, *, repository: str, progress: Progress | None = None):
+@dataclass(frozen=True)
+class _Images:
+    """The images folder beside the file, and the process's decode gate they pass."""
+
+    folder: Path
+    decodes: DecodeGate
+
+    def store(self, name: str) -> Image:
+        file = self.folder / Path(name).name  # a bare file name: never leave the folder
+        return image_store(file.read_bytes(), decodes=self.decodes)
+
+
+def import_history(
+    path: Path, *, repository: str, decodes: DecodeGate, progress: Progress | None = None
+):
+    """Store the sessions of AC-DC's `history.jsonl` at `path`; its images (in `images/`
+    beside it) are decoded under the process's `decodes` gate."""
     report = ImportReport()
-    images_dir = path.parent / "images"
+    images_from = _Images(path.parent / "images", decodes)
     batch: list[ImportLine] = []
     for line in _read_lines(path, report, progress):
         batch.append(line)
         if len(batch) >= BATCH:
-            _import_batch(batch, repository, images_dir, report)
+            _import_batch(batch, repository, images_from, report)
             batch = []
     if batch:
-        _import_batch(batch, repository, images_dir, report)
+        _import_batch(batch, repository, images_from, report)
     return report
 
 
@@ -107,13 +123,15 @@ def _read_lines(
         progress(total, total)
 
 
-def _import_batch(batch: list[ImportLine], repository: str, images_dir: Path, report: ImportReport):
+def _import_batch(
+    batch: list[ImportLine], repository: str, images_from: _Images, report: ImportReport
+):
     """The batch in one transaction; if the database refuses it, line by line."""
     try:
         with transaction.atomic():
-            outcome = _store(batch, repository, images_dir)
+            outcome = _store(batch, repository, images_from)
     except _REFUSALS:
-        outcome = _store_one_by_one(batch, repository, images_dir, report)
+        outcome = _store_one_by_one(batch, repository, images_from, report)
     report.imported += outcome.imported
     report.already_present += outcome.already_present
     report.sessions_created += outcome.sessions_created
@@ -123,7 +141,7 @@ def _import_batch(batch: list[ImportLine], repository: str, images_dir: Path, re
 _REFUSALS = (DatabaseError, ValueError, OverflowError)
 
 
-def _store_one_by_one(batch, repository: str, images_dir: Path, report: ImportReport):
+def _store_one_by_one(batch, repository: str, images_from: _Images, report: ImportReport):
     """Each line in a savepoint of one transaction, so a line the database refuses costs
     only that line; it is counted once the transaction has committed."""
     refused: list[tuple[int, str]] = []
@@ -132,7 +150,7 @@ def _store_one_by_one(batch, repository: str, images_dir: Path, report: ImportRe
         for line in batch:
             try:
                 with transaction.atomic():
-                    _add(outcome, _store([line], repository, images_dir))
+                    _add(outcome, _store([line], repository, images_from))
             except _REFUSALS as exc:
                 refused.append((line.number, _refusal(exc)))
     for number, reason in refused:
@@ -152,7 +170,7 @@ def _refusal(exc: Exception) -> str:
     return f"refused by the database ({first[:120]})"
 
 
-def _store(batch: list[ImportLine], repository: str, images_dir: Path) -> _Outcome:
+def _store(batch: list[ImportLine], repository: str, images_from: _Images) -> _Outcome:
     outcome = _Outcome()
     lines = {line.id: line for line in batch}
     present = set(Message.objects.filter(pk__in=list(lines)).values_list("pk", flat=True))
@@ -169,7 +187,7 @@ def _store(batch: list[ImportLine], repository: str, images_dir: Path) -> _Outco
         row.timestamp = line.timestamp or datetime(1970, 1, 1, tzinfo=UTC)
     Message.objects.bulk_update(created, ["timestamp"])
     _keep_message_times(sessions, fresh, new_ids)
-    _attach_images(created, fresh, images_dir, outcome)
+    _attach_images(created, fresh, images_from, outcome)
     outcome.imported = len(created)
     return outcome
 
@@ -233,13 +251,14 @@ def _message(line: ImportLine, session: Session, seq: int) -> Message:
     )
 
 
-def _attach_images(messages, lines: list[ImportLine], images_dir: Path, outcome: _Outcome) -> None:
+def _attach_images(
+    messages, lines: list[ImportLine], images_from: _Images, outcome: _Outcome
+) -> None:
     for message, line in zip(messages, lines, strict=True):
         images = []
         for name in line.image_refs[:5]:
-            file = images_dir / Path(name).name  # a bare file name: never leave the folder
             try:
-                images.append(image_store(file.read_bytes()))
+                images.append(images_from.store(name))
             except (OSError, ImageRejected):
                 outcome.missing_images.append(name)
         if images:

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64  # of a stored JSON field; SQLite's and PostgreSQL's JSON have limits too
-ROLES = {"user", "assistant"}
+ROLES = frozenset({"user", "assistant"})
 
 
 class BadLine(ValueError):

@@ -91,8 +91,10 @@ def _create_session_indexes(apps, schema_editor) -> None:
     for model_name, field_name in SESSION_COLUMNS:
         model = apps.get_model("history", model_name)
         field = model._meta.get_field(field_name)
-        if not _column_indexes(schema_editor, model._meta.db_table, field.column):
-            schema_editor.execute(schema_editor._create_index_sql(model, fields=[field]))
+        table = model._meta.db_table
+        if not _column_indexes(schema_editor, table, field.column):
+            index = models.Index(fields=[field.name], name=f"{table}_{field.column}_idx")
+            schema_editor.add_index(model, index)
 
 
 def _trigram_forward(apps, schema_editor) -> None:

@@ -10,8 +10,9 @@ The models live in this package's modules by what they record; all are importabl
 
 from __future__ import annotations
 
-from history.models.context import Checkpoint, Compaction, ManagedView, SessionLayout
-from history.models.edits import PendingEdit
+from history.models.context_history import Checkpoint, Compaction, ManagedView, SessionLayout
+from history.models.declared import CommandProposal, CommandRun, DeclaredCommand
+from history.models.edits import EditJournal, JournalEntry, PendingEdit
 from history.models.objects import (
     ContentObject,
     Image,
@@ -24,11 +25,16 @@ from history.models.sessions import Message, Session, SessionQuerySet, TokenUsag
 # Registered with the app here; the model lives with the code that streams into it.
 from history.stream.parts import StreamPart  # noqa: E402, I001
 
-__all__ = [
+__all__ = (
     "Checkpoint",
+    "CommandProposal",
+    "CommandRun",
     "Compaction",
     "ContentObject",
+    "DeclaredCommand",
+    "EditJournal",
     "Image",
+    "JournalEntry",
     "ManagedView",
     "Message",
     "MessageImage",
@@ -40,4 +46,4 @@ __all__ = [
     "SessionQuerySet",
     "StreamPart",
     "TokenUsage",
-]
+)

@@ -103,6 +103,9 @@ class SessionObject(models.Model):
     pinned = models.BooleanField(default=False)
     # An active file sent as its outline (signatures only) instead of its whole text.
     outline = models.BooleanField(default=False)
+    # The person confirmed sending this secret-shaped file (the page's confirmation or
+    # `--allow-secret`); being active, which a model's tool can do, is not a confirmation.
+    secret_confirmed = models.BooleanField(default=False)
     indexed_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -33,6 +33,9 @@ class Session(models.Model):
     grounding = models.BooleanField(null=True, blank=True)
     endless = models.JSONField(default=dict, blank=True)  # {"enabled": bool, "template": str}
     instructions = models.BooleanField(default=True)  # send the project's AGENTS.md …
+    # The `.acdcignore` lines in force when each of the session's turns started: a file the
+    # model wrote can add secrets for the session, never take one away.
+    secret_floor = models.JSONField(default=list, blank=True)
     # The turn lease: one turn at a time per session, across tabs and worker processes.
     # Taken with one conditional UPDATE; a dead worker's lease expires on its own.
     turn_owner = models.CharField(max_length=64, blank=True)
@@ -41,6 +44,11 @@ class Session(models.Model):
     turn_stop = models.BooleanField(default=False)  # Stop asked for from any tab
     # The model's edits are applied as they arrive instead of waiting for review (ACDC_EDITS).
     auto_apply = models.BooleanField(default=False)
+    # "Check after applying edits": the declared command (its name) run once a reply's edits
+    # are written; "" when off (chat.turn.checking).
+    check_command = models.CharField(max_length=40, blank=True)
+    # The turn whose edits Accept all wrote, its check not yet taken by a turn host.
+    check_due = models.CharField(max_length=40, blank=True)
     # The current cache layout body; the header holds only the parts that change per turn.
     layout = models.ForeignKey(
         "SessionLayout", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -14,6 +14,7 @@ Backends: history.search.sqlite and history.search.postgres; snippets: .hits.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from types import MappingProxyType
 
 from django.db import DatabaseError, connection, transaction
 
@@ -30,7 +31,7 @@ from history.search.hits import (
 )
 from history.search.terms import MAX_QUERY_CHARS, Terms, clean_query, fts5_query, terms_of
 
-__all__ = [
+__all__ = (
     "MAX_QUERY_CHARS",
     "SearchHit",
     "SearchResults",
@@ -39,10 +40,10 @@ __all__ = [
     "fts5_query",
     "python_snippet",
     "search_messages",
-]
+)
 
 MAX_LIMIT = 100
-_BACKENDS = {"sqlite": sqlite, "postgresql": postgres}
+_BACKENDS = MappingProxyType({"sqlite": sqlite, "postgresql": postgres})
 
 
 def search_messages(

@@ -1,5 +1,6 @@
 // What htmx does not cover on the chat page: keyboard shortcuts, clearing the box after
-// a send (and filling it again if the server refuses the message), recalling the last
+// a send (and filling it again if the server refuses the message), refusing a message too
+// large to send before it leaves (it stays in the box, with the reason), recalling the last
 // message, keeping the newest message in view while the user has not scrolled up, and
 // pasting images into the composer (uploaded to the same endpoint as "Attach image").
 // While a reply streams the input row's button is Stop (the stylesheet swaps it for Send
@@ -82,8 +83,74 @@
       lastSent = unconfirmed = input().value;
       input().value = "";
       clearAttachments();
+      composerAlert("");
       followTail = true;
     }
+  });
+
+  // The server puts a sent message back (an error frame of no turn, or a socket closed
+  // because the frame was too large): what was typed since stays after it.
+  function putBackUnconfirmed() {
+    const typed = input().value.trim();
+    putInBox(typed ? `${unconfirmed}\n${typed}` : unconfirmed);
+    unconfirmed = "";
+  }
+
+  // -- the size limits ----------------------------------------------------------------------
+  // The server's limits as the page was drawn (acdc.settings): characters in a message
+  // (ACDC_MAX_MESSAGE_CHARS) and bytes in the frame that carries it (ACDC_MAX_FRAME_BYTES).
+  // A message over either never leaves: it stays in the box and the composer says why. A
+  // frame Daphne still refuses (code 1009: the server restarted with smaller limits since
+  // this page was drawn) comes back to the box, and the socket connects again.
+  const MESSAGE_TOO_BIG = 1009;
+  const counted = (n) => n.toLocaleString("en-US");
+
+  function composerAlert(text) {
+    const alert = document.getElementById("composer-alert");
+    if (!alert) return;
+    alert.textContent = text;
+    alert.hidden = !text;
+  }
+
+  function tooLarge(detail) {
+    const form = document.getElementById("composer");
+    const text = input().value.trim();
+    const most = Number(form.dataset.maxMessageChars || 0);
+    // UTF-16 units are never fewer than characters: count those only when it matters.
+    const chars = most && text.length > most ? Array.from(text).length : 0;
+    if (chars > most) {
+      return `The message is too long to send (${counted(chars)} characters; at most ${counted(most)}). It is still in the box.`;
+    }
+    const limit = Number(form.dataset.maxFrameBytes || 0);
+    const frame = Object.assign({}, detail.parameters);  // as htmx's ws extension sends it
+    if (detail.headers) frame.HEADERS = detail.headers;
+    const size = limit ? new TextEncoder().encode(JSON.stringify(frame)).length : 0;
+    if (size > limit) {
+      const kB = (bytes) => counted(Math.floor(bytes / 1000));
+      return `The message is too large to send (${kB(size)} kB; at most ${kB(limit)} kB). It is still in the box.`;
+    }
+    return "";
+  }
+
+  document.addEventListener("htmx:wsConfigSend", (event) => {
+    if (!event.target || event.target.id !== "composer" || event.defaultPrevented) return;
+    const refusal = tooLarge(event.detail);
+    if (!refusal) return;
+    event.preventDefault();
+    if (event.detail.triggeringEvent) event.detail.triggeringEvent.preventDefault();
+    composerAlert(refusal);
+  });
+
+  document.addEventListener("input", (event) => {
+    if (event.target === input()) composerAlert("");
+  });
+
+  document.addEventListener("htmx:wsClose", (event) => {
+    const closed = event.detail && event.detail.event;
+    if (!closed || closed.code !== MESSAGE_TOO_BIG) return;
+    if (unconfirmed) putBackUnconfirmed();
+    composerAlert("The server refused the message as too large and closed the connection; the message is back in the box.");
+    event.detail.socketWrapper.reconnect();  // htmx reconnects after 1006 and 1011-1013 only
   });
 
   // -- images: the pending tray ---------------------------------------------------------
@@ -216,9 +283,7 @@
       unconfirmed = "";
       ownReply = true;
     } else if (frame.content.querySelector('.notice.error[data-turn=""]')) {
-      const typed = input().value.trim();
-      putInBox(typed ? `${unconfirmed}\n${typed}` : unconfirmed);
-      unconfirmed = "";
+      putBackUnconfirmed();
     }
   });
 

@@ -2,8 +2,29 @@
 // server sends a note (#panels-stale) naming the session tools' new version and the
 // session's model; a panel that shows something else is fetched again. A panel the person
 // is typing in is left alone (their next action answers with the fresh one anyway).
+// At phone widths the Files and Context panels fold below the chat: each `.panel-fold`
+// button shows or hides the panel it controls (the panel keeps `data-folded`, so its
+// contents may be redrawn from the socket without unfolding it).
 (() => {
   "use strict";
+
+  const PHONE = window.matchMedia("(max-width: 700px)");
+  function fold(button, folded) {
+    const panel = document.getElementById(button.getAttribute("aria-controls"));
+    if (!panel) return;
+    panel.toggleAttribute("data-folded", folded);
+    button.setAttribute("aria-expanded", String(!folded));
+  }
+  function foldAll() {
+    if (!PHONE.matches) return;
+    document.querySelectorAll(".panel-fold").forEach((button) => fold(button, true));
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", foldAll);
+  else foldAll();
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest && event.target.closest(".panel-fold");
+    if (button) fold(button, button.getAttribute("aria-expanded") === "true");
+  });
 
   function refetch(element, url) {
     if (!element || !url || element.contains(document.activeElement)) return;

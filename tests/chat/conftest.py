@@ -78,13 +78,9 @@ def no_panel_poll(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
-def background_counts_finish() -> Iterator[None]:
-    """A page's connection starts counting tokens in a thread; it must not outlive the test
-    (its writes would race the flush of the test database)."""
-    yield
-    from chat.repo.passes import PASSES
-
-    PASSES.wait()
+def own_served(served) -> None:
+    """Every chat test runs with a served object of its own (tests/conftest.py): nothing
+    one test counted, hosted or cached reaches the next, and its counting passes end with it."""
 
 
 @pytest.fixture

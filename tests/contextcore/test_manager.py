@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
 from contextcore.tokens import TokenCounter
@@ -79,6 +81,23 @@ def test_should_compact_is_false_when_disabled_or_below_the_trigger(make_manager
     disabled = make_manager(compaction_trigger_tokens=50, compaction_enabled=False)
     disabled.add_exchange("word " * 100, "word " * 100)
     assert not disabled.should_compact()
+
+
+# Seed 000 (000_8dcaad5951ac463d.txt), "Testing / ContextManager", word for word:
+SEED_COMPACTION_STATUS = "Compaction status returns enabled/trigger/percent"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_compaction_status_returns_the_keys_the_seed_names(make_manager, enabled):
+    named = SEED_COMPACTION_STATUS.rsplit(" ", 1)[-1].split("/")
+    manager = make_manager(compaction_trigger_tokens=200, compaction_enabled=enabled)
+    manager.set_history([{"role": "user", "content": "word " * 40}])
+    status = manager.get_compaction_status()
+    assert set(named) <= set(status)
+    assert status["enabled"] is enabled and status["trigger"] == 200
+    history = manager.history_token_count()
+    assert 0 < history < 200 and status["history_tokens"] == history
+    assert status["percent"] == round(100 * history / 200)  # the history's share of the trigger
 
 
 def test_the_default_compaction_trigger_scales_with_the_model_window(make_manager, facts):

@@ -47,6 +47,10 @@ async def test_an_update_after_ticking_a_folder_keeps_the_ticks_the_mixed_state_
     await expect(whole).not_to_have_text(before)
     folder_total = files.locator('[data-folder-row="lib/deep"] .tokens')
     await expect(folder_total).to_have_text(await whole.text_content())
+    # The running total counts the selected file again too (its session's tabs are told).
+    await expect(files.locator("#picker-total")).to_contain_text(
+        f"· {await whole.text_content()} of"
+    )
 
     await expect(deep).to_be_checked()
     await expect(files.get_by_role("checkbox", name="lib/deep/c.py")).to_be_checked()

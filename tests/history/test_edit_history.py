@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 
 from history import selectors, services
+from history.images import DecodeGate
 from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.interchange.importer import import_history
 from history.models import Message
@@ -71,6 +72,11 @@ def test_json_lines_carry_both_fields_and_import_reads_them_back(tmp_path):
     Message.objects.all().delete()
     detail.session.delete()
     (tmp_path / "history.jsonl").write_text(exported)
-    assert import_history(tmp_path / "history.jsonl", repository="/elsewhere").imported == 2
+    assert (
+        import_history(
+            tmp_path / "history.jsonl", repository="/elsewhere", decodes=DecodeGate()
+        ).imported
+        == 2
+    )
     back = Message.objects.get(role="assistant")
     assert back.files_modified == ["src/app.py"] and back.edit_results == RESULTS

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from history.images import DecodeGate
 from history.interchange.importer import import_history
 from history.interchange.lines import MAX_LINE_BYTES
 from history.models import Message, Session
@@ -70,7 +71,7 @@ def _stored() -> list[str]:
 @pytest.mark.parametrize("bad", BAD_LINES.values(), ids=BAD_LINES.keys())
 def test_a_bad_line_is_skipped_and_counted_and_the_good_lines_around_it_are_stored(tmp_path, bad):
     path = _write(tmp_path, [_good(1), _good(2), bad, _good(3)])
-    report = import_history(path, repository="/repo")
+    report = import_history(path, repository="/repo", decodes=DecodeGate())
     assert report.skipped_lines == [3]
     assert report.imported == 3
     assert _stored() == ["good-1", "good-2", "good-3"]
@@ -80,7 +81,7 @@ def test_every_bad_line_in_one_file_is_named_under_its_reason(tmp_path):
     lines = [_good(0)]
     for bad in BAD_LINES.values():
         lines += [bad, _good(len(lines))]
-    report = import_history(_write(tmp_path, lines), repository="/repo")
+    report = import_history(_write(tmp_path, lines), repository="/repo", decodes=DecodeGate())
     assert report.imported == len(BAD_LINES) + 1
     assert report.skipped_lines == list(range(2, 2 * len(BAD_LINES) + 1, 2))
     summary = report.summary()
@@ -92,7 +93,9 @@ def test_every_bad_line_in_one_file_is_named_under_its_reason(tmp_path):
 
 def test_a_line_over_the_size_limit_is_read_past_and_skipped(tmp_path):
     enormous = _bad(content=json.dumps("x" * (MAX_LINE_BYTES + 10)))
-    report = import_history(_write(tmp_path, [_good(1), enormous, _good(3)]), repository="/repo")
+    report = import_history(
+        _write(tmp_path, [_good(1), enormous, _good(3)]), repository="/repo", decodes=DecodeGate()
+    )
     assert report.skipped == {"longer than 32 MiB": [2]}
     assert _stored() == ["good-1", "good-3"]
 
@@ -109,7 +112,9 @@ def test_a_year_one_timestamp_with_an_offset_is_stored_undated(tmp_path):
             "content": "from the dawn of time",
         }
     ).encode()
-    report = import_history(_write(tmp_path, [_good(1), early, _good(3)]), repository="/repo")
+    report = import_history(
+        _write(tmp_path, [_good(1), early, _good(3)]), repository="/repo", decodes=DecodeGate()
+    )
     assert (report.imported, report.skipped) == (3, {})
     assert _stored() == ["good-1", "early", "good-3"]
     assert Message.objects.get(pk="early").timestamp.year == 1970
@@ -144,7 +149,7 @@ def test_a_batch_the_database_refuses_is_stored_line_by_line(tmp_path, refusing_
         {"id": "refused", "session_id": "sess_refused", "role": "user", "content": "refuse me"}
     ).encode()
     path = _write(tmp_path, [_good(1), _good(2), refused, _good(3)])
-    report = import_history(path, repository="/repo")
+    report = import_history(path, repository="/repo", decodes=DecodeGate())
     assert report.skipped == {"refused by the database (refused)": [3]}
     assert (report.imported, report.sessions_created) == (3, 1)
     assert _stored() == ["good-1", "good-2", "good-3"]

@@ -12,6 +12,7 @@ from django.apps import apps as django_apps
 from django.conf import settings
 
 from history import selectors, services
+from history.images import DecodeGate
 from history.interchange.importer import import_history
 from history.models import Session
 
@@ -43,7 +44,7 @@ OLD_HISTORY = [
 def _import(folder: Path, lines: list[dict]) -> None:
     path = folder / "history.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    import_history(path, repository=str(settings.ACDC_REPO))
+    import_history(path, repository=str(settings.ACDC_REPO), decodes=DecodeGate())
 
 
 def _used_session() -> Session:

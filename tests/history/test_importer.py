@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from PIL import Image as PILImage
 
+from history.images import DecodeGate
 from history.interchange.importer import import_history
 from history.models import Message, Session
 
@@ -59,7 +60,7 @@ SAMPLE = [
 def test_it_imports_sessions_messages_and_images_and_counts_the_lines_it_skips(tmp_path):
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "shot.png").write_bytes(_png())
-    report = import_history(_write(tmp_path, SAMPLE), repository="/repo")
+    report = import_history(_write(tmp_path, SAMPLE), repository="/repo", decodes=DecodeGate())
     assert report.imported == 3
     assert report.sessions_created == 2
     assert report.skipped_lines == [2, 4, 5, 6]
@@ -79,15 +80,15 @@ def test_it_imports_sessions_messages_and_images_and_counts_the_lines_it_skips(t
 
 def test_importing_twice_adds_nothing(tmp_path):
     path = _write(tmp_path, SAMPLE)
-    import_history(path, repository="/repo")
-    again = import_history(path, repository="/repo")
+    import_history(path, repository="/repo", decodes=DecodeGate())
+    again = import_history(path, repository="/repo", decodes=DecodeGate())
     assert (again.imported, again.already_present) == (0, 3)
     assert Message.objects.count() == 3
 
 
 def test_new_messages_of_an_existing_session_continue_its_order(tmp_path):
-    import_history(_write(tmp_path, SAMPLE[:1]), repository="/repo")
-    import_history(_write(tmp_path, SAMPLE), repository="/repo")
+    import_history(_write(tmp_path, SAMPLE[:1]), repository="/repo", decodes=DecodeGate())
+    import_history(_write(tmp_path, SAMPLE), repository="/repo", decodes=DecodeGate())
     seqs = list(
         Message.objects.filter(session_id="sess_1700000000000_abcdef")
         .order_by("seq")
@@ -97,7 +98,7 @@ def test_new_messages_of_an_existing_session_continue_its_order(tmp_path):
 
 
 def test_a_missing_image_is_reported_not_fatal(tmp_path):
-    report = import_history(_write(tmp_path, SAMPLE[:1]), repository="/repo")
+    report = import_history(_write(tmp_path, SAMPLE[:1]), repository="/repo", decodes=DecodeGate())
     assert report.imported == 1
     assert report.missing_images == ["shot.png"]
 
@@ -107,6 +108,7 @@ def test_progress_is_reported_to_the_end(tmp_path):
     import_history(
         _write(tmp_path, SAMPLE),
         repository="/repo",
+        decodes=DecodeGate(),
         progress=lambda done, total: seen.append((done, total)),
     )
     assert seen[-1][0] == seen[-1][1] > 0
@@ -129,7 +131,7 @@ def test_an_exported_sessions_mentions_come_back_and_malformed_ones_are_left_out
         "content": "See these",
         "mentions": [kept[0], *bad, {**kept[1], "kind": "bogus"}, kept[2]],
     }
-    import_history(_write(tmp_path, [record]), repository="/repo")
+    import_history(_write(tmp_path, [record]), repository="/repo", decodes=DecodeGate())
     message = Message.objects.get(pk=record["id"])
     assert message.mentions == kept
     again = json.loads(session_to_jsonl(message.session, [message]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.turn.session import end_dead_turns, end_expired_turn
+from chat.session import end_dead_turns, end_expired_turn
 from history import selectors, services
 from history.models import Message
 from history.search import search_messages

@@ -1,7 +1,8 @@
-"""Fixtures of the security tests: the chat tests' scripted fake model and network guard."""
+"""Fixtures of the security tests: the chat tests' scripted fake model and network guard,
+and a served object of each test's own (as the chat tests have)."""
 
 from __future__ import annotations
 
-from tests.chat.conftest import background_counts_finish, fake, no_network
+from tests.chat.conftest import fake, no_network, own_served
 
-__all__ = ["background_counts_finish", "fake", "no_network"]
+__all__ = ["fake", "no_network", "own_served"]

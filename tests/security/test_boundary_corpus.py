@@ -20,12 +20,12 @@ from django.test import Client, override_settings
 from chat.llm.fake import FakeStep
 from chat.llm.runtime import Runtime
 from chat.repo import picker, sessionsets, watcher
-from chat.turn import context
-from chat.turn.session import wire
+from chat.session import setchanges
 from chat.turn.turns import run_turn
 from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.models import Message, ObjectVersion, Session
 from tests.chat.sockets import new_session
+from tests.serving import install
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TAG = uuid.uuid4().hex[:8]
@@ -45,7 +45,7 @@ def marker(name: str) -> str:
 
 
 @pytest.fixture
-def corpus(tmp_path: Path):
+def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     root = Path(settings.ACDC_REPO)
     data = Path(settings.ACDC_DATA_DIR)
     made: list[Path] = []
@@ -95,9 +95,9 @@ def corpus(tmp_path: Path):
     paths += [f"../outside-{TAG}.txt", "/etc/passwd", str(outside), "link-out"]
     record = tmp_path / "requests.jsonl"
     with override_settings(ACDC_RECORD_REQUESTS=str(record)):
-        previous = wire(Runtime.from_settings())  # a client that records the requests
-        yield paths, [*targets.values(), outside], record
-    wire(previous)
+        served = install(monkeypatch, runtime=Runtime.from_settings())  # records the requests
+        yield paths, [*targets.values(), outside], record, served
+    served.passes.wait()
     git_config.write_text(original_config)
     if had_key:
         key.write_text(original_key)
@@ -123,9 +123,9 @@ def tool_step(paths: list[str]) -> FakeStep:
     return FakeStep(text="Looking.", tool_calls=calls)
 
 
-def _other_surfaces(session, paths: list[str]) -> list[str]:
-    problems, _ = context._set_selection(session.id, tuple(paths))
-    problems += context.select_files(session.id, add=paths, pin=paths)
+def _other_surfaces(session, paths: list[str], served) -> list[str]:
+    problems, _ = setchanges._set_selection(session.id, tuple(paths))
+    problems += setchanges.select_files(session.id, add=paths, pin=paths)
     client = Client()
     for path in paths:
         for confirm in ("", "0"):
@@ -134,12 +134,13 @@ def _other_surfaces(session, paths: list[str]) -> list[str]:
             assert answer.status_code == 400, (path, answer.content)
     repo = sessionsets.repository()
     sessionsets.resume(session, repo)
-    watched = watcher.RepositoryWatcher(repo, on_change=None)
+    parts = {"maps": served.maps, "own_writes": served.own_writes}
+    watched = watcher.RepositoryWatcher(repo, None, **parts)
     relevant = watched.relevant(str(repo.root / p) for p in paths)
     assert watched.index(relevant + paths) == []
-    counts = picker.TokenCounts().count(repo.root, paths)
+    counts = served.counts.count(repo.root, paths)
     assert all(c.tokens is None for c in counts.values())
-    tree = picker.tree_payload(repo.root, [])
+    tree = picker.tree_payload(repo.root, served.counts, [])
     pages = [json.dumps(tree)]
     pages.append(client.get(f"/s/{session.id}/").content.decode())
     pages.append(client.get(f"/s/{session.id}/files.json").content.decode())
@@ -157,13 +158,13 @@ def _other_surfaces(session, paths: list[str]) -> list[str]:
 
 async def test_no_surface_reads_an_internal_or_secret_path(corpus, fake):
     global _OPENED
-    paths, targets, record = corpus
+    paths, targets, record, served = corpus
     session = await new_session()
     fake.enqueue(tool_step(paths), FakeStep(text="Done."))
     _OPENED = []
     try:
         await run_turn(session_id=session.id, user_text="look", emit=_ignore, model="acdc/fake")
-        seen = await database_sync_to_async(_other_surfaces)(session, paths)
+        seen = await database_sync_to_async(_other_surfaces)(session, paths, served)
         await run_turn(session_id=session.id, user_text="again", emit=_ignore, model="acdc/fake")
         opened = list(_OPENED)
     finally:
@@ -196,12 +197,12 @@ async def _ignore(event) -> None:
 @pytest.mark.parametrize("path", [".env", "./.env", "id_rsa", "server.pem/"])
 def test_a_secret_needs_the_persons_confirmation(corpus, path):
     session = Session.objects.create(repository=str(settings.ACDC_REPO))
-    problems, _ = context._set_selection(session.id, (path,))
+    problems, _ = setchanges._set_selection(session.id, (path,))
     assert problems == [f"{path} looks like a secret; confirm to send it to the model provider"]
     assert sessionsets.active_paths(session) == []
-    problems, _ = context._set_selection(session.id, (path,), confirmed=frozenset({path}))
+    problems, _ = setchanges._set_selection(session.id, (path,), confirmed=frozenset({path}))
     assert problems == [] and len(sessionsets.active_paths(session)) == 1
-    problems, _ = context._set_selection(session.id, (path,))  # confirmed before: stays
+    problems, _ = setchanges._set_selection(session.id, (path,))  # confirmed before: stays
     assert problems == [] and len(sessionsets.active_paths(session)) == 1
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.bench.turn_server import (
-    ROOT,
+from bench import CHECKOUT
+from bench.turn_server import (
     ChatSocket,
     http_client,
     new_session,
@@ -77,7 +77,7 @@ async def test_the_database_is_never_read_and_survives_an_export_beside_the_serv
         export = subprocess.run(
             [sys.executable, "-m", "acdc", "export", session_id, "--format", "jsonl"],
             env=environ,
-            cwd=ROOT,
+            cwd=CHECKOUT,
             capture_output=True,
             text=True,
             timeout=WAIT,

@@ -5,8 +5,9 @@
 data folder, never a secret-shaped file) and then reads the file as an edit needs it:
 a regular file, within the size limit, UTF-8 text (no NUL); anything else is refused with
 a reason (`EditRefused`). The text keeps its BOM and line endings byte for byte.
-`write_text` writes through a temporary file in the same folder (fsync, rename over the
-old name, then fsync of the folder), keeping the file's permission bits; `remove` deletes.
+`write_temporary` and `rename_into` are the two halves of a safe write (a synced temporary
+file in the same folder, then one rename over the old name and a sync of the folder),
+keeping the file's permission bits; `write_text` does both for one file, `remove` deletes.
 Both first note the write in `OWN_WRITES`, which the watcher asks so that acdc's own write
 is not recorded a second time. Non-goals: matching (contextcore.edits), rows (history).
 """
@@ -16,11 +17,13 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from chat.repo import git, indexing
 from contextcore.files import check_text
@@ -81,24 +84,43 @@ def check_new_text(repo: indexing.Repository, key: str, text: str) -> None:
 
 def write_text(full: Path, text: str) -> None:
     """Replace (or create) `full` with `text` atomically, keeping its permission bits."""
+    temporary = full.parent / f".acdc-{uuid.uuid4().hex[:12]}{TEMP_SUFFIX}"
+    write_temporary(full, temporary, text)
+    rename_into(temporary, full, sha256_of(text.encode("utf-8")))
+
+
+Writer = Callable[[BinaryIO, bytes], None]
+
+
+def _write_all(handle: BinaryIO, data: bytes) -> None:
+    handle.write(data)
+
+
+def write_temporary(full: Path, temporary: Path, text: str, writer: Writer = _write_all) -> None:
+    """Write `text` to `temporary` beside `full` (which it is to replace), synced, with the
+    permission bits of `full` (or NEW_FILE_MODE); removed again if anything fails."""
     data = text.encode("utf-8")
     try:
         mode = stat.S_IMODE(os.stat(full).st_mode)
     except FileNotFoundError:
         mode = NEW_FILE_MODE
     full.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=full.parent, prefix=f".{full.name}.", suffix=TEMP_SUFFIX)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            writer(handle, data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
-        OWN_WRITES.note(full, sha256_of(data))
-        os.replace(temporary, full)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
+
+
+def rename_into(temporary: Path, full: Path, sha256: str) -> None:
+    """Put a written temporary file in place of `full` (one rename), noted as acdc's own."""
+    OWN_WRITES.note(full, sha256)
+    os.replace(temporary, full)
     _sync_folder(full.parent)
 
 

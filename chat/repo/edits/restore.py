@@ -6,7 +6,7 @@ gets back the content it had before the first of those edits (a file created sin
 removed), written through `disk` and recorded as a new version: nothing is erased. Each
 file is judged on its own: one whose bytes are not what acdc last wrote (the person, or
 another tool, changed it since) is refused with the reason and left as it is; one already
-at its checkpoint content is left too. Non-goals: the conversation (`chat.turn.checkpoints`),
+at its checkpoint content is left too. Non-goals: the conversation (`chat.session.checkpoints`),
 files acdc never wrote, git.
 """
 

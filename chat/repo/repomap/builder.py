@@ -58,8 +58,8 @@ class RepoMap:
 
 
 class RepoMaps(SymbolCache):
-    """Process-wide symbol caches and the maps built from them; one per server, shared by
-    every session."""
+    """Process-wide symbol caches and the maps built from them; one per server (the served
+    object holds it, `chat.live.served`), shared by every session."""
 
     def __init__(
         self,
@@ -204,10 +204,7 @@ def _focus(symbols, graph, rank, main, recent, budget, count, in_context) -> str
     return fitted.text
 
 
-MAPS = RepoMaps()  # one symbol cache per process, shared by every session and tool
-
-
-def outline(root: Path, path: str, maps: RepoMaps = MAPS) -> str:
+def outline(root: Path, path: str, maps: RepoMaps) -> str:
     """One file's outline (signatures only), or ValueError with a reason to show."""
     root = Path(root).resolve()
     name = git.short(path)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from chat.repo.repomap.builder import MAPS, RepoMap, map_budget
+from chat.repo.repomap.builder import RepoMap, RepoMaps, map_budget
 from chat.repo.repomap.store import FILE_NAME, SymbolStore
 from contextcore.manager import ContextManager
 
@@ -29,33 +29,34 @@ WARMING = (
 )
 
 
-def warm(root: Path | None = None) -> bool:
+def warm(maps: RepoMaps, root: Path | None = None) -> bool:
     """At start-up: build the map's symbols and graph in the background, unless
     ACDC_MAP_TOKENS=0 turned the map off. Whether a build started."""
     if settings.ACDC_MAP_TOKENS == 0:
         return False
-    use_stored_symbols()
-    MAPS.warm_in_background(Path(root or settings.ACDC_REPO))
+    use_stored_symbols(maps)
+    maps.warm_in_background(Path(root or settings.ACDC_REPO))
     return True
 
 
-def use_stored_symbols() -> None:
+def use_stored_symbols(maps: RepoMaps) -> None:
     """The process's map keeps its symbols in the data folder from now on (read at its
     next look), so the next start parses only what changed meanwhile."""
-    if MAPS.store is None:
-        MAPS.store = SymbolStore(Path(settings.ACDC_DATA_DIR) / FILE_NAME)
+    if maps.store is None:
+        maps.store = SymbolStore(Path(settings.ACDC_DATA_DIR) / FILE_NAME)
 
 
-def warming_notice(root: Path | None = None) -> str:
+def warming_notice(maps: RepoMaps, root: Path | None = None) -> str:
     """What a turn shows while it waits for the start-up build ("" when there is none).
     It waits rather than go without the map: a first turn without it would put the map
     into the second turn's cached prefix and lose that cache, which costs more than the
     few seconds the build has left."""
-    return WARMING if MAPS.warming(Path(root or settings.ACDC_REPO)) else ""
+    return WARMING if maps.warming(Path(root or settings.ACDC_REPO)) else ""
 
 
 def fill(
     manager: ContextManager,
+    maps: RepoMaps,
     *,
     selected: Iterable[str],
     pinned: Iterable[str],
@@ -65,9 +66,9 @@ def fill(
 ) -> RepoMap | None:
     budget = map_budget(manager.facts.max_input_tokens, settings.ACDC_MAP_TOKENS)
     recent = [*_texts(manager.recent_history(RECENT_MESSAGES)), user_text]
-    use_stored_symbols()
+    use_stored_symbols(maps)
     try:
-        built = MAPS.build(
+        built = maps.build(
             Path(root or settings.ACDC_REPO),
             budget=budget,
             count=manager.counter.count_text,
@@ -78,12 +79,7 @@ def fill(
     except Exception:  # the map is an aid; the turn goes on without it
         log.exception("the repository map could not be built")
         built = None
-    manager.set_context_texts(
-        repo_map=built.main if built else "",
-        file_tree=manager.file_tree,
-        reference=manager.reference,
-        metadata=manager.metadata,
-    )
+    manager.update_context_texts(repo_map=built.main if built else "")
     manager.map_focus = built.focus if built else ""
     if built and built.tiers:
         tiers = {f"file:{p}": tier for p, tier in built.tiers}

@@ -15,8 +15,10 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 
 import tree_sitter
 
@@ -25,30 +27,32 @@ from chat.repo import credentials
 QUERIES = Path(__file__).resolve().parent / "queries"
 MAX_SIGNATURE = 160
 # suffix -> (query file, grammar module, its function returning the language)
-LANGUAGES: dict[str, tuple[str, str, str]] = {
-    ".py": ("python", "tree_sitter_python", "language"),
-    ".pyi": ("python", "tree_sitter_python", "language"),
-    ".js": ("javascript", "tree_sitter_javascript", "language"),
-    ".jsx": ("javascript", "tree_sitter_javascript", "language"),
-    ".mjs": ("javascript", "tree_sitter_javascript", "language"),
-    ".cjs": ("javascript", "tree_sitter_javascript", "language"),
-    ".ts": ("typescript", "tree_sitter_typescript", "language_typescript"),
-    ".mts": ("typescript", "tree_sitter_typescript", "language_typescript"),
-    ".tsx": ("typescript", "tree_sitter_typescript", "language_tsx"),
-    ".go": ("go", "tree_sitter_go", "language"),
-    ".rs": ("rust", "tree_sitter_rust", "language"),
-    ".java": ("java", "tree_sitter_java", "language"),
-    ".c": ("c", "tree_sitter_c", "language"),
-    ".h": ("c", "tree_sitter_c", "language"),
-    ".cc": ("cpp", "tree_sitter_cpp", "language"),
-    ".cpp": ("cpp", "tree_sitter_cpp", "language"),
-    ".cxx": ("cpp", "tree_sitter_cpp", "language"),
-    ".hh": ("cpp", "tree_sitter_cpp", "language"),
-    ".hpp": ("cpp", "tree_sitter_cpp", "language"),
-    ".hxx": ("cpp", "tree_sitter_cpp", "language"),
-    ".rb": ("ruby", "tree_sitter_ruby", "language"),
-    ".php": ("php", "tree_sitter_php", "language_php"),
-}
+LANGUAGES: Mapping[str, tuple[str, str, str]] = MappingProxyType(
+    {
+        ".py": ("python", "tree_sitter_python", "language"),
+        ".pyi": ("python", "tree_sitter_python", "language"),
+        ".js": ("javascript", "tree_sitter_javascript", "language"),
+        ".jsx": ("javascript", "tree_sitter_javascript", "language"),
+        ".mjs": ("javascript", "tree_sitter_javascript", "language"),
+        ".cjs": ("javascript", "tree_sitter_javascript", "language"),
+        ".ts": ("typescript", "tree_sitter_typescript", "language_typescript"),
+        ".mts": ("typescript", "tree_sitter_typescript", "language_typescript"),
+        ".tsx": ("typescript", "tree_sitter_typescript", "language_tsx"),
+        ".go": ("go", "tree_sitter_go", "language"),
+        ".rs": ("rust", "tree_sitter_rust", "language"),
+        ".java": ("java", "tree_sitter_java", "language"),
+        ".c": ("c", "tree_sitter_c", "language"),
+        ".h": ("c", "tree_sitter_c", "language"),
+        ".cc": ("cpp", "tree_sitter_cpp", "language"),
+        ".cpp": ("cpp", "tree_sitter_cpp", "language"),
+        ".cxx": ("cpp", "tree_sitter_cpp", "language"),
+        ".hh": ("cpp", "tree_sitter_cpp", "language"),
+        ".hpp": ("cpp", "tree_sitter_cpp", "language"),
+        ".hxx": ("cpp", "tree_sitter_cpp", "language"),
+        ".rb": ("ruby", "tree_sitter_ruby", "language"),
+        ".php": ("php", "tree_sitter_php", "language_php"),
+    }
+)
 _SPACE = re.compile(r"\s+")
 
 

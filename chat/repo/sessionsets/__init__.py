@@ -37,16 +37,23 @@ from chat.repo.sessionsets.entries import (
     pinned_paths,
     repository,
 )
-from chat.repo.sessionsets.resolving import confirmed_secret, file_guard, person_selected, resolve
+from chat.repo.sessionsets.resolving import (
+    confirmed_secret,
+    file_guard,
+    hold_secret_floor,
+    person_selected,
+    resolve,
+)
 from chat.repo.sessionsets.resume import resume
 
-__all__ = [
+__all__ = (
     "Entry",
     "SetsError",
     "activate",
     "active_paths",
     "file_choice",
     "confirmed_secret",
+    "hold_secret_floor",
     "deactivate",
     "display_path",
     "entries",
@@ -60,4 +67,4 @@ __all__ = [
     "resume",
     "set_active_files",
     "unpin",
-]
+)

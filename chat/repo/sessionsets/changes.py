@@ -4,7 +4,8 @@ picker's whole active set at once.
 Activating a stub or an unknown path reads it first (full indexing), so the active set
 never holds content that was not read; an object named by id is judged by the repository
 boundary like a spelled path. Taking out never reads, so a secret may be named to take it
-out; putting a secret in needs `allow_secret` (the person confirmed it).
+out; putting a secret in needs `allow_secret` (the person confirmed it), which is recorded
+on the link: only that confirmation, never being active, lets a secret stay.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def activate(
     link = _link(session, obj)
     link.in_pool = link.active = True
     link.outline = outline
-    link.save(update_fields=["in_pool", "active", "outline"])
+    link.secret_confirmed = link.secret_confirmed or allow_secret  # the person's word only
+    link.save(update_fields=["in_pool", "active", "outline", "secret_confirmed"])
     return entry_of(session, obj, repo)
 
 
@@ -104,7 +106,10 @@ def pin(
     repo = repo or repository()
     obj = resolve(session, ref, repo, allow_secret=allow_secret)
     _judge(obj, repo, allow_secret=allow_secret)
-    _link(session, obj)
+    link = _link(session, obj)
+    if allow_secret and not link.secret_confirmed:
+        link.secret_confirmed = True
+        link.save(update_fields=["secret_confirmed"])
     return _change(session, obj.id, repo, pinned=True)
 
 

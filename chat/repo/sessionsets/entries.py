@@ -49,13 +49,18 @@ def _filesystem_id() -> str:
     return objects.host_filesystem_id()
 
 
-def repository() -> indexing.Repository:
-    """The served repository, with this host's filesystem id and the configured mounts."""
+def repository(session: Session | None = None) -> indexing.Repository:
+    """The served repository, with this host's filesystem id and the configured mounts;
+    for `session`, with the `.acdcignore` texts its turns started with (what counts as
+    secret in it can only grow)."""
     mounts = tuple(
         objects.MountMapping(agent, canonical, _filesystem_id())
         for agent, canonical in getattr(settings, "ACDC_MOUNTS", ())
     )
-    return indexing.Repository(Path(settings.ACDC_REPO), _filesystem_id(), mounts)
+    floor = tuple(session.secret_floor or ()) if session is not None else ()
+    return indexing.Repository(
+        Path(settings.ACDC_REPO), _filesystem_id(), mounts, secret_floor=floor
+    )
 
 
 def display_path(obj: ContentObject, repo: indexing.Repository) -> str:

@@ -10,7 +10,7 @@ pinned set: the model's tools cannot put one there, so the engine's own reads
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.db.models import Q
 
@@ -72,9 +72,11 @@ def _is_path(repo: indexing.Repository, ref: str) -> bool:
 
 
 def person_selected(session_id: str, obj: ContentObject) -> bool:
-    """A secret the person confirmed: it is in the session's active or pinned set."""
+    """A secret the person confirmed in this session (the page's confirmation, or
+    `--allow-secret`), still in its active or pinned set. A file a model's tool made active
+    while it was not secret is not confirmed by that."""
     return SessionObject.objects.filter(
-        Q(active=True) | Q(pinned=True), session_id=session_id, object=obj
+        Q(active=True) | Q(pinned=True), session_id=session_id, object=obj, secret_confirmed=True
     ).exists()
 
 
@@ -91,12 +93,29 @@ def confirmed_secret(session_id: str, path: str, repo: indexing.Repository | Non
     return obj is not None and person_selected(session_id, obj)
 
 
-def file_guard(session_id: str) -> Callable[[str], str]:
+def hold_secret_floor(session_id: str, root) -> None:
+    """A turn starts: the `.acdcignore` in force now keeps counting for the session, so a
+    file written during it (by a model's edit) can add secrets but never take one away."""
+    text = boundary.ignore_text(root)
+    if not text.strip():
+        return
+    session = Session.objects.only("secret_floor").get(pk=session_id)
+    if text not in (session.secret_floor or []):
+        session.secret_floor = [*(session.secret_floor or []), text]
+        session.save(update_fields=["secret_floor"])
+
+
+def file_guard(session_id: str, floor: Sequence[str] | None = None) -> Callable[[str], str]:
     """The boundary for the engine's own file reads (contextcore's `FileContext.guard`):
-    never an internal path; a secret only when the person confirmed it in this session."""
+    never an internal path; a secret only when the person confirmed it in this session.
+    `floor` is the session's secret floor when the caller has the row (else it is read)."""
+    if floor is None:
+        floor = Session.objects.filter(pk=session_id).values_list("secret_floor", flat=True)
+        floor = floor.first() or ()
+    floor = tuple(floor)
 
     def guard(path: str) -> str:
-        found = boundary.verdict(path)
+        found = boundary.verdict(path, floor=floor)
         if found.kind == "secret" and confirmed_secret(session_id, path):
             return ""
         return found.reason

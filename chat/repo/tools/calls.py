@@ -4,7 +4,7 @@ A tool's arguments are a pydantic model (`Arguments`: text only, exactly the dec
 names), and the JSON schema the model is given is generated from it (`function_spec`), so
 the two cannot disagree. `checked_arguments` turns a call's raw JSON into those arguments
 or a `ToolFailure` whose text tells the model what was wrong. `record` stores a result as
-the session's toolcall object (seed 001 §5.7). The context tools (`chat.repo.tools.context`)
+the session's toolcall object (seed 001 §5.7). The context tools (`chat.repo.tools.context_tools`)
 and the edit tools (`chat.repo.edittools`) are built on these. Synchronous ORM code.
 """
 

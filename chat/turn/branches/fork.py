@@ -14,8 +14,8 @@ from typing import Any
 
 from django.db import transaction
 
+from chat.session import SessionBusy, SessionMissing, held
 from chat.turn.branches.versions import BranchRefused
-from chat.turn.session import SessionBusy, SessionMissing, held
 from history.ids import new_message_id
 from history.models import (
     Compaction,
@@ -59,6 +59,7 @@ def _fork(session_id: str, message_id: str) -> Session:
         grounding=parent.grounding,
         endless=dict(parent.endless or {}),
         auto_apply=parent.auto_apply,
+        check_command=parent.check_command,
     )
     if parent.layout_id:
         layout = parent.layout

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
+from chat.session import SessionBusy, SessionContext, SessionMissing, held
 from history.models import Message
 
 # The replies that may be written again: they did not end complete.

@@ -16,7 +16,7 @@ from typing import TypeVar
 from django.db import transaction
 from django.db.models import Q
 
-from chat.turn.session import SessionBusy, SessionContext, SessionMissing, held
+from chat.session import SessionBusy, SessionContext, SessionMissing, held
 from history.models import Compaction, Message, MessageImage
 
 USER = Message.Role.USER
@@ -41,13 +41,23 @@ class Branched:
 
 @dataclass(frozen=True)
 class Version:
-    """Where a message in view stands among its versions (1-based `number`)."""
+    """Where a message in view stands among its alternatives (1-based `number`): the
+    question's distinct wordings (Edit) or the replies to the wording shown (Regenerate)."""
 
     number: int
     count: int
-    previous: str  # the id of the version before, "" for the first
-    next: str  # the id of the version after, "" for the last
-    regenerated: bool  # every version asks the same question: the switcher sits on the reply
+    previous: str  # the id of the version (a user message) to show instead, "" for none
+    next: str  # likewise for the one after
+
+
+@dataclass(frozen=True)
+class Switchers:
+    """The ‹ n/m › of a question in view: `question` when it was worded differently
+    (Edit), `reply` when the wording shown was answered more than once (Regenerate). A
+    switcher sits where its alternatives differ, so no two of its steps look the same."""
+
+    question: Version | None
+    reply: Version | None
 
 
 def _locked(session_id: str, work: Callable[..., T], *args: str) -> T:
@@ -165,23 +175,35 @@ def hidden_ids(rows: Iterable[Message]) -> set[str]:
     return {i for m in rows if m.rolled_back and m.branch_path for i in m.branch_path}
 
 
-def version_map(rows: list[Message]) -> dict[str, Version]:
-    """The versions of each user message in view that has more than one, by its id."""
+def version_map(rows: list[Message]) -> dict[str, Switchers]:
+    """The switchers of each user message in view that has more than one version, by
+    its id."""
     groups: dict[str, list[Message]] = {}
     for m in rows:
         if m.role == USER and not m.system_event:
             groups.setdefault(m.alt_of or m.id, []).append(m)
-    found: dict[str, Version] = {}
+    found: dict[str, Switchers] = {}
     for versions in groups.values():
         shown = [m for m in versions if not m.rolled_back]
         if len(versions) < 2 or len(shown) != 1:
             continue
-        at = versions.index(shown[0])
-        found[shown[0].id] = Version(
-            number=at + 1,
-            count=len(versions),
-            previous=versions[at - 1].id if at else "",
-            next=versions[at + 1].id if at + 1 < len(versions) else "",
-            regenerated=len({m.content for m in versions}) == 1,
-        )
+        wordings: dict[str, list[Message]] = {}
+        for m in versions:
+            wordings.setdefault(m.content, []).append(m)
+        # A wording stands for its newest version; its replies are its versions.
+        heads = [shown[0] if shown[0] in same else same[-1] for same in wordings.values()]
+        same = wordings[shown[0].content]
+        found[shown[0].id] = Switchers(_step(heads, shown[0]), _step(same, shown[0]))
     return found
+
+
+def _step(choices: list[Message], shown: Message) -> Version | None:
+    if len(choices) < 2:
+        return None
+    at = choices.index(shown)
+    return Version(
+        number=at + 1,
+        count=len(choices),
+        previous=choices[at - 1].id if at else "",
+        next=choices[at + 1].id if at + 1 < len(choices) else "",
+    )

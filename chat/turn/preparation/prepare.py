@@ -1,6 +1,6 @@
 """The turn's request, prepared once from the session's context.
 
-A turn opens the session's context once (`chat.turn.session.SessionContext`: the session
+A turn opens the session's context once (`chat.session.SessionContext`: the session
 row, its message rows, its compactions, the engine built once from the small header) and
 prepares its request from it: the sets into the engine (`sets`), the related context,
 the repository map, then one assembly (`ContextManager.prepare_request`), whose breakdown
@@ -25,10 +25,12 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.llm.runtime import Runtime
+from chat.repo import sessionsets
 from chat.repo.repomap import engine as repomap_engine
-from chat.turn import endless, outgoing, seen
-from chat.turn.preparation.sets import Notice, release_dropped, sync_sets
-from chat.turn.session import SessionContext, release_lease, take_lease
+from chat.repo.repomap.builder import RepoMaps
+from chat.session import SessionContext, endless, outgoing, release_lease, take_lease
+from chat.session.sets import Notice, release_dropped, sync_sets, unique_notices
+from chat.turn import seen
 from contextcore.llm import Message as ChatMessage
 from contextcore.manager import ContextManager, PreparedPrompt
 from contextcore.models import ModelFacts
@@ -39,7 +41,9 @@ from history.images import data_url, history_text
 from history.models import Image, Message, Session
 
 log = logging.getLogger(__name__)
-WARNING_KINDS = {"files_shed", "history_truncated", "history_trimmed", "message_truncated"}
+WARNING_KINDS = frozenset(
+    {"files_shed", "history_truncated", "history_trimmed", "message_truncated"}
+)
 
 
 @dataclass
@@ -58,13 +62,19 @@ class Prepared:
 
 
 def open_turn(
-    session_id: str, turn_id: str, user_text: str, model: str = "", runtime: Runtime | None = None
+    session_id: str,
+    turn_id: str,
+    user_text: str,
+    model: str = "",
+    runtime: Runtime | None = None,
+    maps: RepoMaps | None = None,
 ) -> SessionContext:
     """Take the session's turn lease and open its context (raises `SessionBusy` while
     another turn runs, `SessionMissing` for an unknown session)."""
     owner = take_lease(session_id, turn_id, services.title_from(user_text))
     try:
-        return SessionContext.open(session_id, runtime=runtime, model=model, owner=owner)
+        sessionsets.hold_secret_floor(session_id, settings.ACDC_REPO)
+        return SessionContext.open(session_id, runtime=runtime, maps=maps, model=model, owner=owner)
     except BaseException:
         release_lease(session_id, owner)
         raise
@@ -100,9 +110,7 @@ def _ground(ctx: SessionContext, user_text: str) -> list[RelatedItem]:
     session, manager = ctx.session, ctx.manager
     if not grounding_enabled(session):
         if manager.reference:
-            manager.set_context_texts(
-                repo_map=manager.repo_map, file_tree=manager.file_tree, metadata=manager.metadata
-            )
+            manager.update_context_texts(reference="")
         return []
     in_view = tuple(m["id"] for m in ctx.history if m.get("id"))
     items = related_context(
@@ -113,22 +121,18 @@ def _ground(ctx: SessionContext, user_text: str) -> list[RelatedItem]:
     )
     while items and manager.counter.count(format_related(items)) > settings.ACDC_GROUNDING_TOKENS:
         items = items[:-1]
-    manager.set_context_texts(
-        repo_map=manager.repo_map,
-        file_tree=manager.file_tree,
-        reference=format_related(items),
-        metadata=manager.metadata,
-    )
+    manager.update_context_texts(reference=format_related(items))
     return items
 
 
 def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None) -> Prepared:
     session, manager = ctx.session, ctx.manager
-    set_notices, entries = sync_sets(session, manager)
+    set_notices, entries = sync_sets(session, manager, ctx.maps)
     related = _ground(ctx, user_text)
     now = time.time()
     repomap_engine.fill(
         manager,
+        ctx.maps,
         selected=[e.path for e in entries if e.type == "file" and e.active and not e.stub],
         pinned=[e.path for e in entries if e.type == "file" and e.pinned],
         user_text=user_text,
@@ -165,7 +169,9 @@ def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None)
         facts=ctx.facts,
         breakdown=prompt.breakdown,
         notices=notices,
-        metadata={"acdc": {"price_model": ctx.model, "breakdown": _report_breakdown(prompt)}},
+        metadata={
+            "acdc": {"price_model": ctx.model, "breakdown": _report_breakdown(prompt, manager)}
+        },
         estimated_tokens=prompt.estimated_tokens,
         history_text=history_text(user_text, attached),
         grounding_relevance=sum(i.relevance for i in related) / len(related) if related else None,
@@ -190,7 +196,7 @@ def _credential_notices(
     session: Session, manager: ContextManager, prompt: PreparedPrompt
 ) -> list[Notice]:
     """A warning for each file or section of the request that seems to hold a credential
-    (sent as a marker, `chat.turn.outgoing`): once per session (an identical stored notice
+    (sent as a marker, `chat.session.outgoing`): once per session (an identical stored notice
     means it was said), but for each of the person's messages that holds one."""
     if not (found := outgoing.findings(manager.file_context.items(), prompt)):
         return []
@@ -207,21 +213,13 @@ def _credential_notices(
     ]
 
 
-def _report_breakdown(prompt) -> dict[str, Any]:
+def _report_breakdown(prompt, manager) -> dict[str, Any]:
+    """What the dry-run report shows beside the request: sections, tiers, and the project
+    instructions files sent with their tokens (the section alone says only how many)."""
     breakdown = prompt.breakdown
+    count = manager.counter.count_text
     return {
         "sections": {k: v for k, v in breakdown.get("sections", {}).items() if v},
         "tiers": breakdown.get("tiers", {}),
+        "instructions": [[f.name, count(f.text)] for f in manager.instructions.files],
     }
-
-
-def unique_notices(notices: Sequence[Any]) -> list[Any]:
-    """One notice per file (the engine and the sets may both report a vanished file)."""
-    seen: set[tuple[str, ...] | str] = set()
-    kept = []
-    for notice in notices:
-        key = tuple(notice.paths) or notice.text
-        if key not in seen:
-            seen.add(key)
-            kept.append(notice)
-    return kept

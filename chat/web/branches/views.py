@@ -12,14 +12,19 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from django_htmx.middleware import HtmxDetails
 
-from chat.turn import context
+from chat.session import setchanges
 from chat.turn.branches.fork import fork
 from chat.turn.branches.versions import BranchRefused, switch
 from chat.web.broadcast import to_session
 from chat.web.conversation import render_conversation
 from chat.web.fragments import render_error, render_hud
 from history.models import Message, Session
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails  # set by django_htmx's middleware
 
 
 def _session(message_id: str) -> Session:
@@ -29,8 +34,8 @@ def _session(message_id: str) -> Session:
     return message.session
 
 
-def _refused(request: HttpRequest, exc: BranchRefused) -> HttpResponse:
-    if request.headers.get("HX-Request"):
+def _refused(request: HtmxHttpRequest, exc: BranchRefused) -> HttpResponse:
+    if request.htmx:
         response = HttpResponse(render_error(str(exc)))
         response["HX-Reswap"] = "none"  # the error frame places itself (out of band)
         return response
@@ -38,15 +43,15 @@ def _refused(request: HttpRequest, exc: BranchRefused) -> HttpResponse:
 
 
 @require_POST
-def version_show(request: HttpRequest, message_id: str) -> HttpResponse:
+def version_show(request: HtmxHttpRequest, message_id: str) -> HttpResponse:
     session = _session(message_id)
     try:
         switch(session.id, message_id)
     except BranchRefused as exc:
         return _refused(request, exc)
-    if not request.headers.get("HX-Request"):
+    if not request.htmx:
         return redirect("chat:session", session_id=session.id)
-    html = render_conversation(session, oob=True) + render_hud(context.refresh_sets(session.id))
+    html = render_conversation(session, oob=True) + render_hud(setchanges.refresh_sets(session.id))
     # Every tab of the session draws the frame, the one that clicked too: its socket
     # usually brings the frame before this answer, and an answer with the same panels
     # would then look for them from a form no longer in the page (an htmx error).
@@ -55,14 +60,14 @@ def version_show(request: HttpRequest, message_id: str) -> HttpResponse:
 
 
 @require_POST
-def session_fork(request: HttpRequest, message_id: str) -> HttpResponse:
+def session_fork(request: HtmxHttpRequest, message_id: str) -> HttpResponse:
     session = _session(message_id)
     try:
         child = fork(session.id, message_id)
     except BranchRefused as exc:
         return _refused(request, exc)
     url = reverse("chat:session", kwargs={"session_id": child.id})
-    if request.headers.get("HX-Request"):
+    if request.htmx:
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url
         return response

@@ -4,8 +4,11 @@ One card per file the reply's edits touch: its path, +/− counts, what became o
 (pending, applied, rejected, conflict, failed, undone) and the unified diff in hunks. A
 pending card shows the change as it would apply to the file now (so its hunks are the ones
 `accept(hunks=…)` numbers); an applied or undone one the change acdc wrote (the versions
-before and after); a rejected, failed or conflicting one the edit's own old and new text,
-and a conflict also the file as it is now. A pending edit that no longer applies to the
+before and after). Every edit of the file that cannot apply is shown too, beside the
+others, with why and where (`regions`: real line numbers), so the person sees the whole
+reply before deciding; a run of them folds after the first two. A failure the model was
+sent in the turn's automatic retry is folded apart, with what came of it. A protected file
+(`chat.repo.protected`) says why it matters. A pending edit that no longer applies to the
 file on disk is shown as the conflict it would become. Reads the database and the disk:
 call it from a thread. Non-goals: deciding anything (`chat.repo.edits`).
 """
@@ -15,29 +18,57 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from django.conf import settings
 from django.template.loader import render_to_string
 
 from chat.repo import edittools, git, sessionsets
 from chat.repo.edits import applying, disk
-from chat.web.panels.fileupdates import picker_update
+from chat.web.edits.regions import Region, region_of
+from chat.web.panels.fileupdates import badges_update
 from contextcore.edits import diff_hunks
 from contextcore.edits.diff import Hunk
 from history.models import Message, PendingEdit, Session
 
 Status = PendingEdit.Status
-FILE_PREVIEW_CHARS = 6000
+SHOWN_PROBLEMS = 2  # failed edits of one file shown open; the rest fold
 # What a card says first, in this order of precedence when its rows differ.
-_PRECEDENCE = ("pending", "conflict", "failed", "applied", "undone", "rejected")
-LABELS = {
-    "pending": "Pending review",
-    "applied": "Applied",
-    "rejected": "Rejected",
-    "conflict": "Conflict",
-    "failed": "Failed",
-    "undone": "Undone",
-}
+_PRECEDENCE = ("pending", "conflict", "failed", "applied", "undone", "rejected", "retried")
+_PROBLEMS = (Status.FAILED, Status.CONFLICT)
+LABELS = MappingProxyType(
+    {
+        "pending": "Pending review",
+        "applied": "Applied",
+        "rejected": "Rejected",
+        "conflict": "Conflict",
+        "failed": "Failed",
+        "undone": "Undone",
+        "retried": "Sent back",
+    }
+)
+
+
+@dataclass
+class Problem:
+    """One edit of the file that cannot apply, and where it meets the file."""
+
+    row: PendingEdit
+    region: Region
+
+    @property
+    def status(self) -> str:
+        """A pending edit that no longer applies is shown as the conflict it would be."""
+        return Status.CONFLICT if self.row.status == Status.PENDING else self.row.status
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.status]
+
+    @property
+    def reason(self) -> str:
+        """The row's result without its "failed: path: " head (the label and card say it)."""
+        return self.row.result.removeprefix(f"{self.status}: ").removeprefix(f"{self.row.path}: ")
 
 
 @dataclass
@@ -47,9 +78,10 @@ class Card:
     rows: list[PendingEdit]
     hunks: list[Hunk] = field(default_factory=list)
     kind: str = ""  # "new file" | "deleted file" | ""
-    reason: str = ""  # why it failed or conflicts
-    expected: str = ""  # conflict: the text the edit looked for
-    now: str | None = None  # conflict: the file as it is on disk
+    problems: list[Problem] = field(default_factory=list)  # edits that cannot apply
+    retried: list[PendingEdit] = field(default_factory=list)  # sent back to the model
+    protected: str = ""  # why an edit of this file needs the person's own Accept
+    already: bool = False  # pending, and the file already holds the change
 
     @property
     def label(self) -> str:
@@ -65,12 +97,27 @@ class Card:
 
     @property
     def results(self) -> list[str]:
-        """Each row's result line once (rows applied as one set share theirs)."""
-        return list(dict.fromkeys(row.result for row in self.rows if row.result))
+        """Each decided row's result line once (rows applied as one set share theirs)."""
+        shown = {id(problem.row) for problem in self.problems}
+        decided = [
+            row
+            for row in self.rows
+            if row.status not in (*_PROBLEMS, Status.RETRIED, Status.PENDING)
+            and id(row) not in shown
+        ]
+        return list(dict.fromkeys(row.result for row in decided if row.result))
 
     @property
     def numbered(self) -> list[tuple[int, Hunk]]:
         return list(enumerate(self.hunks, 1))
+
+    @property
+    def shown_problems(self) -> list[Problem]:
+        return self.problems[:SHOWN_PROBLEMS]
+
+    @property
+    def folded_problems(self) -> list[Problem]:
+        return self.problems[SHOWN_PROBLEMS:]
 
 
 def cards_for(message: Message) -> list[Card]:
@@ -92,28 +139,45 @@ def _card(session: Session, path: str, rows: list[PendingEdit], repo) -> Card:
     statuses = {row.status for row in rows}
     status = next(s for s in _PRECEDENCE if s in statuses)
     card = Card(path, status, rows)
+    card.retried = [row for row in rows if row.status == Status.RETRIED]
+    card.protected = next((row.protected for row in rows if row.protected), "")
+    now = _now(repo, path)
     if status == Status.PENDING:
-        _pending(card, session, repo)
+        _pending(card, session, repo, now)
     elif status in (Status.APPLIED, Status.UNDONE):
         done = [row for row in rows if row.status == status]
         before, after = done[0].version_before, done[-1].version_after
         _diff(card, before.content if before else None, after.content if after else None)
-    else:
-        _proposed(card, [row for row in rows if row.status == status], repo)
+    elif status == Status.REJECTED:
+        for row in rows:
+            _diff_proposed(card, row)
+    failing = [row for row in rows if row.status in _PROBLEMS]
+    card.problems += [Problem(row, region_of(row, now, session, repo)) for row in failing]
     return card
 
 
-def _pending(card: Card, session: Session, repo) -> None:
+def _now(repo, path: str) -> str | None:
+    try:
+        return disk.target(repo, path).text
+    except disk.EditRefused:
+        return None
+
+
+def _pending(card: Card, session: Session, repo, now: str | None) -> None:
     waiting = [row for row in card.rows if row.status == Status.PENDING]
-    changes = applying.preview(session, waiting, repo=repo)
+    results, changes = applying.preview_with_results(session, waiting, repo=repo)
     if changes:
         _, before, after = changes[0]
         _diff(card, before, after)
         return
+    if results and all(result.ok for result in results):
+        card.already = True  # the file holds the change: accepting it writes nothing
+        return
     # It would not apply to the file as it is now: the conflict an Accept would record.
     card.status = Status.CONFLICT
-    _proposed(card, waiting, repo)
-    card.reason = card.reason or f"{card.path} changed on disk since the model read it."
+    for row in waiting:
+        row.result = f"conflict: {card.path} changed on disk since the model read it."
+    card.problems = [Problem(row, region_of(row, now, session, repo)) for row in waiting]
 
 
 def _diff(card: Card, before: str | None, after: str | None) -> None:
@@ -121,45 +185,49 @@ def _diff(card: Card, before: str | None, after: str | None) -> None:
     card.kind = "new file" if before is None else "deleted file" if after is None else ""
 
 
-def _proposed(card: Card, rows: list[PendingEdit], repo) -> None:
-    """The edits' own texts, for a change that was not (or could not be) made."""
-    for row in rows:
-        if row.kind == PendingEdit.Kind.DELETE:
-            card.kind = "deleted file"
-            continue
-        old = row.old_text if row.kind == PendingEdit.Kind.REPLACE else None
-        card.kind = "new file" if old is None and not row.overwrite else card.kind
-        card.hunks += diff_hunks(old, row.new_text)
-    card.reason = "\n".join(row.result for row in rows if row.result and row.status != "pending")
-    if card.status == Status.CONFLICT:
-        card.expected = "\n\n".join(row.old_text for row in rows if row.old_text)
-        try:
-            card.now = disk.target(repo, card.path).text
-        except disk.EditRefused as exc:
-            card.reason = card.reason or str(exc)
-        if card.now is not None and len(card.now) > FILE_PREVIEW_CHARS:
-            card.now = card.now[:FILE_PREVIEW_CHARS] + "\n…"
+def _diff_proposed(card: Card, row: PendingEdit) -> None:
+    """A rejected edit's own texts: what was not made."""
+    if row.kind == PendingEdit.Kind.DELETE:
+        card.kind = "deleted file"
+        return
+    old = row.old_text if row.kind == PendingEdit.Kind.REPLACE else None
+    card.kind = "new file" if old is None and not row.overwrite else card.kind
+    card.hunks += diff_hunks(old, row.new_text)
 
 
-def edits_context(message: Message, *, oob: bool = False, note: str = "") -> dict:
+def edits_context(
+    message: Message, *, oob: bool = False, note: str = "", alert: bool = False
+) -> dict:
     cards = cards_for(message)
-    statuses = {card.status for card in cards}
+    rows = [row for card in cards for row in card.rows]
+    pending = [row for row in rows if row.status == Status.PENDING]
     return {
         "message_id": message.id,
         "section_id": f"edits-{message.id}",
         "cards": cards,
-        "any_pending": "pending" in statuses,
-        "any_applied": "applied" in statuses,
+        "any_pending": bool(pending),
+        "any_applied": any(row.status == Status.APPLIED for row in rows),
+        "any_undone": any(row.status == Status.UNDONE for row in rows),
+        "standing": sum(1 for row in rows if row.status in _PROBLEMS),
+        "protected_paths": list(dict.fromkeys(row.path for row in pending if row.protected)),
         "oob": oob,
         "note": note,
+        "alert": alert,
     }
 
 
-def render_edits(message: Message, *, oob: bool = False, note: str = "") -> str:
-    """The reply's edits section (`edits-<message id>`); empty when edits are off."""
+def render_edits(
+    message: Message, *, oob: bool = False, note: str = "", alert: bool = False
+) -> str:
+    """The reply's edits section (`edits-<message id>`); empty when edits are off. With
+    no note of its own, it says why Auto-apply left edits for the person, if it did."""
     if not edittools.enabled():
         return ""
-    return render_to_string("chat/_edits.html", edits_context(message, oob=oob, note=note))
+    if not note:
+        note = applying.waiting_reason(message.session, message)
+        alert = bool(note)
+    context = edits_context(message, oob=oob, note=note, alert=alert)
+    return render_to_string("chat/_edits.html", context)
 
 
 def latest_reply_frames(session_id: str) -> list[str]:
@@ -192,7 +260,7 @@ def badges_message(paths: Iterable[str]) -> str:
     the watcher's events carry none."""
     repo = Path(settings.ACDC_REPO)
     now = git.status(repo)
-    return picker_update(repo, badges={path: now.get(path, "") for path in paths})
+    return badges_update({path: now.get(path, "") for path in paths})
 
 
 def render_turn_edits(turn_id: str, *, oob: bool = False) -> str:

@@ -1,8 +1,10 @@
-"""The review of a reply's edits: Accept, Reject and Undo, per hunk, file or turn; Auto-apply.
+"""The review of a reply's edits: Accept, Reject, Undo and Apply again, per hunk, file or
+turn; Auto-apply, and "Check after applying edits" (the name of a declared command).
 
 Each POST does the work through `chat.repo.edits` (claimed once, so two tabs pressing at
-once apply once), then draws the reply's edits section again and sends it to every tab of
-the session through its channel group, the pressing tab included (the answer is empty).
+once apply once; Accept all takes the reply whole or not at all), then draws the reply's
+edits section again and sends it to every tab of the session through its channel group,
+the pressing tab included (the answer is empty).
 One hunk of a file is chosen this way: Accept hunk n writes that hunk and keeps the rest
 of the file's change pending, as one whole-file edit against the file as written; Reject
 hunk n keeps the other hunks pending the same way.
@@ -20,13 +22,18 @@ from django.views.decorators.http import require_POST
 
 from chat.repo import edittools, sessionsets
 from chat.repo.edits import applying, disk, undo
-from chat.web.broadcast import to_repository, to_session
+from chat.turn import checking
+from chat.web.broadcast import check_due, to_repository, to_session
 from chat.web.edits.cards import badges_message, render_edits
+from chat.web.params import BadNumber, bad_request, whole_number
 from contextcore.edits import EditOp, apply_hunks, diff_hunks, text_sha256
 from history import edits as rows_
 from history.models import Message, PendingEdit, Session
 
 Status = PendingEdit.Status
+
+
+OPS = ("accept", "reject", "undo", "reapply")
 
 
 def _enabled() -> None:
@@ -42,17 +49,26 @@ def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
     if message is None or message.role != Message.Role.ASSISTANT:
         raise Http404("no such reply")
     op, path = request.POST.get("op", ""), request.POST.get("path") or None
-    hunk = request.POST.get("hunk", "")
-    if op not in ("accept", "reject", "undo") or (hunk and (not hunk.isdigit() or not path)):
-        return HttpResponseBadRequest("op is accept, reject or undo; a hunk needs its path")
+    raw = request.POST.get("hunk", "")
+    if op not in OPS or (raw and not path):
+        return HttpResponseBadRequest(
+            "op is accept, reject, undo or reapply; a hunk needs its path"
+        )
+    try:
+        hunk = whole_number(raw, what="The hunk", low=1, high=100_000) if raw else None
+    except BadNumber as exc:
+        return bad_request(exc)
     repo = sessionsets.repository()
-    if op == "undo":
-        note = "\n".join(undo.undo(message.session, message, repo=repo, path=path).lines)
-    elif hunk:
-        note = _one_hunk(message, path or "", int(hunk) - 1, accepted=op == "accept", repo=repo)
+    alert = False
+    if op in ("undo", "reapply"):
+        act = undo.undo if op == "undo" else applying.reapply
+        outcome = act(message.session, message, repo=repo, path=path)
+        note, alert = _said(outcome), bool(outcome.notice)
+    elif hunk is not None:
+        note = _one_hunk(message, path or "", hunk - 1, accepted=op == "accept", repo=repo)
     else:
-        note = _decide(message, path, accepted=op == "accept", repo=repo)
-    html = render_edits(message, oob=True, note=note)
+        note, alert = _decide(message, path, accepted=op == "accept", repo=repo)
+    html = render_edits(message, oob=True, note=note, alert=alert)
     to_session(message.session_id, html)
     if op != "reject":
         _badges({row.path for row in message.edits.all()})
@@ -71,21 +87,29 @@ def _pending(message: Message, path: str | None) -> list[PendingEdit]:
     return list(rows.filter(path=path) if path is not None else rows)
 
 
-def _decide(message: Message, path: str | None, *, accepted: bool, repo) -> str:
+def _decide(message: Message, path: str | None, *, accepted: bool, repo) -> tuple[str, bool]:
+    """The note under the cards, and whether it is an alert (nothing written)."""
     ids = [row.pk for row in _pending(message, path)]
     if not ids:
-        return "Nothing is pending there any more."
+        return "Nothing is pending there any more.", False
     if not accepted:
-        return "\n".join(row.result for row in applying.reject(ids))
-    outcome = applying.accept(message.session, ids, repo=repo)
-    return _said(outcome) or "Another tab took these edits first."
+        return "\n".join(row.result for row in applying.reject(ids)), False
+    if path is None:  # Accept all: the reply's edits together or not at all
+        outcome = applying.accept_reply(message.session, message, repo=repo)
+        if outcome.applied and checking.request_after_accept(message):
+            check_due(message.session_id)  # the session's check (chat.turn.checking)
+    else:
+        outcome = applying.accept(message.session, ids, repo=repo)
+    return _said(outcome), bool(outcome.notice)
 
 
 def _said(outcome: applying.SetOutcome) -> str:
-    """The note under the cards: what was written; a refusal's reasons are on its card."""
-    if outcome.applied or not outcome.lines:
-        return "\n".join(outcome.lines)
-    return "Nothing was written: the set applies whole or not at all; the cards say why."
+    """The note under the cards: what was written, or why nothing was."""
+    if outcome.notice:
+        return outcome.notice
+    if outcome.taken:
+        return "Another tab took these edits first."
+    return "\n".join(outcome.lines)
 
 
 def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo) -> str:
@@ -103,7 +127,7 @@ def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo)
     if accepted:
         outcome = applying.accept(message.session, ids, repo=repo, hunks={number})
         if not outcome.applied:
-            return _said(outcome) or "Another tab took this edit first."
+            return _said(outcome)
         written, rest, note = disk.target(repo, key).text or "", after, _said(outcome)
     else:
         note = f"rejected: hunk {number + 1} of {key}"
@@ -121,8 +145,9 @@ def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo)
 
 def _keep_pending(message: Message, key: str, now: str, wanted: str) -> None:
     """The part of a file's change not yet decided, pending as one whole-file edit."""
-    # The whole file as written is the old text: should the file change before the rest is
-    # accepted, it no longer matches and the card shows the conflict.
+    # The whole file as written is the old text and its version the base: should the file
+    # change before the rest is accepted, a change in other lines merges, one in the same
+    # lines is the conflict the card shows.
     op = EditOp(path=key, kind="replace", old_text=now, new_text=wanted)
     op = replace(op, base_sha256=text_sha256(now), source="write_file")
     [row] = rows_.edits_create(
@@ -147,3 +172,18 @@ def auto_apply(request: HttpRequest, session_id: str) -> HttpResponse:
     oob = render(request, "chat/_auto_apply.html", {"session": session, "oob": True})
     to_session(session.id, oob.content.decode())
     return HttpResponse(status=204)  # the frame above redraws the switch, here too
+
+
+@require_POST
+def check_after_apply(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The session's "Check after applying edits": `name` a declared command, or empty for
+    off (`chat.turn.checking`). 204, or 400 saying which names are declared."""
+    _enabled()
+    session = Session.objects.filter(pk=session_id).first()
+    if session is None:
+        raise Http404("no such session")
+    try:
+        checking.set_check(session, request.POST.get("name", ""))
+    except checking.CheckRefused as exc:
+        return HttpResponseBadRequest(str(exc))
+    return HttpResponse(status=204)

@@ -5,8 +5,8 @@ every tab of the repository as one HTML message that names only what changed: th
 of each file counted since the last message, the totals of the folders that hold those
 files, a file's "edited" mark or git badge, the progress bar: one element per row and cell
 kind. Every id is a letter and `row_key(path)` (two 32-bit FNV-1a hashes of the path's
-UTF-8 as 11 base64url characters, the same function as picker.js), so no path needs
-escaping and a folder that is closed in the page costs a few bytes, not a redraw.
+UTF-8 as 11 base64url characters; computed here alone, the page reads ids from the rows), so
+no path needs escaping and a folder that is closed in the page costs a few bytes, not a redraw.
 Nothing here depends on a session: the fragments go to the repository's group as they
 are. Folder totals are figured here from the counts already known (no file is read).
 Non-goals: the selection (its answers: `selection`), drawing the rows (`tree`).
@@ -16,25 +16,29 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from django.template.loader import render_to_string
 
-from chat.repo import boundary, git, outlines, picker
+from chat.repo import boundary, git
+from chat.repo.outlines import OutlineCounts
+from chat.repo.picker import TokenCounts
 from chat.repo.repomap.symbols import language_of
 
 _MASK = 0xFFFFFFFF
 _PRIME = 0x01000193
 _BASES = (0x811C9DC5, 0x050C5D1F)
-GIT_NAMES = {"M": "modified", "S": "staged", "U": "untracked", "D": "deleted"}
+GIT_NAMES = MappingProxyType({"M": "modified", "S": "staged", "U": "untracked", "D": "deleted"})
 
 
 @functools.lru_cache(maxsize=200_000)
 def row_key(path: str) -> str:
-    """The stable id part of `path`'s row: 11 base64url characters (picker.js `rowKey`)."""
+    """The stable id part of `path`'s row: 11 base64url characters."""
     data = path.encode("utf-8")
     out = []
     for h in _BASES:
@@ -52,6 +56,10 @@ class _Listing:
     locked: dict[str, str]
     listed: list[str]  # the listing it was made from
     folders: dict[str, list[str]] = field(default_factory=dict)
+    # The files whose rows the pages were given (drawn in a listing, or sent as news): a
+    # listing read again for another reader (a panel's rows) does not make a new file
+    # known to the pages, so the watcher's news still brings its row.
+    announced: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, repo: Path, paths: list[str]) -> _Listing:
@@ -63,25 +71,52 @@ class _Listing:
         return listing
 
 
-_LISTINGS: dict[str, _Listing] = {}
+class FileListings:
+    """The listing of each repository the pages were drawn from, kept for the process
+    (the served object holds the one), with the files the pages were given rows of."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, _Listing] = {}
+
+    def of(self, repo: Path, paths: list[str] | None = None) -> _Listing:
+        """The cached listing of `repo`, made again when `paths` (the repository's listing
+        now, read again when not given) differs from the one it was made from."""
+        paths = git.list_files(repo).paths if paths is None else paths
+        known = self._known.get(str(repo))
+        if known is None or paths != known.listed:
+            fresh = _Listing.of(repo, paths)
+            fresh.announced = set(known.announced) if known is not None else set(paths)
+            known = self._known[str(repo)] = fresh
+        return known
+
+    def unlisted(self, repo: Path, paths: Iterable[str]) -> list[str]:
+        """Those of `paths` whose rows the pages were never given (the watcher's new
+        files), whoever read the listing again in the meantime."""
+        known = self._known.get(str(repo))
+        held = known.announced if known is not None else set()
+        return [p for p in paths if p not in held]
+
+    def known_folders(self, repo: Path) -> set[str] | None:
+        """The folders of the listing the pages were last drawn from (None before any)."""
+        known = self._known.get(str(repo))
+        return set(known.folders) if known is not None else None
+
+    def announce(self, repo: Path, added: Iterable[str], removed: Iterable[str] = ()) -> None:
+        """The pages were sent these files' rows (or told they are gone)."""
+        known = self._known.get(str(repo))
+        if known is not None:
+            known.announced.update(added)
+            known.announced.difference_update(removed)
 
 
-def listing_of(repo: Path, paths: list[str] | None = None) -> _Listing:
-    """The cached listing of `repo`, made again when `paths` (the repository's listing
-    now, read again when not given) differs from the one it was made from."""
-    paths = git.list_files(repo).paths if paths is None else paths
-    known = _LISTINGS.get(str(repo))
-    if known is None or paths != known.listed:
-        known = _LISTINGS[str(repo)] = _Listing.of(repo, paths)
-    return known
+@dataclass(frozen=True)
+class FilesPanel:
+    """What the Files panel reads of what the process serves: the files' token counts,
+    their outlines' counts, and the listings the pages were drawn from."""
 
-
-def unlisted(repo: Path, paths: Iterable[str]) -> list[str]:
-    """Those of `paths` the listing as the last update saw it does not hold (before it is
-    read again: the watcher's new files)."""
-    known = _LISTINGS.get(str(repo))
-    held = set(known.listed) if known is not None else set()
-    return [p for p in paths if p not in held]
+    counts: TokenCounts
+    outlines: OutlineCounts
+    listings: FileListings
 
 
 def folders_of(path: str) -> list[str]:
@@ -90,6 +125,7 @@ def folders_of(path: str) -> list[str]:
 
 
 def picker_update(
+    panel: FilesPanel,
     repo: Path,
     *,
     paths: list[str] | None = None,
@@ -101,6 +137,8 @@ def picker_update(
     removed: Iterable[str] = (),
     badges: Mapping[str, str] | None = None,
     rows: Iterable[dict] = (),
+    redrawn: Iterable[dict] = (),
+    shown: set[str] | None = None,
 ) -> str:
     """One websocket message for the Files panel of every tab on `repo`: fragments for
     the files named and the folders that hold them, nothing for the rest. `paths` is
@@ -108,12 +146,18 @@ def picker_update(
     `removed` are the watcher's present and gone files, with their paths: a page that
     has one already (or never had it) changes nothing for it; `rows` are the rows
     (`tree.file_rows`) of the added files new to the listing, which a page puts in their
-    open folder. `badges` are files' git badges now ("" for none: a file written by the
-    model's edits)."""
-    counts, outline_counts = dict(counts or {}), dict(outline_counts or {})
+    open folder (`_placed`: before the next file of the folder, else at its end); a new
+    folder or one emptied asks the pages to draw the tree again. `redrawn` are rows drawn
+    again whole (a file found refused); `shown` the folders known before the news (read
+    here when not given). `badges` are files' git badges now ("" for none:
+    a file written by the model's edits). A locked file's count is never sent (its cell
+    keeps its "—": acdc reads it only once it is sent)."""
     added, removed = sorted(set(added)), sorted(set(removed))
+    shown = panel.listings.known_folders(repo) if shown is None else shown
+    listing = panel.listings.of(repo, paths)  # read again when not given: the watcher's news
+    counts = {p: c for p, c in (counts or {}).items() if p not in listing.locked}
+    outline_counts = dict(outline_counts or {})
     drawn = {row["path"]: row for row in rows}
-    listing = listing_of(repo, paths)  # read again when not given: the watcher's news is in it
     touched = {*counts, *outline_counts, *added, *removed}
     folders = sorted({f for p in touched for f in folders_of(p)})
     context = {
@@ -121,14 +165,38 @@ def picker_update(
         "refused": [_refused(p, c) for p, c in sorted(counts.items()) if not isinstance(c, int)],
         "outline_counts": [(row_key(p), f"{c:,}") for p, c in sorted(outline_counts.items())],
         "changed": [row_key(p) for p in sorted(set(changed))],
-        "added": [(row_key(p), p, drawn.get(p)) for p in added],
+        "added": [(row_key(p), p, row, _placed(listing, p, drawn)) for p, row in drawn.items()],
         "removed": [(row_key(p), p) for p in removed],
+        "redrawn": list(redrawn),
+        "redraw": shown is not None and _new_folders(listing, shown, drawn, removed),
+        "files": {"added": json.dumps(added), "removed": json.dumps(removed)},
         "badges": [_badge(p, b) for p, b in sorted((badges or {}).items())],
-        "folders": _folder_totals(repo, listing, folders),
+        "folders": _folder_totals(panel, repo, listing, folders),
         "progress": progress,
         **({"done": f"{progress[0]:,}", "total": f"{progress[1]:,}"} if progress else {}),
     }
     return render_to_string("chat/_picker_update.html", context).strip()
+
+
+def _placed(listing: _Listing, path: str, drawn: Mapping[str, dict]) -> str:
+    """Where a new file's row goes (an hx-swap-oob target): before the next file of its
+    folder the pages have, else at the end of its folder's group (or of the tree)."""
+    folder = path.rpartition("/")[0]
+    inside = listing.folders.get(folder, []) if folder else listing.paths
+    cut = len(folder) + 1 if folder else 0
+    later = [p for p in inside if p > path and "/" not in p[cut:] and p not in drawn]
+    if later:
+        return f"beforebegin:#r{row_key(min(later))}"
+    return f"beforeend:#g{row_key(folder)}" if folder else "beforeend:#file-tree-root"
+
+
+def _new_folders(
+    listing: _Listing, shown: set[str], drawn: Mapping[str, dict], removed: list[str]
+) -> bool:
+    """Whether the pages must draw the tree again: a new file in a folder the listing did
+    not hold before (`shown`), or a folder whose last file went."""
+    new = any(f not in shown for path in drawn for f in folders_of(path))
+    return new or any(f not in listing.folders for p in removed for f in folders_of(p))
 
 
 def _badge(path: str, badge: str) -> dict:
@@ -146,14 +214,22 @@ def _refused_label(reason: str) -> str:
     return "binary" if reason.startswith("binary") else "too large"
 
 
-def _folder_totals(repo: Path, listing: _Listing, folders: list[str]) -> list[dict]:
+def badges_update(badges: Mapping[str, str]) -> str:
+    """The message with files' git badges alone ("" for none), which draws no row."""
+    context = {"badges": [_badge(p, b) for p, b in sorted(badges.items())]}
+    return render_to_string("chat/_picker_update.html", context).strip()
+
+
+def _folder_totals(
+    panel: FilesPanel, repo: Path, listing: _Listing, folders: list[str]
+) -> list[dict]:
     """The folders' tokens (whole files) and outline tokens, with "≥" while some of their
     files are not counted yet (`tree` draws a folder row with the same figures). Each
     file is looked up once, however many of the folders hold it."""
     files = sorted({p for f in folders for p in listing.folders.get(f, [])})
-    known = picker.COUNTS.peek(repo, files)
+    known = panel.counts.peek(repo, files)
     outlinable = {p for p in files if p not in listing.locked and language_of(p)}
-    outline_known = outlines.peek(repo, outlinable)
+    outline_known = panel.outlines.peek(repo, outlinable)
     return [folder_total(listing, f, known, outlinable, outline_known) for f in folders]
 
 

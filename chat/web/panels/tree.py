@@ -13,21 +13,25 @@ counting (chat.repo.picker).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.template.loader import render_to_string
 
-from chat.repo import git, outlines, picker
+from chat.llm.runtime import chat_model
+from chat.repo import git, sessionsets
 from chat.repo.repomap.symbols import language_of
+from chat.session.hud import request_facts
 from chat.web.panels.fileupdates import (
     GIT_NAMES,
+    FilesPanel,
     folder_total,
     folders_of,
-    listing_of,
     row_key,
 )
+from history.models import Session
 
 OPEN_ALL_UP_TO = 300  # a repository this small shows every folder open
 
@@ -42,15 +46,23 @@ class Selection:
     shed: frozenset[str] = frozenset()
     budget: int = 0
 
+    def digest(self) -> str:
+        """A short name for these sets: a tab holding rows drawn from other sets (the
+        follower's news says which it should hold) draws them again."""
+        parts = (self.active, self.outlines & self.active, self.pinned, self.shed & self.active)
+        text = "\n\n".join("\n".join(sorted(part)) for part in parts)
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
 
 class TreeRows:
     """The rows of one repository for one session's selection (one listing, one git
     status, the counts known now)."""
 
-    def __init__(self, repo: Path, selection: Selection) -> None:
+    def __init__(self, panel: FilesPanel, repo: Path, selection: Selection) -> None:
+        self.panel = panel
         self.repo = repo
         self.selection = selection
-        self.listing = listing_of(repo)
+        self.listing = panel.listings.of(repo)
         self.badges = git.status(repo)
 
     def children(self, folder: str) -> tuple[list[str], list[str]]:
@@ -96,16 +108,16 @@ class TreeRows:
 
     def total(self) -> dict:
         """The running total under the filter box, and the files sending would shed."""
-        return total_of(self.repo, self.selection)
+        return total_of(self.panel, self.repo, self.selection)
 
     def _known(self, files: list[str]) -> tuple[dict, dict]:
-        return picker.COUNTS.peek(self.repo, files), outlines.peek(self.repo, files)
+        return self.panel.counts.peek(self.repo, files), self.panel.outlines.peek(self.repo, files)
 
     def _totals(self, dirs: list[str]) -> dict[str, dict]:
         files = sorted({p for d in dirs for p in self.listing.folders.get(d, [])})
-        known = picker.COUNTS.peek(self.repo, files)
+        known = self.panel.counts.peek(self.repo, files)
         outlinable = {p for p in files if p not in self.listing.locked and language_of(p)}
-        outline_known = outlines.peek(self.repo, outlinable)
+        outline_known = self.panel.outlines.peek(self.repo, outlinable)
         refused = {p for p, c in known.items() if c.tokens is None} - set(self.listing.locked)
         sel = self.selection
         return {
@@ -147,9 +159,24 @@ class TreeRows:
         }
 
 
-def file_rows(repo: Path, paths: Iterable[str]) -> list[dict]:
+def held_selection(session: Session) -> Selection:
+    """The session's files as the Files panel shows them, with the files sending would
+    shed and the budget as the last assembly made them."""
+    active, chosen_outlines, pinned = sessionsets.file_choice(session)
+    saved = (session.context_state or {}).get("hud") or {}
+    return Selection(
+        active=frozenset(active),
+        outlines=frozenset(chosen_outlines),
+        pinned=frozenset(pinned),
+        shed=frozenset(saved.get("shed", [])),
+        budget=saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
+    )
+
+
+def file_rows(panel: FilesPanel, repo: Path, paths: Iterable[str]) -> list[dict]:
     """The rows of files new to the repository (none selected: a page shows its own)."""
-    return [{**row, "hint": ""} for row in TreeRows(repo, Selection(frozenset())).found(paths)]
+    rows = TreeRows(panel, repo, Selection(frozenset()))
+    return [{**row, "hint": ""} for row in rows.found(paths)]
 
 
 def folder_state(files: Iterable[str], sel: Selection, refused: set[str], locked) -> dict:
@@ -180,11 +207,11 @@ def _breakable(name: str) -> list[str]:
     return parts
 
 
-def total_of(repo: Path, sel: Selection) -> dict:
+def total_of(panel: FilesPanel, repo: Path, sel: Selection) -> dict:
     """ "N selected · T of B tokens (P%)", "≥" while some selected file is not counted;
     over when sending would shed files or the total passes the budget."""
-    whole = picker.COUNTS.peek(repo, sel.active)
-    outline = outlines.peek(repo, sel.outlines & sel.active)
+    whole = panel.counts.peek(repo, sel.active)
+    outline = panel.outlines.peek(repo, sel.outlines & sel.active)
     tokens, unknown = 0, False
     for path in sel.active:
         count = (
@@ -204,17 +231,21 @@ def total_of(repo: Path, sel: Selection) -> dict:
         "over": bool(shed) or (sel.budget > 0 and tokens > sel.budget),
         "shed": shed,
         "shed_count": len(shed),
+        "sets": sel.digest(),
     }
 
 
 def render_tree(
-    rows: TreeRows, url: str, *, folder: str | None = None, found=None, opened=None
+    rows: TreeRows, url: str, *, folder: str | None = None, found=None, opened=None, matched=0
 ) -> str:
-    """The rows to swap in: `folder`'s children; the filter's list (`found`, best first);
+    """The rows to swap in: `folder`'s children; the filter's list (`found`, best first, of
+    `matched` files the filter found: the rest are named in a note);
     or the whole tree as the page shows it (`opened`: the open folders, or the first
     view's), with the total. `url` is where a closed folder asks for its children."""
     if found is not None:
         context = {"rows": rows.found(found), "flat": True, "total": rows.total()}
+        more = {"shown": len(found), "matched": f"{matched:,}"}
+        context["more"] = more if matched > len(found) else None
     elif folder is not None:
         context = {"rows": rows.rows(folder, set())}
     else:

@@ -2,7 +2,8 @@
 
 `read(session_id)` gives one token per panel: the conversation (the newest message and its
 status, since a rollback, an edit or a Retry always adds one; the live compactions), the
-Context panel (the saved header's time, which every commit moves), the session tools (the
+Context panel (the saved header's time, which every commit moves, and the project
+instructions' mark: a few stats of the files on disk), the session tools (the
 newest checkpoint, the compaction Undo would take back, Related context) and the model.
 Comparing two readings says which panels changed; nothing here renders. While a turn
 holds the session's lease (in any process), `busy` is true: its own frames, or its end,
@@ -21,6 +22,7 @@ from django.db.models import Count, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from chat.repo import instructions
 from history.models import Checkpoint, Compaction, Message, Session
 
 PARTS = ("conversation", "hud", "tools", "model")
@@ -35,6 +37,7 @@ class Version:
     parts: dict[str, str]
     busy: bool
     model: str
+    instructions: str = ""  # their mark on disk (part of the "hud" part too)
 
     def changed(self, before: Version | None) -> set[str]:
         if before is None:
@@ -80,15 +83,17 @@ def read(session_id: str) -> Version | None:
     row = dict(zip(names, found, strict=True))
     compactions = f"{row['live_ids']}/{row['live_count']}"
     updated = _moment(row["updated_at"])
+    mark = instructions.mark()
     parts = {
         "conversation": f"{row['last_seq']}:{row['last_status']}:{compactions}",
-        "hud": updated.isoformat() if updated else "",
+        # The instructions on disk too: a new AGENTS.md changes the panel, not the row.
+        "hud": f"{updated.isoformat() if updated else ''}|{mark}",
         "tools": f"{row['checkpoint_id']}:{compactions}:{_flag(row['grounding'])}",
         "model": row["model"],
     }
     expires = _moment(row["turn_expires"])
     busy = bool(row["turn_id"]) and (expires is None or expires > timezone.now())
-    return Version(parts=parts, busy=busy, model=row["model"])
+    return Version(parts=parts, busy=busy, model=row["model"], instructions=mark)
 
 
 def queryset(session_id: str):

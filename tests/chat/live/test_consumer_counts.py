@@ -10,9 +10,10 @@ from collections import Counter
 
 import pytest
 
-from chat.repo import outlines
+from chat.repo.outlines import OutlineCounts
 from chat.web.panels.fileupdates import row_key
 from tests.chat.sockets import WAIT, connect, new_session
+from tests.serving import install
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
 
@@ -29,19 +30,19 @@ def repo_is_git():
     return True
 
 
-class GatedCounts:
-    """The real `outlines.counts`, recording which paths each call counts; every call
-    after the first waits for `release` (so a pass is caught in the middle)."""
+class GatedCounts(OutlineCounts):
+    """The real outline counts, recording which paths each call counts; every call after
+    the first waits for `release` (so a pass is caught in the middle)."""
 
-    def __init__(self) -> None:
-        self.real = outlines.counts
+    def __init__(self, *parts) -> None:
+        super().__init__(*parts)
         self.counted: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.gated = threading.Event()  # a call waits at the gate
         self.again = threading.Event()  # a path is being counted a second time
         self.release = threading.Event()
 
-    def __call__(self, root, paths):
+    def counts(self, root, paths):
         paths = list(paths)
         with self.lock:
             first = not self.counted
@@ -51,7 +52,7 @@ class GatedCounts:
         if not first:
             self.gated.set()
             self.release.wait(WAIT)
-        return self.real(root, paths)
+        return super().counts(root, paths)
 
 
 async def outline_counts(ws, wanted: set[str], seen: dict | None = None) -> dict[str, int]:
@@ -66,8 +67,7 @@ async def outline_counts(ws, wanted: set[str], seen: dict | None = None) -> dict
 
 
 async def test_two_tabs_share_one_outline_count_and_both_get_every_count(root, monkeypatch):
-    gate = GatedCounts()
-    monkeypatch.setattr(outlines, "counts", gate)
+    gate = install(monkeypatch, outline_counts=GatedCounts).outlines  # counts through the gate
     paths = {f"src/m{n:03}.py" for n in range(FILES)}
     session = await new_session()
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from urllib.parse import urlsplit
 
 import pytest
 from channels.db import database_sync_to_async
 
 from acdc.asgi import application
+from chat.live.consumers import _query
 from chat.llm.fake import FakeStep
+from chat.web.broadcast import session_socket_url
 from history.models import Session
 from tests.chat.sockets import (
     ORIGIN,
@@ -82,6 +85,10 @@ async def test_an_error_mid_stream_is_shown_and_the_partial_text_kept(fake):
         (json.dumps({"action": "dance"}), "Unknown action"),
         (json.dumps({"message": "x" * 1_000_001}), "too large"),
         (json.dumps({"message": "   "}), "empty"),
+        (
+            json.dumps({"message": "hi", "mention": '{"path": "a.py", "line": 1%s}' % ("0" * 500)}),
+            "A mention must name a file",
+        ),
     ],
 )
 async def test_bad_frames_get_a_clear_message_and_the_socket_keeps_working(fake, raw, says):
@@ -229,13 +236,13 @@ async def test_a_second_message_while_one_streams_is_refused_in_that_tab(fake):
     await second.disconnect()
 
 
-async def test_two_workers_sending_at_once_leave_a_well_formed_history(fake):
+async def test_two_workers_sending_at_once_leave_a_well_formed_history(fake, served):
     """Two processes, each with its own turn host, get a message for one session at the
     same moment: the lease lets one turn run and the other tab is told why."""
     from channels.layers import get_channel_layer
 
     from chat.live.protocol import parse_frame
-    from chat.live.turnhost import TurnHost
+    from chat.live.turnhost import LocalTabs, TurnHost
 
     fake.enqueue(FakeStep(text="answer A " * 10, chunk_size=4, chunk_delay=0.005))
     fake.enqueue(FakeStep(text="answer B"))
@@ -247,7 +254,8 @@ async def test_two_workers_sending_at_once_leave_a_well_formed_history(fake):
         parse_frame(json.dumps({"message": text}), None, max_bytes=10_000)
         for text in ("tab one", "tab two")
     ]
-    workers = TurnHost(), TurnHost()
+    parts = served.runtime, served.maps, served.files
+    workers = TurnHost(LocalTabs(), *parts), TurnHost(LocalTabs(), *parts)
     await asyncio.gather(
         *(w.submit(session.id, f, t) for w, f, t in zip(workers, frames, tabs, strict=True))
     )
@@ -274,7 +282,8 @@ async def test_an_edited_last_message_replaces_it_and_its_reply(fake):
     await send(ws, message="How do I greet Alice?", replaces=first.id)
     frames = await frames_until(ws, 'data-status="complete"')
     redrawn = next(f for f in frames if 'id="conversation"' in f)
-    assert "fold-rolled_back" in redrawn and frames.index(redrawn) < len(frames) - 1
+    assert "fold-edited" in redrawn and frames.index(redrawn) < len(frames) - 1
+    assert "set aside when the message was edited and sent again" in redrawn
     assert "Fake reply to: How do I greet Alice?" in frames[-1]
     rows = await stored(session)
     set_aside = [(m.role, m.content) for m in rows if m.rolled_back]
@@ -298,3 +307,12 @@ async def test_only_the_last_message_can_be_edited_and_a_refusal_says_so(fake):
     assert 'role="alert"' in error[-1]
     assert not any(m.rolled_back for m in await stored(session))  # nothing set aside
     await ws.disconnect()
+
+
+def test_the_socket_query_is_read_back_as_the_page_wrote_it():
+    url = session_socket_url("sess_0_000000", streaming=True, seen="a/b+c d é&x=y")
+    query = urlsplit(url).query.encode()
+    assert _query({"query_string": query}) == {"drawn": "streaming", "seen": "a/b+c d é&x=y"}
+    encoded = b"seen=a%2Fb+c&caf%C3%A9=%E2%9C%93"  # %2F, + for a space, a non-ASCII name
+    assert _query({"query_string": encoded}) == {"seen": "a/b c", "café": "✓"}
+    assert _query({}) == {}

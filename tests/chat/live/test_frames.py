@@ -8,6 +8,7 @@ import pytest
 
 from chat.live import stream
 from chat.live.frames import DeltaCoalescer, render_event
+from chat.live.served import served
 from chat.turn.events import (
     SetsChanged,
     ToolCallFinished,
@@ -21,6 +22,11 @@ from chat.turn.events import (
 from chat.web.panels.fileupdates import row_key
 from contextcore.llm import Retrying
 from history.markup.render import render_markdown
+
+
+def panel():
+    """The Files panel's parts of the test's own served object (tests/conftest.py)."""
+    return served().files
 
 
 class FakeClock:
@@ -65,7 +71,7 @@ class BlockedRenderer:
 
 async def test_fast_deltas_are_merged_and_the_last_state_always_arrives():
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05)
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05)
     await coalescer.emit(TurnStarted("t1", "s", "m", "hi", "acdc/fake"))
     for n in range(1, 101):
         await coalescer.emit(TurnDelta("t1", "word " * n))
@@ -78,7 +84,7 @@ async def test_fast_deltas_are_merged_and_the_last_state_always_arrives():
 
 async def test_a_delta_goes_out_on_its_own_within_the_interval():
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05)
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05)
     await coalescer.emit(TurnDelta("t1", "Hello"))
     await wire.wait_for(lambda sent: len(sent) == 1)
     await coalescer.emit(TurnDelta("t1", "Hello there"))
@@ -88,7 +94,7 @@ async def test_a_delta_goes_out_on_its_own_within_the_interval():
 
 async def test_a_retry_counts_down_in_the_reply_until_the_answer_starts():
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=FakeClock())
     await coalescer.emit(TurnStarted("t1", "s", "m", "hi", "acdc/fake"))
     retry = TurnRetrying.of("t1", Retrying("Rate limited by the provider", 2.5, 2, 4))
     assert retry.text == "Rate limited by the provider; retrying in 3 s (attempt 2 of up to 4)"
@@ -108,7 +114,7 @@ async def test_a_retry_counts_down_in_the_reply_until_the_answer_starts():
 
 async def test_deltas_are_sent_in_order_before_the_finish():
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=FakeClock())
     await coalescer.emit(TurnDelta("t1", "a"))
     await wire.wait_for(lambda sent: len(sent) == 1)
     await coalescer.emit(TurnDelta("t1", "ab"))
@@ -121,7 +127,7 @@ async def test_deltas_are_sent_in_order_before_the_finish():
 
 async def test_emit_returns_at_once_while_the_renderer_is_busy():
     wire, renderer = Wire(), BlockedRenderer()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, render=renderer)
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, render=renderer)
     await coalescer.emit(TurnDelta("t1", "First paragraph.\n\nSecond"))
     await asyncio.to_thread(renderer.entered.wait, 60)
     for n in range(1, 50):
@@ -136,7 +142,7 @@ async def test_emit_returns_at_once_while_the_renderer_is_busy():
 
 async def test_a_finished_event_waits_for_the_frame_being_rendered():
     wire, renderer = Wire(), BlockedRenderer()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, render=renderer)
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, render=renderer)
     await coalescer.emit(TurnDelta("t1", "Para one.\n\nPara two"))
     await asyncio.to_thread(renderer.entered.wait, 60)
     finish = asyncio.create_task(
@@ -156,7 +162,7 @@ async def test_a_finished_event_waits_for_the_frame_being_rendered():
 
 async def test_the_snapshot_brings_a_joining_tab_up_to_date():
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05)
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05)
     assert coalescer.snapshot() == []
     await coalescer.emit(TurnDelta("t1", "# Title\n\nSome text"))
     await coalescer.flush()
@@ -175,7 +181,7 @@ async def test_the_snapshot_brings_a_joining_tab_up_to_date():
 
 async def test_the_finished_frame_leaves_the_streamed_body_and_completes_its_tail():
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=FakeClock())
     opening = "A first paragraph that the tab already has.\n\n"
     await coalescer.emit(TurnDelta("t1", opening + "The last one"))
     await coalescer.flush()
@@ -192,7 +198,7 @@ async def test_the_finished_frame_leaves_the_streamed_body_and_completes_its_tai
 
 async def test_a_reply_that_never_streamed_finishes_with_its_body():
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05)
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05)
     await coalescer.emit(TurnFinished("t1", "error", "", "m", error="Rate limited."))
     (finished,) = wire.sent
     assert "hx-preserve" not in finished and "Rate limited." in finished
@@ -206,7 +212,7 @@ async def test_each_block_is_rendered_once_from_the_first_delta_to_the_finished_
         return render_markdown(source)
 
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock(), render=render)
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=FakeClock(), render=render)
     text = "".join(
         f"Paragraph {n} of the answer.\n\n```python\nx = {n}\n```\n\n" for n in range(30)
     )
@@ -221,7 +227,7 @@ async def test_each_block_is_rendered_once_from_the_first_delta_to_the_finished_
 async def test_a_frame_that_only_grows_the_tail_renders_no_template():
     counted: list[str] = []
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=FakeClock())
     await coalescer.emit(TurnDelta("t7", "Start"))
     await coalescer.flush()
     original = stream.render_to_string
@@ -238,7 +244,7 @@ async def test_a_frame_that_only_grows_the_tail_renders_no_template():
 
 async def test_text_that_shows_nothing_new_waits_for_the_next_frame():
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=FakeClock())
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=FakeClock())
     for text in ("Hello", "Hello ", "Hello  \n", "Hello  \nthere"):
         await coalescer.emit(TurnDelta("t1", text))
         await coalescer.flush()
@@ -256,7 +262,7 @@ async def test_frames_go_out_at_most_twenty_a_second():
             await ticked.wait_for(lambda: clock.now >= deadline)
 
     wire = Wire()
-    coalescer = DeltaCoalescer(wire.send, interval=0.05, clock=clock, sleep=sleep)
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=clock, sleep=sleep)
     started = clock.now
     for n in range(1, 1001):  # a delta every 2 ms of the fake clock: 2 seconds of them
         async with ticked:
@@ -280,24 +286,26 @@ def test_every_frame_carries_the_turn_id():
         SetsChanged("t9", ("README.md",), active=("README.md",)),
     ]
     for event in events:
-        for message in render_event(event):
+        for message in render_event(event, panel()):
             assert 'data-turn="t9"' in message or '"turn":"t9"' in message
 
 
 @pytest.mark.usefixtures("served_root")
 def test_the_tools_changes_to_the_files_panel_are_its_rows_drawn_again():
-    (notice,) = render_event(TurnNotice("t3", "Removed big.txt", paths=("big.txt",)))
+    (notice,) = render_event(TurnNotice("t3", "Removed big.txt", paths=("big.txt",)), panel())
     assert notice.startswith("<div") and "Removed big.txt" in notice
-    (update,) = render_event(SetsChanged("t3", ("README.md",), active=("README.md",), budget=500))
+    (update,) = render_event(
+        SetsChanged("t3", ("README.md",), active=("README.md",), budget=500), panel()
+    )
     assert update.startswith('<div id="picker-update" hx-swap-oob="true" hidden data-selection=""')
-    assert f'<i id="s{row_key("README.md")}" data-sel="on">' in update
+    assert f'<i id="s{row_key("README.md")}" data-sel="on" hidden>' in update
     assert re.search(r'class="picker-row file flash"[^>]*data-row="README.md"', update)
     assert "of 500 tokens" in update and not update.startswith("{")
 
 
 def test_a_failed_turn_shows_its_error_and_keeps_the_partial_text():
     (html,) = render_event(
-        TurnFinished("t1", "error", "half an answer", "m", error="Rate limited.")
+        TurnFinished("t1", "error", "half an answer", "m", error="Rate limited."), panel()
     )
     assert "half an answer" in html
     assert "Rate limited." in html
@@ -306,9 +314,9 @@ def test_a_failed_turn_shows_its_error_and_keeps_the_partial_text():
 
 def tool_round(call_id: str, tool: str, display: str, object_id: str) -> tuple[str, str]:
     """The running card's frame and the finished card's frame of one tool call."""
-    (running,) = render_event(ToolCallStarted("t1", call_id, tool, f"{tool}(…)"))
+    (running,) = render_event(ToolCallStarted("t1", call_id, tool, f"{tool}(…)"), panel())
     finished_event = ToolCallFinished("t1", call_id, tool, display, "ok", "out", object_id)
-    (finished,) = render_event(finished_event)
+    (finished,) = render_event(finished_event, panel())
     return running, finished
 
 
@@ -342,10 +350,12 @@ def test_the_finished_reply_redraws_each_card_under_the_id_it_had():
                     "t1", "c", "grep", "grep(pattern='a_b')", "ok", "", "toolcall:s:c"
                 ),
             ),
-        )
+        ),
+        panel(),
     )
     (frame,) = render_event(
-        ToolCallFinished("t1", "c", "grep", "grep(pattern='a_b')", "ok", "", "toolcall:s:c")
+        ToolCallFinished("t1", "c", "grep", "grep(pattern='a_b')", "ok", "", "toolcall:s:c"),
+        panel(),
     )
     assert card_attributes(live)["id"] == card_attributes(frame)["id"]
 

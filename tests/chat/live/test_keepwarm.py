@@ -9,9 +9,8 @@ import time
 
 import pytest
 
-from chat.live.keepwarm import WARMER
 from chat.llm.fake import FakeStep
-from chat.turn.keepalive import PURPOSE
+from chat.session.keepalive import PURPOSE
 from tests.chat.sockets import WAIT, connect, eventually, frames_until, new_session, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,10 +50,9 @@ def _refreshes(fake) -> int:
     return sum(1 for r in fake.requests if r.metadata.get("purpose") == PURPOSE)
 
 
-async def test_an_open_tab_has_its_cache_refreshed_and_is_told(fake, keep_warm, monkeypatch):
+async def test_an_open_tab_has_its_cache_refreshed_and_is_told(fake, keep_warm, served):
     clock = FakeClock()
-    monkeypatch.setattr(WARMER, "clock", clock)
-    monkeypatch.setattr(WARMER, "sleep", clock.sleep)
+    served.warmer.clock, served.warmer.sleep = clock, clock.sleep  # the test's own warmer
     session = await new_session()
     ws = await connect(session.id)
     await _two_turns(fake, ws)
@@ -67,32 +65,32 @@ async def test_an_open_tab_has_its_cache_refreshed_and_is_told(fake, keep_warm, 
     await frames_until(ws, 'data-keepalive="2"')
     assert _refreshes(fake) >= 2
     # The plan ran out: the loop ended by itself.
-    assert not await eventually(_loop_of(session.id), lambda running: not running)
+    assert not await eventually(_loop_of(served, session.id), lambda running: not running)
     await ws.disconnect()
 
 
-async def test_closing_the_last_tab_ends_the_loop_before_it_sends(fake, keep_warm, monkeypatch):
+async def test_closing_the_last_tab_ends_the_loop_before_it_sends(fake, keep_warm, served):
     gate = asyncio.Event()
 
     async def held(seconds: float) -> None:
         await gate.wait()
 
-    monkeypatch.setattr(WARMER, "sleep", held)
+    served.warmer.sleep = held
     session = await new_session()
     ws = await connect(session.id)
     await _two_turns(fake, ws)
-    assert await eventually(_loop_of(session.id), bool)
+    assert await eventually(_loop_of(served, session.id), bool)
 
     await ws.disconnect()
 
-    assert not WARMER.running(session.id)
+    assert not served.warmer.running(session.id)
     gate.set()
     await asyncio.wait_for(asyncio.sleep(0), WAIT)
     assert _refreshes(fake) == 0
 
 
-def _loop_of(session_id: str):
+def _loop_of(served, session_id: str):
     async def running() -> bool:
-        return WARMER.running(session_id)
+        return served.warmer.running(session_id)
 
     return running

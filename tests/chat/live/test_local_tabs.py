@@ -8,7 +8,8 @@ import asyncio
 import pytest
 from channels.layers import get_channel_layer
 
-from chat.live.turnhost import HOST, LOCAL_TABS, ask_snapshot
+from chat.live import presence
+from chat.live.turnhost import ask_snapshot
 from chat.llm.fake import FakeStep
 from chat.web.broadcast import session_group
 from tests.chat.sockets import (
@@ -70,6 +71,7 @@ async def test_a_tab_elsewhere_gets_every_frame_through_the_layer(fake, group_fr
     layer = get_channel_layer()
     elsewhere = await layer.new_channel()  # as a tab on another worker would be
     await layer.group_add(session_group(session.id), elsewhere)
+    await presence.joined(session.id, elsewhere)
     await send(here, message="Say hello")
     mine = await frames_until(here, 'data-status="complete"')
     theirs = await receive_until(layer, elsewhere, 'data-status="complete"')
@@ -100,7 +102,7 @@ async def test_a_tab_elsewhere_joining_mid_turn_gets_the_snapshot_and_then_the_r
     await here.disconnect()
 
 
-async def test_a_tab_whose_snapshot_comes_after_the_turn_ended_gets_the_conversation(fake):
+async def test_a_tab_whose_snapshot_comes_after_the_turn_ended_gets_the_conversation(fake, served):
     # The finished frame carries no body (the tabs that followed the reply have it), so a
     # tab that drew the reply streaming and asks for its snapshot too late is drawn again.
     fake.enqueue(FakeStep(text="First block.\n\nThe rest of it.", chunk_size=4))
@@ -111,15 +113,15 @@ async def test_a_tab_whose_snapshot_comes_after_the_turn_ended_gets_the_conversa
 
     async def hosted() -> bool:
         await asyncio.sleep(0.05)
-        return HOST.running(session.id)
+        return served.host.running(session.id)
 
     assert not await eventually(hosted, lambda running: not running)  # after-turn work done
-    before = set(LOCAL_TABS.of(session.id))
+    before = set(served.tabs.of(session.id))
     late = await connect(session.id)
 
     async def joined() -> set[str]:
         await asyncio.sleep(0.05)
-        return set(LOCAL_TABS.of(session.id)) - before
+        return set(served.tabs.of(session.id)) - before
 
     (channel,) = await eventually(joined, bool)  # the socket is in once connect() has run
     await ask_snapshot(session.id, channel)  # as it asks when it joined mid-turn

@@ -20,8 +20,9 @@ from channels.db import database_sync_to_async
 from django.db import OperationalError, connections
 from django.utils import timezone
 
-from chat.live import consumers
+from chat.repo import sessionsets
 from chat.turn.turns import locked_notice, run_turn
+from history.models import Session
 from tests.chat.sockets import connect, frames_until, new_session, send, stored
 
 HOLD = """
@@ -127,10 +128,13 @@ if connections["default"].vendor == "sqlite":
         session = await new_session()
         ws = await connect(session.id)
         await lock()
-        await send(ws, action="select", paths=["README.md"])
+        await send(ws, action="select", paths=["README.md"], selection="tab1-7")
         frames = await frames_until(ws, "locked by another program")
         assert "the file selection was not saved" in frames[-1]
-        assert await database_sync_to_async(consumers._active_paths)(session.id) == ([], [])
+        # The choice is answered by its name alone: the tab stops waiting to draw rows.
+        frames = await frames_until(ws, 'id="picker-update"')
+        assert 'data-selection="tab1-7"' in frames[-1] and "data-sel=" not in frames[-1]
+        assert await database_sync_to_async(_active_paths)(session.id) == []
         await ws.disconnect()
 
     async def test_a_tab_opens_while_another_program_locks_the_database(lock, client):
@@ -142,3 +146,7 @@ if connections["default"].vendor == "sqlite":
         await ws.disconnect()
         page = await database_sync_to_async(client.get)(f"/s/{session.id}/")
         assert page.status_code == 200
+
+
+def _active_paths(session_id: str) -> list[str]:
+    return sessionsets.active_paths(Session.objects.get(pk=session_id))

@@ -3,20 +3,23 @@ and a tab learns of a change made by another process without asking."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from channels.db import database_sync_to_async
 from django.db.models.sql.compiler import SQLCompiler
 from django.test import override_settings
 
 from acdc.asgi import application
-from chat.turn import checkpoints
-from chat.turn.session import release_lease, take_lease
+from chat.live.follower import PanelFollower
+from chat.repo import instructions
+from chat.session import checkpoints, release_lease, take_lease
 from chat.web.broadcast import session_socket_url
 from chat.web.panels import version
 from chat.web.panels.version import page_token
 from history import services
 from history.models import Message, Session
-from tests.chat.sockets import ORIGIN, Socket, frames_until, new_session
+from tests.chat.sockets import ORIGIN, WAIT, Socket, frames_until, new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,7 +60,7 @@ def test_reading_the_version_builds_its_query_once_and_reads_what_the_orm_reads(
         read = version.read(session.id)
         assert built == [], "the version query was built again"
         row = version.queryset(session.id)[0]
-        assert read.parts["hud"] == row["updated_at"].isoformat()
+        assert read.parts["hud"] == f"{row['updated_at'].isoformat()}|{instructions.mark()}"
         assert read.parts["tools"].endswith(f":{row['grounding']}")
         assert read.parts["conversation"].startswith(f"{row['last_seq']}:{row['last_status']}:")
 
@@ -101,6 +104,42 @@ async def test_a_turn_stored_while_the_page_loaded_reaches_its_socket():
     seen = await database_sync_to_async(page_token)(session.id)
     await _turn_from_another_process(session.id)  # after the page was drawn, before it connects
     tab = Socket(application, session_socket_url(session.id, seen=seen), ORIGIN)
+    assert (await tab.connect())[0]
+    _shows_the_turn(await frames_until(tab, 'id="panels-stale"'))
+    await tab.disconnect()
+
+
+async def test_instructions_that_came_while_a_turn_ran_reach_the_panel_after_it(
+    served_root, served
+):
+    (served_root / "AGENTS.md").unlink(missing_ok=True)
+    session = await new_session()
+    follower, listed = PanelFollower(served.host, served.tabs), asyncio.Event()
+
+    async def tab(html: str) -> None:
+        if "<code>AGENTS.md</code>" in html:
+            listed.set()
+
+    served.tabs.add(session.id, "tab-1", tab)
+    try:
+        await follower.watch(session.id, await database_sync_to_async(page_token)(session.id), tab)
+        (served_root / "AGENTS.md").write_text("Run the tests first.\n")
+        # The watcher's nudge came while a turn ran (a hosted session is not looked at);
+        # then the turn ended, having drawn a HUD figured before the file came.
+        follower.drawn(session.id, "conversation", "hud")
+        follower.nudge(session.id)
+        await asyncio.wait_for(listed.wait(), timeout=WAIT)
+    finally:
+        served.tabs.discard(session.id, "tab-1")
+        await follower.close()
+
+
+async def test_the_socket_reads_its_query_percent_decoded():
+    session = await new_session()
+    seen = await database_sync_to_async(page_token)(session.id)
+    await _turn_from_another_process(session.id)
+    escaped = session_socket_url(session.id, seen=seen).replace(".", "%2E")  # as a client may
+    tab = Socket(application, escaped, ORIGIN)
     assert (await tab.connect())[0]
     _shows_the_turn(await frames_until(tab, 'id="panels-stale"'))
     await tab.disconnect()

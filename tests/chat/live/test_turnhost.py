@@ -25,8 +25,8 @@ def frame(**fields):
 class Scripted(TurnHost):
     """Each piece of work records its start, says its reply is out, and ends when released."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, served) -> None:
+        super().__init__(served.tabs, served.runtime, served.maps, served.files)
         self.started: list[str] = []
         self.release: dict[str, asyncio.Event] = {}
         self.refused: list[str] = []
@@ -61,8 +61,8 @@ def refusals(monkeypatch):
     return told
 
 
-async def test_a_message_sent_as_a_turn_ends_cannot_overtake_a_waiting_compaction(refusals):
-    host = Scripted()
+async def test_a_message_sent_as_a_turn_ends_cannot_overtake_a_waiting_compaction(refusals, served):
+    host = Scripted(served)
     await host.submit(SESSION, frame(message="first"), "tab")
     await until(lambda: host.started == ["first"])
     await host.submit(SESSION, frame(action="compact"), "tab")  # waits for the first turn
@@ -80,8 +80,8 @@ async def test_a_message_sent_as_a_turn_ends_cannot_overtake_a_waiting_compactio
     assert refusals == []
 
 
-async def test_a_message_while_a_reply_streams_is_refused_and_nothing_waits(refusals):
-    host = Scripted()
+async def test_a_message_while_a_reply_streams_is_refused_and_nothing_waits(refusals, served):
+    host = Scripted(served)
 
     async def streaming(session_id, hosted, frame, reply_to):
         host.started.append(frame.message)
@@ -102,8 +102,8 @@ async def test_a_message_while_a_reply_streams_is_refused_and_nothing_waits(refu
     assert host.started == ["first"]
 
 
-async def test_stop_ends_the_running_work_and_what_waits_still_runs(refusals):
-    host = Scripted()
+async def test_stop_ends_the_running_work_and_what_waits_still_runs(refusals, served):
+    host = Scripted(served)
     await host.submit(SESSION, frame(action="compact"), "tab")
     await until(lambda: host.started == ["compact"])
     await host.submit(SESSION, frame(message="queued"), "tab")

@@ -69,6 +69,23 @@ def answer(
     return Reply(headers=headers, parts=sse(payloads, done=done))
 
 
+def tool_call_answer(pieces: list[str], calls: list[tuple[str, str, str]]) -> Reply:
+    """A streamed answer whose text (`pieces`) comes before tool calls, each an
+    (id, name, JSON arguments), ending with finish_reason "tool_calls" as OpenAI does."""
+    payloads: list[Any] = [chunk(piece) for piece in pieces]
+    for index, (call_id, name, arguments) in enumerate(calls):
+        function = {"name": name, "arguments": arguments}
+        call = {"index": index, "id": call_id, "type": "function", "function": function}
+        payloads.append(_with_delta(chunk(), tool_calls=[call]))
+    payloads += [chunk(finish_reason="tool_calls"), usage_chunk()]
+    return Reply(headers={"Content-Type": "text/event-stream"}, parts=sse(payloads, done=True))
+
+
+def _with_delta(payload: dict, **delta: Any) -> dict:
+    payload["choices"][0]["delta"].update(delta)
+    return payload
+
+
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
     body = json.dumps({"error": {"message": message, "type": "error", "code": status}})
     headers = {"Content-Type": "application/json", **(headers or {})}

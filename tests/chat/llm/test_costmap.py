@@ -31,7 +31,7 @@ PAGE = textwrap.dedent(
     from django.urls import reverse
     call_command("migrate", verbosity=0)
     import acdc.asgi, acdc.commands  # what `acdc serve` loads before it serves
-    from chat.turn.hud import request_facts
+    from chat.session.hud import request_facts
     client = Client(HTTP_HOST="127.0.0.1")
     page = client.get("/", follow=True)
     session = page.redirect_chain[-1][0].strip("/").split("/")[-1]

@@ -8,13 +8,14 @@ import socket
 import httpx
 import pytest
 
-from chat.llm.client import LiteLLMClient, normalize_usage
+from chat.llm.client import LiteLLMClient
 from chat.llm.errors import map_error, retry_after_seconds, retry_reason
 from chat.llm.facts import default_model, has_provider_key, model_facts
 from chat.llm.fake import ERROR_KINDS, FakeStep
 from chat.llm.offline import provider_error
 from chat.llm.sdk import litellm as litellm_module
 from chat.llm.sdk import model_info
+from chat.llm.usage import normalize_usage
 from contextcore import llm as core
 from contextcore.llm import (
     LLMRequest,

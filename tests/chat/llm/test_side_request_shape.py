@@ -13,7 +13,8 @@ import pytest
 
 from chat.llm import sdk
 from chat.llm.facts import model_facts
-from chat.repo.tools.context import TOOL_SPECS
+from chat.repo.edittools import with_edit_tools
+from chat.repo.tools.context_tools import TOOL_SPECS
 from contextcore.conversation.topics import side_request
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.prompt.cacherules import rules_for
@@ -70,7 +71,7 @@ def _session(model: str, tmp_path) -> tuple[ContextManager, list[dict]]:
 
 
 def _side_requests(manager: ContextManager, model: str) -> list:
-    prefix = manager.side_prefix(TOOL_SPECS)
+    prefix = manager.side_prefix(with_edit_tools(TOOL_SPECS))  # as a chat request holds them
     summary = side_request(
         prefix,
         "Summarize the conversation.",
@@ -87,7 +88,7 @@ def test_a_side_request_repeats_the_chats_next_request_up_to_its_instruction(mod
     manager, _ = _session(model, tmp_path)
     sides = _side_requests(manager, model)
     chat = manager.prepare_request("And function_4?", now=240.0).messages
-    expected = _blocks(_body(model, chat, TOOL_SPECS))
+    expected = _blocks(_body(model, chat, with_edit_tools(TOOL_SPECS)))
     for side in sides:
         assert NO_TOOLS_NOTE in side.messages[-1]["content"]
         got = _blocks(_body(model, side.messages, side.tools))
@@ -100,7 +101,7 @@ def test_a_side_request_repeats_the_chats_next_request_up_to_its_instruction(mod
 def test_a_side_request_after_a_turn_reads_what_the_turn_wrote(model, tmp_path):
     manager, sent = _session(model, tmp_path)
     simulator = CacheSimulator(manager.counter, rules_for(manager.facts))
-    simulator.request(sent, 120.0, tools=TOOL_SPECS)
+    simulator.request(sent, 120.0, tools=with_edit_tools(TOOL_SPECS))
     for side in _side_requests(manager, model):
         cost = simulator.request(side.messages, 130.0, tools=side.tools)
         assert cost.cache_read_tokens >= 0.8 * cost.prompt_tokens

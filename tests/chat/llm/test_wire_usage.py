@@ -1,7 +1,7 @@
 """The app's LLM client through litellm against the wire fakes: cache usage as acdc sees it.
 
 `LiteLLMClient` (the real one, litellm's real Anthropic and OpenAI paths, real HTTP) is
-pointed at `chat.llm.wirefakes.WireFake`; what the client reports as cache reads and
+pointed at `bench.wirefakes.WireFake`; what the client reports as cache reads and
 writes must be what the fake billed in the provider's own usage fields
 (`cache_read_input_tokens` / `cache_creation_input_tokens`; `cached_tokens`).
 """
@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from bench.wirefakes import Clock, WireFake
 from chat.llm.client import LiteLLMClient
-from chat.llm.wirefakes import Clock, WireFake
 from contextcore.llm import LLMRequest, StreamEnd, TextDelta, UsageReport
 
 pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")

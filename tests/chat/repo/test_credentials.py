@@ -11,7 +11,7 @@ from chat.repo import credentials, indexing
 from chat.repo.repomap import builder
 from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
-from chat.repo.tools.context import run_tool
+from chat.repo.tools.context_tools import run_tool
 from contextcore.tokens import TokenCounter
 from history.models import ContentObject
 
@@ -169,7 +169,7 @@ def session(served):
 
 
 def call(session, repo, name, **args):
-    return run_tool(session, ToolCall("c-" + name, name, json.dumps(args)), repo)
+    return run_tool(session, ToolCall("c-" + name, name, json.dumps(args)), repo, maps=RepoMaps())
 
 
 def said_so(output: str) -> bool:
@@ -213,3 +213,108 @@ def test_activating_an_output_recorded_before_redaction_redacts_it(served, sessi
     assert result.status == "ok" and "AWS_SECRET_ACCESS_KEY" in result.output
     assert not any(secret in result.output for secret in SECRETS)
     assert said_so(result.output)
+
+
+# -- framework secret settings: a literal given to a name that says secret -----------------
+
+# Built from parts so that no scanner takes this test for a leak of its own.
+DJANGO_KEY = "django-insecure-" + "k8$#v)q2%x^w(=n@u!b-r7+_*lp9&zf0s1eg3hj5oi6mc4ya"
+PRODUCTION_KEY = "k8$#v)q2%x^w(=n@u!b-r7+_*lp9&" + "zf0s1eg3hj5oi6mc4ya"
+
+
+@pytest.mark.parametrize(
+    ("line", "secret", "kind"),
+    [
+        (f'SECRET_KEY = "{DJANGO_KEY}"', DJANGO_KEY, "a Django secret key"),
+        (f"SECRET_KEY = os.environ.get('KEY', '{DJANGO_KEY}')", DJANGO_KEY, "a Django secret key"),
+        (f"SECRET_KEY = '{PRODUCTION_KEY}'", PRODUCTION_KEY, credentials.GENERIC),
+        (f'SECRET_KEY: str = "{PRODUCTION_KEY}"', PRODUCTION_KEY, credentials.GENERIC),
+        ('DB_PASSWORD = "S3cr$t%pass"', "S3cr$t%pass", credentials.GENERIC),
+        ('STRIPE_WEBHOOK_SECRET = "whsec_9f8e7d6c5b4a"', "whsec_9f8e", credentials.GENERIC),
+        ('const API_TOKEN = "a8F3kP0qZ7xR2mN5";', "a8F3kP0q", credentials.GENERIC),
+        ('  apiKey: "Xk82mQp0Lz9aB7cD",', "Xk82mQp0", credentials.GENERIC),
+        ("  clientSecret: `Zx9!kQ2#mP7@`,", "Zx9!kQ2#", credentials.GENERIC),
+        ("  password: Sup3rS3cret!  # yaml", "Sup3rS3cret", credentials.GENERIC),
+        ("db_password = hunter2-Horse", "hunter2-Horse", credentials.GENERIC),  # .ini
+        ('session_token = "Tq8Zk2Xv9Lm4Pw7R"', "Tq8Zk2Xv", credentials.GENERIC),  # .toml
+        ("export GITHUB_API_TOKEN=k8f2x9q1m4z7p3r6w0", "k8f2x9q1", credentials.GENERIC),
+        ('ADMIN_PWD="Adm1n!Pass"', "Adm1n!Pass", credentials.GENERIC),
+        ('auth_token := "Zx9!kQ2#mP7@"', "Zx9!kQ2#", credentials.GENERIC),  # Go
+    ],
+)
+def test_a_literal_given_to_a_secret_setting_is_redacted(line, secret, kind):
+    redaction = credentials.redact(line + "\n")
+
+    assert redaction.found == (kind,)
+    assert secret not in redaction.text and credentials.marker(kind) in redaction.text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'SECRET_KEY = os.environ["SECRET_KEY"]',
+        "SECRET_KEY = env('SECRET_KEY')",
+        "password = get_password()",
+        "db_password = settings.DB_PASSWORD",
+        'TOKEN_TYPE = "bearer"',  # the name's last word decides: a type, not a token
+        'token = "bearer"',
+        'CACHE_KEY = "user_profile_cache_v2"',  # a name, not a generated key
+        'sort_key = "created_at_desc"',
+        'SESSION_KEY = "_auth_user_id"',
+        'monkey = "a1b2c3d4e5f6g7h8i9"',  # "key" ends the word, not a part of the name
+        '  password: "${DB_PASSWORD}"',
+        '  password: "{{ vault_db_password }}"',
+        'password = "%(db_pass)s"',
+        'API_TOKEN = "$GITHUB_TOKEN"',
+        "secret_file: /run/secrets/db_password",
+        'private_key_path = "/etc/ssl/private/server.key"',
+        "api_key: SecretStr",  # a type annotation
+        "key=lambda item: item[0]",
+        'password: str = "changeme"',
+        "        password=self.password,",  # a keyword argument, not a .env line
+        "    sharedSecret = self.proto._generateSharedSecret(",
+        "    @type password: L{bytes}",
+        'unitKey="heightOfGeoidAboveWGS84Units"',  # a name in camel case
+        "  api_key: os.environ/OPENAI_API_KEY",
+        'api_key="{key_token}",',
+        "<label>Password:</label>",
+        "case 9:o.key=r.C0.HT,o.cancel=!0;break",  # minified code
+        '"API Key: ",n.api_key_masked,(0,s.jsx)("b")',
+    ],
+)
+def test_references_code_and_names_given_to_secret_settings_stay(line):
+    assert credentials.redact(line + "\n").found == ()
+
+
+def test_spans_are_where_redact_puts_its_markers_in_the_order_of_the_text():
+    text = (
+        f"AWS = {AWS_KEY}\nSECRET_KEY = '{DJANGO_KEY}'\nDB_PASSWORD = 'S3cr$t%pass'\n"
+        f"url = postgres://app:s3cr3t-Pw@db/app and {GITHUB_TOKEN}\n"
+    )
+
+    found = credentials.spans(text)
+
+    assert [text[b:e] for b, e, _ in found] == [
+        AWS_KEY, DJANGO_KEY, "S3cr$t%pass", "s3cr3t-Pw", GITHUB_TOKEN
+    ]  # fmt: skip
+    assert [m for _, _, m in found] == [
+        credentials.marker(k) for k in credentials.redact(text).found
+    ]
+    rebuilt, start = [], 0
+    for begin, end, marker in found:
+        rebuilt += [text[start:begin], marker]
+        start = end
+    assert "".join([*rebuilt, text[start:]]) == credentials.redact(text).text
+    assert credentials.spans("nothing here") == [] and credentials.spans("") == []
+
+
+def test_the_outline_leaves_a_django_key_out_wherever_it_is_given(root):
+    (root / "conf.py").write_text(
+        f'SECRET_KEY = "{DJANGO_KEY}"\n'
+        f'DEFAULTS = {{"SECRET_KEY": "{DJANGO_KEY}"}}\n'
+        f"def make(key: str = '{DJANGO_KEY}') -> None: ...\n"
+    )
+
+    text = builder.outline(root, "conf.py", RepoMaps())
+
+    assert "k8$#" not in text and "DEFAULTS" in text and "SECRET_KEY" in text

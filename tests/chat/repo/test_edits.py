@@ -13,10 +13,12 @@ from chat.repo import indexing
 from chat.repo.edits import disk
 from chat.repo.edits.applying import accept, propose
 from chat.repo.edits.undo import undo
+from chat.repo.repomap.builder import RepoMaps
 from chat.repo.watcher import RepositoryWatcher
 from contextcore.edits import EditOp
 from history import services
 from history.models import ContentObject, Message, ObjectVersion, PendingEdit
+from tests.chat.repo.edits_support import written
 
 pytestmark = pytest.mark.django_db
 APP = "def greet(name):\n    return 'hello ' + name\n\n\ndef leave():\n    return 'bye'\n"
@@ -80,7 +82,7 @@ def test_an_applied_edit_keeps_permissions_line_endings_and_bom(auto, repo, root
     script = root / "run.sh"
     script.write_bytes("\ufeffecho one\r\necho two\r\n".encode())
     script.chmod(0o751)
-    outcome = propose(auto, [replace("run.sh", "echo two\n", "echo 2\necho 3\n")], repo=repo)
+    outcome = written(auto, [replace("run.sh", "echo two\n", "echo 2\necho 3\n")], repo=repo)
     assert outcome.applied, outcome.text()
     assert script.read_bytes() == "\ufeffecho one\r\necho 2\r\necho 3\r\n".encode()
     assert stat.S_IMODE(script.stat().st_mode) == 0o751
@@ -94,7 +96,7 @@ def test_one_bad_edit_in_a_set_means_nothing_is_written(session, repo, root):
         [replace("src/other.py", "X = 1", "X = 2"), replace("src/app.py", "'bye'", "'ciao'")],
         repo=repo,
     )
-    assert proposed.lines[0] == "pending review: src/other.py, +1 −1"
+    assert proposed.lines[0].startswith("pending review: src/other.py, +1 −1 (")
     (root / "src" / "app.py").write_text(APP.replace("'bye'", "'adieu'"))  # the person's change
     ids = PendingEdit.objects.filter(session=session).values_list("pk", flat=True)
     outcome = accept(session, ids, repo=repo)
@@ -109,7 +111,7 @@ def test_a_stale_edit_is_reanchored_when_its_old_text_still_matches_once(session
     (root / "src" / "app.py").write_text("import os\n\n" + APP)  # the person adds a line
     outcome = propose(session, [replace("src/app.py", "'bye'", "'ciao'")], repo=repo)
     accept(session, PendingEdit.objects.values_list("pk", flat=True), repo=repo)
-    assert outcome.lines == ["pending review: src/app.py, +1 −1"]
+    assert outcome.lines[0].startswith("pending review: src/app.py, +1 −1 (")
     assert (root / "src" / "app.py").read_text() == "import os\n\n" + APP.replace("bye", "ciao")
     assert PendingEdit.objects.get().base_sha256  # it named the version the model saw
 
@@ -135,7 +137,7 @@ def test_a_stale_edit_that_never_matched_what_the_model_saw_is_a_plain_failure(s
 
 def test_an_applied_edit_is_a_new_version_and_undo_writes_another(auto, repo, root):
     message = services.message_append(session=auto, role=Message.Role.ASSISTANT, content="ok")
-    propose(auto, [replace("src/app.py", "'bye'", "'ciao'")], repo=repo, message=message)
+    written(auto, [replace("src/app.py", "'bye'", "'ciao'")], repo=repo, message=message)
     row = PendingEdit.objects.get()
     assert row.status == "applied" and row.version_after.content == APP.replace("bye", "ciao")
     message.refresh_from_db()
@@ -151,7 +153,7 @@ def test_an_applied_edit_is_a_new_version_and_undo_writes_another(auto, repo, ro
 
 def test_undo_is_refused_when_the_file_changed_since_acdc_wrote_it(auto, repo, root):
     message = services.message_append(session=auto, role=Message.Role.ASSISTANT, content="ok")
-    propose(auto, [EditOp("new.py", "create", new_text="A = 1\n")], repo=repo, message=message)
+    written(auto, [EditOp("new.py", "create", new_text="A = 1\n")], repo=repo, message=message)
     (root / "new.py").write_text("A = 2\n")
     outcome = undo(auto, message, repo=repo)
     assert not outcome.applied and "changed since acdc wrote it" in outcome.lines[0]
@@ -163,7 +165,8 @@ def test_undo_is_refused_when_the_file_changed_since_acdc_wrote_it(auto, repo, r
 
 def test_the_watcher_records_no_second_version_for_acdcs_own_write(session, repo, root):
     indexing.index_file(repo, "src/app.py", session=session)
-    watcher = RepositoryWatcher(repo, on_change=None)
+    # acdc's writes are noted where the disk module notes them (disk.OWN_WRITES)
+    watcher = RepositoryWatcher(repo, None, maps=RepoMaps(), own_writes=disk.OWN_WRITES)
     disk.write_text(root / "src" / "app.py", APP + "# acdc\n")
     [change] = watcher.index(["src/app.py"])
     assert change.outcome == "written" and versions(repo, "src/app.py") == 1

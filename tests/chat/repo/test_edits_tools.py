@@ -9,6 +9,7 @@ import pytest
 from chat.repo import edittools
 from chat.repo.edits import disk
 from chat.repo.edits.applying import accept, reject
+from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
 from chat.repo.watcher import RepositoryWatcher
 from history import edits
@@ -48,7 +49,11 @@ def test_a_call_says_what_happened_in_one_line_and_is_recorded(edits_on, session
     result = call(
         session, repo, "edit_file", {"path": "src/app.py", "old_text": "Y = 2", "new_text": "Y = 3"}
     )
-    assert (result.status, result.output) == ("ok", "pending review: src/app.py, +1 −1")
+    assert result.status == "ok"
+    assert result.output == (
+        "pending review: src/app.py, +1 −1 (the developer reviews it after your reply; "
+        "the file is unchanged until then)"
+    )
     toolcall = ContentObject.objects.get(pk=result.object_id)
     assert toolcall.latest_version().content == result.output
     row = PendingEdit.objects.get()
@@ -90,7 +95,8 @@ def test_rows_another_tab_claimed_are_not_applied_twice(edits_on, session, repo,
 def test_the_watcher_ignores_an_edits_temporary_file(repo, root):
     temporary = root / "src" / f".app.py.x1{disk.TEMP_SUFFIX}"
     temporary.write_text("half")
-    assert RepositoryWatcher(repo, on_change=None).relevant([str(temporary)]) == []
+    watcher = RepositoryWatcher(repo, None, maps=RepoMaps(), own_writes=disk.OWN_WRITES)
+    assert watcher.relevant([str(temporary)]) == []
 
 
 def test_a_rejected_edit_is_never_applied_afterwards(edits_on, session, repo, root):

@@ -11,9 +11,10 @@ import json
 
 import pytest
 
-from chat.repo.tools import context as tools
+from chat.repo.repomap.builder import RepoMaps
+from chat.repo.tools import context_tools as tools
 from chat.repo.tools.calls import ToolCall
-from chat.repo.tools.context import TOOL_NAMES, run_tool
+from chat.repo.tools.context_tools import TOOL_NAMES, run_tool
 from history.models import ContentObject
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +75,7 @@ def hostile_root(root, settings):
 
 
 def call(session, repo, name, args, call_id="c-1"):
-    return run_tool(session, ToolCall(call_id, name, json.dumps(args)), repo)
+    return run_tool(session, ToolCall(call_id, name, json.dumps(args)), repo, maps=RepoMaps())
 
 
 def assert_refused(result) -> None:
@@ -112,7 +113,7 @@ def test_grep_refuses_a_hostile_pattern_or_finds_nothing_secret(session, repo, k
 def test_a_lone_surrogate_written_raw_in_the_arguments_is_refused(session, repo, tool):
     slot, _ = SLOT[tool]
     raw = '{"' + slot + '": "src/\ud800.py"}'  # not escaped: JSON itself accepts it
-    result = run_tool(session, ToolCall("c-raw", tool, raw), repo)
+    result = run_tool(session, ToolCall("c-raw", tool, raw), repo, maps=RepoMaps())
     assert_refused(result)
     assert "not valid UTF-8" in result.output
 
@@ -126,7 +127,7 @@ def test_a_call_id_that_cannot_be_stored_is_replaced(session, repo):
 def test_a_tool_that_breaks_unexpectedly_fails_its_call_and_nothing_else(
     session, repo, monkeypatch
 ):
-    def broken(session, repo, result):  # stands in for a bug nobody has found yet
+    def broken(session, repo, result, maps):  # stands in for a bug nobody has found yet
         raise RuntimeError("something nobody foresaw\nwith a second line")
 
     monkeypatch.setitem(tools._TOOLS, "list_files", broken)

@@ -60,14 +60,14 @@ def test_no_symbols_are_offered_while_the_map_is_still_warming(root):
 
 def test_a_file_and_a_symbol_are_kept_in_the_order_typed(session, repo):
     mentions = (Mention("src/utils.py", "slugify", 1), Mention("README.md"), Mention("README.md"))
-    assert checked(mentions, session, repo) == [
+    assert checked(mentions, session, repo, maps=RepoMaps()) == [
         {"kind": "symbol", "path": "src/utils.py", "symbol": "slugify", "line": 1},
         {"kind": "file", "path": "README.md", "symbol": "", "line": 0},
     ]
 
 
 def test_an_odd_path_is_kept_as_it_is(session, repo):
-    assert checked((Mention(ODD),), session, repo)[0]["path"] == ODD
+    assert checked((Mention(ODD),), session, repo, maps=RepoMaps())[0]["path"] == ODD
 
 
 @pytest.mark.parametrize(
@@ -83,18 +83,18 @@ def test_an_odd_path_is_kept_as_it_is(session, repo):
 )
 def test_what_the_boundary_refuses_or_the_repository_lacks_is_refused(session, repo, path, says):
     with pytest.raises(MentionRefused, match=says):
-        checked((Mention(path),), session, repo)
+        checked((Mention(path),), session, repo, maps=RepoMaps())
 
 
 def test_a_secret_the_person_confirmed_in_the_session_may_be_mentioned(session, repo):
     sessionsets.set_active_files(session, [".env"], repo=repo, confirmed={".env"})
-    assert checked((Mention(".env"),), session, repo)[0]["path"] == ".env"
+    assert checked((Mention(".env"),), session, repo, maps=RepoMaps())[0]["path"] == ".env"
 
 
 def test_too_many_mentions_are_refused(session, repo):
     many = tuple(Mention("README.md", f"s{n}", n) for n in range(MAX_MENTIONS + 1))
     with pytest.raises(MentionRefused, match=f"At most {MAX_MENTIONS} mentions"):
-        checked(many, session, repo)
+        checked(many, session, repo, maps=RepoMaps())
 
 
 def test_the_endpoint_answers_the_symbols_of_a_session_and_404_without_one(client, root, session):
@@ -106,7 +106,9 @@ def test_the_endpoint_answers_the_symbols_of_a_session_and_404_without_one(clien
 
 
 def test_a_symbols_body_enters_the_context_as_a_tool_output_the_person_asked_for(session, repo):
-    stored = checked((Mention("src/utils.py", "run", 6, body=True),), session, repo)
+    stored = checked(
+        (Mention("src/utils.py", "run", 6, body=True),), session, repo, maps=RepoMaps()
+    )
     assert stored == [{"kind": "body", "path": "src/utils.py", "symbol": "run", "line": 6}]
     [entry] = [e for e in sessionsets.entries(session, repo) if e.type == "toolcall"]
     assert entry.active and not entry.pinned and entry.tool == "mention"
@@ -120,22 +122,24 @@ def test_a_body_is_found_by_name_when_its_file_moved_it_and_refused_when_it_is_g
     session, repo, root
 ):
     (root / "src" / "utils.py").write_text("\n\ndef slugify(text):\n    return text\n")
-    stored = checked((Mention("src/utils.py", "slugify", 1, body=True),), session, repo)
+    stored = checked(
+        (Mention("src/utils.py", "slugify", 1, body=True),), session, repo, maps=RepoMaps()
+    )
     assert stored[0]["line"] == 3
     with pytest.raises(MentionRefused, match="no longer defines it"):
-        checked((Mention("src/utils.py", "Util", 5, body=True),), session, repo)
+        checked((Mention("src/utils.py", "Util", 5, body=True),), session, repo, maps=RepoMaps())
 
 
 def test_a_refused_message_records_no_body(session, repo):
     asked = (Mention("src/utils.py", "slugify", 1, body=True), Mention("src/gone.py"))
     with pytest.raises(MentionRefused):
-        checked(asked, session, repo)
+        checked(asked, session, repo, maps=RepoMaps())
     assert not [e for e in sessionsets.entries(session, repo) if e.type == "toolcall"]
 
 
 def test_a_bodys_credentials_are_redacted_like_any_tool_output(session, repo, root):
     key = "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
     (root / "src" / "keys.py").write_text(f"def token():\n    return '{key}'\n")
-    checked((Mention("src/keys.py", "token", 1, body=True),), session, repo)
+    checked((Mention("src/keys.py", "token", 1, body=True),), session, repo, maps=RepoMaps())
     [entry] = [e for e in sessionsets.entries(session, repo) if e.type == "toolcall"]
     assert key not in entry.content and "redacted" in entry.content

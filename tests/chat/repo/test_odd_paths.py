@@ -17,7 +17,7 @@ from chat.repo import sessionsets
 from chat.repo.git import IgnoreRules, shown
 from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
-from chat.repo.tools.context import SET_TOOLS, run_tool
+from chat.repo.tools.context_tools import SET_TOOLS, run_tool
 from contextcore.tokens import TokenCounter
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +56,7 @@ def repo_is_git():
 
 
 def call(session, repo, name, **args):
-    return run_tool(session, ToolCall(f"c-{name}", name, json.dumps(args)), repo)
+    return run_tool(session, ToolCall(f"c-{name}", name, json.dumps(args)), repo, maps=RepoMaps())
 
 
 def named(line: str) -> str:

@@ -12,6 +12,8 @@ from django.test import override_settings
 from chat.models import TokenCount
 from chat.repo import git as repo_git
 from chat.repo import picker, sessionsets
+from chat.repo.passes import Passes
+from contextcore.tokens import TokenCounter
 from history import services
 
 pytestmark = pytest.mark.django_db
@@ -69,49 +71,64 @@ def test_git_badges_say_modified_staged_untracked_and_deleted(root):
     }
 
 
-def test_counts_are_cached_by_content_hash(root, monkeypatch):
-    counts = picker.TokenCounts()
+class RecordingCounter(TokenCounter):
+    """The counts' encoder, noting every batch of texts it is asked to encode."""
+
+    def __init__(self) -> None:
+        super().__init__(picker.ENCODING)
+        self.encoded: list[list[str]] = []
+
+    def count_many(self, texts, *, remember: bool = True) -> list[int]:
+        self.encoded.append(list(texts))
+        return super().count_many(texts, remember=remember)
+
+
+def token_counts(counter: TokenCounter | None = None, **options) -> picker.TokenCounts:
+    """The counts of a fresh process (as its served object builds them)."""
+    return picker.TokenCounts(Passes(), counter or TokenCounter(picker.ENCODING), **options)
+
+
+def test_counts_are_cached_by_content_hash(root):
+    recorded, other = RecordingCounter(), RecordingCounter()
+    counts = token_counts(recorded)
     first = counts.count(root, ["src/app.py", "README.md"])
     assert first["src/app.py"].tokens > 0 and first["README.md"].tokens > 0
     assert TokenCount.objects.count() == 2
 
-    encoded: list[list[str]] = []
-    real = picker._encode
-    monkeypatch.setattr(picker, "_encode", lambda texts: encoded.append(texts) or real(texts))
     # A new process (fresh stat cache) finds the counts by hash: nothing is encoded.
-    again = picker.TokenCounts().count(root, ["src/app.py", "README.md"])
-    assert again == first and encoded == [[]]
+    again = token_counts(other).count(root, ["src/app.py", "README.md"])
+    assert again == first and other.encoded == [[]]
     # A copy under another name is the same content: still nothing to encode.
     (root / "copy.py").write_bytes((root / "src" / "app.py").read_bytes())
-    assert picker.TokenCounts().count(root, ["copy.py"])["copy.py"] == first["src/app.py"]
+    assert token_counts().count(root, ["copy.py"])["copy.py"] == first["src/app.py"]
     # An edit is new content: exactly that file is encoded.
     (root / "README.md").write_text("# Readme, now longer than before\n")
     counts.count(root, ["src/app.py", "README.md"])
-    assert encoded[-1] == ["# Readme, now longer than before\n"]
+    assert recorded.encoded[-1] == ["# Readme, now longer than before\n"]
 
 
 def test_binary_and_oversized_files_come_back_with_the_reason(root):
     (root / "logo.png").write_bytes(b"\x89PNG\x00\x00data")
     (root / "huge.txt").write_text("x" * 2000)
-    counts = picker.TokenCounts(size_cap=1000).count(root, ["logo.png", "huge.txt"])
+    counts = token_counts(size_cap=1000).count(root, ["logo.png", "huge.txt"])
     assert counts["logo.png"].tokens is None and "binary" in counts["logo.png"].reason
     assert counts["huge.txt"].as_json() == [None, "too large (2,000 bytes; the limit is 1,000)"]
 
 
 def test_progress_is_reported_until_every_file_is_counted(root):
     seen = []
-    picker.TokenCounts().count(
+    token_counts().count(
         root, repo_git.list_files(root).paths, lambda done, total, fresh: seen.append((done, total))
     )
     assert seen[-1] == (4, 4)
 
 
-def test_the_payload_and_the_pin_endpoint(client, root):
+def test_the_payload_and_the_pin_endpoint(client, root, served):
     with override_settings(ACDC_REPO=root):
         session = services.session_create(repository=str(root), model="acdc/fake")
         sessionsets.activate(session, "src/app.py")
         (root / "logo.png").write_bytes(b"\x89PNG\x00\x00data")
-        picker.COUNTS.count(root, ["src/app.py", "logo.png"])
+        served.counts.count(root, ["src/app.py", "logo.png"])
         data = client.get(f"/s/{session.id}/files.json").json()
         assert data["active"] == ["src/app.py"] and data["outlines"] == []
         assert data["refused"] == ["logo.png"] and ".py" in data["outline_suffixes"]
@@ -144,5 +161,5 @@ def test_opening_a_session_reconciles_its_files_with_the_disk(client, root):
 
 def test_an_empty_file_counts_as_zero_tokens(root):
     (root / "src" / "__init__.py").write_text("")
-    counts = picker.TokenCounts().count(root, ["src/__init__.py", "src/app.py"])
+    counts = token_counts().count(root, ["src/__init__.py", "src/app.py"])
     assert counts["src/__init__.py"].tokens == 0 and counts["src/app.py"].tokens > 0

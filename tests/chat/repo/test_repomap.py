@@ -232,9 +232,8 @@ def test_the_seed_scheme_starts_from_the_graphs_tiers(root):
     for path in ("app/main.py", "core/models.py"):
         manager.file_context.add_file(path)
 
-    engine.fill(
-        manager, selected=["app/main.py", "core/models.py"], pinned=[], user_text="hi", root=root
-    )
+    selected = ["app/main.py", "core/models.py"]
+    engine.fill(manager, RepoMaps(), selected=selected, pinned=[], user_text="hi", root=root)
     messages = manager.prepare_request("hi").messages
 
     assert manager.stability.tier_of("file:core/models.py") == "L1"
@@ -259,10 +258,11 @@ def seed_session(root, facts=SONNET, state=None) -> ContextManager:
 
 
 def turns_at(manager, root, times) -> dict[str, str]:
-    """Turns at the given clock readings, as chat.turn.context makes them; the tiers the
+    """Turns at the given clock readings, as chat.session.setchanges makes them; the tiers the
     last request went out with."""
+    maps = RepoMaps()
     for now in times:
-        engine.fill(manager, selected=SELECTED, pinned=[], user_text="hi", root=root, now=now)
+        engine.fill(manager, maps, selected=SELECTED, pinned=[], user_text="hi", root=root, now=now)
         manager.prepare_request("hi", now=now)
         manager.record_exchange("hi", "ok")
     return {p: manager.stability.tier_of(f"file:{p}") for p in SELECTED}
@@ -355,14 +355,13 @@ def test_the_start_up_build_leaves_nothing_to_parse_for_the_first_turn(root):
     assert (first.main, first.focus, first.tiers) == (alone.main, alone.focus, alone.tiers)
 
 
-def test_a_turn_says_it_waits_while_the_start_up_build_runs(root, monkeypatch):
+def test_a_turn_says_it_waits_while_the_start_up_build_runs(root):
     maps = RepoMaps()
-    monkeypatch.setattr(engine, "MAPS", maps)
-    assert engine.warming_notice(root) == ""
+    assert engine.warming_notice(maps, root) == ""
 
     with maps._symbols_lock:  # a build holds the repository: the warm-up waits behind it
         thread = maps.warm_in_background(root)
-        assert engine.warming_notice(root) == engine.WARMING
+        assert engine.warming_notice(maps, root) == engine.WARMING
     thread.join()
 
-    assert engine.warming_notice(root) == ""
+    assert engine.warming_notice(maps, root) == ""

@@ -10,6 +10,7 @@ import pytest
 import watchfiles
 
 from chat.repo import git
+from chat.repo.edits.disk import OwnWrites
 from chat.repo.repomap.builder import RepoMaps
 from chat.repo.watcher import RepositoryWatcher, WatcherRegistry
 from contextcore.tokens import TokenCounter
@@ -94,8 +95,9 @@ async def noop(changes) -> None:
 @pytest.fixture
 async def watched(repo, root):
     """A map, and a watcher on `root` that told it the watch is on."""
-    maps, events, registry = RepoMaps(), Events(root), WatcherRegistry()
-    await registry.attach(repo, noop, changes_source=events.source, maps=maps)
+    maps, events = RepoMaps(), Events(root)
+    registry = WatcherRegistry(maps, OwnWrites())
+    await registry.attach(repo, noop, changes_source=events.source)
     await events.deliver()
     yield maps, events
     await registry.detach(repo)
@@ -169,9 +171,10 @@ def test_without_a_watcher_every_build_looks_at_every_file(root, listings):
 
 
 async def test_an_edit_before_the_watch_was_on_is_seen_by_the_first_build_after(repo, root):
-    maps, events, registry = RepoMaps(), Events(root), WatcherRegistry()
+    maps, events = RepoMaps(), Events(root)
+    registry = WatcherRegistry(maps, OwnWrites())
     build(root, maps)  # no watcher yet
-    await registry.attach(repo, noop, changes_source=events.source, maps=maps)
+    await registry.attach(repo, noop, changes_source=events.source)
     (root / "util/text.py").write_text("def slug(text: str, sep: str = '-') -> str: ...\n")
     await events.deliver()  # the watch is on now; the edit came before it: never heard
     try:
@@ -183,8 +186,9 @@ async def test_an_edit_before_the_watch_was_on_is_seen_by_the_first_build_after(
 
 
 async def test_after_the_watcher_leaves_an_unheard_edit_is_still_seen(repo, root):
-    maps, events, registry = RepoMaps(), Events(root), WatcherRegistry()
-    await registry.attach(repo, noop, changes_source=events.source, maps=maps)
+    maps, events = RepoMaps(), Events(root)
+    registry = WatcherRegistry(maps, OwnWrites())
+    await registry.attach(repo, noop, changes_source=events.source)
     await events.deliver()
     build(root, maps)
     await registry.detach(repo)  # the last page left
@@ -199,7 +203,9 @@ async def test_after_the_watcher_leaves_an_unheard_edit_is_still_seen(repo, root
 async def test_after_the_watcher_crashes_an_unheard_edit_is_still_seen(repo, root):
     maps, events = RepoMaps(), Events(root)
     running = asyncio.create_task(
-        RepositoryWatcher(repo, noop, changes_source=events.source, maps=maps).run()
+        RepositoryWatcher(
+            repo, noop, maps=maps, own_writes=OwnWrites(), changes_source=events.source
+        ).run()
     )
     await events.deliver()
     build(root, maps)

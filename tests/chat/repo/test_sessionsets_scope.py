@@ -9,9 +9,10 @@ import pytest
 
 from chat.repo import sessionsets
 from chat.repo.indexing import record_toolcall
+from chat.repo.repomap.builder import RepoMaps
 from chat.repo.sessionsets import SetsError
 from chat.repo.tools.calls import ToolCall
-from chat.repo.tools.context import run_tool
+from chat.repo.tools.context_tools import run_tool
 from history import services
 from history.models import SessionObject
 
@@ -32,7 +33,9 @@ def other(session, repo):
 @pytest.mark.parametrize("tool", ["activate", "pin", "deactivate", "unpin"])
 def test_a_tool_call_id_of_another_session_is_no_such_object_here(session, repo, other, tool):
     _, foreign_id = other
-    result = run_tool(session, ToolCall("c9", tool, json.dumps({"id": foreign_id})), repo)
+    result = run_tool(
+        session, ToolCall("c9", tool, json.dumps({"id": foreign_id})), repo, maps=RepoMaps()
+    )
     assert result.status == "fail"
     assert f"{foreign_id}: no such object in this session" in result.output
     assert SECRET_OUTPUT not in result.output
@@ -54,7 +57,12 @@ def test_an_id_of_this_session_still_resolves(session, repo):
     own = record_toolcall(
         session=session, call_id="c1", tool="grep", args={}, status="ok", output="mine"
     )
-    result = run_tool(session, ToolCall("c2", "activate", json.dumps({"id": own.object.id})), repo)
+    result = run_tool(
+        session,
+        ToolCall("c2", "activate", json.dumps({"id": own.object.id})),
+        repo,
+        maps=RepoMaps(),
+    )
     assert result.status == "ok" and "mine" in result.output
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from chat.llm.runtime import Runtime
 from chat.repo import sessionsets
+from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
-from chat.repo.tools.context import MAX_STUBS, TOOL_NAMES, TOOL_SPECS, run_tool
+from chat.repo.tools.context_tools import MAX_STUBS, TOOL_NAMES, TOOL_SPECS, run_tool
 from history.models import ContentObject, SessionObject
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +34,7 @@ def root(tmp_path):
 
 
 def call(session, repo, name, **args):
-    return run_tool(session, ToolCall("c-" + name, name, json.dumps(args)), repo)
+    return run_tool(session, ToolCall("c-" + name, name, json.dumps(args)), repo, maps=RepoMaps())
 
 
 def test_every_tool_has_a_schema_the_provider_can_read():
@@ -157,7 +158,7 @@ def test_listing_many_files_caps_the_stubs(session, repo, root):
 def test_bad_calls_fail_with_a_clear_message_and_read_nothing_outside(
     session, repo, name, arguments, message
 ):
-    result = run_tool(session, ToolCall("bad", name, arguments), repo)
+    result = run_tool(session, ToolCall("bad", name, arguments), repo, maps=RepoMaps())
     assert result.status == "fail" and message in result.output, result.output
     assert "hello from outside" not in result.output
     recorded = ContentObject.objects.get(pk=result.object_id).latest_version()
@@ -175,29 +176,33 @@ def test_symlinks_out_of_the_repository_and_device_files_are_refused(session, re
 
 
 def test_a_catastrophic_pattern_is_stopped(session, repo, root, monkeypatch):
-    import chat.repo.tools.context
+    import chat.repo.tools.context_tools
 
     (root / "evil.txt").write_text("a" * 5000 + "!\n")
     # any search now counts as slow
-    monkeypatch.setattr(chat.repo.tools.context, "GREP_SECONDS", 0.001)
+    monkeypatch.setattr(chat.repo.tools.context_tools, "GREP_SECONDS", 0.001)
     result = call(session, repo, "grep", pattern="(a+)+$")
     assert result.status == "fail" and "took longer than" in result.output
 
 
 def test_a_repeated_call_id_keeps_both_calls(session, repo):
-    first = run_tool(session, ToolCall("same", "list_files", "{}"), repo)
-    second = run_tool(session, ToolCall("same", "list_files", "{}"), repo)
+    first = run_tool(session, ToolCall("same", "list_files", "{}"), repo, maps=RepoMaps())
+    second = run_tool(session, ToolCall("same", "list_files", "{}"), repo, maps=RepoMaps())
     assert first.object_id != second.object_id
 
 
 def test_a_tool_call_with_a_wrong_type_fails_with_the_reason(session, repo):
-    result = run_tool(session, ToolCall("typed", "read_file", '{"path": 42}'), repo)
+    result = run_tool(
+        session, ToolCall("typed", "read_file", '{"path": 42}'), repo, maps=RepoMaps()
+    )
     assert result.status == "fail"
     assert result.output == "Error: argument 'path' must be text"
 
 
 def test_every_problem_with_a_call_is_named_at_once(session, repo):
-    result = run_tool(session, ToolCall("many", "grep", '{"path": 1, "flags": "i"}'), repo)
+    result = run_tool(
+        session, ToolCall("many", "grep", '{"path": 1, "flags": "i"}'), repo, maps=RepoMaps()
+    )
     assert result.status == "fail"
     for reason in ("missing argument 'pattern'", "'path' must be text", "argument 'flags'"):
         assert reason in result.output, result.output
@@ -223,6 +228,8 @@ def test_the_schema_the_model_sees_says_what_the_tools_accept():
 
 
 def test_the_arguments_are_recorded_as_the_model_sent_them(session, repo):
-    result = run_tool(session, ToolCall("plain", "list_files", '{"pattern": "*.md"}'), repo)
+    result = run_tool(
+        session, ToolCall("plain", "list_files", '{"pattern": "*.md"}'), repo, maps=RepoMaps()
+    )
     assert result.status == "ok" and result.args == {"pattern": "*.md"}
     assert result.args_display == "list_files(pattern='*.md')"

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
-from chat.repo.tools.context import run_tool
+from chat.repo.tools.context_tools import run_tool
 from history import services
 from history.models import SessionObject
 
@@ -38,7 +39,7 @@ def session(root):
 
 
 def outline(session, repo, arguments: str):
-    return run_tool(session, ToolCall("c-outline", "outline", arguments), repo)
+    return run_tool(session, ToolCall("c-outline", "outline", arguments), repo, maps=RepoMaps())
 
 
 def test_it_answers_with_the_signatures_and_leaves_the_sets_alone(session, repo):
@@ -73,7 +74,9 @@ def test_it_refuses_in_words(session, repo, arguments, reason):
 
 
 def call(session, repo, name: str, arguments: dict):
-    return run_tool(session, ToolCall(f"c-{name}", name, json.dumps(arguments)), repo)
+    return run_tool(
+        session, ToolCall(f"c-{name}", name, json.dumps(arguments)), repo, maps=RepoMaps()
+    )
 
 
 def test_activate_with_outline_puts_the_outline_in_the_sets_and_switches_back(session, repo):

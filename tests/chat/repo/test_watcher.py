@@ -10,6 +10,8 @@ import watchfiles
 from channels.db import database_sync_to_async
 
 from chat.repo import sessionsets
+from chat.repo.edits.disk import OwnWrites
+from chat.repo.repomap.builder import RepoMaps
 from chat.repo.watcher import RepositoryWatcher, WatcherRegistry
 from history import services
 
@@ -28,6 +30,11 @@ def repo_files():
     }
 
 
+def parts() -> dict:
+    """What a served object hands its watchers: repository maps and acdc's own writes."""
+    return {"maps": RepoMaps(), "own_writes": OwnWrites()}
+
+
 def events(root, *batches):
     """An event source yielding the given batches of (change, relative path)."""
 
@@ -44,7 +51,7 @@ async def watch(repo, source) -> list:
     async def on_change(changes) -> None:
         heard.extend(changes)
 
-    await RepositoryWatcher(repo, on_change, changes_source=source).run()
+    await RepositoryWatcher(repo, on_change, **parts(), changes_source=source).run()
     return heard
 
 
@@ -110,7 +117,7 @@ async def test_a_deleted_file_gets_a_null_version_and_a_touch_changes_nothing(re
 
 
 async def test_the_registry_runs_one_watcher_until_the_last_page_leaves(repo, root):
-    registry = WatcherRegistry()
+    registry = WatcherRegistry(**parts())
     gate = asyncio.Event()
 
     async def source():
@@ -149,7 +156,7 @@ async def test_the_real_watcher_sees_an_edit_on_disk(repo, root):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(news.wait(), 2)
 
-    registry = WatcherRegistry()
+    registry = WatcherRegistry(**parts())
     await registry.attach(repo, on_change)
     try:
         # The OS watch is on once the watcher hears a file no session knows; one written
@@ -166,3 +173,27 @@ async def test_the_real_watcher_sees_an_edit_on_disk(repo, root):
     assert any(c.path == "src/app.py" and c.outcome == "updated" for c in heard)
     entry = next(e for e in await database_sync_to_async(sessionsets.entries)(session, repo))
     assert entry.content == "print('edited on disk')\n"
+
+
+async def test_project_instructions_coming_going_or_changing_are_told_at_once(repo, root):
+    told: list[str] = []
+
+    async def on_change(changes) -> None:
+        pass
+
+    (root / "AGENTS.md").write_text("# Rules\n")
+    source = events(
+        root,
+        [(watchfiles.Change.modified, "notes.md")],  # not an instructions file
+        [(watchfiles.Change.added, "AGENTS.md")],
+        [(watchfiles.Change.deleted, ".github/copilot-instructions.md")],
+    )
+    watcher = RepositoryWatcher(
+        repo,
+        on_change,
+        **parts(),
+        changes_source=source,
+        on_instructions=lambda: told.append("now"),
+    )
+    await watcher.run()
+    assert told == ["now", "now"]

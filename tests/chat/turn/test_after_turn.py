@@ -86,8 +86,8 @@ async def test_compact_now_on_an_empty_session_is_a_clear_error():
 def pile_up_summaries(session, count: int) -> None:
     """Summaries that change nothing (each keeps the history as it is), stored as the
     compaction service stores them: under the lease, the header told."""
-    from chat.turn.session import SessionContext, held
-    from chat.turn.session.working import as_refs
+    from chat.session import SessionContext, held
+    from chat.session.working import as_refs
     from history.models import Compaction
 
     with held(session.id) as owner:
@@ -107,7 +107,7 @@ def pile_up_summaries(session, count: int) -> None:
 
 @pytest.mark.parametrize("enabled", [True, False])
 async def test_automatic_rollback_only_when_enabled_and_asked_for(fake, enabled):
-    from chat.turn import checkpoints
+    from chat.session import checkpoints
     from history.models import Message, Session
 
     session = await new_session()

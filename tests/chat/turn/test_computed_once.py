@@ -19,15 +19,15 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from PIL import Image as PILImage
 
-from chat.live.turnhost import HOST
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
-from chat.turn.session import SessionContext
+from chat.session import SessionContext
 from chat.turn.turns import run_turn
 from contextcore.manager import ContextManager
 from contextcore.prompt.assembly import PromptAssembler
 from history import services
-from history.images import image_store
+from history.images import DecodeGate, image_store
 from history.models import Compaction, Session, TokenUsage
 from tests.chat.sockets import connect, eventually, frames_until, new_session, send
 
@@ -91,7 +91,7 @@ async def _turn(ws, session_id: str, text: str) -> list[str]:
 
 
 async def _idle(session_id: str) -> bool:
-    return not HOST.running(session_id)
+    return not served().host.running(session_id)  # the test's own (tests/conftest.py)
 
 
 @database_sync_to_async
@@ -187,7 +187,7 @@ async def test_a_turn_that_compacts_opens_the_session_context_once(fake, opened)
 def test_an_attached_image_is_read_once_for_its_turn(fake):
     out = io.BytesIO()
     PILImage.new("RGB", (300, 200), (0, 160, 90)).save(out, format="PNG")
-    image = image_store(out.getvalue())
+    image = image_store(out.getvalue(), decodes=DecodeGate())
     session = services.session_create(repository="x", model="acdc/fake")
 
     async def ignore(event) -> None:

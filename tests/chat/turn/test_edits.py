@@ -81,11 +81,12 @@ async def test_an_applied_edit_reaches_the_next_request_as_a_result_line_and_a_d
     offered = {tool["function"]["name"] for tool in fake.requests[0].tools}
     assert {"edit_file", "write_file", "read_file"} <= offered
     assert "call the edit_file tool" in json.dumps(fake.requests[0].messages[0])
-    in_round = fake.requests[1].messages[-1]
+    in_round = fake.requests[1].messages[-1]  # nothing is written while the reply streams
     assert in_round == {
         "role": "tool",
         "tool_call_id": "e1",
-        "content": "applied: src/app.py v1→v2, +1 −1",
+        "content": "pending review: src/app.py, +1 −1 "
+        "(it is written when your reply ends, together with your other edits)",
     }
 
     await turn(session.id, "Thanks.")
@@ -106,7 +107,7 @@ async def test_a_search_replace_block_in_the_reply_becomes_a_pending_edit(fake, 
     await turn(session.id, "Say ciao instead of bye.")
     row = await database_sync_to_async(PendingEdit.objects.get)()
     assert (row.status, row.block_index, row.path) == ("pending", 0, "src/app.py")
-    assert row.result == "pending review: src/app.py, +1 −1" and row.message_id
+    assert row.result.startswith("pending review: src/app.py, +1 −1 (") and row.message_id
     assert (edits_on / "src" / "app.py").read_text() == APP  # waits for the person
 
     await turn(session.id, "Thanks.")
@@ -163,7 +164,8 @@ async def test_failed_blocks_go_back_once_in_the_same_turn_and_the_corrected_one
     assert "edit 1 (src/app.py)" in asked[-1]["content"]  # the good one is not asked again
     assert asked[-1]["content"].endswith("Send corrected SEARCH/REPLACE blocks for those only.")
     assert finished.status == "complete" and finished.text.endswith(corrected)
-    assert await block_rows() == [(0, "pending"), (1, "failed"), (2, "pending")]
+    # The failed block went back and the model's new edit of the file stands in for it.
+    assert await block_rows() == [(0, "pending"), (1, "retried"), (2, "pending")]
     assert (edits_on / "src" / "app.py").read_text() == APP  # each waits for the person
 
 
@@ -173,7 +175,7 @@ async def test_a_retry_that_fails_again_is_not_retried(fake, edits_on):
     finished = await turn(session.id, "Say hi.")
     assert len(fake.requests) == 2
     assert "Never asked." not in finished.text
-    assert await block_rows() == [(0, "failed"), (1, "failed")]
+    assert await block_rows() == [(0, "retried"), (1, "failed")]  # the retry's failure stands
 
 
 async def test_blocks_that_all_apply_make_no_second_request(fake, edits_on):
@@ -182,3 +184,16 @@ async def test_blocks_that_all_apply_make_no_second_request(fake, edits_on):
     await turn(session.id, "Say ciao.")
     assert len(fake.requests) == 1
     assert await block_rows() == [(0, "pending")]
+
+
+async def test_a_reply_cut_short_shows_its_edits_and_applies_none(fake, edits_on):
+    session = await session_reading("src/app.py", auto_apply=True)
+    fake.enqueue(
+        FakeStep(tool_calls=[edit_call("'bye ' + name", "'ciao ' + name")]),
+        FakeStep(text="Now the", error="bad_request", error_after=1),
+    )
+    finished = await turn(session.id, "Say ciao instead of bye.")
+    assert finished.status == "error"
+    row = await database_sync_to_async(PendingEdit.objects.get)()
+    assert (row.status, row.message_id) == ("pending", finished.assistant_message_id)
+    assert (edits_on / "src" / "app.py").read_text() == APP  # a cut reply is not whole

@@ -96,3 +96,15 @@ def test_a_change_on_disk_reaches_the_next_request(fake, served_root):
 
     assert "Never use print." in system_text(changed)
     assert system_text(again) == system_text(changed)
+
+
+def test_the_dry_run_report_names_the_instructions_files_with_their_tokens(served_root):
+    session = services.session_create(repository=str(served_root), model="acdc/dry-run")
+    finished = async_to_sync(run_turn)(
+        session_id=session.id, user_text="hi", emit=ignore, model="acdc/dry-run"
+    )
+    assert finished.status == "complete"
+    listed = [line for line in finished.text.splitlines() if "Project instructions" in line]
+    assert len(listed) == 1
+    assert listed[0].startswith("- Project instructions: `AGENTS.md` (")
+    assert listed[0].endswith(" tokens)") and "(0 tokens)" not in listed[0]

@@ -7,7 +7,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from chat.live.protocol import parse_frame
-from chat.repo import outlines, picker, sessionsets
+from chat.repo import outlines, sessionsets
 from chat.turn.turns import run_turn
 from contextcore.prompt.revisions import read_current_files
 from tests.chat.sockets import new_session
@@ -65,25 +65,26 @@ async def test_an_outline_goes_to_the_prompt_and_back_to_the_whole_file(root, fa
     assert await database_sync_to_async(sessionsets.outline_paths)(session) == []
 
 
-async def test_a_file_without_grammar_has_no_outline_and_a_secret_none_either(root, fake):
+async def test_a_file_without_grammar_has_no_outline_and_a_secret_none_either(root, fake, served):
     session = await new_session()
     problems = await database_sync_to_async(select)(session, ["README.md"], ["README.md"])
     assert problems == ["README.md: no outline, acdc has no grammar for this kind of file"]
     assert await database_sync_to_async(sessionsets.active_paths)(session) == []
     # The counts leave out what has no outline: no grammar, or shaped like a secret.
-    counts = outlines.counts(root, ["shop.py", "README.md", "secrets.py"])
+    counts = served.outlines.counts(root, ["shop.py", "README.md", "secrets.py"])
     assert list(counts) == ["shop.py"]
 
 
-def test_outline_counts_are_smaller_than_the_file_and_remembered(root):
-    counts = outlines.counts(root, ["shop.py"])
-    labelled = outlines.text(root, "shop.py")
-    assert counts["shop.py"] == picker.COUNTER.count_text(labelled)
+def test_outline_counts_are_smaller_than_the_file_and_remembered(root, served):
+    counted = served.outlines
+    counts = counted.counts(root, ["shop.py"])
+    labelled = outlines.text(root, "shop.py", served.maps)
+    assert counts["shop.py"] == counted.counter.count_text(labelled)
     assert "BODY LINE" not in labelled
-    assert outlines.known(root, ["shop.py", "README.md"]) == counts
+    assert counted.known(root, ["shop.py", "README.md"]) == counts
     (root / "shop.py").write_text(SHOP + "\ndef more() -> None:\n    pass\n")
-    assert outlines.known(root, ["shop.py"]) == {}  # changed since: counted again
-    assert outlines.counts(root, ["shop.py"])["shop.py"] > counts["shop.py"]
+    assert counted.known(root, ["shop.py"]) == {}  # changed since: counted again
+    assert counted.counts(root, ["shop.py"])["shop.py"] > counts["shop.py"]
 
 
 def test_the_select_frame_carries_the_outline_paths():

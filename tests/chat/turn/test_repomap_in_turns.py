@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from unittest.mock import patch
 
 import pytest
 from channels.db import database_sync_to_async
@@ -122,22 +121,23 @@ async def test_a_turn_during_the_start_up_build_says_so_and_waits_for_the_map(ro
             notices.append(event.text)
             said.set()
 
-    with patch.object(engine, "MAPS", maps):
-        maps._symbols_lock.acquire()  # the start-up build is still reading the repository
-        try:
-            maps.warm_in_background(root)
-            running = asyncio.create_task(
-                run_turn(session_id=session.id, user_text="Hi", emit=watch, model="acdc/fake")
-            )
-            # the notice comes first; a turn that ended without one fails below, not hangs
-            await asyncio.wait(
-                {running, asyncio.ensure_future(said.wait())},
-                return_when=asyncio.FIRST_COMPLETED,
-                timeout=120,  # only a broken build gets near this
-            )
-        finally:
-            maps._symbols_lock.release()
-        await running
+    # The turn is handed the maps a start-up build is still warming.
+    maps._symbols_lock.acquire()  # the start-up build is still reading the repository
+    try:
+        maps.warm_in_background(root)
+        turn = run_turn(
+            session_id=session.id, user_text="Hi", emit=watch, model="acdc/fake", maps=maps
+        )
+        running = asyncio.create_task(turn)
+        # the notice comes first; a turn that ended without one fails below, not hangs
+        await asyncio.wait(
+            {running, asyncio.ensure_future(said.wait())},
+            return_when=asyncio.FIRST_COMPLETED,
+            timeout=120,  # only a broken build gets near this
+        )
+    finally:
+        maps._symbols_lock.release()
+    await running
 
     assert notices[0] == engine.WARMING
     assert "py/shapes.py:\n  SIDES = 4\n  class Shape" in text(fake.requests[-1].messages[0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
-from chat.turn.context import restore_latest_session, select_files, selected_files
+from chat.session.setchanges import restore_latest_session, select_files, selected_files
 from history import services
 from history.models import Message, Session
 

@@ -7,14 +7,21 @@ from channels.db import database_sync_to_async
 from django.test import override_settings
 
 from chat.live.frames import render_event
+from chat.live.served import served
 from chat.llm.fake import FakeStep
-from chat.turn.endless import set_endless
+from chat.session.endless import set_endless
 from chat.turn.events import TurnFinished
 from chat.turn.turns import run_turn
 from chat.web.conversation import conversation_items, render_conversation
 from history import services
 from history.models import Session
 from tests.chat.sockets import new_session
+
+
+def panel():
+    """The Files panel's parts of the test's own served object (tests/conftest.py)."""
+    return served().files
+
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SUMMARY = (
@@ -69,7 +76,7 @@ async def test_a_reply_names_the_related_items_it_was_offered_with_source_and_re
     html = await page_html(session)
     assert "What the model saw" in html and f"/history/{earlier.id}/" in html
     assert f"relevance {item['percent']}%" in html
-    live = await database_sync_to_async(render_event)(finished)
+    live = await database_sync_to_async(render_event)(finished, panel())
     assert "never key it by path" in live[0]
 
 

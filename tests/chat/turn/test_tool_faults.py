@@ -64,7 +64,7 @@ async def test_an_over_long_path_fails_its_tool_call_and_the_turn_goes_on(fake):
 async def test_a_fault_in_a_tool_round_ends_the_turn_as_an_error_with_retry(fake, monkeypatch):
     session = await new_session()
 
-    def broken(ctx, turn_id, call):  # stands in for a bug nobody has found yet
+    def broken(ctx, turn_id, call, at=0):  # stands in for a bug nobody has found yet
         raise RuntimeError("the disk went away")
 
     monkeypatch.setattr(toolrounds, "run_and_store", broken)

@@ -132,7 +132,11 @@ async def test_tool_cards_and_the_picker_update_reach_the_browser(fake):
     assert '<input type="checkbox" aria-label="README.md" data-path="README.md" checked' in update
     # The total counts against the model's budget, though no HUD has named it yet.
     assert re.search(r"of [1-9][\d,]* tokens", update), update[-400:]
-    assert 'class="tool-cards"' in frames[-1] and "status-ok" in frames[-1]  # kept at the end
+    # The card goes into the reply's body where the call was made (here before any text),
+    # and the finished reply keeps that body instead of drawing the card a second time.
+    started = next(f for f in frames if "tool-card status-running" in f)
+    assert re.search(r'id="msg-\w+-body"[^>]*><details class="tool-card status-running', started)
+    assert "hx-preserve" in frames[-1] and "tool-card " not in frames[-1]
     await ws.disconnect()
     page = await database_sync_to_async(lambda: Client().get(f"/s/{session.id}/"))()
     assert "tool-card status-ok" in page.content.decode()  # and after a reload

@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from PIL import Image as PILImage
 
 from chat.llm.fake import FakeStep
-from history.images import image_store, images_for_messages
+from history.images import DecodeGate, image_store, images_for_messages
 from history.models import Message, Session
 from tests.chat.sockets import connect, frames_until, new_session, send
 
@@ -22,7 +22,7 @@ QUESTION = "What is in this picture?"
 def stored_image(size: tuple[int, int] = (300, 200)):
     out = io.BytesIO()
     PILImage.new("RGB", size, (0, 160, 90)).save(out, format="PNG")
-    return image_store(out.getvalue())
+    return image_store(out.getvalue(), decodes=DecodeGate())
 
 
 @database_sync_to_async

@@ -145,7 +145,9 @@ def test_a_file_changed_on_disk_makes_its_pending_card_a_conflict_with_both_text
     (edits_on / "app.py").write_text("def greet():\n    return 'hey'\n")
     page = Client().get(f"/s/{message.session_id}/").content.decode()
     assert (
-        "Conflict" in page and "The file on disk now" in page and "return &#x27;hey&#x27;" in page
+        "Conflict" in page
+        and "What changed on disk in those lines" in page
+        and "+    return &#x27;hey&#x27;" in page
     )
     html = act(message, op="accept", path="app.py")
     assert statuses(message) == ["conflict"] and "Conflict" in html
@@ -197,7 +199,7 @@ async def test_a_finished_reply_with_edit_blocks_gets_its_cards(edits_on, fake):
 def test_the_hunks_left_pending_are_a_conflict_once_the_file_changes_on_disk(edits_on):
     message = reply_with_edits(TWO_HUNKS)
     act(message, op="accept", path="notes.txt", hunk="1")
-    changed = (edits_on / "notes.txt").read_text().replace("line 3\n", "line three\n")
+    changed = (edits_on / "notes.txt").read_text().replace("line 19\n", "line 19 (mine)\n")
     (edits_on / "notes.txt").write_text(changed)
     html = act(message, op="accept", path="notes.txt")
     assert statuses(message) == ["applied", "conflict"] and "Conflict" in html
@@ -217,12 +219,12 @@ def test_a_new_file_and_a_deleted_file_say_so_plainly(edits_on):
     assert render_edits(message).count("Applied") == 2
 
 
-async def test_a_change_on_disk_makes_the_pending_card_a_conflict_in_every_tab(edits_on):
+async def test_a_change_on_disk_makes_the_pending_card_a_conflict_in_every_tab(edits_on, served):
     message = await database_sync_to_async(reply_with_edits)(GREET)
     tab = await connect(message.session_id)
     try:
         (edits_on / "app.py").write_text("def greet():\n    return 'hey'\n")
-        await files_changed([Change("app.py", "updated", "", (message.session_id,))])
+        await files_changed(served, [Change("app.py", "updated", "", (message.session_id,))])
         frames = await frames_until(tab, f'id="edits-{message.id}"')
         assert "Conflict" in frames[-1] and "return &#x27;hey&#x27;" in frames[-1]
     finally:
@@ -245,21 +247,21 @@ async def _picker_update(tab) -> str:
     """The next Files-panel update the watcher's news sends (counts ride along with it)."""
     while True:
         frame = await tab.receive_from(timeout=30)
-        if frame.startswith('<div id="picker-update"') and 'id="n' in frame:
+        if frame.startswith('<div id="picker-update"') and 'data-added="[&quot;' in frame:
             return frame
 
 
-async def test_acdcs_own_write_is_not_marked_edited_in_the_files_panel(edits_on):
+async def test_acdcs_own_write_is_not_marked_edited_in_the_files_panel(edits_on, served):
     # "edited" says the file changed since the model read it; after acdc's own write the
     # model has the change (a diff in its next request), so only the person's own edit is.
     message = await database_sync_to_async(reply_with_edits)(GREET)
     tab = await connect(message.session_id)
     try:
         await _in_files_group(tab)
-        await files_changed([Change("app.py", "written", "", (message.session_id,))])
+        await files_changed(served, [Change("app.py", "written", "", (message.session_id,))])
         ours = await _picker_update(tab)
-        assert 'id="e' not in ours and 'data-path="app.py"' in ours
-        await files_changed([Change("app.py", "updated", "", (message.session_id,))])
+        assert 'id="e' not in ours and "&quot;app.py&quot;" in ours
+        await files_changed(served, [Change("app.py", "updated", "", (message.session_id,))])
         assert f'id="e{row_key("app.py")}"' in await _picker_update(tab)
     finally:
         await tab.disconnect()
@@ -293,3 +295,22 @@ def test_an_edit_whose_text_still_matches_after_a_change_on_disk_is_still_pendin
     act(message, op="accept", path="app.py")
     assert (edits_on / "app.py").read_text() == "# a comment\ndef greet():\n    return 'hello'\n"
     assert statuses(message) == ["applied"]
+
+
+def test_an_edit_already_in_the_file_says_so_and_is_not_a_conflict(edits_on):
+    message = reply_with_edits(GREET)
+    (edits_on / "app.py").write_text("def greet():\n    return 'hello'\n")  # the person did it
+    html = render_edits(message)
+    assert "Already in the file" in html and "Conflict" not in html
+    html = act(message, op="accept")
+    assert "already applied: app.py" in html and "Applied" in html
+
+
+@pytest.mark.parametrize("hunk", ["²", "1e9", "-1", "x", "0", "9" * 500, "１"])
+def test_a_hunk_that_is_not_a_plain_number_is_refused_plainly(edits_on, hunk):
+    message = reply_with_edits(TWO_HUNKS)
+    response = Client().post(
+        f"/m/{message.id}/edits/", {"op": "accept", "path": "notes.txt", "hunk": hunk}
+    )
+    assert response.status_code == 400
+    assert statuses(message) == ["pending"]

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image as PILImage
 
 from history import services
-from history.images import image_store, message_attach_images
+from history.images import DecodeGate, image_store, message_attach_images
 from history.models import Image
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,9 @@ def test_an_image_over_five_megabytes_is_refused_without_storing(client, session
 
 
 def test_a_sixth_image_is_refused(client, session):
-    pending = [image_store(picture(size=(10 + n, 10))).sha256 for n in range(5)]
+    pending = [
+        image_store(picture(size=(10 + n, 10)), decodes=DecodeGate()).sha256 for n in range(5)
+    ]
     response = client.post(
         f"/s/{session.id}/images/", {"file": upload("six.png", picture()), "image": pending}
     )
@@ -77,7 +79,7 @@ def test_an_upload_to_an_unknown_session_is_a_404_fragment(client):
 
 def test_the_full_image_is_served_with_its_type_and_long_cache_headers(client):
     data = picture("JPEG")
-    image = image_store(data)
+    image = image_store(data, decodes=DecodeGate())
     response = client.get(f"/images/{image.sha256}/")
     assert response.status_code == 200
     assert response["Content-Type"] == "image/jpeg"
@@ -87,7 +89,7 @@ def test_the_full_image_is_served_with_its_type_and_long_cache_headers(client):
 
 
 def test_the_thumbnail_is_served_as_webp(client):
-    image = image_store(picture())
+    image = image_store(picture(), decodes=DecodeGate())
     response = client.get(f"/images/{image.sha256}/thumb/")
     assert response.status_code == 200
     assert response["Content-Type"] == "image/webp"
@@ -96,7 +98,7 @@ def test_the_thumbnail_is_served_as_webp(client):
 
 
 def test_a_matching_etag_is_answered_with_304(client):
-    image = image_store(picture())
+    image = image_store(picture(), decodes=DecodeGate())
     response = client.get(f"/images/{image.sha256}/", HTTP_IF_NONE_MATCH=f'"{image.sha256}"')
     assert response.status_code == 304
 
@@ -108,14 +110,14 @@ def test_an_unknown_image_is_a_404(client, sha):
 
 
 def test_re_attaching_returns_the_chip_of_a_stored_image(client):
-    image = image_store(picture())
+    image = image_store(picture(), decodes=DecodeGate())
     response = client.get(f"/images/{image.sha256}/chip/")
     assert response.status_code == 200
     assert f'name="image" value="{image.sha256}"' in response.content.decode()
 
 
 def test_re_attaching_an_image_already_pending_adds_nothing(client):
-    image = image_store(picture())
+    image = image_store(picture(), decodes=DecodeGate())
     response = client.get(f"/images/{image.sha256}/chip/", {"image": image.sha256})
     assert response.status_code == 200
     assert 'name="image"' not in response.content.decode()
@@ -129,7 +131,7 @@ def test_re_attaching_an_unknown_image_is_a_400_with_a_message(client):
 
 def test_the_session_page_shows_thumbnails_of_a_user_message(client, session):
     message = services.message_append(session=session, role="user", content="See this")
-    image = image_store(picture())
+    image = image_store(picture(), decodes=DecodeGate())
     message_attach_images(message, [image])
     html = client.get(f"/s/{session.id}/").content.decode()
     assert f'href="/images/{image.sha256}/"' in html

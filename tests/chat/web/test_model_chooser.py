@@ -9,7 +9,12 @@ from django.conf import settings
 
 from chat.turn.turns import run_turn
 from chat.web import views_model
-from chat.web.views_model import SWITCH_NOTICE, cost_map_models, model_suggestions
+from chat.web.views_model import (
+    SWITCH_NOTICE,
+    ModelListings,
+    cost_map_models,
+    model_suggestions,
+)
 from history import services
 from history.models import Message, Session
 
@@ -98,19 +103,18 @@ def test_the_next_turn_uses_the_model_chosen(client, fake):
 
 def test_suggestions_are_the_offline_models_without_provider_keys(settings):
     settings.ACDC_MODEL = "acdc/fake"
-    assert model_suggestions({}) == ["acdc/fake", "acdc/dry-run"]
+    assert model_suggestions({}, ModelListings()) == ["acdc/fake", "acdc/dry-run"]
 
 
 def test_suggestions_add_the_keyed_providers_models_once_listed(settings, monkeypatch):
     settings.ACDC_MODEL = "acdc/fake"
-    monkeypatch.setattr(views_model, "_LISTINGS", {})
-    monkeypatch.setattr(views_model, "_LISTING_STARTED", set())
     monkeypatch.setattr(views_model.threading, "Thread", _NoThread)
-    env = {"ANTHROPIC_API_KEY": "sk-test"}
-    assert model_suggestions(env) == ["acdc/fake", "acdc/dry-run", "anthropic/claude-sonnet-4-5"]
+    listings, env = ModelListings(), {"ANTHROPIC_API_KEY": "sk-test"}
+    first = model_suggestions(env, listings)
+    assert first == ["acdc/fake", "acdc/dry-run", "anthropic/claude-sonnet-4-5"]
 
-    views_model.list_models(("anthropic",))  # what the thread does: litellm's own map
-    listed = model_suggestions(env)
+    listings.list(("anthropic",))  # what the thread does: litellm's own map
+    listed = model_suggestions(env, listings)
     assert 3 < len(listed) <= 200
     assert listed[:3] == ["acdc/fake", "acdc/dry-run", "anthropic/claude-sonnet-4-5"]
     assert all(name.startswith("anthropic/") for name in listed[2:])

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from chat.repo import picker, sessionsets
+from chat.repo import sessionsets
 from chat.web.panels.fileupdates import row_key
 from tests.chat.web.pickerhtml import file_row
 
@@ -36,8 +36,8 @@ def repo_is_git() -> bool:
 
 
 @pytest.fixture
-def chosen(session, served_root):
-    picker.COUNTS.count(served_root, ["lib/a.py", "lib/deep/b.py", "lib/logo.bin"])
+def chosen(session, served_root, served):
+    served.counts.count(served_root, ["lib/a.py", "lib/deep/b.py", "lib/logo.bin"])
     active = ["lib/deep/b.py", "lib/deep/c.py", "lib/mixed/e.py"]
     sessionsets.set_active_files(session, active, outlines=["lib/deep/c.py"])
     sessionsets.pin(session, "lib/a.py")

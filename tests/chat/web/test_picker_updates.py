@@ -12,8 +12,6 @@ import pytest
 from django.conf import settings
 
 from chat.live.consumers import files_changed
-from chat.repo import picker
-from chat.repo.passes import PASSES
 from chat.repo.watcher import Change
 from chat.web.panels.fileupdates import picker_update, row_key
 from tests.chat.sockets import WAIT, connect, new_session
@@ -45,7 +43,7 @@ def is_update(frame: str) -> bool:
     return frame.startswith('<div id="picker-update"')
 
 
-def test_the_row_key_is_the_same_fnv_pair_picker_js_computes():
+def test_the_row_key_is_a_pair_of_fnv_hashes():
     # Worked by hand from the FNV-1a definition (offset bases 0x811c9dc5 and 0x050c5d1f).
     # The two 32-bit hashes, big-endian, as unpadded base64url.
     key = base64.urlsafe_b64encode(bytes.fromhex("811c9dc5050c5d1f")).rstrip(b"=").decode()
@@ -56,8 +54,10 @@ def test_the_row_key_is_the_same_fnv_pair_picker_js_computes():
     assert len({row_key(f"pkg{f:02}/mod{n}.py") for f in range(30) for n in range(10)}) == 300
 
 
-def test_an_update_names_only_the_files_counted_and_their_folders(root):
-    update = picker_update(root, counts={"pkg03/mod1.py": 12, "pkg07/mod2.py": [None, "binary"]})
+def test_an_update_names_only_the_files_counted_and_their_folders(root, served):
+    update = picker_update(
+        served.files, root, counts={"pkg03/mod1.py": 12, "pkg07/mod2.py": [None, "binary"]}
+    )
     assert is_update(update)
     assert ids(update, "t") == {row_key("pkg03/mod1.py"), row_key("pkg07/mod2.py")}
     assert ids(update, "d") == {row_key("pkg03"), row_key("pkg07")}
@@ -68,7 +68,7 @@ def test_an_update_names_only_the_files_counted_and_their_folders(root):
 async def test_a_counting_pass_sends_each_count_once_and_never_the_tree(root):
     paths = {f"pkg{f:02}/mod{n}.py" for f in range(FOLDERS) for n in range(PER_FOLDER)}
     wanted = {row_key(p) for p in paths}
-    picker.COUNTS._seen.clear()  # a cold start: every file is counted by this pass
+    # A cold start: the test's own served object has counted nothing (tests/conftest.py).
     tab = await connect((await new_session()).id)
     sent: list[str] = []
     try:
@@ -88,12 +88,12 @@ async def test_a_counting_pass_sends_each_count_once_and_never_the_tree(root):
     assert any('id="picker-progress"' in f for f in sent)
 
 
-async def test_a_watcher_change_sends_the_changed_row_alone(root):
+async def test_a_watcher_change_sends_the_changed_row_alone(root, served):
     (root / "pkg04" / "mod0.py").write_text("def changed():\n    return 1\n")
     tab = await connect((await new_session()).id)
     try:
         await _in_files_group(tab)
-        await files_changed([Change("pkg04/mod0.py", "updated", "", ())])
+        await files_changed(served, [Change("pkg04/mod0.py", "updated", "", ())])
         frame = await _next_update(tab, row_key("pkg04/mod0.py"))
     finally:
         await tab.disconnect()
@@ -101,25 +101,27 @@ async def test_a_watcher_change_sends_the_changed_row_alone(root):
     assert ids(frame, "e") == {key}  # marked edited
     assert ids(frame, "t") == {key} and ids(frame, "o") == {key}
     assert ids(frame, "d") == {row_key("pkg04")}
-    assert ids(frame, "n") == {key}  # present: a page without it adds it (picker.js)
+    assert ids(frame, "n") == set()  # listed before: the pages have its row
+    assert 'data-added="[&quot;pkg04/mod0.py&quot;]"' in frame
     assert len(frame) < 1500
 
 
-async def test_a_new_file_on_disk_comes_with_its_path_and_its_folders_new_total(root):
+async def test_a_new_file_on_disk_comes_with_its_path_and_its_folders_new_total(root, served):
     tab = await connect((await new_session()).id)
     try:
         await _in_files_group(tab)
-        await asyncio.to_thread(PASSES.wait)  # every file of the folder counted
-        picker_update(root, counts={"pkg09/mod0.py": 1})  # the listing as it was
+        await asyncio.to_thread(served.passes.wait)  # every file of the folder counted
+        picker_update(served.files, root, counts={"pkg09/mod0.py": 1})  # the listing as it was
         (root / "pkg09" / "fresh.py").write_text("NEW = 1\n")
-        await files_changed([Change("pkg09/fresh.py", "updated", "", ())])
+        await files_changed(served, [Change("pkg09/fresh.py", "updated", "", ())])
         frame = await _next_update(tab, row_key("pkg09/fresh.py"))
     finally:
         await tab.disconnect()
     assert 'data-path="pkg09/fresh.py"' in frame and ids(frame, "n") == {row_key("pkg09/fresh.py")}
     assert ids(frame, "d") == {row_key("pkg09")}
     total = re.search(rf'id="d{row_key("pkg09")}"[^>]*>([^<]*)<', frame).group(1)
-    counted = picker.COUNTS.peek(root, [f"pkg09/mod{n}.py" for n in range(10)] + ["pkg09/fresh.py"])
+    named = [f"pkg09/mod{n}.py" for n in range(10)] + ["pkg09/fresh.py"]
+    counted = served.counts.peek(root, named)
     assert total.replace(",", "") == str(sum(c.tokens for c in counted.values()))
 
 

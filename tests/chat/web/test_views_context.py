@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
-from chat.turn import checkpoints
-from chat.turn.session import SessionContext
+from chat.session import SessionContext, checkpoints
 from history import services
 from history.models import Checkpoint, Message, Session
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from chat.repo import instructions
+from chat.session.setchanges import refresh_sets
 from history import services
 from history.models import Session
 
@@ -77,3 +79,39 @@ def test_an_unknown_session_is_not_found(client):
 
 def test_only_post_changes_it(client, session):
     assert client.get(f"/s/{session.id}/instructions/").status_code == 405
+
+
+def test_a_page_drawn_after_an_instructions_file_came_lists_it(client, session, served_root):
+    (served_root / "AGENTS.md").unlink()
+    (served_root / "CLAUDE.md").write_text("Keep it short.\n")
+    refresh_sets(session.id)  # figures saved while there was only CLAUDE.md
+    assert "<code>AGENTS.md</code>" not in client.get(f"/s/{session.id}/").content.decode()
+    (served_root / "AGENTS.md").write_text("Run the tests first.\n")  # no message sent since
+
+    html = client.get(f"/s/{session.id}/").content.decode()
+
+    assert "<code>AGENTS.md</code>" in html
+    saved = Session.objects.get(pk=session.pk).context_state["hud"]["instructions"]
+    assert [f["name"] for f in saved["files"]] == ["AGENTS.md"] and saved["files"][0]["tokens"]
+
+
+def test_a_file_written_while_it_was_read_is_figured_again(
+    client, session, served_root, monkeypatch
+):
+    reading = instructions._read
+
+    def read_then_finished(root, name, rules):
+        found = reading(root, name, rules)
+        if name == "AGENTS.md":  # the writer's second half lands after the read
+            (served_root / "AGENTS.md").write_text("Run the tests first.\n" * 40)
+        return found
+
+    (served_root / "AGENTS.md").write_text("")
+    with monkeypatch.context() as patched:
+        patched.setattr(instructions, "_read", read_then_finished)
+        refresh_sets(session.id)
+
+    html = client.get(f"/s/{session.id}/").content.decode()
+
+    saved = Session.objects.get(pk=session.pk).context_state["hud"]["instructions"]
+    assert [f["tokens"] > 100 for f in saved["files"]] == [True], html

@@ -118,3 +118,126 @@ def test_it_never_applies_text_that_is_only_similar() -> None:
     result, after = apply_one(replace("def totals(items):\n    return sum(item)\n", "x\n"), text)
     assert (result.outcome, after) == (Outcome.FAILED, None)
     assert "    1 | def total(items):" in result.closest
+
+
+def test_it_does_not_match_a_number_inside_a_longer_number() -> None:
+    result, after = apply_one(replace("LIMIT = 100", "LIMIT = 200"), "LIMIT = 1000\n")
+    assert (result.outcome, after) == (Outcome.FAILED, None)
+    assert "line 1 only as part of a longer word or number" in result.reason
+
+
+def test_it_does_not_match_a_name_inside_a_longer_name() -> None:
+    text = "from flask import jsonify\nx = 1\n"
+    result, after = apply_one(replace("from flask import json", "from flask import j"), text)
+    assert (result.outcome, after) == (Outcome.FAILED, None)
+    assert "line 1 only as part of a longer word" in result.reason
+
+
+def test_it_takes_the_clean_match_where_a_split_one_comes_first() -> None:
+    text = "LIMIT = 1000\nLIMIT = 100\n"
+    result, after = apply_one(replace("LIMIT = 100", "LIMIT = 200"), text)
+    assert (result.outcome, result.line, after) == (
+        Outcome.APPLIED,
+        2,
+        "LIMIT = 1000\nLIMIT = 200\n",
+    )
+
+
+def test_it_refuses_a_text_that_starts_inside_a_word() -> None:
+    result, after = apply_one(replace("ize(x)", "ise(x)"), "normalize(x)\n")
+    assert (result.outcome, after) == (Outcome.FAILED, None)
+
+
+def test_it_replaces_every_clean_match_and_no_split_one_with_replace_all() -> None:
+    text = "n = 10\nm = 100\nk = 10\n"
+    result, after = apply_one(replace("= 10", "= 11", replace_all=True), text)
+    assert (result.outcome, after) == (Outcome.APPLIED, "n = 11\nm = 100\nk = 11\n")
+
+
+def test_a_tolerant_pass_never_matches_inside_a_line_either() -> None:
+    text = "    LIMIT = 1000  \n"
+    result, after = apply_one(replace("  LIMIT = 100\n", "  LIMIT = 5\n"), text)
+    assert (result.outcome, after) == (Outcome.FAILED, None)
+
+
+def test_it_still_matches_text_that_ends_at_punctuation_or_a_space() -> None:
+    result, after = apply_one(replace("f(a", "f(b"), "x = f(a)\n")
+    assert (result.outcome, after) == (Outcome.APPLIED, "x = f(b)\n")
+
+
+def test_an_indented_line_does_not_match_inside_a_deeper_indented_one() -> None:
+    text = "def f(x):\n    if x:\n        return None\n    return None\n"
+    result, after = apply_one(replace("    return None\n", "    return x\n"), text)
+    assert (result.outcome, result.line) == (Outcome.APPLIED, 4)
+    assert after == "def f(x):\n    if x:\n        return None\n    return x\n"
+
+
+def test_a_line_quoted_without_its_indentation_is_deleted_whole() -> None:
+    text = "def f(path):\n    url = parse(path)\n    return path\n"
+    result, after = apply_one(replace("url = parse(path)\n", ""), text)
+    assert (result.outcome, result.pass_name) == (Outcome.APPLIED, "indentation")
+    assert after == "def f(path):\n    return path\n"
+
+
+def test_lines_added_under_a_line_quoted_without_its_indentation_get_its_indentation() -> None:
+    text = "def f(path):\n    url = parse(path)\n    return url\n"
+    result, after = apply_one(replace("url = parse(path)\n", "url = parse(path)\nlog(url)\n"), text)
+    expected = "def f(path):\n    url = parse(path)\n    log(url)\n    return url\n"
+    assert (result.pass_name, after) == ("indentation", expected)
+
+
+def test_a_text_found_only_inside_a_longer_number_is_not_looked_for_elsewhere() -> None:
+    text = "def f():\n    code == 1000\n\ndef g():\n        code == 100\n"
+    result, after = apply_one(replace("    code == 100", "    code == 100  # ok"), text)
+    assert (result.outcome, after) == (Outcome.FAILED, None)
+    assert "at line 2 only as part of a longer word or number" in result.reason
+
+
+def test_a_quoted_blank_first_line_is_the_place_with_a_blank_line() -> None:
+    text = "a = 1\n    run()\n    done()\n\n    run()\n    done()\n"
+    result, after = apply_one(
+        replace("\n    run()\n    done()\n", "\n    run()\n    end()\n"), text
+    )
+    assert (result.outcome, result.line) == (Outcome.APPLIED, 4)
+    assert after == "a = 1\n    run()\n    done()\n\n    run()\n    end()\n"
+
+
+def test_a_line_quoted_with_too_little_indentation_still_reaches_the_indentation_pass() -> None:
+    text = "if a:\n    if b:\n        x = 1\n"
+    result, after = apply_one(replace("    x = 1\n", "    x = 1\n    y = 2\n"), text)
+    assert (result.outcome, result.pass_name) == (Outcome.APPLIED, "indentation")
+    assert after == "if a:\n    if b:\n        x = 1\n        y = 2\n"
+
+
+def test_deleting_the_whole_text_of_a_line_deletes_the_line() -> None:
+    text = "a {\n    margin: 0;\n    font: #394D54;\n    color: red;\n}\n"
+    result, after = apply_one(replace("font: #394D54;", ""), text)
+    assert (result.outcome, after) == (Outcome.APPLIED, "a {\n    margin: 0;\n    color: red;\n}\n")
+
+
+def test_deleting_whole_lines_quoted_without_the_last_break_deletes_the_lines() -> None:
+    text = "import asyncio\nimport logging\nimport traceback\nimport typing\n"
+    result, after = apply_one(replace("import logging\nimport traceback", ""), text)
+    assert after == "import asyncio\nimport typing\n"
+
+
+def test_deleting_part_of_a_line_keeps_the_rest() -> None:
+    result, after = apply_one(replace(", b=2", ""), "f(a=1, b=2)\n")
+    assert after == "f(a=1)\n"
+
+
+def test_a_line_quoted_without_indentation_that_becomes_several_lines_is_re_indented() -> None:
+    text = "def f(self):\n    '''Doc.'''\n    app = self.application\n"
+    new = "if self.jar is None:\n    raise RuntimeError('no jar')\napp = self.application"
+    result, after = apply_one(replace("app = self.application", new), text)
+    expected = (
+        "def f(self):\n    '''Doc.'''\n    if self.jar is None:\n"
+        "        raise RuntimeError('no jar')\n    app = self.application\n"
+    )
+    assert (result.pass_name, after) == ("indentation", expected)
+
+
+def test_a_line_without_indentation_and_the_same_text_inside_code_are_ambiguous() -> None:
+    text = "def f(self) -> None:\n    pass\n\ndef g(\n    x,\n    ) -> None:\n    pass\n"
+    result, after = apply_one(replace(") -> None:\n", ") -> int:\n"), text)
+    assert (result.outcome, after, result.matches) == (Outcome.FAILED, None, (1, 6))

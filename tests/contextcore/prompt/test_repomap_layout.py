@@ -98,3 +98,17 @@ def test_the_breakdown_counts_the_map_and_its_focus_as_the_repository_map(make_m
     focus = counter.count_text(FOCUS_HEADER + manager.map_focus)
     assert sections["repo_map"] >= counter.count_text(MAP) + focus
     assert sections["system"] < counter.count_text(MAP)
+
+
+def test_a_step_tells_the_manager_the_text_it_changed_and_the_others_stay(make_manager):
+    manager = make_manager()
+    manager.set_context_texts(repo_map=MAP, reference="related", metadata=("a.py 10 chars",))
+    before = manager.prepare_request("q").messages
+    manager.update_context_texts(metadata=("a.py 10 chars",))  # the sets, unchanged
+    assert manager.prepare_request("q").messages == before  # the same bytes
+    manager.update_context_texts(reference="")  # grounding off: only the reference goes
+    assert (manager.repo_map, manager.reference, manager.metadata) == (MAP, "", ("a.py 10 chars",))
+    manager.update_context_texts(repo_map="pkg/a.py:\n  def alpha()")
+    assert manager.metadata == ("a.py 10 chars",) and "def alpha()" in text(
+        manager.prepare_request("q").messages[0]
+    )

@@ -13,7 +13,7 @@ from PIL import Image as PILImage
 
 from chat.turn.branches.versions import BranchRefused, switch
 from chat.web.conversation import render_conversation
-from history.images import image_store
+from history.images import DecodeGate, image_store
 from history.models import Session
 from tests.chat.sockets import connect, frames_until, new_session, send, stored
 
@@ -111,7 +111,7 @@ async def test_a_message_out_of_view_cannot_be_written_again(fake):
 async def test_regenerate_asks_the_question_again_with_its_images(fake):
     out = io.BytesIO()
     PILImage.new("RGB", (120, 80), (0, 160, 90)).save(out, format="PNG")
-    image = await database_sync_to_async(image_store)(out.getvalue())
+    image = await database_sync_to_async(image_store)(out.getvalue(), decodes=DecodeGate())
     session = await new_session()
     ws = await connect(session.id)
     fake.enqueue("A green rectangle.")

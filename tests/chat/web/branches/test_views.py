@@ -60,5 +60,6 @@ def test_a_message_without_versions_is_refused_in_words():
     reply = session.messages.get(content="Second answer.")
     response = Client().post(f"/m/{reply.id}/show/", headers={"HX-Request": "true"})
     assert response.status_code == 200 and "There is no such version" in response.content.decode()
+    assert response["HX-Reswap"] == "none"  # the error frame places itself
     assert in_view(session) == ["Explain the parser", "Second answer."]
     assert Client().post("/m/no-such-message/show/").status_code == 404

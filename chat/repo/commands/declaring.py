@@ -1,0 +1,163 @@
+"""The person's declared commands for a repository: add, remove, list, and how one reads.
+
+Declarations are rows of acdc's database (`history.models.DeclaredCommand`), keyed by the
+repository's path: nothing in the working tree declares or widens them, so a model that can
+write files cannot add a command for itself. An argv is a list, run as it is; a shell runs
+only when the person wrote one, and `shown` says so (`sh -c '…'` reads as a shell, never as
+the program it starts). Every bad declaration is a `DeclarationError` whose text says what to
+do. Synchronous ORM code. Non-goals: running (`chat.repo.commands.runner`), suggestions.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from history.models import DeclaredCommand
+from history.models.declared import DEFAULT_TIMEOUT_SECONDS
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")
+MAX_TIMEOUT_SECONDS = 24 * 3600
+MAX_ARGV_ITEMS = 200
+MAX_ARGV_CHARS = 8_000
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "busybox"})
+# Programs that run the text given to -c or -e as code: read as shells, never by prefix.
+INTERPRETERS = frozenset({"python", "python3", "node", "perl", "ruby", "php", "deno", "bun"})
+CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-lc", "-ic", "-ec"})
+
+
+class DeclarationError(ValueError):
+    """A declaration that cannot be stored; the text says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    name: str
+    argv: tuple[str, ...]
+    timeout_seconds: int
+    network: bool
+
+    @classmethod
+    def of(cls, row: DeclaredCommand) -> Declared:
+        return cls(row.name, tuple(row.argv), row.timeout_seconds, row.network)
+
+    @property
+    def shown(self) -> str:
+        return shown(self.argv)
+
+
+def check_name(name: str) -> str:
+    if not NAME.match(name or ""):
+        raise DeclarationError(
+            f"{name[:60]!r} is not a command name: use 1 to 40 letters, digits, '.', '_' or "
+            "'-', starting with a letter or digit (for example: test, lint, type-check)"
+        )
+    return name
+
+
+def check_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """The argv as stored: a non-empty list of text without NUL bytes."""
+    items = tuple(argv)
+    if not items or not items[0].strip():
+        raise DeclarationError(
+            "the command is empty: give the program and its arguments after --, "
+            "for example: acdc commands add test -- python -m pytest -q"
+        )
+    if len(items) > MAX_ARGV_ITEMS or sum(len(a) for a in items) > MAX_ARGV_CHARS:
+        raise DeclarationError(
+            f"the command is too long (at most {MAX_ARGV_ITEMS} arguments and "
+            f"{MAX_ARGV_CHARS:,} characters)"
+        )
+    if any(not isinstance(a, str) or "\0" in a for a in items):
+        raise DeclarationError("every argument must be text without NUL bytes")
+    return items
+
+
+def check_timeout(seconds: int | None) -> int:
+    if seconds is None:
+        return DEFAULT_TIMEOUT_SECONDS
+    if not 1 <= seconds <= MAX_TIMEOUT_SECONDS:
+        raise DeclarationError(f"--timeout must be 1 to {MAX_TIMEOUT_SECONDS} seconds")
+    return seconds
+
+
+def declared(repository: str) -> list[Declared]:
+    rows = DeclaredCommand.objects.filter(repository=repository).order_by("name")
+    return [Declared.of(row) for row in rows]
+
+
+def find(repository: str, name: str) -> Declared | None:
+    row = DeclaredCommand.objects.filter(repository=repository, name=name).first()
+    return Declared.of(row) if row is not None else None
+
+
+def add(
+    repository: str,
+    name: str,
+    argv: Sequence[str],
+    *,
+    timeout_seconds: int | None = None,
+    network: bool = False,
+) -> Declared:
+    name, items = check_name(name), check_argv(argv)
+    seconds = check_timeout(timeout_seconds)
+    try:
+        with transaction.atomic():
+            row = DeclaredCommand.objects.create(
+                repository=repository,
+                name=name,
+                argv=list(items),
+                timeout_seconds=seconds,
+                network=network,
+            )
+    except IntegrityError:
+        existing = find(repository, name)
+        what = f": {existing.shown}" if existing else ""
+        raise DeclarationError(
+            f"a command named {name!r} is already declared{what}; remove it first "
+            f"(acdc commands remove {name}) or choose another name"
+        ) from None
+    return Declared.of(row)
+
+
+def remove(repository: str, name: str) -> None:
+    deleted, _ = DeclaredCommand.objects.filter(repository=repository, name=name).delete()
+    if not deleted:
+        raise DeclarationError(f"no command named {name[:60]!r} is declared; {known(repository)}")
+
+
+def known(repository: str) -> str:
+    """The names a person or model may use, in a sentence."""
+    names = [d.name for d in declared(repository)]
+    if not names:
+        return "no commands are declared for this repository (acdc commands add NAME -- ARGV…)"
+    return "declared: " + ", ".join(names)
+
+
+def shown(argv: Sequence[str]) -> str:
+    """The argv as one line a person reads; a shell or `-c` code says it is one."""
+    line = shlex.join(argv)
+    return f"{line}  [{kind}]" if (kind := code_kind(argv)) else line
+
+
+def code_kind(argv: Sequence[str]) -> str:
+    """ "a shell" or "code given to python" when the argv runs text as code, else ""."""
+    if not argv:
+        return ""
+    program = posixpath.basename(argv[0])
+    base = re.sub(r"[0-9.]+\Z", "", program) or program
+    if program in SHELLS or base in SHELLS:
+        return "a shell"
+    if (program in INTERPRETERS or base in INTERPRETERS) and CODE_FLAGS & set(argv[1:]):
+        return f"code given to {program}"
+    if program == "env":
+        rest = list(argv[1:])
+        while rest and ("=" in rest[0] or rest[0].startswith("-")):
+            rest.pop(0)
+        return code_kind(rest)
+    return ""

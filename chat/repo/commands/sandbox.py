@@ -1,0 +1,218 @@
+"""Where a command runs: its environment, and the bubblewrap sandbox around it.
+
+The environment is built from an allowlist (`PATH`, `HOME`, `LANG`, `LC_*`, `TERM`, a
+virtualenv's variables …) and then loses any name that is acdc's (`ACDC_*`) or says it holds
+a secret (KEY, SECRET, TOKEN, PASSWORD …): a provider key never reaches a command, so it
+cannot print one into the model's context.
+
+With bubblewrap (`bwrap`) a run sees the whole filesystem read-only, except the work tree
+(read-write) and a private `/tmp`; inside the work tree every `.git` and the protected
+configuration files (`chat.repo.protected`) are read-only again; acdc's data folder
+(its database, secret key and uploads), every secret-shaped file or folder
+(`chat.repo.boundary`; not inside a virtualenv or node_modules, whose files are
+third-party) and the usual credential files of the home folder are masked (an empty
+read-only folder, or an empty file). The work tree is walked for them before every run.
+A run has no network unless the command was declared with it, its own process namespace
+(it cannot see acdc's process or its environment, and everything it started dies with
+it), no capabilities (run as root, bubblewrap would otherwise keep them and a mount could
+be made writable again), and it dies with acdc. `Sandbox.probe` finds out whether
+bubblewrap works here at all.
+Non-goals: running and bounding the process (`runner`), which runs are allowed (`model_tools`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from chat.repo import boundary, credentials, protected
+
+log = logging.getLogger(__name__)
+ALLOWED_NAMES = frozenset(
+    {
+        *("PATH", "HOME", "LANG", "LANGUAGE", "TERM", "COLORTERM", "TZ", "USER", "LOGNAME"),
+        *("NO_COLOR", "FORCE_COLOR", "SHELL"),
+        # a virtualenv's, conda's and pyenv's own variables
+        *("VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "CONDA_PREFIX", "CONDA_DEFAULT_ENV"),
+        *("CONDA_SHLVL", "CONDA_EXE", "CONDA_PYTHON_EXE", "PYENV_VERSION"),
+    }
+)
+ALLOWED_PREFIXES = ("LC_",)
+DENIED_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+# Credential files and folders of the home folder a command has no business reading.
+HOME_SECRETS = (
+    *(".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", ".netrc", ".git-credentials"),
+    *(".npmrc", ".pypirc", ".pgpass", ".config/gh", ".config/gcloud", ".config/hub"),
+)
+PROBE_SECONDS = 10
+# Folders the search for secret-shaped files skips (with any virtualenv, by its pyvenv.cfg).
+THIRD_PARTY = frozenset(
+    {"node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache"}
+    | {".ruff_cache", ".hypothesis", "site-packages"}
+)
+
+
+def denied_name(name: str) -> bool:
+    """A variable no command gets, whatever the allowlist says."""
+    upper = name.upper()
+    return (
+        upper.startswith("ACDC_")
+        or any(word in upper for word in DENIED_WORDS)
+        or credentials.secret_name(name)
+    )
+
+
+def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a command runs with: the allowlist's names, none of the denied ones."""
+    environ = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in environ.items()
+        if (name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES)) and not denied_name(name)
+    }
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Bubblewrap on this machine: its path and version, or why there is none."""
+
+    bwrap: str | None
+    version: str = ""
+    reason: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.bwrap is not None
+
+    @classmethod
+    def probe(cls, program: str = "bwrap") -> Sandbox:
+        """Whether bubblewrap is installed and may make namespaces here (a container or a
+        kernel setting can forbid it); one tiny run of it."""
+        path = shutil.which(program)
+        if path is None:
+            return cls(None, reason=f"{program} (Debian's bubblewrap) is not installed")
+        try:
+            done = subprocess.run(
+                [path, "--ro-bind", "/", "/", "--unshare-pid", "--cap-drop", "ALL", "true"],
+                capture_output=True,
+                timeout=PROBE_SECONDS,
+                check=False,
+            )
+            version = subprocess.run(
+                [path, "--version"], capture_output=True, timeout=PROBE_SECONDS, check=False
+            ).stdout.decode(errors="replace")
+        except (OSError, subprocess.SubprocessError) as exc:
+            return cls(None, reason=f"{path} cannot run: {exc}")
+        if done.returncode != 0:
+            detail = done.stderr.decode(errors="replace").strip().splitlines()
+            return cls(None, reason=f"{path} cannot sandbox here: {detail[-1] if detail else ''}")
+        return cls(path, version=version.strip())
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What a run may touch, worked out from the disk just before it starts."""
+
+    root: Path
+    read_only: tuple[Path, ...]  # inside the work tree, bound read-only again
+    masked_folders: tuple[Path, ...]  # an empty read-only folder in their place
+    masked_files: tuple[Path, ...]  # an empty read-only file in their place
+
+
+def confinement(
+    root: Path, data_dir: Path, *, floor: tuple[str, ...] = (), home: str | None = None
+) -> Confinement:
+    root = root.resolve()
+    gits, folders, files = _walk(root, data_dir.resolve(), floor)
+    if data_dir.is_dir():  # a mount point bwrap had to make would be a folder on the disk
+        folders.append(data_dir.resolve())
+    home = home if home is not None else os.environ.get("HOME", "")
+    for name in HOME_SECRETS if home else ():
+        path = Path(home) / name
+        if path.is_dir() and not path.is_symlink():
+            folders.append(path)
+        elif path.is_file() and not path.is_symlink():
+            files.append(path)
+    read_only = (*gits, *protected.existing(root))
+    return Confinement(root, read_only, tuple(folders), tuple(files))
+
+
+def _walk(root: Path, data_dir: Path, floor: tuple[str, ...]) -> tuple[list[Path], ...]:
+    """Every `.git` of the work tree (submodules too), and its secret-shaped folders and
+    files: ignored ones too, as git's ignore rules do not hide a `.env` from a program.
+    Never looks inside a `.git`, the data folder, a secret folder, or a folder of installed
+    dependencies or caches (`THIRD_PARTY`, a virtualenv)."""
+    spec = boundary.secret_spec(root, floor)
+    gits: list[Path] = []
+    folders: list[Path] = []
+    files: list[Path] = []
+    for folder, names, filenames in os.walk(root):
+        here = Path(folder)
+        relative = here.relative_to(root).as_posix()
+        prefix = "" if relative == "." else relative + "/"
+        if ".git" in names or ".git" in filenames:
+            gits.append(here / ".git")
+        kept = []
+        for name in names:
+            path, key = here / name, (prefix + name).casefold()
+            if name == ".git" or path == data_dir or _third_party(path, name):
+                continue
+            if spec.test(key) or spec.test(key + "/"):
+                folders.append(path)
+            else:
+                kept.append(name)
+        names[:] = kept
+        for name in filenames:
+            if name != ".git" and spec.test((prefix + name).casefold()):
+                target = _target(here / name)
+                if target is not None:
+                    files.append(target)
+    return gits, folders, files
+
+
+def _third_party(path: Path, name: str) -> bool:
+    """A folder of installed dependencies or caches: its files are not the person's
+    secrets (certifi's `cacert.pem` must stay readable), and it can hold most of a work
+    tree's files."""
+    return name in THIRD_PARTY or (path / "pyvenv.cfg").is_file()
+
+
+def _target(path: Path) -> Path | None:
+    """A secret-shaped symlink is masked where it points (when that is a file)."""
+    if not path.is_symlink():
+        return path
+    resolved = path.resolve()
+    return resolved if resolved.is_file() else None
+
+
+def bwrap_argv(
+    sandbox: Sandbox,
+    box: Confinement,
+    argv: Sequence[str],
+    *,
+    network: bool,
+    empty_file: Path,
+) -> list[str]:
+    """bubblewrap's command line for `argv` in `box`: later binds cover earlier ones."""
+    assert sandbox.bwrap is not None
+    options = [sandbox.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    options += ["--tmpfs", "/tmp", "--bind", str(box.root), str(box.root)]
+    options += _pairs("--ro-bind", box.read_only)
+    for folder in box.masked_folders:
+        options += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
+    for file in box.masked_files:
+        options += ["--ro-bind", str(empty_file), str(file)]
+    if not network:
+        options.append("--unshare-net")
+    options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+    options += ["--cap-drop", "ALL", "--chdir", str(box.root), "--", *argv]
+    return options
+
+
+def _pairs(flag: str, paths: Iterable[Path]) -> list[str]:
+    return [item for path in paths for item in (flag, str(path), str(path))]

@@ -1,0 +1,246 @@
+"""Changes to a session's context outside a turn: the selection and the start-up restore.
+
+The command line's selection (`select_files`: --add/--drop/--pin/--unpin), the page's
+(`set_selection`, and `refresh_sets` after the model's tools, the disk or a rollback
+changed the sets) and the start-up restore of the newest session. Every choice passes the
+repository boundary; each change is made under the session's short hold, and the engine
+and the saved HUD (one preview) follow. Non-goals: the turn's own request (`preparation`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from chat.llm.runtime import Runtime
+from chat.repo import boundary, sessionsets
+from chat.session import SessionBusy, SessionContext, held, hud
+from chat.session.sets import sync_sets, unique_notices
+from history.models import Message, Session
+from history.selectors import session_latest
+
+
+def select_files(
+    session_id: str,
+    *,
+    add: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    pin: Sequence[str] = (),
+    unpin: Sequence[str] = (),
+    model: str = "",
+    confirmed: Collection[str] = frozenset(),
+    runtime: Runtime | None = None,
+) -> list[str]:
+    """Change a session's object sets from the command line (`--add/--drop/--pin/--unpin`);
+    returns a message for every refusal. A secret-shaped file is added or pinned only when
+    it is in `confirmed`."""
+    session = Session.objects.get(pk=session_id)
+    added, secrets, problems = _screen_choice(session, add, confirmed)
+    pinned, pin_secrets, pin_problems = _screen_choice(session, pin, confirmed)
+    problems += pin_problems
+    steps = [
+        (drop, sessionsets.deactivate, "was not selected"),
+        (added, sessionsets.activate, ""),
+        (pinned, sessionsets.pin, ""),
+        (unpin, sessionsets.unpin, "was not pinned"),
+    ]
+    for paths, change, refusal in steps:
+        for path in paths:
+            extra = {}
+            if change in (sessionsets.activate, sessionsets.pin):
+                extra["allow_secret"] = path in secrets or path in pin_secrets
+            try:
+                change(session, path, **extra)
+            except sessionsets.SetsError as exc:
+                problems.append(f"{path} {refusal}" if refusal else str(exc))
+    with held(session_id) as owner:
+        model = model or session.model or settings.ACDC_MODEL
+        ctx = SessionContext.open(session_id, runtime=runtime, model=model, owner=owner)
+        problems += [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps)[0]]
+        ctx.commit(hud=hud.figures(ctx))
+    return problems
+
+
+def _screen_choice(
+    session: Session, paths: Sequence[str], confirmed: Collection[str]
+) -> tuple[list[str], set[str], list[str]]:
+    """The person's choice through the repository boundary: (paths that may go on, the
+    secrets among them, refusals). A secret goes on when confirmed now, or when it is
+    already in the session's active or pinned set (confirmed before)."""
+    allowed, secrets, problems = [], set(), []
+    for path in paths:
+        found = boundary.verdict(path) if path else boundary.OK
+        if found.kind == "internal":
+            problems.append(f"{path} was not added: {found.reason}")
+        elif found.kind == "secret" and not (
+            path in confirmed or sessionsets.confirmed_secret(session.id, path)
+        ):
+            problems.append(boundary.secret_refusal(path))
+        else:
+            allowed.append(path)
+            if found.kind == "secret":
+                secrets.add(path)
+    return allowed, secrets, problems
+
+
+def selected_files(session: Session) -> list[str]:
+    """The session's active files (what the picker shows ticked)."""
+    return sessionsets.active_paths(session)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A selection asked for: the active files, those sent as outlines, the secret-shaped
+    files the person confirmed now, and a note for the tab that chose."""
+
+    paths: tuple[str, ...]
+    outlines: frozenset[str] = frozenset()
+    confirmed: frozenset[str] = frozenset()
+    note: str = ""
+
+
+Chosen = tuple[list[str], list[str]]  # the active files, those of them sent as outlines
+Resolve = Callable[[list[str], list[str]], Wanted]
+
+
+@dataclass(frozen=True)
+class SelectionChange:
+    """What a choice did: refusals and notices, the HUD preview, the selection before and
+    after it, the files sending would have shed before it, the chooser's note."""
+
+    problems: list[str]
+    hud: dict
+    before: Chosen
+    after: Chosen
+    shed_before: tuple[str, ...] = ()
+    note: str = ""
+    pinned: tuple[str, ...] = ()
+
+
+async def set_selection(
+    session_id: str,
+    paths: tuple[str, ...],
+    confirmed=frozenset(),
+    outlines=frozenset(),
+    runtime: Runtime | None = None,
+) -> tuple[list[str], dict]:
+    """Make the selection exactly `paths` (those in `outlines` as their outline); returns
+    refusals and the HUD preview. Internal paths are refused; a secret-shaped file only
+    with the person's confirmation (`confirmed`)."""
+    return await database_sync_to_async(_set_selection)(
+        session_id, paths, confirmed, outlines, runtime
+    )
+
+
+def _set_selection(
+    session_id: str, paths: tuple[str, ...], confirmed=(), outlines=(), runtime=None
+):
+    wanted = Wanted(tuple(paths), frozenset(outlines), frozenset(confirmed))
+    change = change_selection(session_id, lambda *_: wanted, runtime)
+    return change.problems, change.hud
+
+
+def change_selection(
+    session_id: str, resolve: Resolve, runtime: Runtime | None = None
+) -> SelectionChange:
+    """One choice, reading the session once: `resolve` turns the selection as it is
+    (active files, outlines) into the one wanted, which passes the boundary; the engine
+    and the HUD follow. While a turn runs the HUD is a preview (the turn writes the header)."""
+    try:
+        with held(session_id) as owner:
+            return _change(session_id, resolve, owner, runtime)
+    except SessionBusy:
+        return _change(session_id, resolve, "", runtime)
+
+
+def _change(session_id: str, resolve: Resolve, owner: str, runtime) -> SelectionChange:
+    ctx = SessionContext.open(session_id, runtime=runtime, owner=owner)
+    session = ctx.session
+    before = _chosen(session)
+    shed_before = ((session.context_state or {}).get("hud") or {}).get("shed") or ()
+    wanted = resolve(*before)
+    allowed, secrets, problems = _screen_choice(session, wanted.paths, wanted.confirmed)
+    refused = sessionsets.set_active_files(
+        session, allowed, confirmed=secrets, outlines=wanted.outlines
+    )
+    problems += [f"{path} was not added: {reason}" for path, reason in _by_path(refused, allowed)]
+    problems += [n.text for n in sync_sets(session, ctx.manager, ctx.maps)[0]]
+    data = hud.figures(ctx)
+    if owner:
+        ctx.commit(hud=data)
+    active, outlines, pinned = sessionsets.file_choice(session)
+    after = (list(active), list(outlines))
+    return SelectionChange(
+        problems, data, before, after, tuple(shed_before), wanted.note, tuple(pinned)
+    )
+
+
+def _chosen(session: Session) -> Chosen:
+    active, outlines, _ = sessionsets.file_choice(session)
+    return list(active), list(outlines)
+
+
+def refresh_sets(session_id: str, runtime: Runtime | None = None) -> dict:
+    """After the model's tools or the disk changed the sets: the engine and the HUD follow."""
+    return _follow_sets(session_id, runtime)[1]
+
+
+def _follow_sets(session_id: str, runtime: Runtime | None) -> tuple[list[str], dict]:
+    """The engine takes the sets as they are now, and the HUD shows it. While a turn runs
+    the header is its to write: the HUD is a preview, and the next turn reads the sets."""
+    try:
+        with held(session_id) as owner:
+            return _sync_sets_and_hud(session_id, owner, runtime)
+    except SessionBusy:
+        return _sync_sets_and_hud(session_id, "", runtime)
+
+
+def _sync_sets_and_hud(session_id: str, owner: str, runtime) -> tuple[list[str], dict]:
+    ctx = SessionContext.open(session_id, runtime=runtime, owner=owner)
+    notices = [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps)[0]]
+    data = hud.figures(ctx)
+    if owner:
+        ctx.commit(hud=data)
+    return notices, data
+
+
+def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]:
+    """Pair each refusal with the path it is about (refusals name their path)."""
+    pairs = []
+    for message in messages:
+        path = next((p for p in paths if p and p in message), "")
+        reason = message.removeprefix(f"{path}: ") if path else message
+        pairs.append((path or "a file", reason))
+    return pairs
+
+
+def restore_latest_session(
+    repository: str, runtime: Runtime | None = None
+) -> tuple[Session | None, list[str]]:
+    """At start-up: load the newest session's context (messages and object sets), reconcile
+    its files with the disk (seed 001 §3.6), drop active files that no longer exist with a
+    notice stored in the session, and warm the token counts, so the first page and the
+    first turn find everything ready."""
+    session = session_latest(repository=repository)
+    if session is None:
+        return None, []
+    try:
+        with held(session.id) as owner:
+            return _restore(session.id, owner, runtime)
+    except SessionBusy:  # another worker is answering in it: that turn keeps it current
+        return session, []
+
+
+def _restore(session_id: str, owner: str, runtime) -> tuple[Session, list[str]]:
+    ctx = SessionContext.open(session_id, runtime=runtime, owner=owner)
+    sessionsets.resume(ctx.session)
+    sync_notices = sync_sets(ctx.session, ctx.manager, ctx.maps)[0]
+    found = unique_notices([*ctx.manager.restore_notices, *sync_notices])
+    notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
+    for text in notices:
+        ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
+    ctx.commit(hud=hud.figures(ctx))  # its preview warms the token counts too
+    return ctx.session, notices

@@ -1,0 +1,183 @@
+"""The command tools in a real turn: `acdc/fake` (through litellm) scripted to call them,
+real processes in real bubblewrap.
+
+A declared command runs and its exit status and output reach the next request; an
+undeclared name and a proposal run nothing (no marker file, no connection to a loopback
+listener); without a sandbox a declared command waits for the person too; Stop (the turn's
+task cancelled) kills a running command and the child it spawned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+
+from chat.llm.fake import FakeStep
+from chat.repo.commands import declaring
+from chat.repo.commands.runner import CommandRuns
+from chat.repo.commands.sandbox import Sandbox
+from chat.turn.events import ToolCallFinished, ToolCallStarted
+from chat.turn.turns import run_turn
+from history.models import CommandProposal, CommandRun
+from tests.chat.repo.commands_support import (
+    PYTHON,
+    Listener,
+    connect_code,
+    pids_with,
+    wait_until_gone,
+)
+from tests.chat.sockets import WAIT, new_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def call(name: str, arguments: dict, call_id: str) -> dict:
+    return {"id": call_id, "name": name, "arguments": arguments}
+
+
+async def turn(session, text: str, commands: CommandRuns | None = None) -> list:
+    events: list = []
+
+    async def emit(event) -> None:
+        events.append(event)
+
+    await run_turn(
+        session_id=session.id, user_text=text, emit=emit, model="acdc/fake", commands=commands
+    )
+    return events
+
+
+@database_sync_to_async
+def declare(root, name: str, argv: list[str], **terms) -> None:
+    declaring.add(str(root), name, argv, **terms)
+
+
+def tool_answers(request) -> list[str]:
+    return [m["content"] for m in request.messages if m.get("role") == "tool"]
+
+
+def marking(root, listener: Listener) -> list[str]:
+    """A command that leaves a marker file and knocks on the listener."""
+    code = connect_code(listener.port)
+    return ["sh", "-c", f"touch {root}/marker; {PYTHON} -c {shlex.quote(code)}"]
+
+
+async def test_a_declared_commands_result_reaches_the_next_request(fake, served_root):
+    script = "echo ran > ran.txt; echo '2 failed, 8 passed'; echo 'E assert 1 == 2' >&2; exit 1"
+    await declare(served_root, "test", ["sh", "-c", script])
+    session = await new_session()
+    fake.enqueue(
+        FakeStep(
+            text="Running the tests.", tool_calls=[call("run_command", {"name": "test"}, "c1")]
+        ),
+        FakeStep(text="Two tests fail."),
+    )
+
+    events = await turn(session, "Do the tests pass?")
+
+    offered = {t["function"]["name"] for t in fake.requests[0].tools}
+    assert {"run_command", "propose_command"} <= offered
+    [answer] = tool_answers(fake.requests[-1])
+    assert answer.startswith(f"$ sh -c {shlex.quote(script)}  [a shell]\nexit status 1 after ")
+    assert "2 failed, 8 passed\nE assert 1 == 2" in answer
+    assert (served_root / "ran.txt").read_text() == "ran\n"  # it ran, in the work tree
+    [card] = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert (card.tool, card.status) == ("run_command", "fail")
+    run = await database_sync_to_async(CommandRun.objects.get)(session=session)
+    assert (run.name, run.exit_code, run.ending, run.sandboxed) == ("test", 1, "exited", True)
+
+
+async def test_an_undeclared_name_and_a_proposal_run_nothing(fake, served_root):
+    listener = Listener()
+    await declare(served_root, "lint", ["true"])
+    session = await new_session()
+    argv = marking(served_root, listener)
+    fake.enqueue(
+        FakeStep(
+            tool_calls=[
+                call("run_command", {"name": argv[-1]}, "c1"),
+                call("run_command", {"name": "marker"}, "c2"),
+                call("propose_command", {"argv": argv, "reason": "to see the marker"}, "c3"),
+            ]
+        ),
+        FakeStep(text="I will wait."),
+    )
+    try:
+        await turn(session, "Run it")
+        assert not listener.connected()
+    finally:
+        listener.close()
+
+    assert not (served_root / "marker").exists()
+    unknown, also_unknown, proposed = tool_answers(fake.requests[-1])
+    assert unknown.startswith("Error: there is no declared command")
+    assert (
+        also_unknown == "Error: there is no declared command 'marker': nothing ran; declared: lint"
+    )
+    assert proposed.startswith("waiting for the person: proposed `sh -c ")
+    rows = await database_sync_to_async(list)(CommandProposal.objects.filter(session=session))
+    assert [(r.argv, r.reason, r.status) for r in rows] == [(argv, "to see the marker", "pending")]
+    assert not await database_sync_to_async(CommandRun.objects.exists)()
+
+
+async def test_without_a_sandbox_a_declared_command_waits_for_the_person(fake, served_root):
+    listener = Listener()
+    await declare(served_root, "test", marking(served_root, listener))
+    session = await new_session()
+    fake.enqueue(
+        FakeStep(tool_calls=[call("run_command", {"name": "test"}, "c1")]),
+        FakeStep(text="Waiting."),
+    )
+    no_sandbox = CommandRuns(Sandbox(None, reason="bwrap (Debian's bubblewrap) is not installed"))
+    try:
+        await turn(session, "Run the tests", commands=no_sandbox)
+        assert not listener.connected()
+    finally:
+        listener.close()
+
+    assert no_sandbox.needs_approval
+    assert not (served_root / "marker").exists()
+    [answer] = tool_answers(fake.requests[-1])
+    assert answer.startswith("waiting for the person: bwrap (Debian's bubblewrap) is not")
+    proposal = await database_sync_to_async(CommandProposal.objects.get)(session=session)
+    assert proposal.status == "pending" and proposal.argv[0] == "sh"
+
+
+async def test_stop_kills_a_running_command_and_its_child(fake, served_root):
+    word = f"acdc-stop-{uuid.uuid4().hex}"
+    child = f"{PYTHON} -c 'import time; time.sleep(1000)' {word}"
+    await declare(served_root, "serve", ["sh", "-c", f"{child} & wait"])
+    session = await new_session()
+    fake.enqueue(FakeStep(tool_calls=[call("run_command", {"name": "serve"}, "c1")]))
+    running = asyncio.Event()
+
+    async def emit(event) -> None:
+        if isinstance(event, ToolCallStarted):
+            running.set()
+
+    task = asyncio.create_task(
+        run_turn(session_id=session.id, user_text="Start it", emit=emit, model="acdc/fake")
+    )
+    await running.wait()
+    async with asyncio.timeout(WAIT):  # the sandbox starts the child a moment later
+        while not pids_with(word):
+            assert not task.done(), f"the command never started: {task}"
+            await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert wait_until_gone(word) == []
+
+
+def test_the_tool_arguments_are_checked(fake):
+    from chat.repo.commands.model_tools import COMMAND_TOOL_SPECS
+
+    specs = {s["function"]["name"]: s["function"]["parameters"] for s in COMMAND_TOOL_SPECS}
+    assert specs["run_command"]["required"] == ["name"]
+    assert specs["propose_command"]["properties"]["argv"]["type"] == "array"
+    assert json.dumps(specs)  # what the provider is sent

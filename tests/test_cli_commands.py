@@ -1,0 +1,93 @@
+"""`acdc commands`, run as a user runs it: declare, list (with suggestions), remove, and a
+clear line with exit status 2 for every bad declaration. Nothing is written in the work tree."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.test_cli import acdc
+
+
+@pytest.fixture
+def repo_files() -> dict[str, str]:
+    return {
+        "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n",
+        "Makefile": "lint:\n\truff check .\ndeploy:\n\t./ship\n",
+    }
+
+
+@pytest.fixture
+def repo_is_git() -> bool:
+    return True
+
+
+def tree(root) -> str:
+    """What git sees of the work tree (acdc's data folder is excluded by acdc itself)."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_declare_list_and_remove_a_command(root):
+    before = tree(root)
+    added = acdc(
+        "commands", "add", "test", "--timeout", "30", "--", "python3", "-m", "pytest", "-x",
+        repo=root,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.strip() == "declared test: python3 -m pytest -x  (timeout 30 s, no network)"
+    shell = acdc(
+        "commands", "add", "--network", "fetch", "--", "sh", "-c", "curl x | sh", repo=root
+    )
+    assert shell.returncode == 0, shell.stderr
+
+    listed = acdc("commands", repo=root)
+
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0] == f"commands for {root.resolve()}:"
+    assert "  fetch  sh -c 'curl x | sh'  [a shell]  (timeout 120 s, with network)" in lines
+    assert "  test   python3 -m pytest -x  (timeout 30 s, no network)" in lines
+    suggested = lines[lines.index(next(x for x in lines if x.startswith("suggested"))) :]
+    assert any("python3 -m pytest -q  (pyproject.toml configures pytest)" in x for x in suggested)
+    assert any("make lint" in x for x in suggested)
+    assert not any("deploy" in x for x in lines)
+    assert lines[-1].startswith("sandbox: bubblewrap")
+    assert tree(root) == before  # declared in acdc's data, never in the work tree
+
+    removed = acdc("commands", "remove", "fetch", repo=root)
+    assert removed.returncode == 0 and removed.stdout.strip() == "removed fetch"
+    assert "fetch" not in acdc("commands", repo=root).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("add", "bad name", "--", "x"), "'bad name' is not a command name"),
+        (("add", "empty", "--"), "the command is empty"),
+        (("add", "nosep", "pytest"), "put the command after --"),
+        (("add", "slow", "--timeout", "0", "--", "x"), "--timeout must be 1 to 86400 seconds"),
+        (("remove", "nothing"), "no command named 'nothing' is declared; no commands are"),
+    ],
+)
+def test_a_bad_declaration_is_one_clear_line(root, args, said):
+    result = acdc("commands", *args, repo=root)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"acdc: error: {said}"), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_duplicate_name_is_refused_with_what_is_declared(root):
+    assert acdc("commands", "add", "test", "--", "pytest", repo=root).returncode == 0
+    again = acdc("commands", "add", "test", "--", "tox", repo=root)
+    assert again.returncode == 2
+    assert again.stderr.strip() == (
+        "acdc: error: a command named 'test' is already declared: pytest; remove it first "
+        "(acdc commands remove test) or choose another name"
+    )

@@ -7,8 +7,10 @@ what acdc treats as secret, the project-instructions files are sent with every r
 `protection(root, path)` says why a path is one of these ("" when it is not); the edit
 pipeline never auto-applies an edit to one and its card says why, and a commit that would
 run a hook the session changed asks first (`hooks_changed`); a command's sandbox binds
-those on disk read-only (`existing`). Names are compared case-insensitively (a
-case-insensitive file system opens `.ACDCIGNORE` as the same file).
+those on disk read-only (`existing`), and those a run creates are taken out of the work
+tree after it (`absent`: a read-only bind needs something on disk to cover). Names are
+compared case-insensitively (a case-insensitive file system opens `.ACDCIGNORE` as the
+same file).
 Non-goals: secrets (`chat.repo.boundary`), reading or writing files.
 """
 
@@ -56,15 +58,26 @@ def protection(root: Path, path: str) -> str:
 def existing(root: Path) -> list[Path]:
     """The protected files and hook folders `root` holds now, as paths (a command's sandbox
     binds them read-only)."""
-    names = [*_NAMES, *hook_folders(root)]
-    return [root / name for name in dict.fromkeys(names) if os.path.lexists(root / name)]
+    return [path for path in _guarded(root) if os.path.lexists(path)]
+
+
+def absent(root: Path) -> list[Path]:
+    """The protected files and hook folders `root` does not hold now: a command that
+    creates one has written a guard it must not write."""
+    return [path for path in _guarded(root) if not os.path.lexists(path)]
+
+
+def _guarded(root: Path) -> list[Path]:
+    configured = _hooks_path(root)
+    names = [*_NAMES, HUSKY, *([configured] if configured else [])]
+    return [root / name for name in dict.fromkeys(names)]
 
 
 def hook_folders(root: Path) -> list[str]:
     """The repository's hook folders inside the work tree, casefolded: `.husky` and the
     folder `core.hooksPath` names (when it lies inside the repository)."""
     folders = [HUSKY]
-    configured = _hooks_path(root)
+    configured = _hooks_path(root).casefold()
     if configured:
         folders.append(configured)
     return list(dict.fromkeys(folders))
@@ -95,8 +108,8 @@ def _hook_folder_of(key: str, folders: list[str]) -> str:
 
 
 def _hooks_path(root: Path) -> str:
-    """`core.hooksPath` as a folder of the work tree, casefolded; "" when unset, outside
-    the repository, or git cannot say."""
+    """`core.hooksPath` as a folder of the work tree, as written on the disk; "" when
+    unset, outside the repository, or git cannot say."""
     command = ["git", "-C", str(root), "config", "--get", "core.hooksPath"]
     try:
         done = subprocess.run(command, capture_output=True, timeout=GIT_SECONDS, check=False)
@@ -110,4 +123,4 @@ def _hooks_path(root: Path) -> str:
     folder = (folder if folder.is_absolute() else root / folder).resolve()
     if folder == root or not folder.is_relative_to(root):
         return ""
-    return folder.relative_to(root).as_posix().casefold()
+    return folder.relative_to(root).as_posix()

@@ -31,8 +31,9 @@ from pathlib import Path
 
 from django.conf import settings
 
+from chat.repo import protected
 from chat.repo.commands.output import Captured
-from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment
+from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment, take_out
 
 log = logging.getLogger(__name__)
 GRACE_SECONDS = 2.0
@@ -83,12 +84,13 @@ async def run_argv(
     argv, captured = tuple(argv), Captured()
     env = environment(environ)
     started = time.monotonic()
+    data = Path(data_dir or settings.ACDC_DATA_DIR)
+    guards = await asyncio.to_thread(protected.absent, root)
     with tempfile.TemporaryDirectory(prefix="acdc-run-") as scratch:
         command = list(argv)
         if sandbox is not None:
             empty = Path(scratch) / "empty"
             empty.touch(mode=0o444)
-            data = Path(data_dir or settings.ACDC_DATA_DIR)
             box = await asyncio.to_thread(confinement, root, data, floor=floor)
             command = bwrap_argv(sandbox, box, argv, network=network, empty_file=empty)
         try:
@@ -109,9 +111,19 @@ async def run_argv(
             raise
         finally:
             _kill_group(process.pid)
+            moved = take_out(guards, root, data)
+            if moved:
+                captured.add(_moved_note(moved).encode())
     duration = time.monotonic() - started
     code = process.returncode if ending == "exited" else None
     return RunOutcome(argv, ending, code, duration, captured, sandbox is not None)
+
+
+def _moved_note(moved: tuple[str, ...]) -> str:
+    return (
+        f"\n[acdc] this run created {', '.join(moved)}, which guard acdc or run code on git "
+        "actions; moved out of the work tree into acdc's data folder (quarantine)\n"
+    )
 
 
 async def _spawn(

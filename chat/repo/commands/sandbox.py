@@ -15,8 +15,10 @@ read-only folder, or an empty file). The work tree is walked for them before eve
 A run has no network unless the command was declared with it, its own process namespace
 (it cannot see acdc's process or its environment, and everything it started dies with
 it), no capabilities (run as root, bubblewrap would otherwise keep them and a mount could
-be made writable again), and it dies with acdc. `Sandbox.probe` finds out whether
-bubblewrap works here at all.
+be made writable again), and it dies with acdc. A protected file or hook folder that was
+not on the disk has nothing to bind over: one that a run creates is moved out of the work
+tree into acdc's data folder when the run ends (`take_out`), and the run says so.
+`Sandbox.probe` finds out whether bubblewrap works here at all.
 Non-goals: running and bounding the process (`runner`), which runs are allowed (`model_tools`).
 """
 
@@ -26,6 +28,8 @@ import logging
 import os
 import shutil
 import subprocess
+import tempfile
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,6 +216,32 @@ def bwrap_argv(
     options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
     options += ["--cap-drop", "ALL", "--chdir", str(box.root), "--", *argv]
     return options
+
+
+def take_out(guards: Iterable[Path], root: Path, data_dir: Path) -> tuple[str, ...]:
+    """Those of `guards` (protected paths absent before a run) that exist now, moved into
+    `data_dir`/quarantine (kept, not deleted: the person may want to read them), as
+    repo-relative paths."""
+    moved: list[str] = []
+    into: Path | None = None
+    for path in guards:
+        if not os.path.lexists(path):
+            continue
+        relative = path.relative_to(root).as_posix()
+        try:
+            if into is None:
+                (data_dir / "quarantine").mkdir(parents=True, exist_ok=True, mode=0o700)
+                stamp = time.strftime("%Y%m%d-%H%M%S-")
+                into = Path(tempfile.mkdtemp(prefix=stamp, dir=data_dir / "quarantine"))
+            target = into / relative
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            shutil.move(path, target)
+        except OSError as exc:
+            log.error("a run created the protected %s and it could not be moved: %s", path, exc)
+            moved.append(f"{relative} (could not be moved: {exc.strerror or exc})")
+            continue
+        moved.append(relative)
+    return tuple(moved)
 
 
 def _pairs(flag: str, paths: Iterable[Path]) -> list[str]:

@@ -145,11 +145,12 @@ def main(argv: list[str]) -> int:
 def _tool_news(panel, repo: Path, paths: list[str], picker_message) -> list[tuple[str, int, float]]:
     """A tool activating one file while 20 are active: before, the JSON sets and the open
     tree fetched again by every tab; now, the rows it touched (`selection.sets_update`)."""
+    from chat.session.sets import Selection
     from chat.web.panels import tree
     from chat.web.panels.selection import sets_update
 
     active = frozenset(paths[:: len(paths) // 20][:19] + [paths[-1]])
-    chosen = tree.Selection(active, budget=200_000)
+    chosen = Selection(active, budget=200_000)
     out = []
     started = time.process_time()
     message = picker_message(active=sorted(active), pinned=[], outlines=[], flash=[paths[-1]])
@@ -168,6 +169,7 @@ def _tool_news(panel, repo: Path, paths: list[str], picker_message) -> list[tupl
 def _rows_drawn(panel, repo: Path, paths: list[str]) -> list[tuple[str, int, float]]:
     """The Files panel's rows as the server draws them: the first view (a large repository
     shows its top level), one folder opened, the filter's list of 200 files."""
+    from chat.session.sets import Selection
     from chat.web.panels import tree
 
     folder = paths[0].split("/")[0]
@@ -180,7 +182,7 @@ def _rows_drawn(panel, repo: Path, paths: list[str]) -> list[tuple[str, int, flo
     drawn = []
     for name, ask in asks:
         started = time.process_time()
-        rows = tree.TreeRows(panel, repo, tree.Selection(frozenset(paths[:5])))
+        rows = tree.TreeRows(panel, repo, Selection(frozenset(paths[:5])))
         html = tree.render_tree(rows, "/s/x/files/rows/", **ask)
         drawn.append((name, len(html.encode()), time.process_time() - started))
     return drawn

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
+import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,6 +254,31 @@ def test_the_pages_never_import_the_live_socket():
         for found in _all_imports()
         if _within(found.module, "chat.web") and _within(found.target, "chat.live")
     ]
+    assert offenders == []
+
+
+# The pages' side of the socket: the group names and the socket's path, which both sides
+# must spell alike and which the pages own so that they never import the socket.
+SHARED_ADDRESSES = "chat.web.broadcast"
+
+
+def test_the_live_socket_takes_only_renderers_from_the_pages():
+    """chat.live calls chat.web's functions that draw what it sends, and reads the addresses
+    both share; it imports none of the pages' data types, state holders or modules (those
+    live in the rooms below, where the pages read them too)."""
+    offenders = []
+    for found in _all_imports():
+        if not _within(found.module, "chat.live") or not _within(found.target, "chat.web"):
+            continue
+        where, _, name = found.target.rpartition(".")
+        if where == SHARED_ADDRESSES:
+            continue
+        try:
+            thing = getattr(importlib.import_module(where), name)
+        except (ImportError, AttributeError):
+            thing = None  # `import chat.web.x` or a module taken whole
+        if not inspect.isfunction(thing):
+            offenders.append(f"{found.module}: {found.target}")
     assert offenders == []
 
 

@@ -25,12 +25,14 @@ from chat.live.protocol import ClientFrame, FrameError, parse_frame
 from chat.live.served import Served, served
 from chat.live.turnhost import ask_snapshot, ask_stop, end_dead_turn
 from chat.repo import git, sessionsets
+from chat.repo.watcher import FileNews
 from chat.session import live_turn
+from chat.session.setchanges import Choice
 from chat.web.broadcast import DRAWN, SEEN, STREAMING, files_group, session_group
 from chat.web.conversation import ended_frame
 from chat.web.fragments import render_error
-from chat.web.panels.news import FileNews, count_update, files_frame, session_frames
-from chat.web.panels.selection import Choice, answer_choice, unanswered
+from chat.web.panels.news import count_update, files_frame, session_frames
+from chat.web.panels.selection import answer_choice, unanswered
 from history import dbfaults
 from history.models import Session
 

@@ -28,11 +28,11 @@ from django.template.loader import render_to_string
 from chat.live.turnhost import LocalTabs, TurnHost
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
+from chat.session import version
+from chat.session.setchanges import current_hud
+from chat.session.sets import Selection
 from chat.web.conversation import ended_frame
 from chat.web.fragments import render_hud
-from chat.web.panels import version
-from chat.web.panels.figures import current_hud
-from chat.web.panels.tree import Selection
 from history.models import Session
 
 log = logging.getLogger(__name__)

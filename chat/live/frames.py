@@ -36,6 +36,8 @@ from chat.live.stream import (
     snapshot,
     with_block,
 )
+from chat.repo.listings import FilesPanel
+from chat.session.sets import Selection
 from chat.turn.events import (
     HudUpdate,
     SetsChanged,
@@ -49,9 +51,7 @@ from chat.turn.events import (
     TurnStarted,
 )
 from chat.web.fragments import card
-from chat.web.panels.fileupdates import FilesPanel
 from chat.web.panels.selection import sets_update
-from chat.web.panels.tree import Selection
 from history.markup.render import render_markdown
 
 Send = Callable[[str], Awaitable[None]]

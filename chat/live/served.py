@@ -23,16 +23,16 @@ from django.apps import apps
 from chat.live.follower import PanelFollower
 from chat.live.keepwarm import Warmer
 from chat.live.turnhost import LocalTabs, TurnHost
+from chat.llm.costmap import ModelListings
 from chat.llm.runtime import Runtime
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.edits.disk import OWN_WRITES, OwnWrites
+from chat.repo.listings import FileListings, FilesPanel
 from chat.repo.outlines import OutlineCounts
 from chat.repo.passes import Passes
 from chat.repo.picker import ENCODING, TokenCounts
 from chat.repo.repomap.builder import RepoMaps
 from chat.repo.watcher import WatcherRegistry
-from chat.web.panels.fileupdates import FileListings, FilesPanel
-from chat.web.views_model import ModelListings
 from contextcore.tokens import TokenCounter
 from history.images import DecodeGate
 

@@ -46,6 +46,7 @@ from chat.llm.runtime import Runtime
 from chat.repo import edittools
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.edits.applying import APPLY_NOW
+from chat.repo.listings import FilesPanel
 from chat.repo.repomap.builder import RepoMaps
 from chat.session import end_expired_turn, request_stop
 from chat.turn.after_turn import after_turn_tasks, run_compaction
@@ -62,7 +63,6 @@ from chat.web.conversation import (
 )
 from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.fragments import render_error
-from chat.web.panels.fileupdates import FilesPanel
 from contextcore.edits.ops import EDIT_TOOLS
 from history import dbfaults
 from history.ids import new_turn_id

@@ -15,6 +15,7 @@ import functools
 import importlib.util
 import json
 import logging
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from chat.llm import sdk
 
 log = logging.getLogger(__name__)
 FILE_NAME = "model_prices_and_context_window_backup.json"
+MAX_SUGGESTIONS = 200  # models the page's Model box offers
 
 
 @functools.cache
@@ -62,3 +64,49 @@ def model_info(model: str) -> Mapping[str, Any]:
     """The facts of `model`: from the file when it names the model, else litellm's
     `get_model_info` (which raises for a model it does not know either)."""
     return bundled(model) or sdk.model_info(model)
+
+
+def cost_map_models(cost_map: Mapping[str, Any], providers: tuple[str, ...]) -> tuple[str, ...]:
+    """The chat models of `providers` in litellm's cost map, as `provider/name`, sorted, an
+    even share of the suggestions each (fine-tuned entries are templates, not models)."""
+    share = max(1, (MAX_SUGGESTIONS - 10) // max(1, len(providers)))
+    found: dict[str, set[str]] = {provider: set() for provider in providers}
+    for key, entry in cost_map.items():
+        if not isinstance(entry, Mapping) or entry.get("mode") != "chat":
+            continue
+        provider = entry.get("litellm_provider")
+        if provider not in found or key.startswith("ft:"):
+            continue
+        found[provider].add(key if key.startswith(f"{provider}/") else f"{provider}/{key}")
+    return tuple(name for provider in providers for name in sorted(found[provider])[:share])
+
+
+class ModelListings:
+    """The cost map's chat models by providers, each listed once per process in a thread
+    so that rendering the page never waits for it (the served object holds the one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listed: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._started: set[tuple[str, ...]] = set()
+
+    def models(self, providers: tuple[str, ...]) -> tuple[str, ...]:
+        """The models of `providers` when listed; else starts listing them, once."""
+        with self._lock:
+            listed = self._listed.get(providers)
+            if listed is None and providers not in self._started:
+                self._started.add(providers)
+                threading.Thread(
+                    target=self.list, args=(providers,), name="acdc-model-list", daemon=True
+                ).start()
+        return listed or ()
+
+    def list(self, providers: tuple[str, ...]) -> None:
+        """Read litellm's cost map (its bundled file) for `providers`."""
+        try:
+            listed = cost_map_models(entries(), providers)
+        except Exception:
+            log.exception("could not list the models of %s", ", ".join(providers))
+            listed = ()
+        with self._lock:
+            self._listed[providers] = listed

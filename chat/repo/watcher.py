@@ -29,7 +29,7 @@ import logging
 import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import watchfiles
@@ -257,3 +257,32 @@ async def _supervised(watcher: RepositoryWatcher) -> None:
         except Exception:
             log.exception("file watcher failed on %s (attempt %d)", watcher.repo.root, attempt + 1)
             await asyncio.sleep(RESTART_DELAY)
+
+
+@dataclass(frozen=True)
+class FileNews:
+    """What the watcher saw: files edited outside acdc (`changed`), present and gone,
+    and each session's changed files (those it holds)."""
+
+    changed: tuple[str, ...] = ()
+    present: tuple[str, ...] = ()
+    gone: tuple[str, ...] = ()
+    sessions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, repo: Path, changes: Iterable) -> FileNews:
+        """From the watcher's changes: "edited" marks a change the model has not seen,
+        acdc's own write it has."""
+        changes = list(changes)
+        known = [c for c in changes if c.outcome in ("updated", "deleted", "written")]
+        here = {c.path: (repo / c.path).is_file() for c in changes}
+        held: dict[str, list[str]] = {}
+        for change in known:
+            for session_id in change.sessions:
+                held.setdefault(session_id, []).append(change.path)
+        return cls(
+            changed=tuple(c.path for c in known if here[c.path] and c.outcome != "written"),
+            present=tuple(p for p, there in here.items() if there),
+            gone=tuple(p for p, there in here.items() if not there),
+            sessions={s: tuple(paths) for s, paths in sorted(held.items())},
+        )

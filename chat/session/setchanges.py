@@ -16,7 +16,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.llm.runtime import Runtime
-from chat.repo import boundary, sessionsets
+from chat.repo import boundary, instructions, sessionsets
 from chat.session import SessionBusy, SessionContext, held, hud
 from chat.session.sets import sync_sets, unique_notices
 from history.models import Message, Session
@@ -244,3 +244,26 @@ def _restore(session_id: str, owner: str, runtime) -> tuple[Session, list[str]]:
         ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
     ctx.commit(hud=hud.figures(ctx))  # its preview warms the token counts too
     return ctx.session, notices
+
+
+def current_hud(session: Session) -> dict | None:
+    """The figures to draw: the saved ones, unless the instructions on disk changed since
+    they were figured (then new ones); None for a session with nothing to show yet."""
+    saved = (session.context_state or {}).get("hud")
+    if saved is None and not instructions.present():
+        return None
+    if saved is not None and saved.get("instructions_mark") == instructions.mark():
+        return saved
+    return refresh_sets(session.id)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A select frame's fields (chat.live.protocol reads them from the wire)."""
+
+    choose: str = ""  # "" (the whole selection), file, folder, outline, outline-folder
+    paths: tuple[str, ...] = ()
+    on: bool = False
+    confirm: tuple[str, ...] = ()
+    outline: tuple[str, ...] = ()
+    selection: str = ""

@@ -14,6 +14,7 @@ selection once.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -246,3 +247,21 @@ def unique_notices(notices: Sequence[Any]) -> list[Any]:
             seen.add(key)
             kept.append(notice)
     return kept
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A session's choice as the server holds it."""
+
+    active: frozenset[str]
+    outlines: frozenset[str] = frozenset()
+    pinned: frozenset[str] = frozenset()
+    shed: frozenset[str] = frozenset()
+    budget: int = 0
+
+    def digest(self) -> str:
+        """A short name for these sets: a tab holding rows drawn from other sets (the
+        follower's news says which it should hold) draws them again."""
+        parts = (self.active, self.outlines & self.active, self.pinned, self.shed & self.active)
+        text = "\n\n".join("\n".join(sorted(part)) for part in parts)
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()

@@ -13,11 +13,11 @@ from django.views.decorators.http import require_GET, require_POST
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
 from chat.session import end_expired_turn, live_turn
+from chat.session.setchanges import current_hud
+from chat.session.version import page_token
 from chat.web import attachments
 from chat.web.broadcast import session_socket_url
 from chat.web.conversation import conversation_items
-from chat.web.panels.figures import current_hud
-from chat.web.panels.version import page_token
 from history import selectors, services
 from history.images import SHA256
 from history.models import Image, Session

@@ -19,11 +19,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from chat.repo import boundary, edittools, mentions, outlines, picker, sessionsets
 from chat.session import checkpoints, endless, setchanges
 from chat.session.compaction import CompactionRefused, undo_compaction
+from chat.session.version import tools_token
 from chat.turn.preparation.prepare import grounding_enabled
 from chat.web import params
 from chat.web.broadcast import announce
 from chat.web.panels import tree
-from chat.web.panels.version import tools_token
 from history import selectors
 from history.models import Message, Session
 

@@ -17,9 +17,7 @@ import difflib
 import functools
 import logging
 import os
-import threading
 from collections.abc import Mapping
-from typing import Any
 
 from django.apps import apps
 from django.http import Http404, HttpRequest, HttpResponse
@@ -27,6 +25,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from chat.llm import costmap
+from chat.llm.costmap import MAX_SUGGESTIONS, ModelListings
 from chat.llm.facts import OFFLINE_MODELS, PROVIDER_KEYS
 from chat.llm.runtime import chat_model
 from chat.session import setchanges
@@ -37,7 +36,6 @@ from history.models import Session
 log = logging.getLogger(__name__)
 
 MAX_MODEL_CHARS = Session._meta.get_field("model").max_length or 200
-MAX_SUGGESTIONS = 200
 SWITCH_NOTICE = (
     "Takes effect on the next message; the cached prefix is rebuilt at the new model's prices."
 )
@@ -152,49 +150,3 @@ def model_suggestions(env: Mapping[str, str], listings: ModelListings) -> list[s
     listed = listings.models(providers) if providers else ()
     names = [*OFFLINE_MODELS, chat_model(), *keyed, *listed]
     return list(dict.fromkeys(names))[:MAX_SUGGESTIONS]
-
-
-def cost_map_models(cost_map: Mapping[str, Any], providers: tuple[str, ...]) -> tuple[str, ...]:
-    """The chat models of `providers` in litellm's cost map, as `provider/name`, sorted, an
-    even share of the suggestions each (fine-tuned entries are templates, not models)."""
-    share = max(1, (MAX_SUGGESTIONS - 10) // max(1, len(providers)))
-    found: dict[str, set[str]] = {provider: set() for provider in providers}
-    for key, entry in cost_map.items():
-        if not isinstance(entry, Mapping) or entry.get("mode") != "chat":
-            continue
-        provider = entry.get("litellm_provider")
-        if provider not in found or key.startswith("ft:"):
-            continue
-        found[provider].add(key if key.startswith(f"{provider}/") else f"{provider}/{key}")
-    return tuple(name for provider in providers for name in sorted(found[provider])[:share])
-
-
-class ModelListings:
-    """The cost map's chat models by providers, each listed once per process in a thread
-    so that rendering the page never waits for it (the served object holds the one)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._listed: dict[tuple[str, ...], tuple[str, ...]] = {}
-        self._started: set[tuple[str, ...]] = set()
-
-    def models(self, providers: tuple[str, ...]) -> tuple[str, ...]:
-        """The models of `providers` when listed; else starts listing them, once."""
-        with self._lock:
-            listed = self._listed.get(providers)
-            if listed is None and providers not in self._started:
-                self._started.add(providers)
-                threading.Thread(
-                    target=self.list, args=(providers,), name="acdc-model-list", daemon=True
-                ).start()
-        return listed or ()
-
-    def list(self, providers: tuple[str, ...]) -> None:
-        """Read litellm's cost map (its bundled file) for `providers`."""
-        try:
-            listed = cost_map_models(costmap.entries(), providers)
-        except Exception:
-            log.exception("could not list the models of %s", ", ".join(providers))
-            listed = ()
-        with self._lock:
-            self._listed[providers] = listed

@@ -19,15 +19,12 @@ import functools
 import json
 import struct
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
 from django.template.loader import render_to_string
 
-from chat.repo import boundary, git
-from chat.repo.outlines import OutlineCounts
-from chat.repo.picker import TokenCounts
+from chat.repo.listings import FilesPanel, Listing, folders_of
 from chat.repo.repomap.symbols import language_of
 
 _MASK = 0xFFFFFFFF
@@ -46,82 +43,6 @@ def row_key(path: str) -> str:
             h = ((h ^ byte) * _PRIME) & _MASK
         out.append(h)
     return base64.urlsafe_b64encode(struct.pack(">II", *out)).rstrip(b"=").decode()
-
-
-@dataclass
-class _Listing:
-    """The repository's files as the last update saw them, and each folder's files."""
-
-    paths: list[str]
-    locked: dict[str, str]
-    listed: list[str]  # the listing it was made from
-    folders: dict[str, list[str]] = field(default_factory=dict)
-    # The files whose rows the pages were given (drawn in a listing, or sent as news): a
-    # listing read again for another reader (a panel's rows) does not make a new file
-    # known to the pages, so the watcher's news still brings its row.
-    announced: set[str] = field(default_factory=set)
-
-    @classmethod
-    def of(cls, repo: Path, paths: list[str]) -> _Listing:
-        screened = boundary.screen(paths, root=repo)
-        listing = cls(list(screened.kept), dict(screened.locked), list(paths))
-        for path in listing.paths:
-            for folder in folders_of(path):
-                listing.folders.setdefault(folder, []).append(path)
-        return listing
-
-
-class FileListings:
-    """The listing of each repository the pages were drawn from, kept for the process
-    (the served object holds the one), with the files the pages were given rows of."""
-
-    def __init__(self) -> None:
-        self._known: dict[str, _Listing] = {}
-
-    def of(self, repo: Path, paths: list[str] | None = None) -> _Listing:
-        """The cached listing of `repo`, made again when `paths` (the repository's listing
-        now, read again when not given) differs from the one it was made from."""
-        paths = git.list_files(repo).paths if paths is None else paths
-        known = self._known.get(str(repo))
-        if known is None or paths != known.listed:
-            fresh = _Listing.of(repo, paths)
-            fresh.announced = set(known.announced) if known is not None else set(paths)
-            known = self._known[str(repo)] = fresh
-        return known
-
-    def unlisted(self, repo: Path, paths: Iterable[str]) -> list[str]:
-        """Those of `paths` whose rows the pages were never given (the watcher's new
-        files), whoever read the listing again in the meantime."""
-        known = self._known.get(str(repo))
-        held = known.announced if known is not None else set()
-        return [p for p in paths if p not in held]
-
-    def known_folders(self, repo: Path) -> set[str] | None:
-        """The folders of the listing the pages were last drawn from (None before any)."""
-        known = self._known.get(str(repo))
-        return set(known.folders) if known is not None else None
-
-    def announce(self, repo: Path, added: Iterable[str], removed: Iterable[str] = ()) -> None:
-        """The pages were sent these files' rows (or told they are gone)."""
-        known = self._known.get(str(repo))
-        if known is not None:
-            known.announced.update(added)
-            known.announced.difference_update(removed)
-
-
-@dataclass(frozen=True)
-class FilesPanel:
-    """What the Files panel reads of what the process serves: the files' token counts,
-    their outlines' counts, and the listings the pages were drawn from."""
-
-    counts: TokenCounts
-    outlines: OutlineCounts
-    listings: FileListings
-
-
-def folders_of(path: str) -> list[str]:
-    parts = path.split("/")[:-1]
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def picker_update(
@@ -178,7 +99,7 @@ def picker_update(
     return render_to_string("chat/_picker_update.html", context).strip()
 
 
-def _placed(listing: _Listing, path: str, drawn: Mapping[str, dict]) -> str:
+def _placed(listing: Listing, path: str, drawn: Mapping[str, dict]) -> str:
     """Where a new file's row goes (an hx-swap-oob target): before the next file of its
     folder the pages have, else at the end of its folder's group (or of the tree)."""
     folder = path.rpartition("/")[0]
@@ -191,7 +112,7 @@ def _placed(listing: _Listing, path: str, drawn: Mapping[str, dict]) -> str:
 
 
 def _new_folders(
-    listing: _Listing, shown: set[str], drawn: Mapping[str, dict], removed: list[str]
+    listing: Listing, shown: set[str], drawn: Mapping[str, dict], removed: list[str]
 ) -> bool:
     """Whether the pages must draw the tree again: a new file in a folder the listing did
     not hold before (`shown`), or a folder whose last file went."""
@@ -221,7 +142,7 @@ def badges_update(badges: Mapping[str, str]) -> str:
 
 
 def _folder_totals(
-    panel: FilesPanel, repo: Path, listing: _Listing, folders: list[str]
+    panel: FilesPanel, repo: Path, listing: Listing, folders: list[str]
 ) -> list[dict]:
     """The folders' tokens (whole files) and outline tokens, with "≥" while some of their
     files are not counted yet (`tree` draws a folder row with the same figures). Each
@@ -233,7 +154,7 @@ def _folder_totals(
     return [folder_total(listing, f, known, outlinable, outline_known) for f in folders]
 
 
-def folder_total(listing: _Listing, folder: str, known, outlinable, outline_known) -> dict:
+def folder_total(listing: Listing, folder: str, known, outlinable, outline_known) -> dict:
     tokens, counted = 0, True
     outline, outline_counted, outlined = 0, True, False
     for path in listing.folders.get(folder, []):

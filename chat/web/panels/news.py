@@ -12,47 +12,18 @@ rows of files found refused drawn again. Non-goals: watching (chat.repo.watcher)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.template.loader import render_to_string
 
+from chat.repo.listings import FilesPanel
+from chat.repo.watcher import FileNews
 from chat.session import setchanges
 from chat.web.edits.cards import pending_frames
 from chat.web.fragments import render_hud
-from chat.web.panels.fileupdates import FilesPanel, picker_update
+from chat.web.panels.fileupdates import picker_update
 from chat.web.panels.tree import file_rows, held_selection, total_of
 from history.models import Session
-
-
-@dataclass(frozen=True)
-class FileNews:
-    """What the watcher saw: files edited outside acdc (`changed`), present and gone,
-    and each session's changed files (those it holds)."""
-
-    changed: tuple[str, ...] = ()
-    present: tuple[str, ...] = ()
-    gone: tuple[str, ...] = ()
-    sessions: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, repo: Path, changes: Iterable) -> FileNews:
-        """From the watcher's changes: "edited" marks a change the model has not seen,
-        acdc's own write it has."""
-        changes = list(changes)
-        known = [c for c in changes if c.outcome in ("updated", "deleted", "written")]
-        here = {c.path: (repo / c.path).is_file() for c in changes}
-        held: dict[str, list[str]] = {}
-        for change in known:
-            for session_id in change.sessions:
-                held.setdefault(session_id, []).append(change.path)
-        return cls(
-            changed=tuple(c.path for c in known if here[c.path] and c.outcome != "written"),
-            present=tuple(p for p, there in here.items() if there),
-            gone=tuple(p for p, there in here.items() if not there),
-            sessions={s: tuple(paths) for s, paths in sorted(held.items())},
-        )
 
 
 def files_frame(panel: FilesPanel, repo: Path, news: FileNews) -> str:

@@ -27,25 +27,16 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 
 from chat.repo import boundary
+from chat.repo.listings import FilesPanel, folders_of
 from chat.repo.repomap.symbols import language_of
 from chat.session import setchanges
+from chat.session.setchanges import Choice
+from chat.session.sets import Selection
 from chat.web.fragments import render_error, render_hud
-from chat.web.panels.fileupdates import FilesPanel, folders_of, row_key
-from chat.web.panels.tree import Selection, TreeRows, folder_state, total_of
+from chat.web.panels.fileupdates import row_key
+from chat.web.panels.tree import TreeRows, folder_state, total_of
 
 Chosen = tuple[Iterable[str], Iterable[str]]  # the active files, those sent as outlines
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A select frame's fields (chat.live.protocol reads them from the wire)."""
-
-    choose: str = ""  # "" (the whole selection), file, folder, outline, outline-folder
-    paths: tuple[str, ...] = ()
-    on: bool = False
-    confirm: tuple[str, ...] = ()
-    outline: tuple[str, ...] = ()
-    selection: str = ""
 
 
 @dataclass(frozen=True)

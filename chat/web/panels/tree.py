@@ -13,45 +13,21 @@ counting (chat.repo.picker).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from django.template.loader import render_to_string
 
 from chat.llm.runtime import chat_model
 from chat.repo import git, sessionsets
+from chat.repo.listings import FilesPanel, folders_of
 from chat.repo.repomap.symbols import language_of
 from chat.session.hud import request_facts
-from chat.web.panels.fileupdates import (
-    GIT_NAMES,
-    FilesPanel,
-    folder_total,
-    folders_of,
-    row_key,
-)
+from chat.session.sets import Selection
+from chat.web.panels.fileupdates import GIT_NAMES, folder_total, row_key
 from history.models import Session
 
 OPEN_ALL_UP_TO = 300  # a repository this small shows every folder open
-
-
-@dataclass(frozen=True)
-class Selection:
-    """A session's choice as the server holds it."""
-
-    active: frozenset[str]
-    outlines: frozenset[str] = frozenset()
-    pinned: frozenset[str] = frozenset()
-    shed: frozenset[str] = frozenset()
-    budget: int = 0
-
-    def digest(self) -> str:
-        """A short name for these sets: a tab holding rows drawn from other sets (the
-        follower's news says which it should hold) draws them again."""
-        parts = (self.active, self.outlines & self.active, self.pinned, self.shed & self.active)
-        text = "\n\n".join("\n".join(sorted(part)) for part in parts)
-        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 class TreeRows:

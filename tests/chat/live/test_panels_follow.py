@@ -13,10 +13,9 @@ from django.test import override_settings
 from acdc.asgi import application
 from chat.live.follower import PanelFollower
 from chat.repo import instructions
-from chat.session import checkpoints, release_lease, take_lease
+from chat.session import checkpoints, release_lease, take_lease, version
+from chat.session.version import page_token
 from chat.web.broadcast import session_socket_url
-from chat.web.panels import version
-from chat.web.panels.version import page_token
 from history import services
 from history.models import Message, Session
 from tests.chat.sockets import ORIGIN, WAIT, Socket, frames_until, new_session

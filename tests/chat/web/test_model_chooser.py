@@ -7,14 +7,11 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings
 
+from chat.llm import costmap
+from chat.llm.costmap import ModelListings, cost_map_models
 from chat.turn.turns import run_turn
 from chat.web import views_model
-from chat.web.views_model import (
-    SWITCH_NOTICE,
-    ModelListings,
-    cost_map_models,
-    model_suggestions,
-)
+from chat.web.views_model import SWITCH_NOTICE, model_suggestions
 from history import services
 from history.models import Message, Session
 
@@ -108,7 +105,7 @@ def test_suggestions_are_the_offline_models_without_provider_keys(settings):
 
 def test_suggestions_add_the_keyed_providers_models_once_listed(settings, monkeypatch):
     settings.ACDC_MODEL = "acdc/fake"
-    monkeypatch.setattr(views_model.threading, "Thread", _NoThread)
+    monkeypatch.setattr(costmap.threading, "Thread", _NoThread)
     listings, env = ModelListings(), {"ANTHROPIC_API_KEY": "sk-test"}
     first = model_suggestions(env, listings)
     assert first == ["acdc/fake", "acdc/dry-run", "anthropic/claude-sonnet-4-5"]

@@ -13,9 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from chat.repo import sessionsets
+from chat.session.setchanges import Choice
 from chat.web.panels import selection
 from chat.web.panels.fileupdates import row_key
-from chat.web.panels.selection import Choice
 from history import services
 from history.models import Session
 from tests.chat.web.pickerhtml import answer_states

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
+from chat.session.sets import Selection
 from chat.web.panels.fileupdates import picker_update, row_key
 from chat.web.panels.selection import sets_update
-from chat.web.panels.tree import Selection
 from tests.chat.web.pickerhtml import answer_states as states
 from tests.chat.web.pickerhtml import file_row as row
 

@@ -181,3 +181,59 @@ def test_the_tool_arguments_are_checked(fake):
     assert specs["run_command"]["required"] == ["name"]
     assert specs["propose_command"]["properties"]["argv"]["type"] == "array"
     assert json.dumps(specs)  # what the provider is sent
+
+
+async def test_hostile_arguments_run_nothing_and_each_gets_its_reason(fake, served_root):
+    """What a model may try instead of a declared name or a plain argv: paths, shell
+    text, options, a working directory of its own, wrong types, garbage, a huge argv.
+    Each call fails alone with a reason; the turn goes on; nothing runs or is proposed."""
+    listener = Listener()
+    await declare(served_root, "test", ["true"])
+    session = await new_session()
+    marker = marking(served_root, listener)
+    hostile_runs = [
+        {"name": "../../../bin/sh"},
+        {"name": f"test; {shlex.join(marker)}"},
+        {"name": "--help"},
+        {"name": "test", "cwd": "/"},
+        {"name": "test", "env": {"LD_PRELOAD": "/tmp/x.so"}},
+        {"name": ["test"]},
+        {},
+        "{not json",
+        ["test"],
+        {"name": "t" * 100_000},
+    ]
+    hostile_proposals = [
+        {"argv": shlex.join(marker), "reason": "a string, not a list"},
+        {"argv": [], "reason": "empty"},
+        {"argv": ["  ", "x"], "reason": "blank program"},
+        {"argv": ["sh", "-c", "touch marker\0"], "reason": "a NUL"},
+        {"argv": ["echo", *["x"] * 5_000], "reason": "too long"},
+        {"argv": marker},
+        {"argv": ["true"], "reason": "the declared one, again"},
+    ]
+    calls = [call("run_command", args, f"r{i}") for i, args in enumerate(hostile_runs)]
+    calls += [call("propose_command", args, f"p{i}") for i, args in enumerate(hostile_proposals)]
+    fake.enqueue(FakeStep(tool_calls=calls), FakeStep(text="Nothing ran."))
+    try:
+        events = await turn(session, "Try everything")
+        assert not listener.connected()
+    finally:
+        listener.close()
+
+    answers = tool_answers(fake.requests[-1])
+    assert len(answers) == len(calls)
+    assert all(a.startswith("Error: ") for a in answers), answers
+    said = dict(zip([c["id"] for c in calls], answers, strict=True))
+    assert (
+        "there is no declared command '../../../bin/sh': nothing ran; declared: test" in said["r0"]
+    )
+    assert "unexpected argument 'cwd'" in said["r3"] and "unexpected argument 'env'" in said["r4"]
+    assert "not valid JSON" in said["r7"] and "must be a JSON object" in said["r8"]
+    assert "missing argument 'reason'" in said["p5"]
+    assert "that is the declared command 'test'" in said["p6"]
+    assert not (served_root / "marker").exists()
+    assert not await database_sync_to_async(CommandRun.objects.exists)()
+    assert not await database_sync_to_async(CommandProposal.objects.exists)()
+    assert events[-1].__class__.__name__ != "TurnFailed"
+    assert fake.requests[-1].messages[-1]["role"] == "tool"  # the turn went on to the model

@@ -6,7 +6,11 @@ A command that does nothing (`true`) is started N times each way: by `subprocess
 `.git`, protected file and secret-shaped file of the work tree found). The median and the
 90th percentile of each, the sandbox's extra cost over the plain runner, and the walk of
 the work tree alone are shown. Then a sandboxed command prints 5 MB and the CPU time this
-process spent reading it (user + system, from getrusage) is set beside the wall time.
+process spent reading it (user + system, from getrusage) is set beside the wall time. Then
+the same in a real `acdc serve` with a websocket attached, as a page is: the offline model
+calls `run_command` for a declared command printing 5 MB, and the server's CPU for that turn
+(/proc, the server alone, not the command) is set beside the same turn whose command prints
+one line, and beside `subprocess.run` reading the 5 MB in this process (the floor).
 The repository is a throwaway one of a few hundred files unless `--repo` names another
 (it is only read; `true` writes nothing). Figures, never assertions.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import subprocess
@@ -95,6 +100,65 @@ async def _big_output(root: Path, data: Path) -> dict[str, float]:
     }
 
 
+PRINT_5MB = f"yes 'a line a test run prints, again and again' | head -c {OUTPUT_BYTES}"
+SERVED_ROUNDS = 3
+
+
+async def _served_turns(root: Path, folder: Path, rounds: int) -> dict[str, list[float]]:
+    """Server CPU of one turn whose command prints 5 MB, and of one whose command prints a
+    line, in alternating rounds on one `acdc serve`."""
+    from bench.turn_server import http_client, server_environ, start_worker
+
+    script, data = folder / "fake-script.json", folder / "served-data"
+    environ = server_environ(root, data, {"ACDC_FAKE_SCRIPT": str(script)})
+    for name, shell in (("loud", PRINT_5MB), ("quiet", "echo one line")):
+        subprocess.run(
+            [sys.executable, "-m", "acdc", "commands", "add", name, "--", "sh", "-c", shell],
+            env=environ,
+            check=True,
+            capture_output=True,
+        )
+    worker = start_worker(environ, folder / "served.log")
+    cpu: dict[str, list[float]] = {"loud": [], "quiet": []}
+    try:
+        async with http_client() as http:
+            # The first turn of a server imports litellm (seconds of CPU): not measured.
+            for index, name in enumerate(["quiet"] + ["loud", "quiet"] * rounds):
+                spent = await _one_turn(http, worker, script, name)
+                if index:
+                    cpu[name].append(spent)
+    finally:
+        worker.stop()
+    return cpu
+
+
+async def _one_turn(http, worker, script: Path, name: str) -> float:
+    """The server's CPU for one turn whose model runs the declared command `name`."""
+    from bench.turn_server import ChatSocket, new_session
+
+    steps = [
+        {"tool_calls": [{"name": "run_command", "arguments": {"name": name}}]},
+        {"text": "It ran."},
+    ]
+    script.write_text(json.dumps(steps))
+    session = await new_session(http, worker.url)
+    socket = await ChatSocket.open(http, worker.url, session)
+    before = worker.cpu_seconds()
+    outcome = await socket.turn(f"Run {name}", timeout=300)
+    spent = worker.cpu_seconds() - before
+    await socket.close()
+    if outcome.status != "complete":
+        raise SystemExit(f"the {name} turn ended {outcome.status}: {outcome.detail}")
+    return spent
+
+
+def _plain_read_cpu() -> float:
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    subprocess.run(["sh", "-c", PRINT_5MB], capture_output=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
 def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     runs = 5 if args.quick else (args.runs or RUNS)
     info = machine()
@@ -106,6 +170,9 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         setup_django(root, data)
         times = asyncio.run(_measure(root, data, runs))
         output = asyncio.run(_big_output(root, data))
+        served_root = root if args.repo else _throwaway_repo(folder / "served")
+        served = asyncio.run(_served_turns(served_root, folder, 1 if args.quick else SERVED_ROUNDS))
+        plain_read = min(_plain_read_cpu() for _ in range(3))
     medians = {name: percentile(samples, 50) for name, samples in times.items()}
     data_out = {
         "machine": info,
@@ -115,8 +182,24 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         "median_ms": medians,
         "extra_ms": medians["sandboxed"] - medians["plain"],
         "output": output,
+        "served_cpu_s": served,
+        "plain_read_cpu_s": plain_read,
     }
     return _markdown(data_out, info, args.quick), data_out
+
+
+def _served_table(data: dict[str, Any]) -> str:
+    served, floor = data["served_cpu_s"], data["plain_read_cpu_s"]
+    loud, quiet = percentile(served["loud"], 50), percentile(served["quiet"], 50)
+    rows = [
+        ["a turn whose command prints 5 MB (server CPU)", f"{loud:.2f}"],
+        ["the same turn, the command prints one line", f"{quiet:.2f}"],
+        ["what the 5 MB cost the server", f"{loud - quiet:.2f}"],
+        ["`subprocess.run(capture_output=True)` reading the 5 MB (the floor)", f"{floor:.2f}"],
+    ]
+    rounds = len(served["loud"])
+    table = markdown_table(["run", "CPU s (median)"], rows, "lr")
+    return f"{rounds} round(s), alternating; CPU of the server process alone.\n\n{table}"
 
 
 def _markdown(data: dict[str, Any], info: dict[str, Any], quick: bool) -> str:
@@ -145,6 +228,10 @@ def _markdown(data: dict[str, Any], info: dict[str, Any], quick: bool) -> str:
         f"5 MB of output ({out['bytes']:,} bytes) read in {out['wall_s']:.2f} s of wall time "
         f"and {out['cpu_s']:.2f} s of acdc's CPU; the model was shown {out['model_bytes']:,} "
         "bytes.",
+        "",
+        "### In `acdc serve`, a websocket attached",
+        "",
+        _served_table(data),
         "",
         machine_line(info),
     ]

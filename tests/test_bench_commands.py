@@ -28,3 +28,7 @@ def test_the_commands_benchmark_sets_the_sandbox_beside_a_plain_run(tmp_path):
     assert len(data["ms"]["sandboxed"]) == data["runs"] == 5
     assert data["output"]["bytes"] >= 5 * 1024 * 1024 - 100
     assert data["output"]["model_bytes"] <= 8192
+    # In a served turn (the offline model calls run_command), beside the same turn printing
+    # one line and the floor of a plain subprocess.
+    assert "what the 5 MB cost the server" in table and "(the floor)" in table
+    assert len(data["served_cpu_s"]["loud"]) == len(data["served_cpu_s"]["quiet"]) == 1

@@ -19,8 +19,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from bench.wirefakes.loopback import Loopback
 
 
 @dataclass(frozen=True)
@@ -45,39 +47,18 @@ class Request:
     body: dict[str, Any]
 
 
-class ReplayFake:
+class ReplayFake(Loopback):
     def __init__(self, default: Recording | None = None) -> None:
         self.default = default
         self.choose: Callable[[Request], Recording] | None = None
         self.requests: list[Request] = []
         self._queue: deque[Recording] = deque()
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host}:{port}"
+        self._serve(_handler_for(self))
 
     def enqueue(self, *recordings: Recording) -> None:
         with self._lock:
             self._queue.extend(recordings)
-
-    def close(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> ReplayFake:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _next(self, request: Request) -> Recording:
         with self._lock:

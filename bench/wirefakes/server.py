@@ -20,11 +20,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from bench.wirefakes import replies
 from bench.wirefakes.anthropic import AnthropicCache, CacheRequestError
+from bench.wirefakes.loopback import Loopback
 from bench.wirefakes.openai import AUTOMATIC_RULES, AutomaticRules, PrefixCache
 from bench.wirefakes.replies import Clock, Reply
 
@@ -40,7 +41,7 @@ class Received:
     reply: Reply
 
 
-class WireFake:
+class WireFake(Loopback):
     def __init__(
         self,
         *,
@@ -58,32 +59,11 @@ class WireFake:
         self._ids = itertools.count(1)
         self._in_flight = 0
         self._last_activity = time.monotonic()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host}:{port}"
+        self._serve(_handler_for(self))
 
     def enqueue(self, *items: Reply | str) -> None:
         with self._lock:
             self._replies.extend(Reply(i) if isinstance(i, str) else i for i in items)
-
-    def close(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> WireFake:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def answer(self, api: str, body: dict[str, Any]) -> tuple[int, str, list[bytes]]:
         """(status, content type, body parts) for one API request."""

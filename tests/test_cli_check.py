@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.turn_server import make_repo, server_environ, start_worker
-from bench.wirefakes import Reply, ToolCall, WireFake
+from bench.turn_server import make_repo
+from bench.wirefakes import Reply, WireFake
+from tests.served_with_fake import edit as edit_file
+from tests.served_with_fake import server_with_fake, terminal
 from tests.test_cli_edits_wire import chat as in_process
-from tests.test_cli_server_edits import terminal
 
 BROKEN = "def add(a, b):\n    return a - b\n"
 CHECK = (
@@ -37,25 +38,14 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     repo = make_repo(folder / "repo", files=1)
     (repo / "calc.py").write_text(BROKEN)
     (repo / "check.py").write_text(CHECK)
-    with WireFake() as fake:
-        extra = {
-            "ACDC_MODEL": "openai/x",
-            "ACDC_API_BASE": fake.base_url + "/v1",
-            "OPENAI_API_KEY": "sk-test",
-            "ACDC_EDITS": "1",
-        }
-        environ = server_environ(repo, folder / "data", extra)
-        worker = start_worker(environ, folder / "serve.log")
-        try:
-            # -B: no bytecode cache, whose timestamps are whole seconds (an edit of the same
-            # size within the second would run the old code).
-            argv = ("python3", "-B", "check.py")
-            data = folder / "data"
-            declared = acdc(repo, data, "commands", "add", "test", "--", *argv)
-            assert declared.returncode == 0, declared.stderr
-            yield fake, repo, folder / "data"
-        finally:
-            worker.stop()
+    data = folder / "data"
+    with server_with_fake(repo, data, folder / "serve.log") as (_, fake):
+        # -B: no bytecode cache, whose timestamps are whole seconds (an edit of the same
+        # size within the second would run the old code).
+        argv = ("python3", "-B", "check.py")
+        declared = acdc(repo, data, "commands", "add", "test", "--", *argv)
+        assert declared.returncode == 0, declared.stderr
+        yield fake, repo, data
 
 
 def acdc(repo: Path, data: Path, *args: str, as_server: bool = True) -> subprocess.CompletedProcess:
@@ -76,8 +66,7 @@ def acdc(repo: Path, data: Path, *args: str, as_server: bool = True) -> subproce
 
 
 def edit(old: str, new: str) -> Reply:
-    arguments = {"path": "calc.py", "old_text": old, "new_text": new}
-    return Reply("", (ToolCall("edit_file", arguments),))
+    return edit_file("calc.py", old, new)
 
 
 def user_texts(data: Path, session: str) -> list[str]:

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.turn_server import make_repo, server_environ, start_worker
-from bench.wirefakes import Reply, ToolCall, WireFake
+from bench.turn_server import make_repo
+from bench.wirefakes import Reply
+from tests.served_with_fake import edit, server_with_fake, terminal
 
 MODULE = "src/module_000.py"
 HOOK = ".githooks/pre-commit"
-SERVER_ONLY = ("ACDC_MODEL", "ACDC_API_BASE", "OPENAI_API_KEY")
 
 
 def git(root: Path, *args: str) -> str:
@@ -50,30 +50,8 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     git(repo, "config", "core.hooksPath", ".githooks")
     git(repo, "add", HOOK)
     git(repo, "commit", "-qm", "hooks")
-    with WireFake() as fake:
-        extra = {
-            "ACDC_MODEL": "openai/x",
-            "ACDC_API_BASE": fake.base_url + "/v1",
-            "OPENAI_API_KEY": "sk-test",
-            "ACDC_EDITS": "1",
-        }
-        environ = server_environ(repo, folder / "data", extra)
-        worker = start_worker(environ, folder / "serve.log")
-        try:
-            yield worker, fake, repo, folder / "data"
-        finally:
-            worker.stop()
-
-
-def terminal(repo: Path, data: Path) -> dict[str, str]:
-    """A terminal's environment: the repository and data folder, no provider variable."""
-    environ = {
-        k: v for k, v in os.environ.items() if not k.startswith("ACDC_") and "API_KEY" not in k
-    }
-    environ.pop("DJANGO_SETTINGS_MODULE", None)
-    environ.update(ACDC_REPO=str(repo), ACDC_DATA_DIR=str(data), NO_PROXY="127.0.0.1")
-    assert not set(SERVER_ONLY) & set(environ)
-    return environ
+    with server_with_fake(repo, folder / "data", folder / "serve.log") as (worker, fake):
+        yield worker, fake, repo, folder / "data"
 
 
 def chat(served, *args: str) -> subprocess.CompletedProcess:
@@ -86,10 +64,6 @@ def chat(served, *args: str) -> subprocess.CompletedProcess:
         timeout=180,
         stdin=subprocess.DEVNULL,  # no terminal to ask: the flags decide
     )
-
-
-def edit(path: str, old: str, new: str) -> Reply:
-    return Reply("", (ToolCall("edit_file", {"path": path, "old_text": old, "new_text": new}),))
 
 
 def test_apply_through_the_server_from_a_terminal_without_the_providers_key(served):

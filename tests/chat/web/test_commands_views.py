@@ -78,9 +78,9 @@ def test_a_command_declared_by_hand_is_split_into_words_and_shown_back(part, ser
 @pytest.mark.parametrize(
     ("typed", "said"),
     [
-        ({"name": "", "command": "make test"}, "give the command a name"),
+        ({"name": "", "command": "make test"}, "Give the command a name"),
         ({"name": "no spaces", "command": "make test"}, "is not a command name"),
-        ({"name": "test", "command": "   "}, "the command is empty"),
+        ({"name": "test", "command": "   "}, "The command is empty"),
         ({"name": "test", "command": "printf 'a\0b'"}, "without NUL bytes"),
         ({"name": "test", "command": "echo 'unclosed"}, "cannot be split into words"),
         ({"name": "test", "command": "make", "timeout": "soon"}, "The timeout must be"),
@@ -98,7 +98,7 @@ def test_bad_input_by_hand_is_a_message_beside_the_form(part, served_root, typed
 def test_a_name_declared_twice_says_what_holds_it(part, served_root):
     declaring.add(str(served_root), "test", ["make", "test"])
     html = part("add", {"name": "test", "command": "pytest"})
-    assert "a command named &#x27;test&#x27; is already declared: make test" in html
+    assert "A command named &#x27;test&#x27; is already declared: make test" in html
     assert declaring.find(str(served_root), "test").argv == ("make", "test")
 
 
@@ -109,7 +109,7 @@ def test_remove_drops_a_command_and_an_unknown_name_says_which_are_declared(part
     assert "Removed test." in html and 'aria-label="Remove test"' not in html
     assert names(served_root) == ["lint"]
     html = part("remove", {"name": "nosuch"})
-    assert "no command named &#x27;nosuch&#x27; is declared; declared: lint" in html
+    assert "No command named &#x27;nosuch&#x27; is declared; declared: lint" in html
     assert 'role="alert"' in html and names(served_root) == ["lint"]
 
 
@@ -121,7 +121,7 @@ def test_the_check_switch_sets_the_session_and_shows_the_choice(part, served_roo
     session.refresh_from_db()
     assert session.check_command == "test"
     html = part("check", {"name": "tset"})
-    assert "there is no declared command &#x27;tset&#x27;; declared: test" in html
+    assert "There is no declared command &#x27;tset&#x27;; declared: test" in html
     assert Session.objects.get(pk=session.pk).check_command == "test"
     html = part("check", {"name": ""})
     assert "No check after applying edits." in html and '<option value="" selected>' in html

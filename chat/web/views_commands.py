@@ -75,6 +75,9 @@ def commands_context(
         "sandbox": runs.sandbox,
         "needs_approval": runs.needs_approval,
         "edits_on": edittools.enabled(),  # the check runs after edits apply: none when off
+        # The session's check names a command removed since (from the terminal, say).
+        "check_gone": bool(session.check_command)
+        and session.check_command not in {c.name for c in declared},
         "commands_error": error,
         "commands_note": note,
         "typed": typed or {},  # the hand form's fields as sent, kept when refused

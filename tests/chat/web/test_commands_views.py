@@ -136,6 +136,15 @@ def test_removing_the_checked_command_turns_the_check_off(part, served_root, ses
     assert Session.objects.get(pk=session.pk).check_command == ""
 
 
+def test_a_check_whose_command_went_away_says_so(client, served, served_root, session):
+    declaring.add(str(served_root), "test", ["make", "test"])
+    Session.objects.filter(pk=session.pk).update(check_command="test")
+    declaring.remove(str(served_root), "test")  # as `acdc commands remove test` does
+    html = client.get(f"/s/{session.id}/commands/").content.decode()
+    assert '<option value="test" selected>test (not declared)</option>' in html
+    assert "test is no longer declared, so no check runs" in html
+
+
 def test_the_check_switch_is_absent_when_edits_are_off(
     client, served, served_root, session, settings
 ):

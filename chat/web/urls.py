@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from chat.web import views, views_context, views_model
+from chat.web import views, views_commands, views_context, views_model
 from chat.web.branches import views as views_branches
 from chat.web.edits import commit_view
 from chat.web.edits import views as views_edits
@@ -52,6 +52,14 @@ urlpatterns = [
     path("s/<str:session_id>/auto-apply/", views_edits.auto_apply, name="auto_apply"),
     path("s/<str:session_id>/check/", views_edits.check_after_apply, name="check_after_apply"),
     path("s/<str:session_id>/commit/", commit_view.edits_commit, name="edits_commit"),
+    path("s/<str:session_id>/commands/", views_commands.commands_part, name="commands"),
+    path("s/<str:session_id>/commands/add/", views_commands.command_add, name="command_add"),
+    path(
+        "s/<str:session_id>/commands/remove/",
+        views_commands.command_remove,
+        name="command_remove",
+    ),
+    path("s/<str:session_id>/commands/check/", views_commands.command_check, name="command_check"),
     path("images/<str:sha>/", views.image_file, name="image"),
     path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
     path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),

@@ -85,7 +85,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
     for line in edit_journal.recover(sessionsets.repository()):
         print(f"acdc: {line}", flush=True)
-    session, notices = restore_latest_session(str(settings.ACDC_REPO))
+    session, notices = restore_latest_session(str(settings.ACDC_REPO), served())
     if session is not None:
         print(f"acdc: restored session {session.id} ({session.display_title})", flush=True)
     for notice in notices:
@@ -258,7 +258,7 @@ def _chat(args: argparse.Namespace) -> int:
         reason = checking.refusal(str(settings.ACDC_REPO), args.check, served().commands)
         if reason:
             raise CommandError(reason)
-    prepared = prepare(request, session)
+    prepared = prepare(request, session, served())
     print(f"session: {prepared.session_id}", file=sys.stderr)
     for problem in prepared.problems:
         print(f"acdc: {problem}", file=sys.stderr)
@@ -349,13 +349,11 @@ async def _stream_to_terminal(
 
     try:
         with chatedits.applying(apply):
-            parts = served()
             finished = await run_turn(
                 session_id=session_id,
                 user_text=message,
                 model=model,
-                runtime=parts.runtime,
-                maps=parts.maps,
+                wiring=served(),
                 emit=emit,
                 after=after,
                 turn_id=turn_id,

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bench.history_bench import HistorySpec
+from chat.live.served import served
 from chat.session.setchanges import restore_latest_session
 from history import selectors
 from history.models import Message, Session
@@ -114,6 +115,6 @@ def measure(spec: HistorySpec, repository: str) -> dict[str, list[float]]:
         ),
         "list sessions (50)": lambda: selectors.list_sessions(repository=repository, limit=50),
         "load a 1,000-message session": lambda: selectors.session_messages(session=newest),
-        "start-up restore": lambda: restore_latest_session(repository),
+        "start-up restore": lambda: restore_latest_session(repository, served()),
     }
     return {name: _timed(action, spec.runs) for name, action in checks.items()}

@@ -26,6 +26,7 @@ from django.db import connection, connections
 from django.db.backends.signals import connection_created
 
 from bench.sessions import prose
+from chat.live.served import served
 from chat.llm.fake import FakeScript, FakeStep
 from chat.llm.sdk import acdc_provider
 from chat.session.setchanges import select_files
@@ -100,7 +101,9 @@ async def new_session(repo: Path, selected: list[str]) -> str:
         repository=str(repo), model=MODEL, title="bench: turn"
     )
     if selected:
-        problems = await database_sync_to_async(select_files)(session.id, add=selected, model=MODEL)
+        problems = await database_sync_to_async(select_files)(
+            session.id, add=selected, model=MODEL, wiring=served()
+        )
         if problems:
             raise RuntimeError("selection refused: " + "; ".join(problems))
     return session.id
@@ -117,7 +120,12 @@ async def _after(ctx) -> None:
 async def full_turn(session_id: str, user: str, answer: str, script: BenchScript) -> None:
     script.enqueue(FakeStep(text=answer))
     finished = await run_turn(
-        session_id=session_id, user_text=user, emit=_ignore, model=MODEL, after=_after
+        session_id=session_id,
+        user_text=user,
+        emit=_ignore,
+        model=MODEL,
+        after=_after,
+        wiring=served(),
     )
     if finished.status != "complete":
         raise RuntimeError(f"turn did not complete: {finished.status} {finished.error}")

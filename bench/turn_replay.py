@@ -40,6 +40,7 @@ from chat.live.served import Served
 from chat.llm.fake import FakeScript, FakeStep
 from chat.llm.runtime import Runtime
 from chat.llm.sdk import acdc_provider
+from chat.session import Wiring
 from chat.session.compaction import compact_session, needs_compaction
 from chat.session.keepalive import next_refresh, refresh
 from chat.session.setchanges import select_files
@@ -98,10 +99,11 @@ def replay_through_turns(
     with scripted_pipeline(repo, strategy, clock) as script, override_settings(**compaction):
         # Each replay serves its own: no facts nor maps carried from the last.
         config = apps.get_app_config("chat")
-        previous, config.served = config.served, Served.build(runtime=runtime)
+        served = Served.build(runtime=runtime)
+        previous, config.served = config.served, served
         try:
             recording = Recording(session.name, strategy)
-            asyncio.run(_replay(session, repo, clock, script, recording))
+            asyncio.run(_replay(session, repo, clock, script, recording, served))
             return recording
         finally:
             config.served = previous
@@ -119,27 +121,34 @@ class ActingRuntime(Runtime):
 
 
 async def _replay(
-    session: Session, repo: Path, clock: FakeClock, script: Any, recording: Recording
+    session: Session,
+    repo: Path,
+    clock: FakeClock,
+    script: Any,
+    recording: Recording,
+    served: Wiring,
 ) -> None:
     stored = await database_sync_to_async(services.session_create)(
         repository=str(repo), model=MODEL, title=f"bench: {session.name} ({recording.strategy})"
     )
-    await select_paths(stored.id, add=session.selected)
+    await select_paths(stored.id, served, add=session.selected)
     rng = random.Random(99)
     for index, turn in enumerate(session.turns):
         arrives = clock.now + turn.seconds_before
-        await keep_warm(stored.id, clock, arrives, script, recording)
+        await keep_warm(stored.id, clock, arrives, script, recording, served)
         clock.now = arrives
         for path, text in turn.edits.items():
             write_file(repo, path, text, clock.now)
         if turn.add or turn.drop:
-            await select_paths(stored.id, add=turn.add, drop=turn.drop)
-        sent = await scripted_turn(stored.id, turn, script)
+            await select_paths(stored.id, served, add=turn.add, drop=turn.drop)
+        sent = await scripted_turn(stored.id, turn, script, served)
         recording.sent.append(Sent(sent.messages, clock.now, tools=sent.tools))
-        if session.compaction_trigger and await database_sync_to_async(needs_compaction)(stored.id):
+        if session.compaction_trigger and await database_sync_to_async(needs_compaction)(
+            stored.id, served
+        ):
             script.enqueue(FakeStep(text=DETECTOR_ANSWER), FakeStep(text=prose(rng, SUMMARY_WORDS)))
             before = len(script.requests)
-            outcome = await compact_session(stored.id)
+            outcome = await compact_session(stored.id, served)
             for request in script.requests[before:]:
                 recording.sent.append(
                     Sent(request.messages, clock.now, side=True, tools=request.tools)
@@ -149,17 +158,22 @@ async def _replay(
 
 
 async def keep_warm(
-    session_id: str, clock: FakeClock, until: float, script: Any, recording: Recording
+    session_id: str,
+    clock: FakeClock,
+    until: float,
+    script: Any,
+    recording: Recording,
+    served: Wiring,
 ) -> None:
     """While the person is away (up to `until`), what `chat.live.keepwarm` does for an
     open tab: each refresh the plan still holds, sent when it is due."""
     while True:
-        due = await database_sync_to_async(next_refresh)(session_id)
+        due = await database_sync_to_async(next_refresh)(session_id, served.runtime)
         if due is None or due >= until:
             return
         clock.now = max(clock.now, due)
         before = len(script.requests)
-        if await refresh(session_id, clock.now) is None:
+        if await refresh(session_id, clock.now, served) is None:
             return
         for request in script.requests[before:]:
             recording.sent.append(
@@ -168,17 +182,17 @@ async def keep_warm(
 
 
 async def select_paths(
-    session_id: str, *, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()
+    session_id: str, served: Wiring, *, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()
 ) -> None:
     """Change the session's selection as the Files panel does."""
     problems = await database_sync_to_async(select_files)(
-        session_id, add=list(add), drop=list(drop), model=MODEL
+        session_id, add=list(add), drop=list(drop), model=MODEL, wiring=served
     )
     if problems:
         raise RuntimeError("selection refused: " + "; ".join(problems))
 
 
-async def scripted_turn(session_id: str, turn: Turn, script: Any) -> Any:
+async def scripted_turn(session_id: str, turn: Turn, script: Any, served: Wiring) -> Any:
     """One real turn; returns the request the provider received (messages and tools)."""
 
     async def ignore(event: object) -> None:
@@ -186,7 +200,9 @@ async def scripted_turn(session_id: str, turn: Turn, script: Any) -> Any:
 
     script.enqueue(FakeStep(text=turn.answer, chunk_size=max(1, len(turn.answer))))
     sent = len(script.requests)
-    finished = await run_turn(session_id=session_id, user_text=turn.user, emit=ignore, model=MODEL)
+    finished = await run_turn(
+        session_id=session_id, user_text=turn.user, emit=ignore, model=MODEL, wiring=served
+    )
     if finished.status != "complete" or len(script.requests) != sent + 1:
         raise RuntimeError(f"turn did not complete: {finished.status} {finished.error}")
     return script.requests[-1]

@@ -567,6 +567,72 @@ def test_no_module_but_the_served_objects_holds_state_of_the_process():
     assert ([name for name in found if not _allowed(name)], stale) == ([], [])
 
 
+# The entry points: what a request, a frame or the process's start reaches first. They
+# fetch the served object once and hand its parts down (the command line, acdc/, is one too).
+ENTRY_POINTS = (
+    "chat/apps.py",
+    "chat/live/served.py",
+    "chat/live/consumers.py",
+    "chat/live/turnhost.py",
+)
+
+
+def _entry_point(path: Path) -> bool:
+    where = path.relative_to(ROOT).as_posix()
+    in_pages = where.startswith("chat/web/") and path.name.startswith("views")
+    return where in ENTRY_POINTS or in_pages
+
+
+def _served_lookups(path: Path, name: str = "") -> list[str]:
+    """The calls in `path` (named `name`) that look the served object up instead of being
+    handed it: the app registry's `get_app_config`, or `chat.live.served.served()`."""
+    name = name or path.relative_to(ROOT).as_posix()
+    tree = ast.parse(path.read_text(), filename=str(path))
+    fetchers = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == SERVED_MODULE
+        for alias in node.names
+        if alias.name == "served"
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr == "get_app_config") or (
+            isinstance(func, ast.Name) and func.id in fetchers
+        ):
+            found.append(f"{name}:{node.lineno} {ast.unparse(func)}")
+    return found
+
+
+def test_only_the_entry_points_look_the_served_object_up():
+    """Below the socket, the pages' views and the app's start, what a function needs of the
+    process (the runtime, the maps: `chat.session.Wiring`) is a parameter, never looked up."""
+    found = [
+        hit
+        for path in _sources(("chat",))
+        if not _entry_point(path)
+        for hit in _served_lookups(path)
+    ]
+    assert found == []
+
+
+def test_the_lookup_scan_sees_what_it_looks_for(tmp_path):
+    sample = ROOT / "chat" / "session" / "sample.py"  # a path under chat/, never written
+    assert not _entry_point(sample) and _entry_point(ROOT / "chat" / "web" / "views_model.py")
+    scanned = tmp_path / "sample.py"
+    scanned.write_text(
+        "from django.apps import apps\nfrom chat.live.served import served as fetch\n"
+        "def f():\n    return apps.get_app_config('chat').served, fetch().maps, served()\n"
+    )
+    assert _served_lookups(scanned, "sample.py") == [
+        "sample.py:4 apps.get_app_config",
+        "sample.py:4 fetch",
+    ]
+
+
 def test_no_test_patches_a_part_of_the_served_object_on_a_module():
     """A test builds a served object of its own (tests/serving.py) instead of setting
     `HOST`, `MAPS`, `COUNTS` and the like on the modules that once held them."""

@@ -183,7 +183,7 @@ def _prepare(request: ChatRequest):
         reason = checking.refusal(str(settings.ACDC_REPO), request.check, served().commands)
         if reason:
             raise CommandError(reason)
-    return prepare(request, find_session(request))
+    return prepare(request, find_session(request), served())
 
 
 async def _round(stream, request, frame, session_id, receive) -> tuple[int, CheckRun | None]:

@@ -16,6 +16,7 @@ from django.conf import settings
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
 from chat.repo import boundary, sessionsets
+from chat.session import Wiring
 from chat.session.setchanges import select_files
 from history import selectors, services
 from history.models import ContentObject, Session
@@ -56,7 +57,7 @@ def find_session(request: ChatRequest) -> Session | None:
     return None if request.new else selectors.session_latest(repository=repository)
 
 
-def prepare(request: ChatRequest, session: Session | None) -> Prepared:
+def prepare(request: ChatRequest, session: Session | None, wiring: Wiring) -> Prepared:
     """Check the choice, make the session if needed, and change its selection."""
     allowed = set(request.allow_secret)
     check_choice([*request.add, *request.pin], allowed, session)
@@ -75,6 +76,7 @@ def prepare(request: ChatRequest, session: Session | None) -> Prepared:
             unpin=request.unpin,
             model=request.model,
             confirmed=allowed,
+            wiring=wiring,
         )
     return Prepared(session.id, list(problems))
 

@@ -107,7 +107,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         )
         try:
             answer = await database_sync_to_async(answer_choice)(
-                self.served.files, self.session_id, choice
+                self.served.files, self.session_id, choice, self.served
             )
         except Exception as exc:
             if dbfaults.is_locked(exc):
@@ -202,7 +202,9 @@ async def files_changed(served: Served, changes: list) -> None:
     html = await database_sync_to_async(files_frame)(served.files, repo, news)
     await layer.group_send(files_group(repo), {"type": "chat.frame", "html": html})
     for session_id, paths in news.sessions.items():
-        frames = await database_sync_to_async(session_frames)(served.files, repo, session_id, paths)
+        frames = await database_sync_to_async(session_frames)(
+            served.files, repo, session_id, paths, served
+        )
         for html in frames:
             await layer.group_send(session_group(session_id), {"type": "chat.frame", "html": html})
 

@@ -28,7 +28,7 @@ from django.template.loader import render_to_string
 from chat.live.turnhost import LocalTabs, TurnHost
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
-from chat.session import version
+from chat.session import Wiring, version
 from chat.session.setchanges import current_hud
 from chat.session.sets import Selection
 from chat.web.conversation import ended_frame
@@ -61,7 +61,7 @@ class PanelFollower:
             self._loops[session_id] = asyncio.create_task(self._run(session_id))
         if now is None or now.busy or not (changed := now.changed_since(seen)):
             return
-        for html in await database_sync_to_async(frames)(session_id, changed, now):
+        for html in await database_sync_to_async(frames)(session_id, changed, now, self.host):
             await send(html)
 
     def forget(self, session_id: str) -> None:
@@ -137,7 +137,7 @@ class PanelFollower:
         self._seen[session_id] = now
         if not changed:
             return
-        drawn = await database_sync_to_async(frames)(session_id, changed, now)
+        drawn = await database_sync_to_async(frames)(session_id, changed, now, self.host)
         if self.host.running(
             session_id
         ):  # a turn began meanwhile: its frames must not be drawn over
@@ -156,14 +156,14 @@ def _read(session_id: str) -> version.Version | None:
     return version.read(session_id)
 
 
-def frames(session_id: str, changed: set[str], now: version.Version) -> list[str]:
+def frames(session_id: str, changed: set[str], now: version.Version, wiring: Wiring) -> list[str]:
     """The frames that bring a tab's `changed` panels up to date (reads the database)."""
     session = Session.objects.get(pk=session_id)
     out = []
     if "conversation" in changed:
         out.append(ended_frame(session_id))
     if changed & {"conversation", "hud"}:
-        hud = current_hud(session)
+        hud = current_hud(session, wiring)
         if hud:
             out.append(render_hud(hud))
         out.append(_sets_message(session, hud or {}))

@@ -86,7 +86,7 @@ class Warmer:
                 await self.sleep(max(0.0, due - self.clock()))
                 if not self._present(session_id):
                     return
-                done = await keepalive.refresh(session_id, self.clock(), self.host.runtime)
+                done = await keepalive.refresh(session_id, self.clock(), self.host)
                 if done is not None:
                     await _announce(session_id, done)
         except asyncio.CancelledError:

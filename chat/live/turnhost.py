@@ -293,8 +293,7 @@ class TurnHost:
             emit=emit,
             redraw=redraw,
             after=after,
-            runtime=self.runtime,
-            maps=self.maps,
+            wiring=self,  # the runtime and maps the host was built with
             stopping=self.closing,
             turn_id=turn_id,
             commands=self.commands,
@@ -306,7 +305,7 @@ class TurnHost:
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:
         report = _reporter(_broadcaster(self.tabs, session_id, hosted))
-        await run_compaction(session_id, report, focus=focus, force=True)
+        await run_compaction(session_id, report, wiring=self, focus=focus, force=True)
 
 
 async def _turn_edits(turn_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:

@@ -11,7 +11,7 @@ The names most callers need are here.
 
 from __future__ import annotations
 
-from chat.session.context import SessionContext, Wiring, wired
+from chat.session.context import SessionContext, Wired, Wiring
 from chat.session.lease import (
     SessionBusy,
     SessionMissing,
@@ -38,5 +38,5 @@ __all__ = (
     "request_stop",
     "take_lease",
     "Wiring",
-    "wired",
+    "Wired",
 )

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from chat.repo import edittools, sessionsets
 from chat.repo.edits.restore import restore
-from chat.session import SessionBusy, SessionContext, SessionMissing, held
+from chat.session import SessionBusy, SessionContext, SessionMissing, Wiring, held
 from history import services
 from history.models import Checkpoint, Compaction, Message, Session, SessionObject
 
@@ -166,7 +166,7 @@ def _rollback(session_id: str, checkpoint_id: int) -> str:
     return note
 
 
-def set_aside_last(session_id: str, message_id: str) -> str:
+def set_aside_last(session_id: str, message_id: str, wiring: Wiring) -> str:
     """Edit and resend: the session's last user message (`message_id`) and everything
     after it (its reply, tool calls, notes) are set aside as a rollback does, kept in the
     store and in History, so the edited message is answered from the history before it.
@@ -174,7 +174,7 @@ def set_aside_last(session_id: str, message_id: str) -> str:
     the person sent, or while a reply is being written."""
     try:
         with held(session_id) as owner:
-            return _set_aside_last(session_id, message_id, owner)
+            return _set_aside_last(session_id, message_id, owner, wiring)
     except SessionMissing:
         raise RollbackRefused(f"There is no session {session_id!r}.") from None
     except SessionBusy:
@@ -182,7 +182,7 @@ def set_aside_last(session_id: str, message_id: str) -> str:
 
 
 @transaction.atomic
-def _set_aside_last(session_id: str, message_id: str, owner: str) -> str:
+def _set_aside_last(session_id: str, message_id: str, owner: str, wiring: Wiring) -> str:
     mine = Message.objects.filter(
         session_id=session_id, role=Message.Role.USER, system_event=False, rolled_back=False
     )
@@ -191,7 +191,7 @@ def _set_aside_last(session_id: str, message_id: str, owner: str) -> str:
         raise RollbackRefused("Only your last message can be edited; it may have changed.")
     later = Message.objects.filter(session_id=session_id, seq__gte=last.seq, rolled_back=False)
     later.update(rolled_back=True)
-    ctx = SessionContext.open(session_id, owner=owner)
+    ctx = SessionContext.open(session_id, wiring, owner=owner)
     ctx.commit()  # the engine's header follows the history it now derives
     note = (
         "Your last message was edited: the earlier version and its reply "

@@ -33,6 +33,7 @@ from chat.session import (
     SessionBusy,
     SessionContext,
     SessionMissing,
+    Wiring,
     checkpoints,
     held,
     hud,
@@ -89,23 +90,24 @@ def smaller_model(session: Session) -> str:
     return settings.ACDC_SMALLER_MODEL or chat_model(session.model)
 
 
-def needs_compaction(session_id: str) -> bool:
+def needs_compaction(session_id: str, wiring: Wiring) -> bool:
     """Past the trigger (for callers without a turn's context at hand)."""
-    return _open(session_id).manager.should_compact()
+    return _open(session_id, wiring).manager.should_compact()
 
 
 async def compact_session(
     session_id: str,
+    wiring: Wiring,
     *,
     focus: str = "",
     force: bool = False,
     ctx: SessionContext | None = None,
 ) -> CompactionOutcome:
     """Compact one session's working history (from `ctx` when the turn hands its context
-    over). Raises `CompactionRefused` when there is nothing to work on; model failures
-    come back as case "none" with a note."""
+    over, else from a context opened with `wiring`). Raises `CompactionRefused` when there
+    is nothing to work on; model failures come back as case "none" with a note."""
     if ctx is None:
-        ctx = await database_sync_to_async(_open)(session_id)
+        ctx = await database_sync_to_async(_open)(session_id, wiring)
     manager = ctx.manager
     history = manager.get_history()
     if not history:
@@ -172,9 +174,9 @@ def _store_held(ctx, history, result, model, focus) -> CompactionOutcome:
         return _store(ctx, history, result, model, focus, owner)
 
 
-def _open(session_id: str) -> SessionContext:
+def _open(session_id: str, wiring: Wiring) -> SessionContext:
     try:
-        return SessionContext.open(session_id)
+        return SessionContext.open(session_id, wiring)
     except SessionMissing:
         raise CompactionRefused(f"There is no session {session_id!r}.") from None
 
@@ -193,7 +195,7 @@ def _store(
     written to the session meanwhile; then it is read again and must hold `history`."""
     fresh = ctx
     if not ctx.unchanged():
-        fresh = SessionContext.open(ctx.session_id, runtime=ctx.runtime, maps=ctx.maps)
+        fresh = SessionContext.open(ctx.session_id, ctx)
         if fresh.manager.get_history() != history:
             # A turn landed while the model was summarizing: compact again next time.
             note = "The conversation moved on; compaction skipped."
@@ -258,18 +260,18 @@ def describe(record: Compaction) -> str:
     )
 
 
-def undo_compaction(session_id: str, compaction_id: int | None = None) -> str:
+def undo_compaction(session_id: str, wiring: Wiring, compaction_id: int | None = None) -> str:
     """Put back the working history from before the newest (or the given) compaction.
     Only the newest live compaction can be undone: later ones were built on it."""
     try:
         with held(session_id) as owner:
-            return _undo(session_id, compaction_id, owner)
+            return _undo(session_id, compaction_id, owner, wiring)
     except SessionBusy:
         raise CompactionRefused("A reply is being written: undo when it has finished.") from None
 
 
 @transaction.atomic
-def _undo(session_id: str, compaction_id: int | None, owner: str) -> str:
+def _undo(session_id: str, compaction_id: int | None, owner: str, wiring: Wiring) -> str:
     session = Session.objects.get(pk=session_id)
     live = session.compactions.filter(undone_at=None).order_by("-created_at", "-id")
     record = live.filter(case__in=COMPACTION_CASES).first()
@@ -277,7 +279,7 @@ def _undo(session_id: str, compaction_id: int | None, owner: str) -> str:
         raise CompactionRefused("There is no compaction to undo.")
     if compaction_id is not None and record.id != compaction_id:
         raise CompactionRefused("Only the most recent compaction can be undone.")
-    current = SessionContext.open(session_id).manager.get_history()
+    current = SessionContext.open(session_id, wiring).manager.get_history()
     legacy = record.after is None
     if live.first() != record or (
         legacy and current[: len(record.history_after)] != record.history_after
@@ -285,7 +287,7 @@ def _undo(session_id: str, compaction_id: int | None, owner: str) -> str:
         raise CompactionRefused("The history changed since that compaction; it cannot be undone.")
     record.undone_at = timezone.now()
     record.save(update_fields=["undone_at"])
-    ctx = SessionContext.open(session_id, owner=owner)
+    ctx = SessionContext.open(session_id, wiring, owner=owner)
     if legacy:  # a record from before references: its saved history comes back as a rewrite
         before = [*record.history_before, *current[len(record.history_after) :]]
         Compaction.objects.create(
@@ -295,7 +297,7 @@ def _undo(session_id: str, compaction_id: int | None, owner: str) -> str:
             after=working.as_refs(before, ctx.manager.get_history()),
             upto_seq=ctx.last_seq,
         )
-        ctx = SessionContext.open(session_id, owner=owner)
+        ctx = SessionContext.open(session_id, wiring, owner=owner)
     ctx.commit()  # the engine's header follows the history it now derives
     note = f"Compaction undone: {len(record.replaced_ids)} messages are verbatim again."
     ctx.append(role=Message.Role.SYSTEM, content=note, system_event=True)

@@ -3,7 +3,8 @@
 `SessionContext.open` reads in a few queries what a turn needs: the session row with its
 layout and last message number, the message rows the working history is derived from
 (`chat.session.working`), the live compactions, and builds the context engine once,
-with the runtime it was handed (`chat.llm.runtime.Runtime`: client, facts, counters).
+with the `Wiring` it was handed (the runtime: client, facts, counters; and the repository
+maps), which its caller got from an entry point: nothing here looks the process up.
 `commit` writes, in one transaction, the small header (`chat.session.codec`), and,
 only when they changed, a new layout row and a record of a history the engine rewrote
 itself. After-turn work and the CLI use the same object. Message numbers come from the
@@ -16,7 +17,6 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from django.apps import apps
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, OuterRef, Q, Subquery
 from django.utils import timezone
@@ -49,11 +49,13 @@ class Wiring(Protocol):
     def maps(self) -> RepoMaps: ...
 
 
-def wired() -> Wiring:
-    """What the app was wired with (`chat.apps` builds it once): a context opened without
-    a runtime or maps of its own (a page's selection, compaction, the start-up restore) is
-    handed these. Turns, the CLI and tests hand theirs in."""
-    return apps.get_app_config("chat").served
+@dataclass(frozen=True)
+class Wired:
+    """A `Wiring` of parts held apart (a benchmark's runtime and maps, a test's): entry
+    points that hold the served object hand that in instead."""
+
+    runtime: Runtime
+    maps: RepoMaps
 
 
 def calibrated(facts: ModelFacts) -> ModelFacts:
@@ -97,9 +99,8 @@ class SessionContext:
     def open(
         cls,
         session_id: str,
+        wiring: Wiring,
         *,
-        runtime: Runtime | None = None,
-        maps: RepoMaps | None = None,
         model: str = "",
         owner: str = "",
     ) -> SessionContext:
@@ -114,8 +115,7 @@ class SessionContext:
         )
         if session is None:
             raise SessionMissing(session_id)
-        runtime = runtime or wired().runtime
-        maps = maps if maps is not None else wired().maps
+        runtime, maps = wiring.runtime, wiring.maps
         model = chat_model(model or session.model)
         facts, warning, tools = setup.request_setup(runtime, model)
         facts = calibrated(facts)

@@ -17,7 +17,7 @@ from typing import Any
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import Runtime
-from chat.session import SessionContext, setup, wired
+from chat.session import SessionContext, setup
 from contextcore import calibration
 from contextcore.llm import Usage
 from contextcore.manager import ContextManager
@@ -41,10 +41,10 @@ SPARK_TURNS = 30
 COMPACTION_CASES = (Compaction.Case.TRUNCATE, Compaction.Case.SUMMARIZE)  # not engine rewrites
 
 
-def request_facts(model: str, runtime: Runtime | None = None) -> tuple[ModelFacts, str | None]:
+def request_facts(model: str, runtime: Runtime) -> tuple[ModelFacts, str | None]:
     """The model's facts as its requests meet them, and a warning: for a page that shows
     the budget of a session it has no context of."""
-    return setup.request_setup(runtime or wired().runtime, model)[:2]
+    return setup.request_setup(runtime, model)[:2]
 
 
 def figures(ctx: SessionContext, extra_usage: tuple | None = None) -> dict[str, Any]:

@@ -27,12 +27,12 @@ from chat.session import (
     SessionBusy,
     SessionContext,
     SessionMissing,
+    Wiring,
     endless,
     held,
     hud,
     live_turn,
     outgoing,
-    wired,
 )
 from chat.session.codec import context_config
 from contextcore.conversation.topics import log_ignored_tool_call
@@ -70,7 +70,7 @@ class _Claim:
     count: int
 
 
-def next_refresh(session_id: str, runtime: Runtime | None = None) -> float | None:
+def next_refresh(session_id: str, runtime: Runtime) -> float | None:
     """When the session's next refresh is due (wall-clock seconds), or None. Asked on every
     tab's connect, so it reads the session row's header alone, not the whole context."""
     session = Session.objects.filter(pk=session_id).first()
@@ -80,7 +80,7 @@ def next_refresh(session_id: str, runtime: Runtime | None = None) -> float | Non
         return None
     engine = (session.context_state or {}).get("engine") or {}
     tracker = StabilityTracker.from_state(engine.get("stability") or {})
-    facts, _ = (runtime or wired().runtime).facts(chat_model(session.model))
+    facts, _ = runtime.facts(chat_model(session.model))
     plan = tracker.refresh_plan(rules_for(facts))
     return plan[0] if plan else None
 
@@ -91,11 +91,11 @@ def _endless(session: Session) -> bool:
     return endless.endless_state(session)["enabled"]
 
 
-async def refresh(session_id: str, now: float, runtime: Runtime | None = None) -> Refresh | None:
+async def refresh(session_id: str, now: float, wiring: Wiring) -> Refresh | None:
     """Send the refresh due at `now`, if it still is; None when nothing was sent (a turn
     holds the session, another tab sent it, the prefix already expired) or it failed."""
-    runtime = runtime or wired().runtime
-    claim = await database_sync_to_async(_claim)(session_id, now, runtime)
+    runtime = wiring.runtime
+    claim = await database_sync_to_async(_claim)(session_id, now, wiring)
     if claim is None:
         return None
     usage = None
@@ -109,22 +109,20 @@ async def refresh(session_id: str, now: float, runtime: Runtime | None = None) -
         # The next turn finds the cache as it is: at worst it writes the prefix again.
         log.warning("keep-alive refresh of session %s failed: %s", session_id, exc)
         return None
-    return await database_sync_to_async(_record)(session_id, claim, usage, runtime)
+    return await database_sync_to_async(_record)(session_id, claim, usage, wiring)
 
 
-def _leased(
-    session_id: str, work: Callable[[SessionContext], T], runtime: Runtime | None = None
-) -> T | None:
+def _leased(session_id: str, work: Callable[[SessionContext], T], wiring: Wiring) -> T | None:
     """`work` on the session's context under its lease; None when a turn holds it or the
     session is gone."""
     try:
         with held(session_id) as owner:
-            return work(SessionContext.open(session_id, runtime=runtime, owner=owner))
+            return work(SessionContext.open(session_id, wiring, owner=owner))
     except (SessionBusy, SessionMissing):
         return None
 
 
-def _claim(session_id: str, now: float, runtime: Runtime) -> _Claim | None:
+def _claim(session_id: str, now: float, wiring: Wiring) -> _Claim | None:
     def claim(ctx: SessionContext) -> _Claim | None:
         manager = ctx.manager
         plan = () if _endless(ctx.session) else manager.refresh_plan()
@@ -139,12 +137,10 @@ def _claim(session_id: str, now: float, runtime: Runtime) -> _Claim | None:
         estimated = manager.counter.count(request.messages) + ctx.facts.tool_tokens
         return _Claim(request, ctx.facts, estimated, manager.stability.refreshes)
 
-    return _leased(session_id, claim, runtime)
+    return _leased(session_id, claim, wiring)
 
 
-def _record(
-    session_id: str, claim: _Claim, usage: Usage | None, runtime: Runtime
-) -> Refresh | None:
+def _record(session_id: str, claim: _Claim, usage: Usage | None, wiring: Wiring) -> Refresh | None:
     cost = hud.cost_of(usage, claim.facts) if usage else None
     billed = usage.as_dict() if usage else {}
     cached = _cached_before(session_id)
@@ -174,7 +170,7 @@ def _record(
         ctx.commit(hud=data, usage=row)
         return data, useful, ledger.stopped
 
-    done = _leased(session_id, commit_hud, runtime)
+    done = _leased(session_id, commit_hud, wiring)
     if done is None:
         return None
     data, useful, stopped = done

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.llm.runtime import Runtime
 from chat.repo import boundary, instructions, sessionsets
-from chat.session import SessionBusy, SessionContext, held, hud
+from chat.session import SessionBusy, SessionContext, Wiring, held, hud
 from chat.session.sets import sync_sets, unique_notices
 from history.models import Message, Session
 from history.selectors import session_latest
@@ -32,7 +31,7 @@ def select_files(
     unpin: Sequence[str] = (),
     model: str = "",
     confirmed: Collection[str] = frozenset(),
-    runtime: Runtime | None = None,
+    wiring: Wiring,
 ) -> list[str]:
     """Change a session's object sets from the command line (`--add/--drop/--pin/--unpin`);
     returns a message for every refusal. A secret-shaped file is added or pinned only when
@@ -58,7 +57,7 @@ def select_files(
                 problems.append(f"{path} {refusal}" if refusal else str(exc))
     with held(session_id) as owner:
         model = model or session.model or settings.ACDC_MODEL
-        ctx = SessionContext.open(session_id, runtime=runtime, model=model, owner=owner)
+        ctx = SessionContext.open(session_id, wiring, model=model, owner=owner)
         problems += [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps)[0]]
         ctx.commit(hud=hud.figures(ctx))
     return problems
@@ -125,39 +124,38 @@ async def set_selection(
     paths: tuple[str, ...],
     confirmed=frozenset(),
     outlines=frozenset(),
-    runtime: Runtime | None = None,
+    *,
+    wiring: Wiring,
 ) -> tuple[list[str], dict]:
     """Make the selection exactly `paths` (those in `outlines` as their outline); returns
     refusals and the HUD preview. Internal paths are refused; a secret-shaped file only
     with the person's confirmation (`confirmed`)."""
     return await database_sync_to_async(_set_selection)(
-        session_id, paths, confirmed, outlines, runtime
+        session_id, paths, confirmed, outlines, wiring=wiring
     )
 
 
 def _set_selection(
-    session_id: str, paths: tuple[str, ...], confirmed=(), outlines=(), runtime=None
+    session_id: str, paths: tuple[str, ...], confirmed=(), outlines=(), *, wiring: Wiring
 ):
     wanted = Wanted(tuple(paths), frozenset(outlines), frozenset(confirmed))
-    change = change_selection(session_id, lambda *_: wanted, runtime)
+    change = change_selection(session_id, lambda *_: wanted, wiring)
     return change.problems, change.hud
 
 
-def change_selection(
-    session_id: str, resolve: Resolve, runtime: Runtime | None = None
-) -> SelectionChange:
+def change_selection(session_id: str, resolve: Resolve, wiring: Wiring) -> SelectionChange:
     """One choice, reading the session once: `resolve` turns the selection as it is
     (active files, outlines) into the one wanted, which passes the boundary; the engine
     and the HUD follow. While a turn runs the HUD is a preview (the turn writes the header)."""
     try:
         with held(session_id) as owner:
-            return _change(session_id, resolve, owner, runtime)
+            return _change(session_id, resolve, owner, wiring)
     except SessionBusy:
-        return _change(session_id, resolve, "", runtime)
+        return _change(session_id, resolve, "", wiring)
 
 
-def _change(session_id: str, resolve: Resolve, owner: str, runtime) -> SelectionChange:
-    ctx = SessionContext.open(session_id, runtime=runtime, owner=owner)
+def _change(session_id: str, resolve: Resolve, owner: str, wiring: Wiring) -> SelectionChange:
+    ctx = SessionContext.open(session_id, wiring, owner=owner)
     session = ctx.session
     before = _chosen(session)
     shed_before = ((session.context_state or {}).get("hud") or {}).get("shed") or ()
@@ -183,23 +181,23 @@ def _chosen(session: Session) -> Chosen:
     return list(active), list(outlines)
 
 
-def refresh_sets(session_id: str, runtime: Runtime | None = None) -> dict:
+def refresh_sets(session_id: str, wiring: Wiring) -> dict:
     """After the model's tools or the disk changed the sets: the engine and the HUD follow."""
-    return _follow_sets(session_id, runtime)[1]
+    return _follow_sets(session_id, wiring)[1]
 
 
-def _follow_sets(session_id: str, runtime: Runtime | None) -> tuple[list[str], dict]:
+def _follow_sets(session_id: str, wiring: Wiring) -> tuple[list[str], dict]:
     """The engine takes the sets as they are now, and the HUD shows it. While a turn runs
     the header is its to write: the HUD is a preview, and the next turn reads the sets."""
     try:
         with held(session_id) as owner:
-            return _sync_sets_and_hud(session_id, owner, runtime)
+            return _sync_sets_and_hud(session_id, owner, wiring)
     except SessionBusy:
-        return _sync_sets_and_hud(session_id, "", runtime)
+        return _sync_sets_and_hud(session_id, "", wiring)
 
 
-def _sync_sets_and_hud(session_id: str, owner: str, runtime) -> tuple[list[str], dict]:
-    ctx = SessionContext.open(session_id, runtime=runtime, owner=owner)
+def _sync_sets_and_hud(session_id: str, owner: str, wiring: Wiring) -> tuple[list[str], dict]:
+    ctx = SessionContext.open(session_id, wiring, owner=owner)
     notices = [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps)[0]]
     data = hud.figures(ctx)
     if owner:
@@ -217,9 +215,7 @@ def _by_path(messages: list[str], paths: Sequence[str]) -> list[tuple[str, str]]
     return pairs
 
 
-def restore_latest_session(
-    repository: str, runtime: Runtime | None = None
-) -> tuple[Session | None, list[str]]:
+def restore_latest_session(repository: str, wiring: Wiring) -> tuple[Session | None, list[str]]:
     """At start-up: load the newest session's context (messages and object sets), reconcile
     its files with the disk (seed 001 §3.6), drop active files that no longer exist with a
     notice stored in the session, and warm the token counts, so the first page and the
@@ -229,13 +225,13 @@ def restore_latest_session(
         return None, []
     try:
         with held(session.id) as owner:
-            return _restore(session.id, owner, runtime)
+            return _restore(session.id, owner, wiring)
     except SessionBusy:  # another worker is answering in it: that turn keeps it current
         return session, []
 
 
-def _restore(session_id: str, owner: str, runtime) -> tuple[Session, list[str]]:
-    ctx = SessionContext.open(session_id, runtime=runtime, owner=owner)
+def _restore(session_id: str, owner: str, wiring: Wiring) -> tuple[Session, list[str]]:
+    ctx = SessionContext.open(session_id, wiring, owner=owner)
     sessionsets.resume(ctx.session)
     sync_notices = sync_sets(ctx.session, ctx.manager, ctx.maps)[0]
     found = unique_notices([*ctx.manager.restore_notices, *sync_notices])
@@ -246,7 +242,7 @@ def _restore(session_id: str, owner: str, runtime) -> tuple[Session, list[str]]:
     return ctx.session, notices
 
 
-def current_hud(session: Session) -> dict | None:
+def current_hud(session: Session, wiring: Wiring) -> dict | None:
     """The figures to draw: the saved ones, unless the instructions on disk changed since
     they were figured (then new ones); None for a session with nothing to show yet."""
     saved = (session.context_state or {}).get("hud")
@@ -254,7 +250,7 @@ def current_hud(session: Session) -> dict | None:
         return None
     if saved is not None and saved.get("instructions_mark") == instructions.mark():
         return saved
-    return refresh_sets(session.id)
+    return refresh_sets(session.id, wiring)
 
 
 @dataclass(frozen=True)

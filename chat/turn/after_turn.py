@@ -19,7 +19,7 @@ from django.conf import settings
 
 from chat.repo import edittools, sessionsets
 from chat.repo.edits import replies
-from chat.session import SessionContext, checkpoints
+from chat.session import SessionContext, Wiring, checkpoints
 from chat.session.compaction import CompactionOutcome, CompactionRefused, compact_session
 from chat.session.setchanges import refresh_sets
 from chat.turn.events import CompactionEnded, CompactionStarted, SessionEvent
@@ -31,15 +31,12 @@ Report = Callable[[SessionEvent], Awaitable[None]]
 
 
 async def after_turn_tasks(
-    ctx: SessionContext | str, report: Report, *, start_delay: float | None = None
+    ctx: SessionContext, report: Report, *, start_delay: float | None = None
 ) -> CompactionOutcome | None:
     """The checkpoint if one is due, then compaction when the history passed its trigger;
     otherwise the opt-in automatic rollback when the quality score asks for one. Works
     from the turn's own context: nothing is loaded again unless there is work to do. A
-    terminal has no flicker to avoid: the CLI passes `start_delay=0`. A session id opens
-    the context first (for callers without a turn's)."""
-    if isinstance(ctx, str):
-        ctx = await database_sync_to_async(SessionContext.open)(ctx)
+    terminal has no flicker to avoid: the CLI passes `start_delay=0`."""
     session_id = ctx.session_id
     if edittools.enabled() and _may_have_edits(ctx):  # its blocks become pending edits
         await _reply_edits(ctx)
@@ -51,10 +48,10 @@ async def after_turn_tasks(
         return None
     if due:
         return await run_compaction(
-            session_id, report, quiet=True, start_delay=start_delay, ctx=ctx
+            session_id, report, wiring=ctx, quiet=True, start_delay=start_delay, ctx=ctx
         )
     if settings.ACDC_AUTO_ROLLBACK:
-        await _auto_rollback(session_id, report)
+        await _auto_rollback(session_id, report, ctx)
     return None
 
 
@@ -74,14 +71,14 @@ async def _reply_edits(ctx: SessionContext) -> None:
         log.exception("the reply's edits could not be stored in %s", ctx.session_id)
 
 
-async def _auto_rollback(session_id: str, report: Report) -> None:
+async def _auto_rollback(session_id: str, report: Report, wiring: Wiring) -> None:
     """Go back to the newest checkpoint taken before the summaries piled up."""
-    note = await database_sync_to_async(_rollback_if_asked)(session_id)
+    note = await database_sync_to_async(_rollback_if_asked)(session_id, wiring)
     if note:
         await report(CompactionEnded(session_id, "complete", f"Automatic: {note}", rerender=True))
 
 
-def _rollback_if_asked(session_id: str) -> str:
+def _rollback_if_asked(session_id: str, wiring: Wiring) -> str:
     session = Session.objects.get(pk=session_id)
     quality = ((session.context_state or {}).get("hud") or {}).get("quality") or {}
     if quality.get("action") != "rollback":
@@ -94,7 +91,7 @@ def _rollback_if_asked(session_id: str) -> str:
     except checkpoints.RollbackRefused as exc:
         log.warning("automatic rollback refused in %s: %s", session_id, exc)
         return ""
-    refresh_sets(session_id)  # the saved HUD follows the history rolled back to
+    refresh_sets(session_id, wiring)  # the saved HUD follows the history rolled back to
     return note
 
 
@@ -102,6 +99,7 @@ async def run_compaction(
     session_id: str,
     report: Report,
     *,
+    wiring: Wiring,
     focus: str = "",
     force: bool = False,
     quiet: bool = False,
@@ -123,7 +121,7 @@ async def run_compaction(
         await report(CompactionEnded(session_id, state, text, **more))
 
     try:
-        outcome = await compact_session(session_id, focus=focus, force=force, ctx=ctx)
+        outcome = await compact_session(session_id, wiring, focus=focus, force=force, ctx=ctx)
     except CompactionRefused as exc:
         await finish("error", str(exc))
         return None
@@ -139,6 +137,6 @@ async def run_compaction(
         return outcome
     hud = outcome.hud  # saved with the compacted history, from the same context
     if hud is None:
-        hud = await database_sync_to_async(refresh_sets)(session_id)
+        hud = await database_sync_to_async(refresh_sets)(session_id, wiring)
     await finish("complete", outcome.note, outcome=outcome, rerender=True, hud=hud)
     return outcome

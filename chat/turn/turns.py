@@ -25,14 +25,12 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import OperationalError
 
-from chat.llm.runtime import Runtime
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.edits.replies import retry_request
 from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
-from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
-from chat.session import SessionBusy, SessionContext, SessionMissing, outgoing
+from chat.session import SessionBusy, SessionContext, SessionMissing, Wiring, outgoing
 from chat.turn import reply, toolrounds
 from chat.turn.events import (
     TurnDelta,
@@ -89,9 +87,8 @@ async def run_turn(
     user_text: str,
     emit: Emit,
     model: str = "",
+    wiring: Wiring,
     client: LLMClient | None = None,
-    runtime: Runtime | None = None,
-    maps: RepoMaps | None = None,
     stopping: Callable[[], bool] = lambda: False,
     turn_id: str | None = None,
     images: Sequence[str] = (),
@@ -103,13 +100,13 @@ async def run_turn(
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
     runs in the session, in any tab or worker. `after` runs once the reply is delivered,
     with the turn's context, before the lease is given back. The turn's client, facts
-    and counters come from `runtime` and its repository maps from `maps` (as the app was
-    wired, when not given); `client` stands in for its client; `commands` runs the model's
-    commands (a new owner per turn when not given). Once `stopping()` says the server
+    and counters and its repository maps come from `wiring` (what the process serves,
+    handed down from the entry point); `client` stands in for its client; `commands` runs
+    the model's commands (a new owner per turn when not given). Once `stopping()` says the server
     stops, whatever ends the turn (even a provider error) interrupts it."""
     text = _validated(user_text)
     turn_id = turn_id or new_turn_id()
-    ctx = await _open(session_id, turn_id, text, model, runtime, maps)
+    ctx = await _open(session_id, turn_id, text, model, wiring)
     try:
         attached = (tuple(images), tuple(mentions), alt_of)
         parts = (client, after, stopping, commands)
@@ -119,10 +116,10 @@ async def run_turn(
             await database_sync_to_async(_release)(ctx)
 
 
-async def _open(session_id, turn_id, text, model, runtime, maps) -> SessionContext:
+async def _open(session_id, turn_id, text, model, wiring: Wiring) -> SessionContext:
     try:
         return await database_sync_to_async(prepare.open_turn)(
-            session_id, turn_id, text, model, runtime, maps
+            session_id, turn_id, text, model, wiring
         )
     except SessionMissing:
         raise TurnRejected(f"There is no session {session_id!r}.") from None

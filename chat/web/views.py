@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
-from chat.session import end_expired_turn, live_turn
+from chat.session import Wiring, end_expired_turn, live_turn
 from chat.session.setchanges import current_hud
 from chat.session.version import page_token
 from chat.web import attachments
@@ -43,7 +43,9 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     # Seed 001 §3.6: files the session knows are reconciled with the disk on every load.
     sessionsets.resume(session)
     end_expired_turn(session.id)  # what a dead worker left streaming ends, truthfully
-    return render(request, "chat/session.html", _page_context(session))
+    return render(
+        request, "chat/session.html", _page_context(session, apps.get_app_config("chat").served)
+    )
 
 
 @require_POST
@@ -52,14 +54,14 @@ def session_new(request: HttpRequest) -> HttpResponse:
     return redirect("chat:session", session_id=session.id)
 
 
-def _page_context(session: Session) -> dict:
+def _page_context(session: Session, wiring: Wiring) -> dict:
     seen = page_token(session.id)  # before drawing: a change from here on reaches the tab
     messages = conversation_items(session)
     streaming = bool(live_turn(session))
     return {
         "streaming": streaming,
         "socket_url": session_socket_url(session.id, streaming=streaming, seen=seen),
-        "hud": current_hud(session),
+        "hud": current_hud(session, wiring),
         "session": session,
         "messages": messages,
         "model": chat_model(session.model),

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.repo import boundary, edittools, mentions, outlines, picker, sessionsets
-from chat.session import checkpoints, endless, setchanges
+from chat.session import Wiring, checkpoints, endless, setchanges
 from chat.session.compaction import CompactionRefused, undo_compaction
 from chat.session.version import tools_token
 from chat.turn.preparation.prepare import grounding_enabled
@@ -59,10 +59,10 @@ def _refresh() -> HttpResponse:
     return response
 
 
-def _follow(session_id: str) -> None:
+def _follow(session_id: str, wiring: Wiring) -> None:
     """After the history changed under it: the saved HUD is figured again (a reload shows
     it too), and every tab of the session follows."""
-    setchanges.refresh_sets(session_id)
+    setchanges.refresh_sets(session_id, wiring)
     announce(session_id)
 
 
@@ -93,18 +93,19 @@ def checkpoint_rollback(request: HttpRequest, session_id: str, checkpoint_id: st
         checkpoints.rollback(session.id, number, request.POST.get("scope", "conversation"))
     except checkpoints.RollbackRefused as exc:
         return _tools(request, session, error=str(exc))
-    _follow(session.id)
+    _follow(session.id, apps.get_app_config("chat").served)
     return _refresh()
 
 
 @require_POST
 def compaction_undo(request: HttpRequest, session_id: str) -> HttpResponse:
     session = _session(session_id)
+    served = apps.get_app_config("chat").served
     try:
-        undo_compaction(session.id)
+        undo_compaction(session.id, served)
     except CompactionRefused as exc:
         return _tools(request, session, error=str(exc))
-    _follow(session.id)
+    _follow(session.id, served)
     return _refresh()
 
 
@@ -128,7 +129,7 @@ def instructions_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
     session = _session(session_id)
     enabled = request.POST.get("instructions") == "on"
     Session.objects.filter(pk=session.pk).update(instructions=enabled)
-    hud = setchanges.refresh_sets(session.id)
+    hud = setchanges.refresh_sets(session.id, apps.get_app_config("chat").served)
     announce(session.id)  # the session's other tabs draw the new Context panel
     return render(request, "chat/_hud.html", {"hud": hud})
 
@@ -164,8 +165,9 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
     and the suffixes that have an outline."""
     session = _session(session_id)
     repo = sessionsets.repository()
-    chosen = tree.held_selection(session)
-    counts = apps.get_app_config("chat").served.counts
+    served = apps.get_app_config("chat").served
+    chosen = tree.held_selection(session, served.runtime)
+    counts = served.counts
     payload = picker.tree_payload(repo.root, counts, chosen.active, chosen.outlines)
     payload["pinned"], payload["shed"] = sorted(chosen.pinned), sorted(chosen.shed)
     payload["outline_suffixes"] = outlines.suffixes()
@@ -179,8 +181,9 @@ def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
     folders `open` open (the first view's when none is named), or POST `found`: the
     filter's list, best first."""
     session = _session(session_id)
-    panel = apps.get_app_config("chat").served.files
-    rows = tree.TreeRows(panel, sessionsets.repository().root, tree.held_selection(session))
+    served = apps.get_app_config("chat").served
+    chosen = tree.held_selection(session, served.runtime)
+    rows = tree.TreeRows(served.files, sessionsets.repository().root, chosen)
     url = reverse("chat:files_rows", args=[session.id])
     data = request.POST if request.method == "POST" else request.GET
     if "total" in data:
@@ -222,7 +225,7 @@ def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
             sessionsets.unpin(session, path)
     except sessionsets.SetsError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
-    setchanges.refresh_sets(session.id)
+    setchanges.refresh_sets(session.id, apps.get_app_config("chat").served)
     return JsonResponse({"pinned": sessionsets.pinned_paths(session)})
 
 

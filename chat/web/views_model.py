@@ -28,7 +28,7 @@ from chat.llm import costmap
 from chat.llm.costmap import MAX_SUGGESTIONS, ModelListings
 from chat.llm.facts import OFFLINE_MODELS, PROVIDER_KEYS
 from chat.llm.runtime import chat_model
-from chat.session import setchanges
+from chat.session import Wiring, setchanges
 from chat.web.broadcast import announce
 from history import selectors
 from history.models import Session
@@ -58,17 +58,17 @@ def model_choose(request: HttpRequest, session_id: str) -> HttpResponse:
     if chosen != session.model:
         Session.objects.filter(pk=session.pk).update(model=chosen)
         session.model = chosen
-        _follow_model(session.id)
+        _follow_model(session.id, apps.get_app_config("chat").served)
     # Against what the page showed, not the row: a second request of the same change
     # (Enter fires `change` and `submit`) still says what the change does.
     switched = chosen != request.POST.get("shown", chosen)
     return _chooser(request, session, switched=switched)
 
 
-def _follow_model(session_id: str) -> None:
+def _follow_model(session_id: str, wiring: Wiring) -> None:
     """The Context panel measures against the new model's window, in every tab."""
     try:
-        setchanges.refresh_sets(session_id)
+        setchanges.refresh_sets(session_id, wiring)
     except Exception:  # the choice stands; the panel catches up at the next turn
         log.exception("the HUD of session %s did not follow its new model", session_id)
     announce(session_id)

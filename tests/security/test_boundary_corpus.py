@@ -124,8 +124,8 @@ def tool_step(paths: list[str]) -> FakeStep:
 
 
 def _other_surfaces(session, paths: list[str], served) -> list[str]:
-    problems, _ = setchanges._set_selection(session.id, tuple(paths))
-    problems += setchanges.select_files(session.id, add=paths, pin=paths)
+    problems, _ = setchanges._set_selection(session.id, tuple(paths), wiring=served)
+    problems += setchanges.select_files(session.id, wiring=served, add=paths, pin=paths)
     client = Client()
     for path in paths:
         for confirm in ("", "0"):
@@ -163,9 +163,21 @@ async def test_no_surface_reads_an_internal_or_secret_path(corpus, fake):
     fake.enqueue(tool_step(paths), FakeStep(text="Done."))
     _OPENED = []
     try:
-        await run_turn(session_id=session.id, user_text="look", emit=_ignore, model="acdc/fake")
+        await run_turn(
+            wiring=served,
+            session_id=session.id,
+            user_text="look",
+            emit=_ignore,
+            model="acdc/fake",
+        )
         seen = await database_sync_to_async(_other_surfaces)(session, paths, served)
-        await run_turn(session_id=session.id, user_text="again", emit=_ignore, model="acdc/fake")
+        await run_turn(
+            wiring=served,
+            session_id=session.id,
+            user_text="again",
+            emit=_ignore,
+            model="acdc/fake",
+        )
         opened = list(_OPENED)
     finally:
         _OPENED = None
@@ -196,13 +208,18 @@ async def _ignore(event) -> None:
 
 @pytest.mark.parametrize("path", [".env", "./.env", "id_rsa", "server.pem/"])
 def test_a_secret_needs_the_persons_confirmation(corpus, path):
+    served = corpus[3]
     session = Session.objects.create(repository=str(settings.ACDC_REPO))
-    problems, _ = setchanges._set_selection(session.id, (path,))
+    problems, _ = setchanges._set_selection(session.id, (path,), wiring=served)
     assert problems == [f"{path} looks like a secret; confirm to send it to the model provider"]
     assert sessionsets.active_paths(session) == []
-    problems, _ = setchanges._set_selection(session.id, (path,), confirmed=frozenset({path}))
+    problems, _ = setchanges._set_selection(
+        session.id, (path,), confirmed=frozenset({path}), wiring=served
+    )
     assert problems == [] and len(sessionsets.active_paths(session)) == 1
-    problems, _ = setchanges._set_selection(session.id, (path,))  # confirmed before: stays
+    problems, _ = setchanges._set_selection(
+        session.id, (path,), wiring=served
+    )  # confirmed before: stays
     assert problems == [] and len(sessionsets.active_paths(session)) == 1
 
 

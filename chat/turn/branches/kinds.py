@@ -17,10 +17,9 @@ from typing import Literal
 
 from channels.db import database_sync_to_async
 
-from chat.llm.runtime import Runtime
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.mentions import Mention
-from chat.repo.repomap.builder import RepoMaps
+from chat.session import Wiring
 from chat.session.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.branches.retry import RetryRefused, set_aside_for_retry
 from chat.turn.branches.versions import BranchRefused, answered_or_restored, branch_out
@@ -51,17 +50,21 @@ class Opening:
     redraw: Literal["", "conversation", "retry"] = ""
 
 
-def open_kind(session_id: str, kind: TurnKind, text: str, images: tuple[str, ...]) -> Opening:
+def open_kind(
+    session_id: str, kind: TurnKind, text: str, images: tuple[str, ...], wiring: Wiring
+) -> Opening:
     try:
         if kind.branch:
-            branched = branch_out(session_id, kind.branch)
+            branched = branch_out(session_id, kind.branch, wiring)
             if branched.question:  # Regenerate: the same question, with its images
                 text, images = branched.question, tuple(branched.images)
             return Opening(text, images, branched.root, tuple(branched.mentions), "conversation")
         if kind.retry:
-            return Opening(set_aside_for_retry(session_id, kind.retry), images, redraw="retry")
+            return Opening(
+                set_aside_for_retry(session_id, kind.retry, wiring), images, redraw="retry"
+            )
         if kind.replaces:
-            set_aside_last(session_id, kind.replaces)
+            set_aside_last(session_id, kind.replaces, wiring)
             return Opening(text, images, redraw="conversation")
     except (BranchRefused, RetryRefused, RollbackRefused) as exc:
         raise TurnRejected(str(exc)) from None
@@ -86,17 +89,16 @@ async def run_message(
     emit: Emit,
     redraw: Redraw,
     after: AfterReply,
-    runtime: Runtime | None = None,
-    maps: RepoMaps | None = None,
+    wiring: Wiring,
     stopping: Callable[[], bool] = lambda: False,
     turn_id: str = "",
     commands: CommandRuns | None = None,
 ) -> None:
     """Every kind of turn, the same way: the kind's work (in a thread), what the tabs draw
-    again, the turn (with what the process serves: `runtime`, `maps`, `stopping`), then
+    again, the turn (with what the process serves: `wiring`, `stopping`), then
     the switcher of a new version."""
     opening = await database_sync_to_async(open_kind)(
-        session_id, message.kind, message.text, message.images
+        session_id, message.kind, message.text, message.images, wiring
     )
     if opening.redraw:
         await redraw(opening.redraw, message.kind.retry)
@@ -112,14 +114,13 @@ async def run_message(
             turn_id=turn_id,
             alt_of=opening.alt_of,
             mentions=message.mentions,
-            runtime=runtime,
-            maps=maps,
+            wiring=wiring,
             stopping=stopping,
             commands=commands,
         )
     finally:
         if opening.alt_of:
             await database_sync_to_async(answered_or_restored)(
-                session_id, opening.alt_of, turn_id, opening.chips
+                session_id, opening.alt_of, turn_id, wiring, opening.chips
             )
             await redraw("conversation", "")

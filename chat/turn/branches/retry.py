@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from chat.session import SessionBusy, SessionContext, SessionMissing, held
+from chat.session import SessionBusy, SessionContext, SessionMissing, Wiring, held
 from history.models import Message
 
 # The replies that may be written again: they did not end complete.
@@ -22,12 +22,12 @@ class RetryRefused(Exception):
     """The exchange cannot be retried now; `str(exc)` is a message for the user."""
 
 
-def set_aside_for_retry(session_id: str, turn_id: str) -> str:
+def set_aside_for_retry(session_id: str, turn_id: str, wiring: Wiring) -> str:
     """Set the newest exchange (turn `turn_id`) aside and return its question; refused
     unless its reply failed, was cut short or stopped, or while a reply is being written."""
     try:
         with held(session_id) as owner:
-            return _set_aside(session_id, turn_id, owner)
+            return _set_aside(session_id, turn_id, owner, wiring)
     except SessionMissing:
         raise RetryRefused(f"There is no session {session_id!r}.") from None
     except SessionBusy:
@@ -35,7 +35,7 @@ def set_aside_for_retry(session_id: str, turn_id: str) -> str:
 
 
 @transaction.atomic
-def _set_aside(session_id: str, turn_id: str, owner: str) -> str:
+def _set_aside(session_id: str, turn_id: str, owner: str, wiring: Wiring) -> str:
     live = Message.objects.filter(session_id=session_id, rolled_back=False)
     question = live.filter(role=Message.Role.USER, system_event=False).order_by("-seq").first()
     if question is None or not turn_id or question.turn_id != turn_id:
@@ -44,5 +44,5 @@ def _set_aside(session_id: str, turn_id: str, owner: str) -> str:
     if reply is None or reply.status not in RETRYABLE:
         raise RetryRefused("That reply is complete; send a new message instead.")
     live.filter(seq__gte=question.seq).update(rolled_back=True)
-    SessionContext.open(session_id, owner=owner).commit()  # the header follows the history
+    SessionContext.open(session_id, wiring, owner=owner).commit()  # the header follows the history
     return question.content

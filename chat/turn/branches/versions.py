@@ -16,7 +16,7 @@ from typing import TypeVar
 from django.db import transaction
 from django.db.models import Q
 
-from chat.session import SessionBusy, SessionContext, SessionMissing, held
+from chat.session import SessionBusy, SessionContext, SessionMissing, Wiring, held
 from history.models import Compaction, Message, MessageImage
 
 USER = Message.Role.USER
@@ -60,24 +60,24 @@ class Switchers:
     reply: Version | None
 
 
-def _locked(session_id: str, work: Callable[..., T], *args: str) -> T:
+def _locked(session_id: str, wiring: Wiring, work: Callable[..., T], *args: str) -> T:
     try:
         with held(session_id) as owner:
-            return work(session_id, owner, *args)
+            return work(session_id, owner, wiring, *args)
     except SessionMissing:
         raise BranchRefused(f"There is no session {session_id!r}.") from None
     except SessionBusy:
         raise BranchRefused("A reply is being written: wait for it or press Stop.") from None
 
 
-def branch_out(session_id: str, message_id: str) -> Branched:
+def branch_out(session_id: str, message_id: str, wiring: Wiring) -> Branched:
     """Set aside the path from a user message in view (`message_id`, or the question of
     the reply `message_id`), kept as a version."""
-    return _locked(session_id, _branch_out, message_id)
+    return _locked(session_id, wiring, _branch_out, message_id)
 
 
 @transaction.atomic
-def _branch_out(session_id: str, owner: str, message_id: str) -> Branched:
+def _branch_out(session_id: str, owner: str, wiring: Wiring, message_id: str) -> Branched:
     live = Message.objects.filter(session_id=session_id, rolled_back=False)
     picked = live.filter(pk=message_id, system_event=False).first()
     if picked is None:
@@ -91,7 +91,7 @@ def _branch_out(session_id: str, owner: str, message_id: str) -> Branched:
     _refuse_compacted(session_id, path)
     live.filter(pk__in=path).update(rolled_back=True)
     Message.objects.filter(pk=head.pk).update(branch_path=path)
-    SessionContext.open(session_id, owner=owner).commit()
+    SessionContext.open(session_id, wiring, owner=owner).commit()
     root = head.alt_of or head.id
     if picked.role == USER:
         return Branched(root)
@@ -101,7 +101,7 @@ def _branch_out(session_id: str, owner: str, message_id: str) -> Branched:
 
 
 def answered_or_restored(
-    session_id: str, root: str, turn_id: str, mentions: tuple[dict, ...] = ()
+    session_id: str, root: str, turn_id: str, wiring: Wiring, mentions: tuple[dict, ...] = ()
 ) -> bool:
     """After a new version's turn: True when its message was stored (Regenerate's gets the
     question's chips, `mentions`: what they chose is in the context already); else (the
@@ -114,17 +114,17 @@ def answered_or_restored(
     group = Message.objects.filter(_in_group(root), session_id=session_id, role=USER)
     latest = group.exclude(branch_path=[]).order_by("-seq").first()
     if latest is not None and not group.filter(rolled_back=False).exists():
-        _locked(session_id, _show, latest.id)
+        _locked(session_id, wiring, _show, latest.id)
     return False
 
 
-def switch(session_id: str, message_id: str) -> None:
+def switch(session_id: str, message_id: str, wiring: Wiring) -> None:
     """Show the version `message_id` of a user message in place of the one in view."""
-    _locked(session_id, _switch, message_id)
+    _locked(session_id, wiring, _switch, message_id)
 
 
 @transaction.atomic
-def _switch(session_id: str, owner: str, message_id: str) -> None:
+def _switch(session_id: str, owner: str, wiring: Wiring, message_id: str) -> None:
     target = Message.objects.filter(session_id=session_id, pk=message_id, role=USER).first()
     if target is None or not (target.alt_of or _has_versions(target)):
         raise BranchRefused("There is no such version of this message.")
@@ -140,14 +140,14 @@ def _switch(session_id: str, owner: str, message_id: str) -> None:
     _refuse_compacted(session_id, path + list(target.branch_path))
     live.filter(pk__in=path).update(rolled_back=True)
     Message.objects.filter(pk=shown.pk).update(branch_path=path)
-    _show(session_id, owner, target.id)
+    _show(session_id, owner, wiring, target.id)
 
 
-def _show(session_id: str, owner: str, head_id: str) -> None:
+def _show(session_id: str, owner: str, wiring: Wiring, head_id: str) -> None:
     head = Message.objects.get(pk=head_id)
     Message.objects.filter(session_id=session_id, pk__in=head.branch_path).update(rolled_back=False)
     Message.objects.filter(pk=head.pk).update(branch_path=[])
-    SessionContext.open(session_id, owner=owner).commit()
+    SessionContext.open(session_id, wiring, owner=owner).commit()
 
 
 def _in_group(root: str) -> Q:

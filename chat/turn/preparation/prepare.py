@@ -24,11 +24,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.llm.runtime import Runtime
 from chat.repo import sessionsets
 from chat.repo.repomap import engine as repomap_engine
-from chat.repo.repomap.builder import RepoMaps
-from chat.session import SessionContext, endless, outgoing, release_lease, take_lease
+from chat.session import SessionContext, Wiring, endless, outgoing, release_lease, take_lease
 from chat.session.sets import Notice, release_dropped, sync_sets, unique_notices
 from chat.turn import seen
 from contextcore.llm import Message as ChatMessage
@@ -65,16 +63,15 @@ def open_turn(
     session_id: str,
     turn_id: str,
     user_text: str,
-    model: str = "",
-    runtime: Runtime | None = None,
-    maps: RepoMaps | None = None,
+    model: str,
+    wiring: Wiring,
 ) -> SessionContext:
     """Take the session's turn lease and open its context (raises `SessionBusy` while
     another turn runs, `SessionMissing` for an unknown session)."""
     owner = take_lease(session_id, turn_id, services.title_from(user_text))
     try:
         sessionsets.hold_secret_floor(session_id, settings.ACDC_REPO)
-        return SessionContext.open(session_id, runtime=runtime, maps=maps, model=model, owner=owner)
+        return SessionContext.open(session_id, wiring, model=model, owner=owner)
     except BaseException:
         release_lease(session_id, owner)
         raise

@@ -8,6 +8,7 @@ server error: in the conversation's error line for htmx, as a 409 page otherwise
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -45,13 +46,16 @@ def _refused(request: HtmxHttpRequest, exc: BranchRefused) -> HttpResponse:
 @require_POST
 def version_show(request: HtmxHttpRequest, message_id: str) -> HttpResponse:
     session = _session(message_id)
+    served = apps.get_app_config("chat").served
     try:
-        switch(session.id, message_id)
+        switch(session.id, message_id, served)
     except BranchRefused as exc:
         return _refused(request, exc)
     if not request.htmx:
         return redirect("chat:session", session_id=session.id)
-    html = render_conversation(session, oob=True) + render_hud(setchanges.refresh_sets(session.id))
+    html = render_conversation(session, oob=True) + render_hud(
+        setchanges.refresh_sets(session.id, served)
+    )
     # Every tab of the session draws the frame, the one that clicked too: its socket
     # usually brings the frame before this answer, and an answer with the same panels
     # would then look for them from a form no longer in the page (an htmx error).

@@ -18,7 +18,7 @@ from django.template.loader import render_to_string
 
 from chat.repo.listings import FilesPanel
 from chat.repo.watcher import FileNews
-from chat.session import setchanges
+from chat.session import Wiring, setchanges
 from chat.web.edits.cards import pending_frames
 from chat.web.fragments import render_hud
 from chat.web.panels.fileupdates import picker_update
@@ -44,16 +44,17 @@ def files_frame(panel: FilesPanel, repo: Path, news: FileNews) -> str:
 
 
 def session_frames(
-    panel: FilesPanel, repo: Path, session_id: str, paths: tuple[str, ...]
+    panel: FilesPanel, repo: Path, session_id: str, paths: tuple[str, ...], wiring: Wiring
 ) -> list[str]:
     """The frames for the tabs of a session holding changed `paths`: its engine and HUD
     brought up to date, the Files panel's total (the paths were counted again), its pending
     edit cards drawn again (none for a session gone)."""
     try:
-        hud = setchanges.refresh_sets(session_id)
+        hud = setchanges.refresh_sets(session_id, wiring)
     except Session.DoesNotExist:
         return []
-    held = held_selection(Session.objects.get(pk=session_id))  # counted again: its total
+    session = Session.objects.get(pk=session_id)
+    held = held_selection(session, wiring.runtime)  # counted again: its total
     total = render_to_string(
         "chat/_picker_total.html", {"total": total_of(panel, repo, held), "oob": True}
     )

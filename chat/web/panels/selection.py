@@ -29,7 +29,7 @@ from django.utils.html import format_html
 from chat.repo import boundary
 from chat.repo.listings import FilesPanel, folders_of
 from chat.repo.repomap.symbols import language_of
-from chat.session import setchanges
+from chat.session import Wiring, setchanges
 from chat.session.setchanges import Choice
 from chat.session.sets import Selection
 from chat.web.fragments import render_error, render_hud
@@ -48,14 +48,14 @@ class Answer:
     to_session: list[str]
 
 
-def answer_choice(panel: FilesPanel, session_id: str, frame: Choice) -> Answer:
+def answer_choice(panel: FilesPanel, session_id: str, frame: Choice, wiring: Wiring) -> Answer:
     """A select frame, whole: the choice resolved against the selection the server holds
     (one session read), saved, the engine and HUD following, drawn as the frames to send.
     A frame naming a box (`choose`) changes that box's files; one without names the whole
     selection (the command line's drivers, the benchmarks)."""
     repo = Path(settings.ACDC_REPO)
     resolve = choice_of(panel, repo, frame) if frame.choose else _whole(frame)
-    change = setchanges.change_selection(session_id, resolve)
+    change = setchanges.change_selection(session_id, resolve, wiring)
     hud = change.hud
     answer = selection_update(
         panel,

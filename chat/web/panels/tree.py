@@ -18,7 +18,7 @@ from pathlib import Path
 
 from django.template.loader import render_to_string
 
-from chat.llm.runtime import chat_model
+from chat.llm.runtime import Runtime, chat_model
 from chat.repo import git, sessionsets
 from chat.repo.listings import FilesPanel, folders_of
 from chat.repo.repomap.symbols import language_of
@@ -135,7 +135,7 @@ class TreeRows:
         }
 
 
-def held_selection(session: Session) -> Selection:
+def held_selection(session: Session, runtime: Runtime) -> Selection:
     """The session's files as the Files panel shows them, with the files sending would
     shed and the budget as the last assembly made them."""
     active, chosen_outlines, pinned = sessionsets.file_choice(session)
@@ -145,7 +145,8 @@ def held_selection(session: Session) -> Selection:
         outlines=frozenset(chosen_outlines),
         pinned=frozenset(pinned),
         shed=frozenset(saved.get("shed", [])),
-        budget=saved.get("window") or request_facts(chat_model(session.model))[0].input_budget,
+        budget=saved.get("window")
+        or request_facts(chat_model(session.model), runtime)[0].input_budget,
     )
 
 

@@ -31,6 +31,7 @@ PAGE = textwrap.dedent(
     from django.urls import reverse
     call_command("migrate", verbosity=0)
     import acdc.asgi, acdc.commands  # what `acdc serve` loads before it serves
+    from chat.live.served import served
     from chat.session.hud import request_facts
     client = Client(HTTP_HOST="127.0.0.1")
     page = client.get("/", follow=True)
@@ -41,7 +42,7 @@ PAGE = textwrap.dedent(
     for thread in threading.enumerate():  # the model chooser lists the cost map in one
         if thread.name == "acdc-model-list":
             thread.join()
-    facts, _ = request_facts("anthropic/claude-sonnet-4-5")
+    facts, _ = request_facts("anthropic/claude-sonnet-4-5", served().runtime)
     print(json.dumps({
         "statuses": sorted(set(statuses)),
         "fragments": len(loads),

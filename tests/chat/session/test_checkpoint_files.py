@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from chat.live.served import served
 from chat.repo import indexing, sessionsets
 from chat.repo.edits.undo import undo
 from chat.session import SessionContext, checkpoints
@@ -42,7 +43,7 @@ def mine(served_root, edits_on):
 def exchange(session, user: str, answer: str) -> Message:
     services.message_append(session=session, role="user", content=user, turn_id=user)
     said = services.message_append(session=session, role="assistant", content=answer, turn_id=user)
-    SessionContext.open(session.id, model="acdc/fake").commit()
+    SessionContext.open(session.id, served(), model="acdc/fake").commit()
     return said
 
 

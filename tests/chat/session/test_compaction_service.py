@@ -9,6 +9,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.test import override_settings
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.session import SessionContext, checkpoints
 from chat.session.compaction import CompactionRefused, compact_session, undo_compaction
@@ -44,6 +45,7 @@ async def turns(session, fake, count: int, prefix: str = "question", filler: str
     for number in range(count):
         fake.enqueue(FakeStep(text=f"answer {prefix} {number}"))
         await run_turn(
+            wiring=served(),
             session_id=session.id,
             user_text=f"{prefix} {number}: {filler}",
             emit=ignore,
@@ -53,7 +55,7 @@ async def turns(session, fake, count: int, prefix: str = "question", filler: str
 
 @database_sync_to_async
 def working_history(session_id):
-    return SessionContext.open(session_id, model="acdc/fake").manager.get_history()
+    return SessionContext.open(session_id, served(), model="acdc/fake").manager.get_history()
 
 
 def detector(index=None, confidence=0.0) -> FakeStep:
@@ -71,7 +73,7 @@ async def test_summarize_replaces_old_exchanges_and_keeps_the_first(fake):
     before = await working_history(session.id)
     fake.enqueue(detector(), FakeStep(text="They discussed the parser at length."))
 
-    outcome = await compact_session(session.id)
+    outcome = await compact_session(session.id, served())
 
     assert outcome.case == "summarize" and outcome.tokens_after < outcome.tokens_before
     after = await working_history(session.id)
@@ -94,7 +96,9 @@ async def test_summarize_replaces_old_exchanges_and_keeps_the_first(fake):
     sent = json.dumps(fake.requests[-1].messages)
     assert "They discussed the parser at length." in sent and "question 2:" not in sent
     asked = len(fake.requests)
-    restored, _ = await database_sync_to_async(restore_latest_session)(str(settings.ACDC_REPO))
+    restored, _ = await database_sync_to_async(restore_latest_session)(
+        str(settings.ACDC_REPO), served()
+    )
     assert restored.id == session.id and len(fake.requests) == asked
     assert "They discussed" in json.dumps(await working_history(session.id))
 
@@ -104,16 +108,16 @@ async def test_undo_puts_the_previous_history_back_and_keeps_later_turns(fake):
     await turns(session, fake, 6)
     before = await working_history(session.id)
     fake.enqueue(detector(), FakeStep(text="A summary."))
-    await compact_session(session.id)
+    await compact_session(session.id, served())
     await turns(session, fake, 1, prefix="after")
 
-    await database_sync_to_async(undo_compaction)(session.id)
+    await database_sync_to_async(undo_compaction)(session.id, served())
 
     restored = await working_history(session.id)
     assert restored[: len(before)] == before
     assert restored[-2]["content"].startswith("after 0")
     with pytest.raises(CompactionRefused, match="no compaction to undo"):
-        await database_sync_to_async(undo_compaction)(session.id)
+        await database_sync_to_async(undo_compaction)(session.id, served())
 
 
 async def test_pinned_messages_survive_compaction(fake):
@@ -126,7 +130,7 @@ async def test_pinned_messages_survive_compaction(fake):
     await database_sync_to_async(Session.objects.filter(pk=session.id).update)(context_state={})
     fake.enqueue(detector(), FakeStep(text="Summary."))
 
-    await compact_session(session.id)
+    await compact_session(session.id, served())
 
     after = await working_history(session.id)
     assert pinned["content"] in [m["content"] for m in after]
@@ -136,7 +140,7 @@ async def test_garbage_from_the_detector_still_summarizes_safely(fake):
     session = await new_session()
     await turns(session, fake, 6)
     fake.enqueue(FakeStep(text='{"boundary_index": 99, "confidence": "high"'), "Summary.")
-    outcome = await compact_session(session.id)
+    outcome = await compact_session(session.id, served())
     assert outcome.case == "summarize"
 
 
@@ -145,7 +149,7 @@ async def test_a_failing_summarizer_leaves_the_history_alone(fake):
     await turns(session, fake, 6)
     before = await working_history(session.id)
     fake.enqueue(detector(), FakeStep(error="bad_request"))  # not retried
-    outcome = await compact_session(session.id)
+    outcome = await compact_session(session.id, served())
     assert outcome.case == "none" and "could not be made" in outcome.note
     assert await working_history(session.id) == before
 
@@ -153,9 +157,9 @@ async def test_a_failing_summarizer_leaves_the_history_alone(fake):
 async def test_below_the_trigger_nothing_happens_unless_forced(fake):
     session = await new_session()
     await turns(session, fake, 1)
-    assert (await compact_session(session.id)).case == "none"
+    assert (await compact_session(session.id, served())).case == "none"
     with pytest.raises(CompactionRefused):
-        await compact_session((await new_session()).id, force=True)
+        await compact_session((await new_session()).id, served(), force=True)
 
 
 async def test_a_checkpoint_rolls_back_history_and_sets_aside_later_messages(fake):
@@ -190,14 +194,19 @@ async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, r
     (root / "lexer.py").write_text("token = next_token(stream)\n" * 100)  # past 1,024
     with override_settings(ACDC_REPO=root):
         session = await new_session()
-        assert await database_sync_to_async(select_files)(session.id, add=["lexer.py"]) == []
+        assert (
+            await database_sync_to_async(select_files)(
+                session.id, wiring=served(), add=["lexer.py"]
+            )
+            == []
+        )
         # Long questions: a transcript large enough that reading the prefix (the edit tools'
         # definitions too) at 0.1x clearly pays, not by a few tokens.
         await turns(session, fake, 8, filler=FILLER * 2)
         chat, tools = fake.requests[-1].messages, fake.requests[-1].tools
         fake.enqueue(detector(), FakeStep(text="They discussed the parser at length."))
 
-        outcome = await compact_session(session.id)
+        outcome = await compact_session(session.id, served())
 
     assert outcome.case == "summarize", outcome.note
     detect, summary = [r for r in fake.requests if r.metadata.get("purpose") in PURPOSES]

@@ -10,6 +10,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.session.compaction import compact_session
@@ -55,7 +56,9 @@ async def turn(session, fake, text: str) -> list[tuple[object, int]]:
     async def emit(event) -> None:
         events.append((event, len(fake.requests)))
 
-    await run_turn(session_id=session.id, user_text=text, emit=emit, model="acdc/fake")
+    await run_turn(
+        wiring=served(), session_id=session.id, user_text=text, emit=emit, model="acdc/fake"
+    )
     return events
 
 
@@ -181,7 +184,7 @@ async def test_side_requests_that_read_the_history_send_it_redacted(root, fake):
     answer = {"boundary_index": None, "boundary_reason": "r", "confidence": 0.0, "summary": "s"}
     fake.enqueue(FakeStep(text=json.dumps(answer)), FakeStep(text="They talked of parsing."))
 
-    await compact_session(session.id, force=True)
+    await compact_session(session.id, served(), force=True)
 
     side = fake.requests[before:]
     assert side and any("my token is" in wire(r) for r in side)

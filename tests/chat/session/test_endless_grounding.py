@@ -9,6 +9,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.test import override_settings
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.session.endless import set_endless
 from chat.turn.turns import run_turn
@@ -24,7 +25,9 @@ async def ignore(event) -> None:
 
 
 async def turn(session, text: str) -> None:
-    await run_turn(session_id=session.id, user_text=text, emit=ignore, model="acdc/fake")
+    await run_turn(
+        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+    )
 
 
 @database_sync_to_async

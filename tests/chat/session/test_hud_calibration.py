@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from django.template.loader import render_to_string
 
+from chat.live.served import served
 from chat.session import SessionContext
 from chat.session.hud import hud_data
 from contextcore.calibration import shift
@@ -21,7 +22,7 @@ WINDOW_32K = ModelFacts(name="openai/someone-new", max_input_tokens=32_000, max_
 
 def _hud(facts: ModelFacts) -> dict:
     session = services.session_create(repository="", model="acdc/fake")
-    ctx = SessionContext.open(session.id, model="acdc/fake")
+    ctx = SessionContext.open(session.id, served(), model="acdc/fake")
     return hud_data(session.id, facts, ctx.manager, turns=0, compactions=0, usage=[])
 
 

@@ -12,6 +12,7 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
 from chat.live.keepwarm import refresh_text
+from chat.live.served import served
 from chat.llm.fake import FakeStep, PrefixCache
 from chat.session import release_lease, take_lease
 from chat.session.endless import set_endless
@@ -46,7 +47,9 @@ async def _turn(fake, text: str = QUESTION) -> str:
     session = await new_session()
     for question in (text, "And how do I fix it?"):
         fake.enqueue(FakeStep(text="It reads tokens, then " + "builds a tree " * 100))
-        finished = await run_turn(session_id=session.id, user_text=question, emit=_ignore)
+        finished = await run_turn(
+            wiring=served(), session_id=session.id, user_text=question, emit=_ignore
+        )
         assert finished.status == "complete"
     return session.id
 
@@ -64,10 +67,10 @@ def _rows(session_id: str) -> list[TokenUsage]:
 
 async def test_a_refresh_resends_the_turns_prefix_and_is_billed(fake):
     session_id = await _turn(fake)
-    due = await database_sync_to_async(next_refresh)(session_id)
+    due = await database_sync_to_async(next_refresh)(session_id, served().runtime)
     assert due is not None and 0 < due - time.time() <= 300  # before a 5-minute expiry
 
-    done = await refresh(session_id, due)
+    done = await refresh(session_id, due, served())
 
     assert done is not None and done.count == 1
     # The provider (the offline model bills through the cache simulator, tools first)
@@ -93,18 +96,18 @@ async def test_a_refresh_resends_the_turns_prefix_and_is_billed(fake):
     assert rows[-1].estimated_prompt_tokens > 0  # a sample for the token calibration too
     assert done.hud["session_cost"] is not None
 
-    assert await refresh(session_id, due) is None  # claimed: a second tab sends nothing
-    after = await database_sync_to_async(next_refresh)(session_id)
+    assert await refresh(session_id, due, served()) is None  # claimed: a second tab sends nothing
+    after = await database_sync_to_async(next_refresh)(session_id, served().runtime)
     assert after is None or after > due
 
 
 async def test_no_refresh_goes_out_while_a_turn_holds_the_session(fake):
     session_id = await _turn(fake)
-    due = await database_sync_to_async(next_refresh)(session_id)
+    due = await database_sync_to_async(next_refresh)(session_id, served().runtime)
     owner = await database_sync_to_async(take_lease)(session_id, "turn_next")
     try:
-        assert await refresh(session_id, due) is None
-        assert await database_sync_to_async(next_refresh)(session_id) is None
+        assert await refresh(session_id, due, served()) is None
+        assert await database_sync_to_async(next_refresh)(session_id, served().runtime) is None
     finally:
         await database_sync_to_async(release_lease)(session_id, owner)
     assert fake.requests[-1].metadata.get("purpose") != PURPOSE
@@ -112,37 +115,37 @@ async def test_no_refresh_goes_out_while_a_turn_holds_the_session(fake):
 
 async def test_a_refresh_too_late_to_keep_anything_is_not_sent(fake):
     session_id = await _turn(fake)
-    due = await database_sync_to_async(next_refresh)(session_id)
-    assert await refresh(session_id, due + 3600.0) is None  # the prefix expired long ago
-    assert await refresh(session_id, due - 60.0) is None  # and not before it is due
+    due = await database_sync_to_async(next_refresh)(session_id, served().runtime)
+    assert await refresh(session_id, due + 3600.0, served()) is None  # the prefix expired long ago
+    assert await refresh(session_id, due - 60.0, served()) is None  # and not before it is due
     assert len(fake.requests) == 2
 
 
 async def test_an_endless_session_is_not_refreshed(fake):
     session_id = await _turn(fake)
-    assert await database_sync_to_async(next_refresh)(session_id) is not None
+    assert await database_sync_to_async(next_refresh)(session_id, served().runtime) is not None
     await database_sync_to_async(set_endless)(session_id, enabled=True, template="")
     # Its turns send a managed view: a refresh of the working history would be a write.
-    assert await database_sync_to_async(next_refresh)(session_id) is None
+    assert await database_sync_to_async(next_refresh)(session_id, served().runtime) is None
 
 
 async def test_with_keep_warm_off_or_nothing_cached_there_is_no_plan(fake, settings):
     session = await new_session()
     fake.enqueue(FakeStep(text="Short."))
-    await run_turn(session_id=session.id, user_text="Hi", emit=_ignore)
+    await run_turn(wiring=served(), session_id=session.id, user_text="Hi", emit=_ignore)
     assert fake.requests[-1].messages  # sent, but too short for the provider to cache
-    assert await database_sync_to_async(next_refresh)(session.id) is None
+    assert await database_sync_to_async(next_refresh)(session.id, served().runtime) is None
     settings.ACDC_KEEP_WARM = False
     session_id = await _turn(fake)
-    assert await database_sync_to_async(next_refresh)(session_id) is None
+    assert await database_sync_to_async(next_refresh)(session_id, served().runtime) is None
 
 
 async def test_a_refresh_that_reads_too_little_stops_the_sessions_refreshes(fake):
     session_id = await _turn(fake)
-    due = await database_sync_to_async(next_refresh)(session_id)
+    due = await database_sync_to_async(next_refresh)(session_id, served().runtime)
     fake.cache = PrefixCache()  # the provider lost the prefix: the refresh writes it anew
 
-    done = await refresh(session_id, due)
+    done = await refresh(session_id, due, served())
 
     assert done is not None and not done.useful
     assert done.usage.cache_read_tokens == 0 and done.usage.cache_write_tokens > 0
@@ -152,4 +155,4 @@ async def test_a_refresh_that_reads_too_little_stops_the_sessions_refreshes(fake
     html = render_to_string("chat/_hud.html", {"hud": done.hud})
     assert "Keep-alive: 1 refresh" in html and "stopped: a keep-alive refresh read 0" in html
     # Nothing more is planned for this session, though the plan had more to send.
-    assert await database_sync_to_async(next_refresh)(session_id) is None
+    assert await database_sync_to_async(next_refresh)(session_id, served().runtime) is None

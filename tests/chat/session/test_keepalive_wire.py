@@ -11,6 +11,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from bench.wirefakes import Clock, Reply, WireFake
+from chat.live.served import served
 from chat.llm.runtime import Runtime
 from chat.session.compaction import compact_session
 from chat.session.keepalive import next_refresh, refresh
@@ -55,7 +56,9 @@ async def _session(wire: WireFake) -> str:
     session = await new_session(model=MODEL)
     for question in QUESTIONS:
         wire.enqueue(ANSWER)
-        finished = await run_turn(session_id=session.id, user_text=question, emit=_ignore)
+        finished = await run_turn(
+            wiring=served(), session_id=session.id, user_text=question, emit=_ignore
+        )
         assert finished.status == "complete", finished.error
     return session.id
 
@@ -67,9 +70,9 @@ def _cached(usage: dict) -> int:
 async def test_a_refresh_after_a_turn_is_billed_as_a_read_of_the_chats_prefix(wire):
     session_id = await _session(wire)
     turn = wire.requests[-1]
-    due = await database_sync_to_async(next_refresh)(session_id)
+    due = await database_sync_to_async(next_refresh)(session_id, served().runtime)
 
-    done = await refresh(session_id, due)
+    done = await refresh(session_id, due, served())
 
     sent = wire.requests[-1]
     assert done is not None and done.useful, done
@@ -83,7 +86,7 @@ async def test_a_compactions_side_requests_read_the_chats_prefix(wire):
     turn = wire.requests[-1]
     wire.enqueue(DETECTOR, Reply("They chased a parser error down to the lexer."))
 
-    outcome = await compact_session(session_id, force=True)
+    outcome = await compact_session(session_id, served(), force=True)
 
     assert outcome.case == "summarize", outcome.note
     side = wire.requests[-2:]

@@ -12,6 +12,7 @@ from channels.db import database_sync_to_async
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.session import SessionContext, checkpoints, endless
@@ -35,7 +36,12 @@ async def after(ctx) -> None:
 
 def plain_turn(session_id: str, text: str) -> None:
     async_to_sync(run_turn)(
-        session_id=session_id, user_text=text, emit=ignore, model="acdc/fake", after=after
+        wiring=served(),
+        session_id=session_id,
+        user_text=text,
+        emit=ignore,
+        model="acdc/fake",
+        after=after,
     )
 
 
@@ -61,7 +67,7 @@ def test_the_derived_history_is_what_the_engine_held(fake):
     for number in range(4):
         fake.enqueue(FakeStep(text=f"answer {number}"))
         plain_turn(session.id, f"question {number}")
-    live = SessionContext.open(session.id)
+    live = SessionContext.open(session.id, served())
     history = live.manager.get_history()
     assert [m["content"] for m in history] == [
         text for n in range(4) for text in (f"question {n}", f"answer {n}")
@@ -80,21 +86,23 @@ async def test_two_turns_at_once_on_one_session_never_interleave(fake):
 
     async def send(text):
         try:
-            return await run_turn(session_id=session.id, user_text=text, emit=ignore)
+            return await run_turn(
+                wiring=served(), session_id=session.id, user_text=text, emit=ignore
+            )
         except TurnRejected as exc:
             return str(exc)
 
     results = await asyncio.gather(send("tab one asks"), send("tab two asks"))
     refusals = [r for r in results if isinstance(r, str)]
     assert len(refusals) == 1 and "already being written" in refusals[0]
-    await run_turn(session_id=session.id, user_text="and then?", emit=ignore)
+    await run_turn(wiring=served(), session_id=session.id, user_text="and then?", emit=ignore)
     rows = await database_sync_to_async(
         lambda: list(Message.objects.filter(session=session).values_list("role", "seq"))
     )()
     assert [role for role, _ in rows] == ["user", "assistant", "user", "assistant"]
     assert [seq for _, seq in rows] == [0, 1, 2, 3]
     history = await database_sync_to_async(
-        lambda: SessionContext.open(session.id).manager.get_history()
+        lambda: SessionContext.open(session.id, served()).manager.get_history()
     )()
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
 
@@ -109,7 +117,9 @@ async def test_a_dead_workers_lease_expires(fake, settings):
             turn_owner="gone:1:abc", turn_id="t", turn_expires=timezone.now()
         )
     )()
-    finished = await run_turn(session_id=session.id, user_text="still there?", emit=ignore)
+    finished = await run_turn(
+        wiring=served(), session_id=session.id, user_text="still there?", emit=ignore
+    )
     assert finished.status == "complete"
 
 
@@ -125,7 +135,7 @@ def test_a_rollback_restores_context_not_settings(fake):
 
     session.refresh_from_db()
     assert session.endless["enabled"] is True and session.grounding is True
-    history = SessionContext.open(session.id).manager.get_history()
+    history = SessionContext.open(session.id, served()).manager.get_history()
     assert [m["content"] for m in history if m["role"] == "user"] == ["one"]
     assert Checkpoint.objects.filter(session=session).count() == 2  # with "Before rollback"
     before = Checkpoint.objects.get(session=session, label="Before rollback")
@@ -143,7 +153,7 @@ async def test_after_every_kind_of_turn_a_reload_derives_the_history_the_engine_
 
     async def derived():
         return await database_sync_to_async(
-            lambda: SessionContext.open(session.id).manager.get_history()
+            lambda: SessionContext.open(session.id, served()).manager.get_history()
         )()
 
     steps = [
@@ -158,7 +168,11 @@ async def test_after_every_kind_of_turn_a_reload_derives_the_history_the_engine_
     for number in range(5):
         held_by_engine.clear()
         finished = await run_turn(
-            session_id=session.id, user_text=f"question {number}", emit=ignore, after=remember
+            wiring=served(),
+            session_id=session.id,
+            user_text=f"question {number}",
+            emit=ignore,
+            after=remember,
         )
         live = held_by_engine[-1] if held_by_engine else None
         reloaded = await derived()
@@ -207,8 +221,8 @@ def test_a_session_opens_with_the_token_correction_its_models_usage_calls_for():
                 estimated_prompt_tokens=20_000,
                 prompt_tokens=23_000,
             )
-    opened = SessionContext.open(claude.id)
+    opened = SessionContext.open(claude.id, served())
     assert opened.facts.token_factor == pytest.approx(1.15 * 1.05)
     assert opened.manager.facts.input_budget < opened.facts.max_input_tokens / 1.15
     # The offline models are counted by acdc's own counter: nothing to correct.
-    assert SessionContext.open(fake.id).facts.token_factor == 1.0
+    assert SessionContext.open(fake.id, served()).facts.token_factor == 1.0

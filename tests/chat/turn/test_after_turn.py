@@ -6,7 +6,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
+from chat.session import SessionContext
 from chat.turn import after_turn
 from chat.turn.turns import run_turn
 from chat.web.conversation import render_session_event
@@ -21,10 +23,15 @@ async def ignore(event) -> None:
     return None
 
 
+async def opened(session) -> SessionContext:
+    """The session's context, opened afresh (the after-turn work is handed a context)."""
+    return await database_sync_to_async(SessionContext.open)(session.id, served())
+
+
 async def talk(session, fake, turns: int) -> None:
     for n in range(turns):
         fake.enqueue(FakeStep(text=f"answer {n}"))
-        await run_turn(session_id=session.id, user_text=f"{n} {LONG}", emit=ignore)
+        await run_turn(wiring=served(), session_id=session.id, user_text=f"{n} {LONG}", emit=ignore)
 
 
 @override_settings(
@@ -43,7 +50,7 @@ async def test_past_the_trigger_the_history_is_compacted_and_the_page_told(fake,
     async def send(event) -> None:
         frames.append(await database_sync_to_async(render_session_event)(event))
 
-    outcome = await after_turn.after_turn_tasks(session.id, send)
+    outcome = await after_turn.after_turn_tasks(await opened(session), send)
 
     assert outcome is not None and outcome.case == "summarize"
     assert 'data-state="start"' in frames[0] and "Compacting the history" in frames[0]
@@ -67,7 +74,7 @@ async def test_below_the_trigger_nothing_is_announced(fake):
     async def send(event) -> None:
         frames.append(await database_sync_to_async(render_session_event)(event))
 
-    assert await after_turn.after_turn_tasks(session.id, send) is None
+    assert await after_turn.after_turn_tasks(await opened(session), send) is None
     assert frames == []
 
 
@@ -78,7 +85,7 @@ async def test_compact_now_on_an_empty_session_is_a_clear_error():
     async def send(event) -> None:
         frames.append(await database_sync_to_async(render_session_event)(event))
 
-    assert await after_turn.run_compaction(session.id, send, force=True) is None
+    assert await after_turn.run_compaction(session.id, send, wiring=served(), force=True) is None
     assert 'data-state="error"' in frames[-1] and "no conversation to compact" in frames[-1]
 
 
@@ -86,12 +93,12 @@ async def test_compact_now_on_an_empty_session_is_a_clear_error():
 def pile_up_summaries(session, count: int) -> None:
     """Summaries that change nothing (each keeps the history as it is), stored as the
     compaction service stores them: under the lease, the header told."""
-    from chat.session import SessionContext, held
+    from chat.session import held
     from chat.session.working import as_refs
     from history.models import Compaction
 
     with held(session.id) as owner:
-        ctx = SessionContext.open(session.id, owner=owner)
+        ctx = SessionContext.open(session.id, served(), owner=owner)
         history = ctx.manager.get_history()
         for _ in range(count):
             ctx.compactions.append(
@@ -124,7 +131,7 @@ async def test_automatic_rollback_only_when_enabled_and_asked_for(fake, enabled)
         frames.append(await database_sync_to_async(render_session_event)(event))
 
     with override_settings(ACDC_AUTO_ROLLBACK=enabled, ACDC_CHECKPOINT_EVERY=0):
-        await after_turn.after_turn_tasks(session.id, send)
+        await after_turn.after_turn_tasks(await opened(session), send)
 
     rolled = await database_sync_to_async(
         lambda: Message.objects.filter(session_id=session.id, rolled_back=True).count()

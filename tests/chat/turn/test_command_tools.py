@@ -17,6 +17,7 @@ import uuid
 import pytest
 from channels.db import database_sync_to_async
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.commands import declaring
 from chat.repo.commands.runner import CommandRuns
@@ -47,7 +48,12 @@ async def turn(session, text: str, commands: CommandRuns | None = None) -> list:
         events.append(event)
 
     await run_turn(
-        session_id=session.id, user_text=text, emit=emit, model="acdc/fake", commands=commands
+        wiring=served(),
+        session_id=session.id,
+        user_text=text,
+        emit=emit,
+        model="acdc/fake",
+        commands=commands,
     )
     return events
 
@@ -161,7 +167,13 @@ async def test_stop_kills_a_running_command_and_its_child(fake, served_root):
             running.set()
 
     task = asyncio.create_task(
-        run_turn(session_id=session.id, user_text="Start it", emit=emit, model="acdc/fake")
+        run_turn(
+            wiring=served(),
+            session_id=session.id,
+            user_text="Start it",
+            emit=emit,
+            model="acdc/fake",
+        )
     )
     await running.wait()
     async with asyncio.timeout(WAIT):  # the sandbox starts the child a moment later

@@ -57,9 +57,9 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = SessionContext.open.__func__
 
-    def counting(cls, session_id, **kwargs):
+    def counting(cls, session_id, wiring, **kwargs):
         calls.append(session_id)
-        return real(cls, session_id, **kwargs)
+        return real(cls, session_id, wiring, **kwargs)
 
     monkeypatch.setattr(SessionContext, "open", classmethod(counting))
     return calls
@@ -179,7 +179,7 @@ async def test_a_turn_that_compacts_opens_the_session_context_once(fake, opened)
     assert compacted, "no turn went past the trigger"
     assert opened == [session.id]
     hud = await _saved_hud(session.id)
-    now = await database_sync_to_async(SessionContext.open)(session.id)
+    now = await database_sync_to_async(SessionContext.open)(session.id, served())
     assert hud["history_tokens"] == now.manager.history_token_count()  # the compacted one
     await ws.disconnect()
 
@@ -195,7 +195,11 @@ def test_an_attached_image_is_read_once_for_its_turn(fake):
 
     with CaptureQueriesContext(connection) as captured:
         async_to_sync(run_turn)(
-            session_id=session.id, user_text="What is this?", emit=ignore, images=(image.sha256,)
+            wiring=served(),
+            session_id=session.id,
+            user_text="What is this?",
+            emit=ignore,
+            images=(image.sha256,),
         )
 
     reads = [q["sql"] for q in captured.captured_queries if _reads_images(q["sql"])]

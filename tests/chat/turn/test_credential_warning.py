@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from asgiref.sync import async_to_sync
 
+from chat.live.served import served
 from chat.repo import credentials, sessionsets
 from chat.turn.events import TurnNotice, TurnStarted
 from chat.turn.turns import run_turn
@@ -33,7 +34,9 @@ def turn(session_id: str, text: str) -> list:
     async def emit(event) -> None:
         events.append(event)
 
-    async_to_sync(run_turn)(session_id=session_id, user_text=text, emit=emit, model="acdc/fake")
+    async_to_sync(run_turn)(
+        wiring=served(), session_id=session_id, user_text=text, emit=emit, model="acdc/fake"
+    )
     return events
 
 

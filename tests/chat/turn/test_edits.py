@@ -7,6 +7,7 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo import edittools, sessionsets
 from chat.turn.after_turn import after_turn_tasks
@@ -53,7 +54,12 @@ async def turn(session_id: str, text: str):
         await after_turn_tasks(ctx, ignore, start_delay=0)
 
     return await run_turn(
-        session_id=session_id, user_text=text, emit=ignore, model="acdc/fake", after=after
+        wiring=served(),
+        session_id=session_id,
+        user_text=text,
+        emit=ignore,
+        model="acdc/fake",
+        after=after,
     )
 
 

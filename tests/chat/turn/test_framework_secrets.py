@@ -10,6 +10,7 @@ import json
 import pytest
 from django.test import override_settings
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.mentions import Mention
 from chat.turn.turns import run_turn
@@ -55,7 +56,14 @@ async def turn(session, text: str, **kwargs) -> None:
     async def emit(event) -> None:
         pass
 
-    await run_turn(session_id=session.id, user_text=text, emit=emit, model="acdc/fake", **kwargs)
+    await run_turn(
+        wiring=served(),
+        session_id=session.id,
+        user_text=text,
+        emit=emit,
+        model="acdc/fake",
+        **kwargs,
+    )
 
 
 @pytest.mark.parametrize(

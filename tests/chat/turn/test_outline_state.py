@@ -7,6 +7,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from chat.live.protocol import parse_frame
+from chat.live.served import served
 from chat.repo import outlines, sessionsets
 from chat.turn.turns import run_turn
 from contextcore.prompt.revisions import read_current_files
@@ -39,7 +40,9 @@ async def ignore(event) -> None:
 
 
 async def current(session, fake, text: str) -> dict[str, str]:
-    await run_turn(session_id=session.id, user_text=text, emit=ignore, model="acdc/fake")
+    await run_turn(
+        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+    )
     return read_current_files(fake.requests[-1].messages)
 
 

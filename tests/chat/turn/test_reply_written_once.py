@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from channels.db import database_sync_to_async
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.turn import reply
 from chat.turn.events import TurnDelta
@@ -53,7 +54,9 @@ async def test_a_reply_saved_at_every_chunk_reaches_the_index_once(
             )()
             saved_while_streaming.append(parts)
 
-    finished = await run_turn(session_id=session.id, user_text="Tell me a story", emit=emit)
+    finished = await run_turn(
+        wiring=served(), session_id=session.id, user_text="Tell me a story", emit=emit
+    )
     assert finished.status == "complete" and finished.text == ANSWER
     assert max(saved_while_streaming) >= 10  # the reply was saved again and again
     reply, parts = await database_sync_to_async(_reply_and_parts)(session.id)

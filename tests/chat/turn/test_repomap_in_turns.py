@@ -10,9 +10,11 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+from chat.live.served import served
 from chat.repo import sessionsets
 from chat.repo.repomap import engine
 from chat.repo.repomap.builder import RepoMaps
+from chat.session import Wired
 from chat.turn.events import TurnNotice
 from chat.turn.turns import run_turn
 from tests.chat.repo.polyglot import FILES
@@ -42,7 +44,9 @@ async def ignore(event) -> None:
 
 
 async def turn(session, fake, text: str) -> list[dict]:
-    await run_turn(session_id=session.id, user_text=text, emit=ignore, model="acdc/fake")
+    await run_turn(
+        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+    )
     return fake.requests[-1].messages
 
 
@@ -126,7 +130,11 @@ async def test_a_turn_during_the_start_up_build_says_so_and_waits_for_the_map(ro
     try:
         maps.warm_in_background(root)
         turn = run_turn(
-            session_id=session.id, user_text="Hi", emit=watch, model="acdc/fake", maps=maps
+            wiring=Wired(served().runtime, maps),
+            session_id=session.id,
+            user_text="Hi",
+            emit=watch,
+            model="acdc/fake",
         )
         running = asyncio.create_task(turn)
         # the notice comes first; a turn that ended without one fails below, not hangs

@@ -36,7 +36,9 @@ async def turn(session, text: str) -> TurnFinished:
     async def keep(event) -> None:
         events.append(event)
 
-    await run_turn(session_id=session.id, user_text=text, emit=keep, model="acdc/fake")
+    await run_turn(
+        wiring=served(), session_id=session.id, user_text=text, emit=keep, model="acdc/fake"
+    )
     [finished] = [e for e in events if isinstance(e, TurnFinished)]
     return finished
 

@@ -8,6 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from chat.live.served import served
 from chat.repo import sessionsets
 from chat.repo.indexing import discover_file, record_toolcall
 from chat.turn.turns import run_turn
@@ -23,7 +24,9 @@ async def ignore(event) -> None:
 
 
 async def turn(session, fake, text: str) -> str:
-    await run_turn(session_id=session.id, user_text=text, emit=ignore, model="acdc/fake")
+    await run_turn(
+        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+    )
     return json.dumps(fake.requests[-1].messages)
 
 

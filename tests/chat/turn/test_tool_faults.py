@@ -11,6 +11,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.turn import toolrounds
 from chat.turn.events import ToolCallFinished, TurnFinished
@@ -29,7 +30,9 @@ async def turn(session, text: str) -> tuple[TurnFinished, list]:
     async def emit(event) -> None:
         events.append(event)
 
-    finished = await run_turn(session_id=session.id, user_text=text, emit=emit, model="acdc/fake")
+    finished = await run_turn(
+        wiring=served(), session_id=session.id, user_text=text, emit=emit, model="acdc/fake"
+    )
     return finished, events
 
 

@@ -9,6 +9,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client, override_settings
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.turn.events import (
@@ -36,7 +37,9 @@ async def turn(session, text: str) -> list:
     async def emit(event) -> None:
         events.append(event)
 
-    await run_turn(session_id=session.id, user_text=text, emit=emit, model="acdc/fake")
+    await run_turn(
+        wiring=served(), session_id=session.id, user_text=text, emit=emit, model="acdc/fake"
+    )
     return events
 
 

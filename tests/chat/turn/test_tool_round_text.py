@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from chat.live.served import served
 from chat.llm.client import LiteLLMClient
 from chat.turn.turns import run_turn
 from tests.chat.llm.openai_server import answer, tool_call_answer
@@ -30,7 +31,12 @@ async def ask(server, text: str):
 
     client = LiteLLMClient(api_base=server.url, give_up_after=30.0, backoff_base=0.01)
     return await run_turn(
-        session_id=session.id, user_text=text, emit=emit, model=MODEL, client=client
+        wiring=served(),
+        session_id=session.id,
+        user_text=text,
+        emit=emit,
+        model=MODEL,
+        client=client,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
+from chat.live.served import served
 from chat.llm.client import LiteLLMClient
 from chat.turn.events import TurnDelta, TurnFinished, TurnNotice
 from chat.turn.turns import run_turn
@@ -28,7 +29,12 @@ async def ask(server, text: str = "question", give_up_after: float = 30.0):
 
     client = LiteLLMClient(api_base=server.url, give_up_after=give_up_after, backoff_base=0.01)
     finished = await run_turn(
-        session_id=session.id, user_text=text, emit=emit, model="openai/x", client=client
+        wiring=served(),
+        session_id=session.id,
+        user_text=text,
+        emit=emit,
+        model="openai/x",
+        client=client,
     )
     rows = await database_sync_to_async(
         lambda: list(Message.objects.filter(session=session).order_by("seq"))

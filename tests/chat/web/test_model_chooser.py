@@ -7,6 +7,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings
 
+from chat.live.served import served
 from chat.llm import costmap
 from chat.llm.costmap import ModelListings, cost_map_models
 from chat.turn.turns import run_turn
@@ -86,9 +87,11 @@ def test_it_rejects_other_methods_and_unknown_sessions(client):
 @pytest.mark.django_db(transaction=True)
 def test_the_next_turn_uses_the_model_chosen(client, fake):
     session = _session("acdc/dry-run")
-    async_to_sync(run_turn)(session_id=session.id, user_text="first", emit=_ignore)
+    async_to_sync(run_turn)(wiring=served(), session_id=session.id, user_text="first", emit=_ignore)
     client.post(f"/s/{session.id}/model/", {"model": "acdc/fake", "shown": "acdc/dry-run"})
-    async_to_sync(run_turn)(session_id=session.id, user_text="second", emit=_ignore)
+    async_to_sync(run_turn)(
+        wiring=served(), session_id=session.id, user_text="second", emit=_ignore
+    )
 
     replies = Message.objects.filter(session=session, role="assistant").order_by("seq")
     first, second = [reply.content for reply in replies]

@@ -36,8 +36,8 @@ def repo_files():
 
 def answer_choice(session_id: str, choice: Choice) -> selection.Answer:
     """A select frame answered with the Files panel parts the test's served object holds."""
-    panel = apps.get_app_config("chat").served.files
-    return selection.answer_choice(panel, session_id, choice)
+    served = apps.get_app_config("chat").served
+    return selection.answer_choice(served.files, session_id, choice, served)
 
 
 def new_session() -> Session:

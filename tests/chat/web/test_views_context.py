@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
+from chat.live.served import served
 from chat.session import SessionContext, checkpoints
 from history import services
 from history.models import Checkpoint, Message, Session
@@ -15,7 +16,9 @@ pytestmark = pytest.mark.django_db
 def _exchange(session, user: str, answer: str) -> tuple[Message, Message]:
     asked = services.message_append(session=session, role="user", content=user, turn_id=user)
     said = services.message_append(session=session, role="assistant", content=answer, turn_id=user)
-    ctx = SessionContext.open(session.id, model="acdc/fake")  # the history comes from the rows
+    ctx = SessionContext.open(
+        session.id, served(), model="acdc/fake"
+    )  # the history comes from the rows
     ctx.commit()
     return asked, said
 
@@ -66,10 +69,10 @@ def test_pinning_a_message_reaches_the_engine_history(client, session):
     response = client.post(f"/m/{asked.id}/pin/", {"pinned": "true"})
     assert response.status_code == 200 and 'aria-pressed="true"' in response.content.decode()
     assert Message.objects.get(pk=asked.pk).pinned
-    history = SessionContext.open(session.id).manager.get_history()
+    history = SessionContext.open(session.id, served()).manager.get_history()
     assert history[0]["pinned"] is True
     client.post(f"/m/{asked.id}/pin/", {"pinned": "false"})
-    history = SessionContext.open(session.id).manager.get_history()
+    history = SessionContext.open(session.id, served()).manager.get_history()
     assert "pinned" not in history[0]
 
 

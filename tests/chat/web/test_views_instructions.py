@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chat.live.served import served
 from chat.repo import instructions
 from chat.session.setchanges import refresh_sets
 from history import services
@@ -84,7 +85,7 @@ def test_only_post_changes_it(client, session):
 def test_a_page_drawn_after_an_instructions_file_came_lists_it(client, session, served_root):
     (served_root / "AGENTS.md").unlink()
     (served_root / "CLAUDE.md").write_text("Keep it short.\n")
-    refresh_sets(session.id)  # figures saved while there was only CLAUDE.md
+    refresh_sets(session.id, served())  # figures saved while there was only CLAUDE.md
     assert "<code>AGENTS.md</code>" not in client.get(f"/s/{session.id}/").content.decode()
     (served_root / "AGENTS.md").write_text("Run the tests first.\n")  # no message sent since
 
@@ -109,7 +110,7 @@ def test_a_file_written_while_it_was_read_is_figured_again(
     (served_root / "AGENTS.md").write_text("")
     with monkeypatch.context() as patched:
         patched.setattr(instructions, "_read", read_then_finished)
-        refresh_sets(session.id)
+        refresh_sets(session.id, served())
 
     html = client.get(f"/s/{session.id}/").content.decode()
 

@@ -11,6 +11,7 @@ import re
 import pytest
 from channels.db import database_sync_to_async
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.session.checkpoints import set_aside_last
 from tests.chat.live.test_retry import failed_turn
@@ -79,7 +80,7 @@ async def test_an_edit_and_resend_says_so_on_its_fold(fake):
     ws = await connect(session.id)
     await exchange(ws, fake, "Explain the parser", "Parser answer.")
     question = await newest(session, "user")
-    await database_sync_to_async(set_aside_last)(session.id, question.id)
+    await database_sync_to_async(set_aside_last)(session.id, question.id, served())
 
     html = await database_sync_to_async(page)(session)
     assert "set aside when the message was edited and sent again" in html

@@ -11,6 +11,7 @@ from channels.db import database_sync_to_async
 from django.test import Client
 from PIL import Image as PILImage
 
+from chat.live.served import served
 from chat.turn.branches.versions import BranchRefused, switch
 from chat.web.conversation import render_conversation
 from history.images import DecodeGate, image_store
@@ -56,7 +57,7 @@ async def test_regenerate_keeps_the_old_reply_as_a_version_and_the_switcher_brin
     assert "Lexer answer." not in html  # the other version is not folded in, it is switched to
 
     older = next(m for m in rows if m.content == "What is a parser?" and m.rolled_back)
-    await database_sync_to_async(switch)(session.id, older.id)
+    await database_sync_to_async(switch)(session.id, older.id, served())
     rows = await stored(session)
     assert in_view(rows) == [
         ("user", "What is a parser?"),
@@ -104,7 +105,7 @@ async def test_a_message_out_of_view_cannot_be_written_again(fake):
         ("assistant", "Parser answer."),
     ]
     with pytest.raises(BranchRefused):
-        await database_sync_to_async(switch)(session.id, "m-no-such-message")
+        await database_sync_to_async(switch)(session.id, "m-no-such-message", served())
     await ws.disconnect()
 
 

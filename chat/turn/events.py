@@ -87,6 +87,8 @@ class ToolCallFinished:
     status: str  # ok | fail
     output: str
     object_id: str
+    # A command the call left for the person to answer (`ToolResult.proposal`).
+    proposal: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,7 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             result.status,
             result.output,
             result.object_id,
+            result.proposal,
         )
         state.tool_cards.append(finished)
         state.tool_refs.append(ToolRef(result.object_id, call.name, result.status))
@@ -134,6 +135,7 @@ def store_result(ctx: SessionContext, turn_id: str, result: ToolResult, at: int 
                 "object_id": result.object_id,
                 "call_id": result.call_id,
                 "at": at,
+                **({"proposal": result.proposal["id"]} if result.proposal else {}),
             }
         ],
     )

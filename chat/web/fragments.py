@@ -15,6 +15,7 @@ import json
 from django.template.loader import render_to_string
 
 from chat.turn.events import ToolCallFinished, ToolCallStarted
+from chat.web import proposals
 
 
 def render_hud(hud: dict) -> str:
@@ -61,6 +62,8 @@ def card(event: ToolCallStarted | ToolCallFinished) -> dict:
         "output": output[:TOOL_PREVIEW_CHARS],
         "cut": max(0, len(output) - TOOL_PREVIEW_CHARS),
         "lines": output.count("\n") + 1 if output else 0,
+        # A command left for the person: its card, with the buttons while it waits.
+        "proposal": proposals.shown(event.proposal) if finished and event.proposal else None,
     }
 
 

@@ -6,6 +6,7 @@ from chat.web import views, views_context, views_model
 from chat.web.branches import views as views_branches
 from chat.web.edits import commit_view
 from chat.web.edits import views as views_edits
+from chat.web.views_proposals import proposal_answer
 
 app_name = "chat"
 urlpatterns = [
@@ -52,6 +53,11 @@ urlpatterns = [
     path("s/<str:session_id>/auto-apply/", views_edits.auto_apply, name="auto_apply"),
     path("s/<str:session_id>/check/", views_edits.check_after_apply, name="check_after_apply"),
     path("s/<str:session_id>/commit/", commit_view.edits_commit, name="edits_commit"),
+    path(
+        "proposals/<str:proposal_id>/answer/",
+        proposal_answer,
+        name="proposal_answer",
+    ),
     path("images/<str:sha>/", views.image_file, name="image"),
     path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
     path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),

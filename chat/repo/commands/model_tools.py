@@ -150,9 +150,9 @@ async def _run(
     result.status = "ok" if outcome.passed else "fail"
 
 
-def store_run(session: Session, turn_id: str, name: str, outcome: RunOutcome) -> None:
+def store_run(session: Session, turn_id: str, name: str, outcome: RunOutcome) -> CommandRun:
     """A run as a row: what ran, how it ended, its output up to the cap."""
-    CommandRun.objects.create(
+    return CommandRun.objects.create(
         session=session,
         turn_id=turn_id,
         name=name,
@@ -186,6 +186,9 @@ def _propose(session: Session, result: ToolResult, turn_id: str, repository: str
 def _pending(
     session: Session, result: ToolResult, turn_id: str, argv, reason: str
 ) -> CommandProposal:
-    return CommandProposal.objects.create(
+    """The proposal's row; the result names it, for the card the person answers."""
+    row = CommandProposal.objects.create(
         session=session, turn_id=turn_id, call_id=result.call_id, argv=list(argv), reason=reason
     )
+    result.proposal = {"id": row.pk, "argv": row.argv, "reason": reason, "status": row.status}
+    return row

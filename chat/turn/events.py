@@ -92,6 +92,18 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class ToolCallWaiting:
+    """A command tool's call waits for the person's answer to its `proposal` (facts:
+    `chat.repo.commands.waiting.proposal_facts`); sent again as "stopped" on Stop."""
+
+    turn_id: str
+    call_id: str
+    tool: str
+    args_display: str
+    proposal: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class SetsChanged:
     """The model's tools (or the engine, dropping files: not `touched`) changed the
     session's sets: the file picker shows `paths` again (`active` says which of them are
@@ -143,6 +155,7 @@ TurnEvent = (
     | TurnFinished
     | HudUpdate
     | ToolCallStarted
+    | ToolCallWaiting
     | ToolCallFinished
     | SetsChanged
 )

@@ -25,7 +25,13 @@ from chat.repo.tools.calls import ToolCall, ToolResult
 from chat.repo.tools.context_tools import run_tool
 from chat.session import SessionContext
 from chat.session.working import ToolRef
-from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
+from chat.turn.events import (
+    SetsChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolCallWaiting,
+    TurnNotice,
+)
 from contextcore.llm import LLMRequest
 from history.edits import edits_told
 from history.models import Message, Session
@@ -77,8 +83,9 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
         )
         if model_tools.handles(call.name):  # async: Stop must reach the running command
+            waiting = _waiting(turn, call) if turn.page_answers else None
             result = await model_tools.run_command_call(
-                turn.session, call, turn.commands, turn_id=turn.turn_id
+                turn.session, call, turn.commands, turn_id=turn.turn_id, waiting=waiting
             )
             await database_sync_to_async(store_result)(
                 turn.ctx, turn.turn_id, result, at=len(state.text)
@@ -107,6 +114,17 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             await turn.emit(changed)
         results.append(result)
     return results
+
+
+def _waiting(turn: Any, call: ToolCall):
+    """How a proposed command's card is shown while the call waits for the person."""
+
+    async def waiting(shown: str, proposal: dict) -> None:
+        await turn.emit(
+            ToolCallWaiting(turn.turn_id, call.call_id or call.name, call.name, shown, proposal)
+        )
+
+    return waiting
 
 
 def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall, at: int = 0) -> ToolResult:

@@ -16,28 +16,33 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from chat.repo.commands import declaring
-from history.models import CommandProposal, CommandRun
+from chat.repo.commands.waiting import proposal_facts
+from history.models import CommandProposal
 
 OUTPUT_SHOWN_CHARS = 4000
 
 
-def shown(facts: dict[str, Any], run: CommandRun | None = None, note: str = "") -> dict:
-    """The card's fields from the proposal's `facts` (id, argv, reason, status)."""
+def shown(facts: dict[str, Any], note: str = "") -> dict:
+    """The card's fields from the proposal's `facts` (`waiting.proposal_facts`)."""
     argv = [str(a) for a in facts.get("argv") or []]
+    run = dict(facts["run"]) if facts.get("run") else None
+    if run is not None:
+        output = run["output"]
+        run["output"] = output[-OUTPUT_SHOWN_CHARS:]
+        run["cut"] = max(0, len(output) - OUTPUT_SHOWN_CHARS)
     return {
         "id": facts["id"],
         "line": shlex.join(argv),
         "kind": declaring.code_kind(argv),
         "reason": facts.get("reason", ""),
         "status": facts.get("status", CommandProposal.Status.PENDING),
-        "run": _run(run) if run is not None else None,
+        "run": run,
         "note": note,
     }
 
 
 def of_row(row: CommandProposal, note: str = "") -> dict:
-    facts = {"id": row.pk, "argv": row.argv, "reason": row.reason, "status": row.status}
-    return shown(facts, row.run, note)
+    return shown(proposal_facts(row), note)
 
 
 def of_id(proposal_id: object) -> dict | None:
@@ -55,24 +60,3 @@ def render(fields: dict, *, oob: bool = False) -> str:
 def render_gone(text: str) -> str:
     """The answer to a button of a proposal that is no longer there."""
     return render_to_string("chat/_proposal_gone.html", {"text": text})
-
-
-def _run(run: CommandRun) -> dict:
-    seconds = run.duration_ms / 1000
-    if run.ending == "timeout":
-        ended = f"killed at its timeout after {seconds:.1f} s"
-    elif run.ending == "failed":
-        ended = "did not start"
-    elif run.exit_code is not None and run.exit_code < 0:
-        ended = f"killed by signal {-run.exit_code} after {seconds:.1f} s"
-    else:
-        ended = f"exit {run.exit_code} after {seconds:.1f} s"
-    output = run.output
-    return {
-        "name": run.name,
-        "passed": run.ending == "exited" and run.exit_code == 0,
-        "ended": ended,
-        "sandboxed": run.sandboxed,
-        "output": output[-OUTPUT_SHOWN_CHARS:],
-        "cut": max(0, len(output) - OUTPUT_SHOWN_CHARS),
-    }

@@ -12,6 +12,7 @@ result) through its channel group; the pressing tab also gets the card as the an
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -28,9 +29,12 @@ from chat.web.params import MAX_ID, BadNumber, whole_number
 GONE = "This proposal is no longer there (its session was deleted): nothing ran."
 UNKNOWN = "The answer is one of: Run once, Always allow this exact command, Deny."
 DENIED_FIRST = "It was already denied (in another tab, or by an earlier click): nothing ran."
+STOPPED_FIRST = "Its turn was stopped before an answer came: nothing ran."
 APPROVED_FIRST = (
     "It was already approved (in another tab, or by an earlier click): it runs once, not again."
 )
+
+FIRST = MappingProxyType({"denied": DENIED_FIRST, "stopped": STOPPED_FIRST})
 
 
 @require_POST
@@ -47,7 +51,7 @@ async def proposal_answer(request: HttpRequest, proposal_id: str) -> HttpRespons
     except answering.ProposalGone:
         return _gone(GONE, 404)
     except answering.AlreadyAnswered as exc:
-        first = DENIED_FIRST if exc.proposal.status == "denied" else APPROVED_FIRST
+        first = FIRST.get(exc.proposal.status, APPROVED_FIRST)
         fields = await database_sync_to_async(proposals.of_row)(exc.proposal, first)
         return HttpResponse(proposals.render(fields), status=409)
     if decision != answering.DENY:
@@ -58,6 +62,7 @@ async def proposal_answer(request: HttpRequest, proposal_id: str) -> HttpRespons
         await _tell(row.session_id, proposals.render(proposals.of_row(row), oob=True))
         runs = apps.get_app_config("chat").served.commands
         await answering.run_approved(row, runs, root=root, declared=declared)
+    apps.get_app_config("chat").served.commands.answers.answered(row.pk)  # a turn waits?
     fields = proposals.of_row(row)  # the run is on the row already: no query
     await _tell(row.session_id, proposals.render(fields, oob=True))
     return HttpResponse(proposals.render(fields))

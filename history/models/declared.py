@@ -43,6 +43,7 @@ class CommandProposal(models.Model):
         PENDING = "pending"
         APPROVED = "approved"
         DENIED = "denied"
+        STOPPED = "stopped"  # its turn was stopped while it waited: nothing ran
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="proposals")
     turn_id = models.CharField(max_length=40, blank=True)

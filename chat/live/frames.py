@@ -40,6 +40,7 @@ from chat.turn.events import (
     HudUpdate,
     SetsChanged,
     ToolCallFinished,
+    ToolCallOutput,
     ToolCallStarted,
     ToolCallWaiting,
     TurnDelta,
@@ -49,7 +50,7 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
-from chat.web.fragments import card
+from chat.web.fragments import card, live_output
 from chat.web.panels.fileupdates import FilesPanel
 from chat.web.panels.selection import sets_update
 from chat.web.panels.tree import Selection
@@ -90,6 +91,8 @@ def _render_html(event: TurnEvent) -> str:
         return finished_frame(event, render_markdown(event.text))
     if isinstance(event, HudUpdate):
         return render_to_string("chat/_hud.html", {"hud": event.hud, "oob": True})
+    if isinstance(event, ToolCallOutput):
+        return render_to_string("chat/_tool_live.html", {"live": live_output(event), "oob": True})
     if isinstance(event, ToolCallStarted | ToolCallWaiting | ToolCallFinished):
         return render_to_string("chat/_frame_tool.html", {"event": event, "card": card(event)})
     raise TypeError(f"not a turn event: {event!r}")

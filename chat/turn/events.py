@@ -104,6 +104,17 @@ class ToolCallWaiting:
 
 
 @dataclass(frozen=True)
+class ToolCallOutput:
+    """What a running command printed lately (its last bytes, `total` in all), for its
+    card while it runs (`chat.repo.commands.livefeed`)."""
+
+    turn_id: str
+    call_id: str
+    text: str
+    total: int
+
+
+@dataclass(frozen=True)
 class SetsChanged:
     """The model's tools (or the engine, dropping files: not `touched`) changed the
     session's sets: the file picker shows `paths` again (`active` says which of them are
@@ -156,6 +167,7 @@ TurnEvent = (
     | HudUpdate
     | ToolCallStarted
     | ToolCallWaiting
+    | ToolCallOutput
     | ToolCallFinished
     | SetsChanged
 )

@@ -21,6 +21,7 @@ from django.conf import settings
 
 from chat.repo import edittools, sessionsets
 from chat.repo.commands import model_tools
+from chat.repo.commands.livefeed import LiveOutput
 from chat.repo.tools.calls import ToolCall, ToolResult
 from chat.repo.tools.context_tools import run_tool
 from chat.session import SessionContext
@@ -28,6 +29,7 @@ from chat.session.working import ToolRef
 from chat.turn.events import (
     SetsChanged,
     ToolCallFinished,
+    ToolCallOutput,
     ToolCallStarted,
     ToolCallWaiting,
     TurnNotice,
@@ -83,10 +85,20 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
         )
         if model_tools.handles(call.name):  # async: Stop must reach the running command
-            waiting = _waiting(turn, call) if turn.page_answers else None
-            result = await model_tools.run_command_call(
-                turn.session, call, turn.commands, turn_id=turn.turn_id, waiting=waiting
-            )
+            waiting = _waiting(turn, call) if turn.page_served else None
+            live = _live(turn, call) if turn.page_served else None
+            try:
+                result = await model_tools.run_command_call(
+                    turn.session,
+                    call,
+                    turn.commands,
+                    turn_id=turn.turn_id,
+                    waiting=waiting,
+                    on_output=live,
+                )
+            finally:
+                if live is not None:
+                    await live.close()
             await database_sync_to_async(store_result)(
                 turn.ctx, turn.turn_id, result, at=len(state.text)
             )
@@ -125,6 +137,15 @@ def _waiting(turn: Any, call: ToolCall):
         )
 
     return waiting
+
+
+def _live(turn: Any, call: ToolCall) -> LiveOutput:
+    """A running command's output into its card, a few times a second, capped."""
+
+    async def send(text: str, total: int) -> None:
+        await turn.emit(ToolCallOutput(turn.turn_id, call.call_id or call.name, text, total))
+
+    return LiveOutput(send)
 
 
 def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall, at: int = 0) -> ToolResult:

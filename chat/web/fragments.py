@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ansi2html import Ansi2HTMLConverter
 from django.template.loader import render_to_string
 
-from chat.turn.events import ToolCallFinished, ToolCallStarted, ToolCallWaiting
+from chat.turn.events import ToolCallFinished, ToolCallOutput, ToolCallStarted, ToolCallWaiting
 from chat.web import proposals
 
 
@@ -66,6 +67,20 @@ def card(event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> dict:
         "lines": output.count("\n") + 1 if output else 0,
         # A command left for the person: its card, with the buttons while it waits.
         "proposal": proposals.shown(proposal) if proposal else None,
+    }
+
+
+def live_output(event: ToolCallOutput) -> dict:
+    """A running command's card's live output: the last bytes it printed, its ANSI
+    colours as HTML (escaped: what it prints is text, never markup), and how much of it
+    is left out."""
+    shown = len(event.text.encode())
+    converter = Ansi2HTMLConverter(inline=False, escaped=True, linkify=False)
+    return {
+        "id": _dom_id(f"{event.turn_id}:{event.call_id}") + "-live",
+        "html": converter.convert(event.text, full=False),
+        "total": event.total,
+        "left_out": max(0, event.total - shown),
     }
 
 

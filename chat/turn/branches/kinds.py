@@ -91,7 +91,7 @@ async def run_message(
     stopping: Callable[[], bool] = lambda: False,
     turn_id: str = "",
     commands: CommandRuns | None = None,
-    page_answers: bool = False,
+    page_served: bool = False,
 ) -> None:
     """Every kind of turn, the same way: the kind's work (in a thread), what the tabs draw
     again, the turn (with what the process serves: `runtime`, `maps`, `stopping`), then
@@ -117,7 +117,7 @@ async def run_message(
             maps=maps,
             stopping=stopping,
             commands=commands,
-            page_answers=page_answers,
+            page_served=page_served,
         )
     finally:
         if opening.alt_of:

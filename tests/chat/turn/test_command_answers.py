@@ -1,6 +1,6 @@
 """A page's turn waits for the person's answer to a command the model proposed.
 
-A real turn of `acdc/fake` (through litellm) calls `propose_command` with `page_answers`
+A real turn of `acdc/fake` (through litellm) calls `propose_command` with `page_served`
 on, as the turn host starts a tab's turn: the card is shown as waiting, the answer comes
 through the real view (Run once in real bubblewrap, or Deny), and the tool's answer the
 model reads next is the run's result or the denial. Stop (the turn's task cancelled) ends
@@ -44,7 +44,7 @@ class Turn:
                 emit=emit,
                 model="acdc/fake",
                 commands=served.commands,
-                page_answers=True,
+                page_served=True,
             )
         )
 

@@ -9,9 +9,17 @@ ends the wait.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import uuid
+
 import pytest
 from playwright.async_api import expect
 
+from tests.chat.repo.commands_support import PYTHON, pids_with, wait_until_gone
 from tests.e2e.conftest import SLOW, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -95,6 +103,47 @@ async def test_stop_ends_the_wait_and_the_card_says_so(server, page):
     await expect(card.get_by_role("button", name="Run once")).to_have_count(0)
     await expect(reply).not_to_contain_text("Thanks for the answer.")
     assert not (server.repo / "marker.txt").exists()
+
+
+def declare(server, name: str, argv: list[str]) -> None:
+    """`acdc commands add` for the server's repository, as the person would."""
+    environ = {**os.environ, "ACDC_REPO": str(server.repo), "ACDC_DATA_DIR": str(server.data_dir)}
+    done = subprocess.run(
+        [sys.executable, "-m", "acdc", "commands", "add", name, "--", *argv],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+async def test_a_running_command_streams_into_its_card_and_stop_kills_it(server, page):
+    word = f"acdc-e2e-{uuid.uuid4().hex}"
+    printed = r"printf '\033[32mgreen line\033[0m <i>as text</i>\n'"
+    sleeper = f"{PYTHON} -c 'import time; time.sleep(1000)' {word}"
+    declare(server, "slow", ["sh", "-c", f"{printed}; {sleeper}"])
+    server.script_replies(
+        {"tool_calls": [{"name": "run_command", "arguments": {"name": "slow"}}]},
+        {"text": "It ended."},
+    )
+    await page.goto(server.session_url)
+    await send_message(page, "Run the slow one")
+
+    reply = page.get_by_role("log", name="Conversation").get_by_role("article", name="acdc reply")
+    output = reply.last.get_by_label("Output so far")
+    await expect(output).to_contain_text("green line <i>as text</i>", timeout=SLOW)
+    await expect(output.locator(".ansi32")).to_have_text("green line")
+    async with asyncio.timeout(SLOW / 1000):
+        while not pids_with(word):
+            await asyncio.sleep(0.05)
+    await _shots(page, "command-live")
+
+    await page.get_by_role("button", name="Stop").click()
+
+    await expect(reply.last).to_have_attribute("data-status", re.compile("."), timeout=SLOW)
+    assert await asyncio.to_thread(wait_until_gone, word) == []
+    await expect(reply.last).not_to_contain_text("It ended.")
 
 
 async def _shots(page, name: str) -> None:

@@ -7,9 +7,12 @@ runs nothing and says which names exist), runs it through the caller's `CommandR
 exit status, duration and output, cut to ACDC_COMMAND_OUTPUT_BYTES and redacted. Without
 a sandbox on this machine it runs nothing: it records a proposal and answers that the
 person must approve. `propose_command` records the exact argv and reason as a pending
-proposal and answers "waiting for the person"; nothing runs until the person approves (the
-approval itself is the page's). Both are offered to every model that calls tools, so the
-tool definitions (and the cached prefix) do not change when a command is declared.
+proposal; nothing runs until the person approves it from the page's card
+(`chat.repo.commands.answering`). In a turn a page serves (`waiting`), the call waits for
+that answer and answers with the run's result or the denial; elsewhere (the terminal) it
+answers "waiting for the person" at once. Both are offered to every model that calls
+tools, so the tool definitions (and the cached prefix) do not change when a command is
+declared.
 Every call is recorded as a toolcall object. Async: the run must be cancellable.
 """
 

@@ -94,7 +94,7 @@ class ToolCallFinished:
 @dataclass(frozen=True)
 class ToolCallWaiting:
     """A command tool's call waits for the person's answer to its `proposal` (facts:
-    `chat.repo.commands.waiting.proposal_facts`); sent again as "stopped" on Stop."""
+    `chat.repo.commands.proposal_state.proposal_facts`); sent again as "stopped" on Stop."""
 
     turn_id: str
     call_id: str

@@ -13,6 +13,7 @@ the stream's cards.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +39,7 @@ from contextcore.llm import LLMRequest
 from history.edits import edits_told
 from history.models import Message, Session
 
+STOPPED = "Stopped: the run was killed with the turn (Stop)."
 TOOL_OUTPUT_DROPPED = "[output dropped: the context window is full; ask again more narrowly]"
 
 
@@ -85,20 +87,7 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
         )
         if model_tools.handles(call.name):  # async: Stop must reach the running command
-            waiting = _waiting(turn, call) if turn.page_served else None
-            live = _live(turn, call) if turn.page_served else None
-            try:
-                result = await model_tools.run_command_call(
-                    turn.session,
-                    call,
-                    turn.commands,
-                    turn_id=turn.turn_id,
-                    waiting=waiting,
-                    on_output=live,
-                )
-            finally:
-                if live is not None:
-                    await live.close()
+            result = await _command_call(turn, call, display)
             await database_sync_to_async(store_result)(
                 turn.ctx, turn.turn_id, result, at=len(state.text)
             )
@@ -126,6 +115,27 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             await turn.emit(changed)
         results.append(result)
     return results
+
+
+async def _command_call(turn: Any, call: ToolCall, display: str) -> ToolResult:
+    """A command tool's call; in a page's turn with its card live (waiting for the
+    person, the output so far). Stop kills a run, and its card says so instead of
+    spinning on in the stopped reply."""
+    waiting = _waiting(turn, call) if turn.page_served else None
+    live = _live(turn, call) if turn.page_served else None
+    try:
+        return await model_tools.run_command_call(
+            turn.session, call, turn.commands, turn_id=turn.turn_id, waiting=waiting, on_output=live
+        )
+    except asyncio.CancelledError:
+        if live is not None and call.name == "run_command" and not turn.commands.needs_approval:
+            call_id = call.call_id or call.name
+            ended = ToolCallFinished(turn.turn_id, call_id, call.name, display, "fail", STOPPED, "")
+            await asyncio.shield(turn.emit(ended))
+        raise
+    finally:
+        if live is not None:
+            await live.close()
 
 
 def _waiting(turn: Any, call: ToolCall):

@@ -16,7 +16,7 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from chat.repo.commands import declaring
-from chat.repo.commands.waiting import proposal_facts
+from chat.repo.commands.proposal_state import proposal_facts
 from history.models import CommandProposal
 
 OUTPUT_SHOWN_CHARS = 4000

@@ -144,6 +144,9 @@ async def test_a_running_command_streams_into_its_card_and_stop_kills_it(server,
     await expect(reply.last).to_have_attribute("data-status", re.compile("."), timeout=SLOW)
     assert await asyncio.to_thread(wait_until_gone, word) == []
     await expect(reply.last).not_to_contain_text("It ended.")
+    card = reply.last.get_by_role("group", name="run_command(…)")
+    await expect(card.locator(".tool-status")).to_have_text("failed")  # no spinner left
+    await expect(card).to_contain_text("Stopped: the run was killed with the turn (Stop).")
 
 
 async def _shots(page, name: str) -> None:

@@ -28,10 +28,9 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from pydantic import Field
 
-from chat.repo.commands import declaring
+from chat.repo.commands import declaring, proposal_state
 from chat.repo.commands.output import Captured, for_model
 from chat.repo.commands.runner import CommandRuns, OnOutput, RunOutcome
-from chat.repo.commands.waiting import proposal_facts
 from chat.repo.tools.calls import (
     Arguments,
     Text,
@@ -168,12 +167,13 @@ async def _answer_awaited(result: ToolResult, runs: CommandRuns, waiting: Waitin
     run's exit status, duration and output (within the budget), or the denial."""
     await waiting(result.args_display, result.proposal)
     try:
-        row = await runs.answers.wait(result.proposal["id"])
+        stop = database_sync_to_async(proposal_state.stop)
+        row = await runs.answers.wait(result.proposal["id"], proposal_state.settled, stop)
     except asyncio.CancelledError:  # Stop: the card says the proposal stopped
         result.proposal = {**result.proposal, "status": CommandProposal.Status.STOPPED}
         await asyncio.shield(waiting(result.args_display, result.proposal))
         raise
-    result.proposal = proposal_facts(row)
+    result.proposal = proposal_state.proposal_facts(row)
     line = declaring.shown(row.argv)
     if row.status == CommandProposal.Status.DENIED:
         result.output = f"denied: the developer did not allow `{line}`; nothing ran."

@@ -33,7 +33,7 @@ from django.conf import settings
 
 from chat.repo.commands.output import Captured
 from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment
-from chat.repo.commands.waiting import ProposalWaits
+from chat.repo.commands.waits import ProposalWaits
 
 log = logging.getLogger(__name__)
 GRACE_SECONDS = 2.0

@@ -42,7 +42,9 @@ from chat.turn.events import (
     HudUpdate,
     SetsChanged,
     ToolCallFinished,
+    ToolCallOutput,
     ToolCallStarted,
+    ToolCallWaiting,
     TurnDelta,
     TurnEvent,
     TurnFinished,
@@ -50,7 +52,7 @@ from chat.turn.events import (
     TurnRetrying,
     TurnStarted,
 )
-from chat.web.fragments import card
+from chat.web.fragments import card, live_output
 from chat.web.panels.selection import sets_update
 from history.markup.render import render_markdown
 
@@ -89,7 +91,9 @@ def _render_html(event: TurnEvent) -> str:
         return finished_frame(event, render_markdown(event.text))
     if isinstance(event, HudUpdate):
         return render_to_string("chat/_hud.html", {"hud": event.hud, "oob": True})
-    if isinstance(event, ToolCallStarted | ToolCallFinished):
+    if isinstance(event, ToolCallOutput):
+        return render_to_string("chat/_tool_live.html", {"live": live_output(event), "oob": True})
+    if isinstance(event, ToolCallStarted | ToolCallWaiting | ToolCallFinished):
         return render_to_string("chat/_frame_tool.html", {"event": event, "card": card(event)})
     raise TypeError(f"not a turn event: {event!r}")
 
@@ -164,7 +168,7 @@ class DeltaCoalescer:
                 await self._clear_retry(send=not isinstance(event, TurnFinished))
             if isinstance(event, TurnFinished):
                 messages = [await asyncio.to_thread(self._finish, event)]
-            elif isinstance(event, ToolCallStarted | ToolCallFinished):
+            elif isinstance(event, ToolCallStarted | ToolCallWaiting | ToolCallFinished):
                 messages = [await asyncio.to_thread(self._tool_frame, event)]
             else:
                 messages = await asyncio.to_thread(render_event, event, self._panel)
@@ -173,16 +177,18 @@ class DeltaCoalescer:
             for message in messages:
                 await self._send(message)
 
-    def _tool_frame(self, event: ToolCallStarted | ToolCallFinished) -> str:
+    def _tool_frame(self, event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> str:
         """A tool card in the answer's body, after what the model wrote before the call
-        (`stream.cut`); a finished card replaces its running one in place."""
+        (`stream.cut`); a waiting or finished card replaces its running one in place."""
         drawn = card(event)
         html = render_to_string("chat/_tool_card.html", {"card": drawn})
         if self._state is None or self._state.turn_id != event.turn_id:
             self._state, self._cards = StreamState(event.turn_id), {}
-        index = self._cards.pop(drawn["running_id"], None)
-        if index is not None and isinstance(event, ToolCallFinished):
+        index = self._cards.get(drawn["running_id"])
+        if index is not None and not isinstance(event, ToolCallStarted):
             self._state = with_block(self._state, index, html)
+            if isinstance(event, ToolCallFinished):
+                del self._cards[drawn["running_id"]]
             return render_to_string("chat/_tool_card.html", {"card": drawn, "oob": True})
         self._state, frame, index = cut(self._state, html, self._render)
         if isinstance(event, ToolCallStarted):

@@ -297,6 +297,7 @@ class TurnHost:
             stopping=self.closing,
             turn_id=turn_id,
             commands=self.commands,
+            page_served=watcher is None,  # the terminal's turns never wait for a page
         )
 
     def closing(self) -> bool:

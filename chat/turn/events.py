@@ -87,6 +87,31 @@ class ToolCallFinished:
     status: str  # ok | fail
     output: str
     object_id: str
+    # A command the call left for the person to answer (`ToolResult.proposal`).
+    proposal: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ToolCallWaiting:
+    """A command tool's call waits for the person's answer to its `proposal` (facts:
+    `chat.repo.commands.proposal_state.proposal_facts`); sent again as "stopped" on Stop."""
+
+    turn_id: str
+    call_id: str
+    tool: str
+    args_display: str
+    proposal: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallOutput:
+    """What a running command printed lately (its last bytes, `total` in all), for its
+    card while it runs (`chat.repo.commands.livefeed`)."""
+
+    turn_id: str
+    call_id: str
+    text: str
+    total: int
 
 
 @dataclass(frozen=True)
@@ -141,6 +166,8 @@ TurnEvent = (
     | TurnFinished
     | HudUpdate
     | ToolCallStarted
+    | ToolCallWaiting
+    | ToolCallOutput
     | ToolCallFinished
     | SetsChanged
 )

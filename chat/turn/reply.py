@@ -73,6 +73,9 @@ class Turn:
     stopping: Callable[[], bool] = lambda: False
     # Who runs the model's commands (one at a time per session); the server hands in its own.
     commands: CommandRuns = field(default_factory=CommandRuns)
+    # A page serves the turn: a proposed command waits for the answer there, and a
+    # running command's output streams into its card.
+    page_served: bool = False
 
     @property
     def session(self) -> Session:

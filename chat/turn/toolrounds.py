@@ -13,6 +13,7 @@ the stream's cards.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -21,15 +22,24 @@ from django.conf import settings
 
 from chat.repo import edittools, sessionsets
 from chat.repo.commands import model_tools
+from chat.repo.commands.livefeed import LiveOutput
 from chat.repo.tools.calls import ToolCall, ToolResult
 from chat.repo.tools.context_tools import run_tool
 from chat.session import SessionContext
 from chat.session.working import ToolRef
-from chat.turn.events import SetsChanged, ToolCallFinished, ToolCallStarted, TurnNotice
+from chat.turn.events import (
+    SetsChanged,
+    ToolCallFinished,
+    ToolCallOutput,
+    ToolCallStarted,
+    ToolCallWaiting,
+    TurnNotice,
+)
 from contextcore.llm import LLMRequest
 from history.edits import edits_told
 from history.models import Message, Session
 
+STOPPED = "Stopped: the run was killed with the turn (Stop)."
 TOOL_OUTPUT_DROPPED = "[output dropped: the context window is full; ask again more narrowly]"
 
 
@@ -77,9 +87,7 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
         )
         if model_tools.handles(call.name):  # async: Stop must reach the running command
-            result = await model_tools.run_command_call(
-                turn.session, call, turn.commands, turn_id=turn.turn_id
-            )
+            result = await _command_call(turn, call, display)
             await database_sync_to_async(store_result)(
                 turn.ctx, turn.turn_id, result, at=len(state.text)
             )
@@ -94,6 +102,7 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             result.status,
             result.output,
             result.object_id,
+            result.proposal,
         )
         state.tool_cards.append(finished)
         state.tool_refs.append(ToolRef(result.object_id, call.name, result.status))
@@ -106,6 +115,47 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             await turn.emit(changed)
         results.append(result)
     return results
+
+
+async def _command_call(turn: Any, call: ToolCall, display: str) -> ToolResult:
+    """A command tool's call; in a page's turn with its card live (waiting for the
+    person, the output so far). Stop kills a run, and its card says so instead of
+    spinning on in the stopped reply."""
+    waiting = _waiting(turn, call) if turn.page_served else None
+    live = _live(turn, call) if turn.page_served else None
+    try:
+        return await model_tools.run_command_call(
+            turn.session, call, turn.commands, turn_id=turn.turn_id, waiting=waiting, on_output=live
+        )
+    except asyncio.CancelledError:
+        if live is not None and call.name == "run_command" and not turn.commands.needs_approval:
+            call_id = call.call_id or call.name
+            ended = ToolCallFinished(turn.turn_id, call_id, call.name, display, "fail", STOPPED, "")
+            await asyncio.shield(turn.emit(ended))
+        raise
+    finally:
+        if live is not None:
+            await live.close()
+
+
+def _waiting(turn: Any, call: ToolCall):
+    """How a proposed command's card is shown while the call waits for the person."""
+
+    async def waiting(shown: str, proposal: dict) -> None:
+        await turn.emit(
+            ToolCallWaiting(turn.turn_id, call.call_id or call.name, call.name, shown, proposal)
+        )
+
+    return waiting
+
+
+def _live(turn: Any, call: ToolCall) -> LiveOutput:
+    """A running command's output into its card, a few times a second, capped."""
+
+    async def send(text: str, total: int) -> None:
+        await turn.emit(ToolCallOutput(turn.turn_id, call.call_id or call.name, text, total))
+
+    return LiveOutput(send)
 
 
 def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall, at: int = 0) -> ToolResult:
@@ -134,6 +184,7 @@ def store_result(ctx: SessionContext, turn_id: str, result: ToolResult, at: int 
                 "object_id": result.object_id,
                 "call_id": result.call_id,
                 "at": at,
+                **({"proposal": result.proposal["id"]} if result.proposal else {}),
             }
         ],
     )

@@ -96,20 +96,23 @@ async def run_turn(
     mentions: Sequence[Mention] = (),
     alt_of: str = "",  # the message is a new version of this one (Regenerate, Edit)
     commands: CommandRuns | None = None,
+    page_served: bool = False,
 ) -> TurnFinished:
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
     runs in the session, in any tab or worker. `after` runs once the reply is delivered,
     with the turn's context, before the lease is given back. The turn's client, facts
     and counters and its repository maps come from `wiring` (what the process serves,
     handed down from the entry point); `client` stands in for its client; `commands` runs
-    the model's commands (a new owner per turn when not given). Once `stopping()` says the server
-    stops, whatever ends the turn (even a provider error) interrupts it."""
+    the model's commands (a new owner per turn when not given); with `page_served` (a page
+    serves the turn) a command the model proposes waits for the person's answer. Once
+    `stopping()` says the server stops, whatever ends the turn (even a provider error)
+    interrupts it."""
     text = _validated(user_text)
     turn_id = turn_id or new_turn_id()
     ctx = await _open(session_id, turn_id, text, model, wiring)
     try:
         attached = (tuple(images), tuple(mentions), alt_of)
-        parts = (client, after, stopping, commands)
+        parts = (client, after, stopping, commands, page_served)
         return await _run(ctx, text, turn_id, attached, emit, parts)
     finally:
         if ctx.owner:
@@ -138,7 +141,7 @@ def _release(ctx: SessionContext) -> None:
 
 
 async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
-    client, after, stopping, commands = parts
+    client, after, stopping, commands, page_served = parts
     user_message, images = await _store_user_message(ctx, text, turn_id, *attached)
     session, mentions = ctx.session, tuple(user_message.mentions)
     started = (user_message.id, text, ctx.model, session.title, attached[0], mentions)
@@ -146,6 +149,7 @@ async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
     turn = reply.Turn(emit, turn_id, ctx, text, None, user_message.id, stopping)
     if commands is not None:
         turn.commands = commands
+    turn.page_served = page_served
     waiting = repomap_engine.warming_notice(ctx.maps)
     if waiting:
         await emit(TurnNotice(turn_id, waiting, "info"))

@@ -27,6 +27,7 @@ from chat.turn import seen
 from chat.turn.branches import versions
 from chat.turn.branches.retry import RETRYABLE
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
+from chat.web import proposals
 from chat.web.fragments import card, render_hud
 from history import selectors
 from history.images import images_for_messages
@@ -89,7 +90,10 @@ def _tool_card(message: Message) -> dict[str, Any]:
         output=message.content,
         object_id=details.get("object_id", ""),
     )
-    return card(event)
+    drawn = card(event)
+    if "proposal" in details:  # as the person answered it since
+        drawn["proposal"] = proposals.of_id(details["proposal"])
+    return drawn
 
 
 def reply_html(text: str, cards: list[tuple[int, dict[str, Any]]]) -> str:

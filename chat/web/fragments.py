@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ansi2html import Ansi2HTMLConverter
 from django.template.loader import render_to_string
 
-from chat.turn.events import ToolCallFinished, ToolCallStarted
+from chat.turn.events import ToolCallFinished, ToolCallOutput, ToolCallStarted, ToolCallWaiting
+from chat.web import proposals
 
 
 def render_hud(hud: dict) -> str:
@@ -36,7 +38,7 @@ def picker_message(turn_id: str = "", **changes) -> str:
 TOOL_PREVIEW_CHARS = 4000
 
 
-def card(event: ToolCallStarted | ToolCallFinished) -> dict:
+def card(event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> dict:
     """What a tool card shows: the tool's name once and its arguments as the tool took
     them (the whole call again as the tooltip of a line cut short), status, and the start
     of the output.
@@ -47,6 +49,8 @@ def card(event: ToolCallStarted | ToolCallFinished) -> dict:
     because a turn runs its calls one at a time. The finished card replaces the running one.
     """
     finished = isinstance(event, ToolCallFinished)
+    waiting = isinstance(event, ToolCallWaiting)
+    proposal = event.proposal if finished or waiting else None
     output = event.output if finished else ""
     running_id = _dom_id(f"{event.turn_id}:{event.call_id}")
     object_id = event.object_id if finished else ""
@@ -57,10 +61,26 @@ def card(event: ToolCallStarted | ToolCallFinished) -> dict:
         "tool": event.tool,
         "call": event.args_display,
         "args": _arguments_shown(event.tool, event.args_display),
-        "status": event.status if finished else "running",
+        "status": event.status if finished else "waiting" if waiting else "running",
         "output": output[:TOOL_PREVIEW_CHARS],
         "cut": max(0, len(output) - TOOL_PREVIEW_CHARS),
         "lines": output.count("\n") + 1 if output else 0,
+        # A command left for the person: its card, with the buttons while it waits.
+        "proposal": proposals.shown(proposal) if proposal else None,
+    }
+
+
+def live_output(event: ToolCallOutput) -> dict:
+    """A running command's card's live output: the last bytes it printed, its ANSI
+    colours as HTML (escaped: what it prints is text, never markup), and how much of it
+    is left out."""
+    shown = len(event.text.encode())
+    converter = Ansi2HTMLConverter(inline=False, escaped=True, linkify=False)
+    return {
+        "id": _dom_id(f"{event.turn_id}:{event.call_id}") + "-live",
+        "html": converter.convert(event.text, full=False),
+        "total": event.total,
+        "left_out": max(0, event.total - shown),
     }
 
 

@@ -6,6 +6,7 @@ from chat.web import views, views_commands, views_context, views_model
 from chat.web.branches import views as views_branches
 from chat.web.edits import commit_view
 from chat.web.edits import views as views_edits
+from chat.web.views_proposals import proposal_answer
 
 app_name = "chat"
 urlpatterns = [
@@ -60,6 +61,11 @@ urlpatterns = [
         name="command_remove",
     ),
     path("s/<str:session_id>/commands/check/", views_commands.command_check, name="command_check"),
+    path(
+        "proposals/<str:proposal_id>/answer/",
+        proposal_answer,
+        name="proposal_answer",
+    ),
     path("images/<str:sha>/", views.image_file, name="image"),
     path("images/<str:sha>/thumb/", views.image_thumb, name="image_thumb"),
     path("images/<str:sha>/chip/", views.image_chip, name="image_chip"),

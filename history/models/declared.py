@@ -43,6 +43,7 @@ class CommandProposal(models.Model):
         PENDING = "pending"
         APPROVED = "approved"
         DENIED = "denied"
+        STOPPED = "stopped"  # its turn was stopped while it waited: nothing ran
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="proposals")
     turn_id = models.CharField(max_length=40, blank=True)
@@ -51,6 +52,10 @@ class CommandProposal(models.Model):
     reason = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The run the person's approval started (Run once, Always allow), once it has ended.
+    run = models.ForeignKey(
+        "CommandRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["id"]

@@ -174,6 +174,15 @@
     }
   });
 
+  // A proposal answered twice, or gone, answers 409/404/400 with its card saying so.
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const target = event.detail.target;
+    if ([400, 404, 409].includes(event.detail.xhr.status) && target && target.classList.contains("proposal")) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
+
   document.addEventListener("htmx:afterRequest", (event) => {
     if (event.target && event.target.id === "attach-input") event.target.value = "";
   });

@@ -7,16 +7,20 @@ runs nothing and says which names exist), runs it through the caller's `CommandR
 exit status, duration and output, cut to ACDC_COMMAND_OUTPUT_BYTES and redacted. Without
 a sandbox on this machine it runs nothing: it records a proposal and answers that the
 person must approve. `propose_command` records the exact argv and reason as a pending
-proposal and answers "waiting for the person"; nothing runs until the person approves (the
-approval itself is the page's). Both are offered to every model that calls tools, so the
-tool definitions (and the cached prefix) do not change when a command is declared.
+proposal; nothing runs until the person approves it from the page's card
+(`chat.repo.commands.answering`). In a turn a page serves (`waiting`), the call waits for
+that answer and answers with the run's result or the denial; elsewhere (the terminal) it
+answers "waiting for the person" at once. Both are offered to every model that calls
+tools, so the tool definitions (and the cached prefix) do not change when a command is
+declared.
 Every call is recorded as a toolcall object. Async: the run must be cancellable.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -24,8 +28,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from pydantic import Field
 
-from chat.repo.commands import declaring
-from chat.repo.commands.output import for_model
+from chat.repo.commands import declaring, proposal_state
+from chat.repo.commands.output import Captured, for_model
 from chat.repo.commands.runner import CommandRuns, OnOutput, RunOutcome
 from chat.repo.tools.calls import (
     Arguments,
@@ -44,6 +48,9 @@ from history.models import CommandProposal, CommandRun, Session
 
 log = logging.getLogger(__name__)
 WAITING = "waiting for the person"
+# Shows a proposal (the call's arguments as shown, the proposal's facts) to the person
+# while the call waits for the answer.
+Waiting = Callable[[str, dict], Awaitable[None]]
 
 
 class RunCommandArguments(Arguments):
@@ -97,11 +104,14 @@ async def run_command_call(
     turn_id: str = "",
     root: Path | None = None,
     on_output: OnOutput | None = None,
+    waiting: Waiting | None = None,
 ) -> ToolResult:
     """Carry out one call of a command tool and record it; a bad call fails the call,
     never the turn. Cancellation kills the run and propagates. Declarations are keyed by
     the served repository's path, as `acdc commands` stores them; it is also where the
-    command runs."""
+    command runs. With `waiting` (a page serves the turn), a proposal is shown through it
+    and the call waits for the person's answer (`runs.answers`), which is its result;
+    Stop ends the wait and the proposal is stopped."""
     result = ToolResult(stored_call_id(call.call_id), call.name, "ok", "")
     root = Path(root or settings.ACDC_REPO)
     try:
@@ -112,6 +122,8 @@ async def run_command_call(
             await _run(session, result, runs, turn_id, root, on_output)
         else:
             await database_sync_to_async(_propose)(session, result, turn_id, str(root))
+        if result.proposal is not None and waiting is not None:
+            await _answer_awaited(result, runs, waiting)
     except ToolFailure as exc:
         result.status, result.output = "fail", f"Error: {exc}"
     except Exception as exc:  # a refusal nobody foresaw fails this call, not the turn
@@ -150,9 +162,37 @@ async def _run(
     result.status = "ok" if outcome.passed else "fail"
 
 
-def store_run(session: Session, turn_id: str, name: str, outcome: RunOutcome) -> None:
+async def _answer_awaited(result: ToolResult, runs: CommandRuns, waiting: Waiting) -> None:
+    """Show the proposal, wait for the person, and answer with what they decided: the
+    run's exit status, duration and output (within the budget), or the denial."""
+    await waiting(result.args_display, result.proposal)
+    try:
+        stop = database_sync_to_async(proposal_state.stop)
+        row = await runs.answers.wait(result.proposal["id"], proposal_state.settled, stop)
+    except asyncio.CancelledError:  # Stop: the card says the proposal stopped
+        result.proposal = {**result.proposal, "status": CommandProposal.Status.STOPPED}
+        await asyncio.shield(waiting(result.args_display, result.proposal))
+        raise
+    result.proposal = proposal_state.proposal_facts(row)
+    line = declaring.shown(row.argv)
+    if row.status == CommandProposal.Status.DENIED:
+        result.output = f"denied: the developer did not allow `{line}`; nothing ran."
+        return
+    if row.run is None:  # gone with its session while the turn waited
+        result.status, result.output = "fail", f"`{line}` did not run: the proposal is gone."
+        return
+    facts = result.proposal["run"]
+    header = f"$ {line}\n{facts['ended'].replace('exit ', 'exit status ', 1)}\n"
+    captured = Captured()
+    captured.add(row.run.output.encode())
+    budget = max(output_budget() - len(header.encode()), 0)
+    result.output = header + for_model(captured, budget)
+    result.status = "ok" if facts["passed"] else "fail"
+
+
+def store_run(session: Session, turn_id: str, name: str, outcome: RunOutcome) -> CommandRun:
     """A run as a row: what ran, how it ended, its output up to the cap."""
-    CommandRun.objects.create(
+    return CommandRun.objects.create(
         session=session,
         turn_id=turn_id,
         name=name,
@@ -186,6 +226,9 @@ def _propose(session: Session, result: ToolResult, turn_id: str, repository: str
 def _pending(
     session: Session, result: ToolResult, turn_id: str, argv, reason: str
 ) -> CommandProposal:
-    return CommandProposal.objects.create(
+    """The proposal's row; the result names it, for the card the person answers."""
+    row = CommandProposal.objects.create(
         session=session, turn_id=turn_id, call_id=result.call_id, argv=list(argv), reason=reason
     )
+    result.proposal = {"id": row.pk, "argv": row.argv, "reason": reason, "status": row.status}
+    return row

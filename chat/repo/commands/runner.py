@@ -34,6 +34,7 @@ from django.conf import settings
 from chat.repo import protected
 from chat.repo.commands.output import Captured
 from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment, take_out
+from chat.repo.commands.waits import ProposalWaits
 
 log = logging.getLogger(__name__)
 GRACE_SECONDS = 2.0
@@ -225,6 +226,8 @@ class CommandRuns:
     def __init__(self, sandbox: Sandbox | None = None) -> None:
         self._sandbox = sandbox
         self._locks: dict[str, asyncio.Lock] = {}
+        # The proposals turns wait on for the person's answer (a page's turns only).
+        self.answers = ProposalWaits()
 
     @property
     def sandbox(self) -> Sandbox:

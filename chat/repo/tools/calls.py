@@ -88,6 +88,8 @@ class ToolResult:
     object_id: str = ""  # the toolcall object recording this call
     file_refs: list[str] = field(default_factory=list)
     changed_paths: list[str] = field(default_factory=list)  # files whose sets changed
+    # The CommandProposal the call left for the person: id, argv, reason, status.
+    proposal: dict[str, Any] | None = None
 
 
 def record(session: Session, result: ToolResult, *, tool: str, args: dict) -> None:

@@ -93,6 +93,7 @@ async def run_message(
     stopping: Callable[[], bool] = lambda: False,
     turn_id: str = "",
     commands: CommandRuns | None = None,
+    page_served: bool = False,
 ) -> None:
     """Every kind of turn, the same way: the kind's work (in a thread), what the tabs draw
     again, the turn (with what the process serves: `wiring`, `stopping`), then
@@ -117,6 +118,7 @@ async def run_message(
             wiring=wiring,
             stopping=stopping,
             commands=commands,
+            page_served=page_served,
         )
     finally:
         if opening.alt_of:

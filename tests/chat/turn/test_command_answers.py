@@ -43,6 +43,7 @@ class Turn:
                 user_text="Run it",
                 emit=emit,
                 model="acdc/fake",
+                wiring=served,
                 commands=served.commands,
                 page_served=True,
             )

@@ -43,6 +43,7 @@ async def page_turn(served, fake, root, argv: list[str]) -> list:
             user_text="Run it",
             emit=emit,
             model="acdc/fake",
+            wiring=served,
             commands=served.commands,
             page_served=True,
         )

@@ -15,6 +15,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.utils.html import escape
 
+from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.commands import answering, declaring
 from chat.turn.events import ToolCallFinished
@@ -45,7 +46,9 @@ async def proposed(fake, argv: list[str], reason: str = "to see it work") -> tup
     async def emit(event) -> None:
         events.append(event)
 
-    await run_turn(session_id=session.id, user_text="Check it", emit=emit, model="acdc/fake")
+    await run_turn(
+        session_id=session.id, user_text="Check it", emit=emit, model="acdc/fake", wiring=served()
+    )
     row = await database_sync_to_async(CommandProposal.objects.get)(session=session)
     [finished] = [e for e in events if isinstance(e, ToolCallFinished)]
     return session, row, finished

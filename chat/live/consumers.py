@@ -175,6 +175,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def turn_stop(self, event: dict) -> None:
         self.served.host.stop(self.session_id)  # a no-op unless the turn runs in this process
+        self.served.commands.stop(self.session_id)  # a run the person started from a card
 
     async def turn_snapshot(self, event: dict) -> None:
         await self.served.host.send_snapshot(self.session_id, event["reply_to"])

@@ -105,6 +105,34 @@ async def test_stop_ends_the_wait_and_the_card_says_so(server, page):
     assert not (server.repo / "marker.txt").exists()
 
 
+async def test_stop_kills_a_run_the_person_started_from_the_card(server, page):
+    word = f"acdc-e2e-card-{uuid.uuid4().hex}"
+    argv = ["sh", "-c", f"{PYTHON} -c 'import time; time.sleep(1000)' {word} & wait"]
+    server.script_replies(
+        {
+            "tool_calls": [
+                {"name": "propose_command", "arguments": {"argv": argv, "reason": "a server"}}
+            ]
+        },
+        {"text": "Thanks for the answer."},
+    )
+    await page.goto(server.session_url)
+    await send_message(page, "Start a server")
+    reply = page.get_by_role("log", name="Conversation").get_by_role("article", name="acdc reply")
+    card = reply.last.get_by_role("region", name="The model asks to run a command")
+    await card.get_by_role("button", name="Run once").click(timeout=SLOW)
+    async with asyncio.timeout(SLOW / 1000):
+        while not pids_with(word):
+            await asyncio.sleep(0.05)
+
+    await page.get_by_role("button", name="Stop").click()
+
+    assert await asyncio.to_thread(wait_until_gone, word) == []
+    await expect(card.get_by_role("status")).to_contain_text(
+        "stopped with Stop after", timeout=SLOW
+    )
+
+
 def declare(server, name: str, argv: list[str]) -> None:
     """`acdc commands add` for the server's repository, as the person would."""
     environ = {**os.environ, "ACDC_REPO": str(server.repo), "ACDC_DATA_DIR": str(server.data_dir)}

@@ -36,6 +36,8 @@ def run_facts(run: CommandRun) -> dict:
         ended = f"killed at its timeout after {seconds:.1f} s"
     elif run.ending == "failed":
         ended = "did not start"
+    elif run.ending == "stopped":
+        ended = f"stopped with Stop after {seconds:.1f} s"
     elif run.exit_code is not None and run.exit_code < 0:
         ended = f"killed by signal {-run.exit_code} after {seconds:.1f} s"
     else:

@@ -45,7 +45,7 @@ OnOutput = Callable[[bytes], Awaitable[None]]
 @dataclass
 class RunOutcome:
     argv: tuple[str, ...]
-    ending: str  # exited | timeout | failed (cancelled runs raise CancelledError)
+    ending: str  # exited | timeout | failed | stopped (Stop; a cancelled caller raises)
     exit_code: int | None
     duration: float
     captured: Captured
@@ -62,6 +62,8 @@ class RunOutcome:
             return f"killed at its timeout of {timeout:g} s (ran {took})"
         if self.ending == "failed":
             return f"did not start: {self.error}"
+        if self.ending == "stopped":
+            return f"stopped by the person after {took}"
         if self.exit_code is not None and self.exit_code < 0:
             return f"killed by signal {-self.exit_code} after {took}"
         return f"exit status {self.exit_code} after {took}"
@@ -78,11 +80,12 @@ async def run_argv(
     floor: tuple[str, ...] = (),
     on_output: OnOutput | None = None,
     environ: dict[str, str] | None = None,
+    captured: Captured | None = None,
 ) -> RunOutcome:
     """Run `argv` in `root` until it exits or `timeout` seconds pass; inside bubblewrap
     when `sandbox` is given (it must be available). Raises CancelledError when cancelled,
     after the process group is gone."""
-    argv, captured = tuple(argv), Captured()
+    argv, captured = tuple(argv), Captured() if captured is None else captured
     env = environment(environ)
     started = time.monotonic()
     data = Path(data_dir or settings.ACDC_DATA_DIR)
@@ -226,6 +229,7 @@ class CommandRuns:
     def __init__(self, sandbox: Sandbox | None = None) -> None:
         self._sandbox = sandbox
         self._locks: dict[str, asyncio.Lock] = {}
+        self._running: dict[str, asyncio.Task] = {}  # each session's run, for Stop
         # The proposals turns wait on for the person's answer (a page's turns only).
         self.answers = ProposalWaits()
 
@@ -245,6 +249,14 @@ class CommandRuns:
     def needs_approval(self) -> bool:
         """Without bubblewrap, nothing the model starts runs before the person says so."""
         return not self.sandbox.available
+
+    def stop(self, session_id: str) -> bool:
+        """Stop (the page's button): the session's run in this process, if one runs, is
+        killed with everything it started; its caller gets it back as "stopped"."""
+        task = self._running.get(session_id)
+        if task is None or task.done():
+            return False
+        return task.cancel()
 
     def busy(self, session_id: str) -> bool:
         lock = self._locks.get(session_id)
@@ -281,12 +293,28 @@ class CommandRuns:
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         sandbox = self.sandbox if self.sandbox.available else None
         async with lock:
-            return await run_argv(
-                argv,
-                root=root,
-                timeout=timeout,
-                sandbox=sandbox,
-                network=network,
-                floor=floor,
-                on_output=on_output,
+            captured, started = Captured(), time.monotonic()
+            task = asyncio.ensure_future(
+                run_argv(
+                    argv,
+                    root=root,
+                    timeout=timeout,
+                    sandbox=sandbox,
+                    network=network,
+                    floor=floor,
+                    on_output=on_output,
+                    captured=captured,
+                )
             )
+            self._running[session_id] = task
+            try:
+                return await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # the caller itself was cancelled (its turn's Stop, a shutdown)
+                took = time.monotonic() - started
+                return RunOutcome(tuple(argv), "stopped", None, took, captured, bool(sandbox))
+            finally:
+                if self._running.get(session_id) is task:
+                    del self._running[session_id]

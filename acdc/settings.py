@@ -120,6 +120,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "chat.web.broadcast.ActMiddleware",
 ]
 
 ROOT_URLCONF = "acdc.urls"

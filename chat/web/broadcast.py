@@ -11,17 +11,49 @@ This module owns those names, so the pages never import the socket; it imports n
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
+import re
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.http import HttpRequest, HttpResponse
 
 # The websocket of one session page; `session_socket_url` builds the path it matches.
 SESSION_SOCKET = r"^ws/session/(?P<session_id>[\w.-]{1,60})/$"
 DRAWN = "drawn"  # in the socket's query: STREAMING when the page drew a reply streaming
 STREAMING = "streaming"
 SEEN = "seen"  # in the socket's query: the session's version the page drew
+
+
+# The act a tab's request says it carries (static/acdc/acts.js): "tab:number".
+ACT_HEADER = "HTTP_X_ACDC_ACT"
+_ACT = re.compile(r"[a-z0-9]{1,16}:\d{1,15}")
+_acting: contextvars.ContextVar[str] = contextvars.ContextVar("acting", default="")
+
+
+class ActMiddleware:
+    """Keeps the act a request carries while its view runs, so each frame the view sends
+    says which act drew it: the tab that made a later act leaves it out instead of drawing
+    an older state over the person's change. A header of any other shape is no act."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        value = request.META.get(ACT_HEADER, "")
+        token = _acting.set(value if _ACT.fullmatch(value) else "")
+        try:
+            return self.get_response(request)
+        finally:
+            _acting.reset(token)
+
+
+def _marked(html: str) -> str:
+    act = _acting.get()
+    return f"<!--acdc-act {act}-->{html}" if act else html
 
 
 def session_group(session_id: str) -> str:
@@ -36,12 +68,12 @@ def files_group(repo) -> str:
 
 def to_session(session_id: str, html: str) -> None:
     """Every tab of the session draws `html` (a frame of out-of-band fragments)."""
-    _send(session_group(session_id), {"type": "chat.frame", "html": html})
+    _send(session_group(session_id), {"type": "chat.frame", "html": _marked(html)})
 
 
 def to_repository(repo, html: str) -> None:
     """Every tab on the repository takes `html` (a Files panel update)."""
-    _send(files_group(repo), {"type": "chat.frame", "html": html})
+    _send(files_group(repo), {"type": "chat.frame", "html": _marked(html)})
 
 
 def announce(session_id: str) -> None:

@@ -180,6 +180,27 @@ async def test_the_auto_apply_switch_is_saved_and_every_tab_follows(edits_on):
         await tab.disconnect()
 
 
+async def test_the_switchs_frame_names_the_act_that_drew_it_and_only_a_well_formed_one(edits_on):
+    """The tab that clicked twice leaves out the first click's frame (static/acdc/acts.js):
+    the frame says which act drew it; a header of another shape is no act."""
+    session = await database_sync_to_async(services.session_create)(
+        repository="", model="acdc/fake"
+    )
+    tab = await connect(session.id)
+    url = f"/s/{session.id}/auto-apply/"
+    try:
+        post = Client().post
+        await database_sync_to_async(post)(url, {"enabled": "on"}, HTTP_X_ACDC_ACT="k3x9:12")
+        frames = await frames_until(tab, 'id="auto-apply-form"')
+        assert frames[-1].startswith("<!--acdc-act k3x9:12-->")
+        for odd in ("k3x9:12--><script>", "k3x9", "K3X9:1", "k3x9:-1", ""):
+            await database_sync_to_async(post)(url, {}, HTTP_X_ACDC_ACT=odd)
+            frames = await frames_until(tab, 'id="auto-apply-form"')
+            assert frames[-1].startswith('<form id="auto-apply-form"'), odd
+    finally:
+        await tab.disconnect()
+
+
 async def test_a_finished_reply_with_edit_blocks_gets_its_cards(edits_on, fake):
     session = await database_sync_to_async(services.session_create)(
         repository="", model="acdc/fake"

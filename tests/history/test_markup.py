@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from history.markup.render import render_markdown
 
 
@@ -26,3 +30,25 @@ def test_no_script_survives():
 def test_links_get_safe_rel():
     html = render_markdown("[docs](https://example.org)")
     assert 'rel="noopener noreferrer nofollow"' in html
+
+
+def test_the_commonest_kinds_of_file_get_their_lexers_compiled_before_any_reply():
+    """In a new process (the compiled rules live on the lexer's class for its lifetime)."""
+    script = (
+        "from pygments.lexers.python import PythonLexer\n"
+        "from pygments.lexers.javascript import JavascriptLexer\n"
+        "from history.markup.render import warm_lexers\n"
+        "assert '_tokens' not in vars(PythonLexer)\n"
+        "paths = ['a.py', 'b/c.py', 'd.PY', 'e.js', 'f.js', 'Makefile', 'g.weird', 'h.toml']\n"
+        "print(warm_lexers(paths, most=2))\n"
+        "assert '_tokens' in vars(PythonLexer) and '_tokens' in vars(JavascriptLexer)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['python',", "'javascript']"]

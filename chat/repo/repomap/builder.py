@@ -28,6 +28,7 @@ from chat.repo.repomap.store import SymbolStore
 from chat.repo.repomap.symbolcache import SymbolCache, inside
 from chat.repo.repomap.symbols import FileSymbols, language_of
 from contextcore.files import DEFAULT_SIZE_CAP
+from history.markup.render import warm_lexers
 
 MAX_TOKENS = 8000
 WINDOW_SHARE = 16  # the map's default budget: a sixteenth of the model's window
@@ -101,6 +102,7 @@ class RepoMaps(SymbolCache):
             )
             if self.store is not None:  # once per start: the files gone while stopped
                 self.store.prune(str(root), symbols)
+            warm_lexers(symbols)  # the first reply's code in them is highlighted at once
         except Exception:  # the map is an aid: a turn builds it (or goes without) later
             log.exception("warming the repository map of %s failed", root)
         finally:

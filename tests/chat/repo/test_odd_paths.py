@@ -19,19 +19,11 @@ from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
 from chat.repo.tools.context_tools import SET_TOOLS, run_tool
 from contextcore.tokens import TokenCounter
+from tests.chat.repo.odd_support import ODD, SECRET
 
 pytestmark = pytest.mark.django_db
 
-ODD = {  # kind: (an ordinary file, a secret-shaped file with the same oddness)
-    "colon": ("a:b/mod.py", "a:b/.env"),
-    "non-ASCII": ("données/mod.py", "données/.env"),
-    "newline": ("new\nline.py", "new\nline/.env"),
-    "leading dash": ("-rf.py", "-rf/.env"),
-    "spaces": ("with space/my mod.py", "with space/.env"),
-    "edge spaces": (" edge .py", " edge /.env"),
-}
 LEAKED_BEFORE = ("a:b/.env", "notes:.env", "données/.env", "clés.pem")
-SECRET = "SECRET-VALUE"
 KINDS = list(ODD)
 
 

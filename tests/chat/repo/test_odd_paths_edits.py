@@ -22,9 +22,11 @@ from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.repo.edits.applying import accept_reply
 from chat.repo.edits.commit import changed_paths, commit
+from chat.repo.edits.proposing import QUEUED
 from chat.repo.edits.undo import undo
 from chat.turn.after_turn import after_turn_tasks
 from chat.turn.turns import run_turn
+from contextcore.paths import shown
 from history import services
 from history.models import Message, PendingEdit
 from tests.chat.repo.odd_support import ALL_ODD, SECRET, TOO_LONG, tree
@@ -73,11 +75,12 @@ async def _after(ctx) -> None:
     await after_turn_tasks(ctx, _ignore, start_delay=0)
 
 
-def model_turn(fake, *calls: dict) -> tuple:
-    """A turn of a new session in which the model makes `calls` and then says it is done,
-    ended by the after-turn routine as the page's turns are; returns the session and its
-    answer."""
-    session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
+def model_turn(fake, *calls: dict, session=None) -> tuple:
+    """A turn (of a new session unless given one) in which the model makes `calls` and
+    then says it is done, ended by the after-turn routine as the page's turns are; returns
+    the session and its answer."""
+    if session is None:
+        session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
     for n, call in enumerate(calls):
         call["id"] = f"e{n}"
     fake.enqueue(FakeStep(tool_calls=list(calls)), FakeStep(text="Done."))
@@ -102,9 +105,10 @@ def write_call(path: str, content: str) -> dict:
     return {"name": "write_file", "arguments": {"path": path, "content": content}}
 
 
-def told_the_model(fake) -> list[str]:
-    """What the tool results said to the model, in the request after its calls."""
-    return [m["content"] for m in fake.requests[1].messages if m["role"] == "tool"]
+def told_the_model(fake, request: int = 1) -> list[str]:
+    """What the tool results said to the model, in the request after its calls (or in
+    request number `request`)."""
+    return [m["content"] for m in fake.requests[request].messages if m["role"] == "tool"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -170,6 +174,35 @@ def test_a_path_segment_longer_than_the_file_system_takes_fails_the_call(fake, c
     )
     assert not PendingEdit.objects.filter(session=session, status="pending").exists()
     assert answer.content == "Done." and tree(committed) == before
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_line_the_model_is_told_of_its_edit_names_the_odd_file_as_the_tools_do(
+    fake, committed, kind
+):
+    ordinary, _ = ALL_ODD[kind]
+    name = shown(ordinary)
+    session, answer = model_turn(fake, edit_call(ordinary))
+    assert told_the_model(fake) == [f"pending review: {name}, +1 −1 ({QUEUED})"]
+    repo = sessionsets.repository()
+    assert accept_reply(session, answer, repo=repo).applied
+    assert undo(session, answer, repo=repo).applied
+
+    miss = {"name": "edit_file", "arguments": {"path": ordinary, "old_text": "NO", "new_text": "x"}}
+    model_turn(fake, miss, session=session)
+
+    update = next(m["content"] for m in fake.requests[-1].messages if is_update(m))
+    reviews = [line for line in update.splitlines() if line.startswith(("applied", "undone"))]
+    assert reviews == [f"applied: {name} v1→v2, +1 −1", f"undone: {name} v2→v3"]
+    failed = told_the_model(fake, -1)[-1]
+    assert failed.startswith(f"Edit 1 of 1, {name} (edit_file), failed: ")
+    assert f"not found in {name}, neither" in failed
+
+
+def is_update(message: dict) -> bool:
+    """The closing "Context update" message, where the review of the edits reaches the model."""
+    content = message.get("content")
+    return isinstance(content, str) and content.startswith("# Context update")
 
 
 def committed_paths(root) -> list[str]:

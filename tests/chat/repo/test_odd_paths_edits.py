@@ -21,7 +21,8 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.repo.edits.applying import accept_reply
-from chat.repo.edits.commit import changed_paths, commit
+from chat.repo.edits.commit import changed_paths, commit, proposed_message
+from chat.repo.edits.commit_message import MAX_SUBJECT
 from chat.repo.edits.proposing import QUEUED
 from chat.repo.edits.undo import undo
 from chat.turn.after_turn import after_turn_tasks
@@ -244,3 +245,24 @@ def test_committing_a_new_odd_file_commits_exactly_it(fake, committed, kind):
     assert committed_paths(committed) == [new]
     left = git(committed, "status", "--porcelain", "-z").split("\0")
     assert set(left) - {""} == {f" M {ordinary}"}
+
+
+# A subject is one line, and a space at a name's edge would be lost in it; other odd names
+# read well as they are.
+QUOTED_IN_A_SUBJECT = {"newline": '"new\\nline.py"', "edge spaces": '" edge .py"'}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_proposed_commit_message_names_the_odd_file_on_one_line(fake, committed, kind):
+    ordinary, _ = ALL_ODD[kind]
+    session, answer = model_turn(fake, edit_call(ordinary))  # "Done." says nothing to reuse
+    repo = sessionsets.repository()
+    assert accept_reply(session, answer, repo=repo).applied
+
+    proposed = proposed_message(session, repo=repo)
+
+    named = QUOTED_IN_A_SUBJECT.get(kind, ordinary)
+    whole = f"Update {named}"
+    assert proposed == (whole if len(whole) <= MAX_SUBJECT else "Update 1 file")
+    commit(session, proposed, repo=repo)
+    assert git(committed, "log", "-1", "--format=%B") == proposed + "\n\n"

@@ -16,6 +16,8 @@ import subprocess
 import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.test import Client
+from django.utils.html import escape
 
 from chat.live.served import served
 from chat.llm.fake import FakeStep
@@ -266,3 +268,21 @@ def test_the_proposed_commit_message_names_the_odd_file_on_one_line(fake, commit
     assert proposed == (whole if len(whole) <= MAX_SUBJECT else "Update 1 file")
     commit(session, proposed, repo=repo)
     assert git(committed, "log", "-1", "--format=%B") == proposed + "\n\n"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_commit_form_names_the_odd_file_and_commits_exactly_it(fake, committed, kind):
+    ordinary, secret = ALL_ODD[kind]
+    session, answer = model_turn(fake, edit_call(ordinary))
+    assert accept_reply(session, answer, repo=sessionsets.repository()).applied
+    (committed / secret).write_text(f"MARKER {SECRET} changed\n")  # the person's
+    url = f"/s/{session.id}/commit/"
+
+    html = Client().get(url).content.decode()
+
+    assert html.count(f"<code>{escape(ordinary)}</code>") == 1 and SECRET not in html
+    assert escape(secret) not in html
+    answer = Client().post(url, {"message": "From the page"}).content.decode()
+    assert "Committed 1 file(s)" in answer
+    assert committed_paths(committed) == [ordinary]
+    assert git(committed, "status", "--porcelain", "-z") == f" M {secret}\0"

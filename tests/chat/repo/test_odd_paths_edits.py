@@ -78,7 +78,7 @@ async def _after(ctx) -> None:
     await after_turn_tasks(ctx, _ignore, start_delay=0)
 
 
-def model_turn(fake, *calls: dict, session=None) -> tuple:
+def model_turn(fake, *calls: dict, session=None, reply: str = "Done.") -> tuple:
     """A turn (of a new session unless given one) in which the model makes `calls` and
     then says it is done, ended by the after-turn routine as the page's turns are; returns
     the session and its answer."""
@@ -86,7 +86,8 @@ def model_turn(fake, *calls: dict, session=None) -> tuple:
         session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
     for n, call in enumerate(calls):
         call["id"] = f"e{n}"
-    fake.enqueue(FakeStep(tool_calls=list(calls)), FakeStep(text="Done."))
+    steps = [FakeStep(tool_calls=list(calls))] if calls else []
+    fake.enqueue(*steps, FakeStep(text=reply))
     async_to_sync(run_turn)(
         wiring=served(),
         session_id=session.id,
@@ -150,6 +151,21 @@ def test_a_new_file_beside_the_odd_name_is_exactly_what_accept_creates(fake, com
 
     assert undo(session, answer, repo=repo).applied
     assert tree(committed) == before
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reply_block_naming_the_odd_file_as_a_json_string_edits_exactly_it(fake, committed, kind):
+    ordinary, _ = ALL_ODD[kind]
+    named = json.dumps(ordinary, ensure_ascii=False)  # how the tools write an odd name
+    block = "<<<<<<< SEARCH\n    return 'MARKER'\n=======\n    return 'EDITED'\n>>>>>>> REPLACE"
+    before = tree(committed)
+    session, answer = model_turn(fake, reply=f"Here.\n\n{named}\n```python\n{block}\n```\n")
+
+    [row] = PendingEdit.objects.filter(session=session)
+    assert (row.path, row.status, row.message_id) == (ordinary, "pending", answer.pk)
+    assert accept_reply(session, answer, repo=sessionsets.repository()).applied
+    edited = before[ordinary].replace(b"'MARKER'", b"'EDITED'")
+    assert tree(committed) == {**before, ordinary: edited}
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -137,6 +137,24 @@ def test_an_edit_of_the_odd_name_changes_exactly_it_and_undo_gives_its_bytes_bac
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_the_cards_accept_and_undo_of_one_odd_file_touch_only_it(fake, committed, kind):
+    ordinary, _ = ALL_ODD[kind]
+    other = next(o for k, (o, _) in ALL_ODD.items() if k != kind)
+    before = tree(committed)
+    _, answer = model_turn(fake, edit_call(ordinary), edit_call(other))
+    url = f"/m/{answer.id}/edits/"
+
+    assert Client().post(url, {"op": "accept", "path": ordinary}).status_code == 204
+
+    edited = before[ordinary].replace(b"'MARKER'", b"'EDITED'")
+    assert tree(committed) == {**before, ordinary: edited}
+    statuses = dict(PendingEdit.objects.values_list("path", "status"))
+    assert statuses == {ordinary: "applied", other: "pending"}
+    assert Client().post(url, {"op": "undo", "path": ordinary}).status_code == 204
+    assert tree(committed) == before
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_new_file_beside_the_odd_name_is_exactly_what_accept_creates(fake, committed, kind):
     ordinary, _ = ALL_ODD[kind]
     new = ordinary.removesuffix(".py") + "_2.py"

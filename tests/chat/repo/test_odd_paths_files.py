@@ -138,3 +138,13 @@ def test_the_panels_pin_takes_the_odd_name_and_asks_before_its_twin(session, kin
     refused = Client().post(url, {"path": secret, "pinned": "true"})
     assert refused.status_code == 400 and SECRET not in refused.content.decode()
     assert Client().get(f"/s/{session.id}/files.json").json()["pinned"] == [ordinary]
+
+
+def test_opening_an_odd_folder_draws_exactly_its_files(session):
+    for secret in SECRETS:
+        folder = secret.rsplit("/", 1)[0]
+        inside = sorted(p for p in [*ORDINARY, *SECRETS] if p.startswith(folder + "/"))
+        html = Client().get(f"/s/{session.id}/files/rows/", {"folder": folder}).content.decode()
+        rows = Rows(html)
+        assert rows.paths() == inside and rows.locked() == [secret], folder
+        assert SECRET not in html

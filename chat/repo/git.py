@@ -6,8 +6,9 @@ ignored); without git (not a repository, git missing) it falls back to walking t
 Never listed: `.git/` and acdc's own data folder `.acdc/`, whatever the ignore files say.
 Names that are not valid UTF-8 are left out and counted (a model cannot name them back).
 Git's output is always read NUL-separated (`-z`), never as quoted lines, and a path is
-always passed after `--`. `shown` writes a path as one unambiguous line of text for the
-model: as it is, or as a JSON string when it holds a colon, a line break or the like.
+always passed after `--` as a literal pathspec. `shown` writes a path as one unambiguous
+line of text for the model: as it is, or as a JSON string when it holds a colon, a line
+break or the like.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from contextcore.paths import shown as shown  # one rule, re-exported for the re
 
 HIDDEN_DIRS = frozenset({".git", ".acdc"})
 GIT_SECONDS = 60
+# A path given to git names that file or folder: `:(glob)*.py` or `*` is not a pattern.
+_LITERAL = ("--literal-pathspecs",)
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ def is_work_tree(root: Path) -> bool | None:
 
 def list_files(root: Path, below: str = "") -> Listing:
     """Every file of the repository (below the folder `below`, when given)."""
-    command = ["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z"]
+    command = ["git", *_LITERAL, "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z"]
     if below:
         command += ["--", below]
     try:
@@ -129,7 +132,7 @@ def grep(
     ignore); each path exactly as git names the file (NUL-separated, never quoted), and
     how many paths were not valid UTF-8. GrepFailed says why a search could not run."""
     tracked = (root / ".git").exists()
-    command = ["git", "-c", "core.quotePath=false", "-C", str(root), "grep"]
+    command = ["git", *_LITERAL, "-c", "core.quotePath=false", "-C", str(root), "grep"]
     options = ["-z", "-n", "-I", "--no-color"]
     options += ["--untracked"] if tracked else ["--no-index", "--exclude-standard"]
     rest = ["-e", pattern, "--", below or "."]

@@ -1,17 +1,19 @@
 """SEARCH/REPLACE edit blocks in a model's reply text, parsed whole or as it streams.
 
 The format models are trained on: a path line (bare, in backticks, in bold, as a heading,
-or in the fence's info string), a fence, then `<<<<<<< SEARCH`, the old lines, `=======`,
-the new lines, `>>>>>>> REPLACE`. A fence may hold several blocks; a block with no path
-line of its own takes the path of the block just before it. An empty SEARCH part creates a
-file. Fences are only read for the path: a block ends at its REPLACE marker, so code that
-holds fences is no trouble. Invariant: never raises; a block that cannot be read is an
-`EditBlock` with an `error` that says why. `BlockStream` re-parses the text so far and hands
-out each block once, when its REPLACE line is complete.
+or in the fence's info string; an odd name as the tools show it, a JSON string), a fence,
+then `<<<<<<< SEARCH`, the old lines, `=======`, the new lines, `>>>>>>> REPLACE`. A fence
+may hold several blocks; a block with no path line of its own takes the path of the block
+just before it. An empty SEARCH part creates a file. Fences are only read for the path: a
+block ends at its REPLACE marker, so code that holds fences is no trouble. Invariant: never
+raises; a block that cannot be read is an `EditBlock` with an `error` that says why.
+`BlockStream` re-parses the text so far and hands out each block once, when its REPLACE
+line is complete.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -144,6 +146,9 @@ def _path_in_line(line: str) -> str:
     with a colon, the one path it quotes in backticks)."""
     if _FENCE.match(line) or _SEARCH.match(line) or _DIVIDER.match(line):
         return ""
+    quoted = _shown_path(line)
+    if quoted:
+        return quoted
     candidate = line.strip().lstrip("#").strip()
     candidate = _LABEL.sub("", candidate.strip("*_ ")).strip("*_`'\" ").rstrip(":").strip("*`")
     if _looks_like_path(candidate):
@@ -152,6 +157,22 @@ def _path_in_line(line: str) -> str:
     if line.rstrip().endswith(":") and len(quoted) == 1 and _looks_like_path(quoted[0]):
         return quoted[0]
     return ""
+
+
+def _shown_path(line: str) -> str:
+    """The path of a line that names it as `contextcore.paths.shown` writes an odd name (a
+    JSON string, so a colon, a line break or spaces stay part of it), read back as JSON;
+    "" for any other line. Bare, it would read as another file (`new\\nline.py`) or none."""
+    candidate = line.strip().lstrip("#").strip()
+    candidate = _LABEL.sub("", candidate.strip("*_ ")).rstrip(":").strip("*_`")
+    if len(candidate) < 3 or candidate[0] != '"' or candidate[-1] != '"':
+        return ""
+    try:
+        path = json.loads(candidate)
+    except ValueError:
+        return ""
+    named = isinstance(path, str) and "\0" not in path and re.search(r"[A-Za-z0-9]", path)
+    return path if named and ("/" in path or "." in path.strip(".")) else ""
 
 
 def _looks_like_path(candidate: str) -> bool:

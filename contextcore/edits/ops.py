@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from contextcore.paths import shown
+
 Kind = Literal["replace", "create", "delete"]
 EDIT_TOOLS = ("edit_file", "write_file")
 
@@ -48,7 +50,7 @@ class EditOp:
     def describe(self) -> str:
         """How the op is named to the model: its path and where it came from."""
         where = f"block at line {self.origin_line}" if self.source == "block" else self.source
-        return f"{self.path} ({where})"
+        return f"{shown(self.path)} ({where})"
 
 
 def op_from_tool(name: str, args: Mapping[str, Any], base_sha256: str | None = None) -> EditOp:

@@ -22,6 +22,7 @@ from contextcore.edits.ops import EditOp, EditResult, Outcome
 from contextcore.edits.report import closest_lines, similar_paths
 from contextcore.edits.shown import REDACTED_REFUSAL, overlaps, touches
 from contextcore.edits.textshape import BOM, elided_by_words, elided_line, shape_of, with_eol
+from contextcore.paths import shown
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,8 @@ def apply_one(ctx: Context, text: str | None) -> Attempt:
         return _create(ctx, text)
     if text is None:
         near = similar_paths(op.path, ctx.paths)
-        hint = f" Did you mean {', '.join(near)}?" if near else ""
-        return ctx.failed(f"{op.path} does not exist.{hint}")
+        hint = f" Did you mean {', '.join(map(shown, near))}?" if near else ""
+        return ctx.failed(f"{shown(op.path)} does not exist.{hint}")
     if touches(op.old_text, ctx.markers) or touches(op.new_text, ctx.markers):
         return ctx.failed(REDACTED_REFUSAL)
     words = "" if elided_line(op.old_text) else elided_by_words(op.new_text, op.old_text)
@@ -74,7 +75,9 @@ def _delete(ctx: Context, text: str | None) -> Attempt:
     if text is None:
         return Attempt(ctx.result(Outcome.ALREADY_APPLIED), None)
     if ctx.stale:
-        reason = f"{ctx.op.path} changed since the model read it; deleting it would lose that."
+        reason = (
+            f"{shown(ctx.op.path)} changed since the model read it; deleting it would lose that."
+        )
         return Attempt(ctx.result(Outcome.CONFLICT, reason=reason), text)
     removed = len(text.splitlines())
     return Attempt(ctx.result(Outcome.APPLIED, pass_name="delete", removed=removed), None)
@@ -97,11 +100,13 @@ def _create(ctx: Context, text: str | None) -> Attempt:
         return Attempt(ctx.result(Outcome.ALREADY_APPLIED), text)
     if not op.overwrite and text.strip(BOM + " \t\r\n"):
         return ctx.failed(
-            f"{op.path} already exists; an empty SEARCH part only creates a new file. "
+            f"{shown(op.path)} already exists; an empty SEARCH part only creates a new file. "
             "Quote the lines to replace, or write the whole file with write_file."
         )
     if ctx.stale:
-        reason = f"{op.path} changed since the model read it; writing it whole would lose that."
+        reason = (
+            f"{shown(op.path)} changed since the model read it; writing it whole would lose that."
+        )
         return Attempt(ctx.result(Outcome.CONFLICT, reason=reason), text)
     added, removed = counts(text, content)
     result = ctx.result(Outcome.APPLIED, pass_name="create", added=added, removed=removed, line=1)
@@ -141,9 +146,9 @@ def _place(ctx: Context, text: str, found: Found) -> Attempt:
         doubt = _doubtful_on_a_changed_file(body, found, old)
         if doubt:
             reason = (
-                f"{ctx.op.path} changed since the model read it, and the old text matches the "
-                f"current file only {doubt}: not enough to place an edit on a changed file; "
-                "nothing was changed. Read the file again and quote its current lines."
+                f"{shown(ctx.op.path)} changed since the model read it, and the old text "
+                f"matches the current file only {doubt}: not enough to place an edit on a changed "
+                "file; nothing was changed. Read the file again and quote its current lines."
             )
             result = ctx.result(Outcome.CONFLICT, reason=reason, closest=closest_lines(body, old))
             return Attempt(result, None)
@@ -209,12 +214,12 @@ def _not_found(ctx: Context, body: str, old: str, new: str) -> Attempt:
     )
     if ctx.stale and (ctx.seen is None or _matches_once(ctx.seen, old, ctx.passes)):
         reason = (
-            f"{ctx.op.path} changed since the model read it, and the old text no longer "
+            f"{shown(ctx.op.path)} changed since the model read it, and the old text no longer "
             f"matches in the current file; nothing was changed.{split}"
         )
         return Attempt(ctx.result(Outcome.CONFLICT, reason=reason, closest=closest), None)
     if splits:
-        reason = f"the old text was not found in {ctx.op.path} as whole words.{split}"
+        reason = f"the old text was not found in {shown(ctx.op.path)} as whole words.{split}"
         return ctx.failed(reason, closest=closest)
     reason = _not_found_reason(ctx.op)
     if ctx.unchanged and new.strip():
@@ -264,7 +269,7 @@ def _numbers(numbers) -> str:
 
 def _not_found_reason(op: EditOp) -> str:
     return (
-        f"the old text was not found in {op.path}, neither exactly nor ignoring whitespace, "
+        f"the old text was not found in {shown(op.path)}, neither exactly nor ignoring whitespace, "
         "line endings, indentation or quote and dash style. Read the file again and quote "
         "its current lines exactly."
     )

@@ -16,6 +16,7 @@ from difflib import SequenceMatcher, get_close_matches
 from contextcore.edits.blocks import EditBlock
 from contextcore.edits.ops import EditResult, Outcome
 from contextcore.edits.textshape import PUNCTUATION, ascii_punctuation, text_lines
+from contextcore.paths import shown
 
 CLOSEST_MAX_LINES = 8
 CLOSEST_MIN_RATIO = 0.4
@@ -23,7 +24,7 @@ CLOSEST_MIN_RATIO = 0.4
 
 def result_line(result: EditResult, versions: tuple[int, int] | None = None) -> str:
     """One line for the next request; `versions` (before, after) when the caller knows them."""
-    path = result.op.path
+    path = shown(result.op.path)
     if result.outcome is Outcome.APPLIED:
         version = f" v{versions[0]}→v{versions[1]}" if versions else ""
         what = {"create": "created", "delete": "deleted"}.get(result.pass_name, "applied")
@@ -47,7 +48,7 @@ def failure_report(results: Sequence[EditResult], broken: Sequence[EditBlock] = 
         parts[-1] += r.reason
         if r.closest:
             parts.append("The closest lines in the file are:\n" + r.closest)
-    applied = [f"edit {r.index + 1} ({r.op.path})" for r in results if r.ok]
+    applied = [f"edit {r.index + 1} ({shown(r.op.path)})" for r in results if r.ok]
     if applied:
         parts.append("These edits of the same batch applied: " + ", ".join(applied) + ".")
     else:

@@ -25,6 +25,7 @@ from chat.repo.edits import checks, journal
 from chat.repo.edits.checks import SetOutcome
 from chat.repo.edits.proposing import propose, trial
 from chat.repo.edits.versions import number_of, record
+from chat.repo.git import shown
 from contextcore.edits import Outcome, apply_hunks, diff_hunks, failure_report, result_line
 from history import edits as rows_
 from history.models import EditJournal, Message, PendingEdit, Session
@@ -132,7 +133,7 @@ def reject(ids: Iterable[int]) -> list[PendingEdit]:
     marked rejected; nothing is read or written."""
     _, claimed = rows_.edits_claim(ids)
     for row in claimed:
-        rows_.edit_mark(row, Status.REJECTED, f"rejected: {row.path}")
+        rows_.edit_mark(row, Status.REJECTED, f"rejected: {shown(row.path)}")
     if claimed and claimed[0].message_id:
         rows_.message_record_edits(claimed[0].message)
     if claimed:
@@ -197,7 +198,7 @@ def _applied(session, claimed, results, changes, written, repo, partial: str) ->
                 versions = (number_of(before), number_of(after))
             line = result_line(result, versions)
             if partial and versions:
-                line = f"applied: {key} v{versions[0]}→v{versions[1]}, {partial}"
+                line = f"applied: {shown(key)} v{versions[0]}→v{versions[1]}, {partial}"
             rows_.edit_mark(row, Status.APPLIED, line, before=before, after=after)
             outcome.lines.append(row.result)
         journal.close(written)

@@ -3,7 +3,8 @@
 From what changed, never from the person's chat line (which holds `[sr]`, @-mentions and
 whatever else was typed): the summary line of the reply whose edits applied last (its first
 sentence that says something, outside code and edit blocks, markdown taken off), else a
-line naming the files ("Update src/app.py, add src/new.py"). One line of at most
+line naming the files ("Update src/app.py, add src/new.py"; a name with a line break
+quoted). One line of at most
 `MAX_SUBJECT` characters, no final full stop, as git's own convention asks. Plain text work
 on the rows it is given; it touches neither git nor the disk.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from contextcore.paths import shown
 from history.models import Message, PendingEdit, Session
 
 MAX_SUBJECT = 72
@@ -95,12 +97,18 @@ def files_line(changes: dict[str, str]) -> str:
             paths = [path for path, k in changes.items() if k == kind]
             if not paths:
                 continue
-            what = ", ".join(map(name, paths)) if name else _count(len(paths))
+            what = ", ".join(_named(name(p)) for p in paths) if name else _count(len(paths))
             parts.append(f"{verb if not parts else verb.lower()} {what}")
         line = ", ".join(parts)
         if len(line) <= MAX_SUBJECT:
             return line
     return _short(line)
+
+
+def _named(path: str) -> str:
+    """A path as the subject names it: as it is, unless a line break or the like would
+    split the subject or a space at its edge would vanish in it; then quoted (`shown`)."""
+    return path if path.isprintable() and path == path.strip() else shown(path)
 
 
 def _count(n: int) -> str:

@@ -27,6 +27,7 @@ from django.utils import timezone
 from chat.repo import indexing
 from chat.repo.edits import disk
 from chat.repo.edits.versions import number_of, record
+from chat.repo.git import shown
 from contextcore.edits import diff_hunks
 from history import edits as rows_
 from history.models import EditJournal, JournalEntry, Message, ObjectVersion, PendingEdit, Session
@@ -221,11 +222,13 @@ def _finish(journal, entry: JournalEntry, rows: list[PendingEdit], repo) -> int:
         hunks = diff_hunks(_text(before), _text(after))
         plus, minus = sum(h.added for h in hunks), sum(h.removed for h in hunks)
         versions = f"v{number_of(before)}→v{number_of(after)}"
-        line = f"applied: {entry.path} {versions}, +{plus} −{minus} (finished after a restart)"
+        line = (
+            f"applied: {shown(entry.path)} {versions}, +{plus} −{minus} (finished after a restart)"
+        )
         for row in rows:
             rows_.edit_mark(row, Status.APPLIED, line, before=before, after=after)
     elif journal.purpose == Purpose.UNDO:
-        line = f"undone: {entry.path} (finished after a restart)"
+        line = f"undone: {shown(entry.path)} (finished after a restart)"
         for row in rows:
             rows_.edit_mark(row, Status.UNDONE, line)
     return 1

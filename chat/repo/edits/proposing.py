@@ -21,6 +21,7 @@ from django.conf import settings
 from chat.repo import indexing
 from chat.repo.edits import checks
 from chat.repo.edits.checks import SetOutcome
+from chat.repo.git import shown
 from chat.repo.protected import protection
 from contextcore.edits import EditOp, EditResult, Outcome, failure_report, result_line
 from history import edits as rows_
@@ -103,9 +104,9 @@ def _mark(repo, rows: list[PendingEdit], results: list[EditResult], auto: bool):
 
 def pending_line(row: PendingEdit, result: EditResult, auto: bool) -> str:
     """What the model is told of an edit that waits: its size, and when it is written."""
-    counts = f"{row.path}, +{result.added} −{result.removed}"
+    counts = f"{shown(row.path)}, +{result.added} −{result.removed}"
     if result.outcome is Outcome.ALREADY_APPLIED:
-        return f"pending review: {row.path}, already in the file"
+        return f"pending review: {shown(row.path)}, already in the file"
     if row.protected:
         return f"pending review: {counts} (a protected file: {row.protected}; {QUEUED})"
     return f"pending review: {counts} ({QUEUED_AUTO if auto else QUEUED})"

@@ -19,6 +19,7 @@ from chat.repo import indexing
 from chat.repo.edits import checks, disk, journal
 from chat.repo.edits.checks import SetOutcome
 from chat.repo.edits.versions import number_of, record
+from chat.repo.git import shown
 from history import edits as rows_
 from history.models import EditJournal, Message, PendingEdit, Session
 
@@ -54,7 +55,7 @@ def _undo_claimed(session, message, claim: str, claimed: list[PendingEdit], repo
             continue
         if found.sha256 != after.file_hash:
             problems.append(
-                f"conflict: {key} changed since acdc wrote it (v{number_of(after)}); "
+                f"conflict: {shown(key)} changed since acdc wrote it (v{number_of(after)}); "
                 "it was not undone."
             )
             continue
@@ -77,7 +78,7 @@ def _undo_claimed(session, message, claim: str, claimed: list[PendingEdit], repo
     with transaction.atomic():
         for key, (found, content, rows) in plans.items():
             now = record(repo, key, session)
-            line = f"undone: {key} v{number_of(rows[-1].version_after)}→v{number_of(now)}"
+            line = f"undone: {shown(key)} v{number_of(rows[-1].version_after)}→v{number_of(now)}"
             for row in rows:
                 rows_.edit_mark(row, Status.UNDONE, line)
             outcome.lines.append(line)

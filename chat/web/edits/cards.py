@@ -68,7 +68,9 @@ class Problem:
     @property
     def reason(self) -> str:
         """The row's result without its "failed: path: " head (the label and card say it)."""
-        return self.row.result.removeprefix(f"{self.status}: ").removeprefix(f"{self.row.path}: ")
+        return self.row.result.removeprefix(f"{self.status}: ").removeprefix(
+            f"{git.shown(self.row.path)}: "
+        )
 
 
 @dataclass
@@ -176,7 +178,7 @@ def _pending(card: Card, session: Session, repo, now: str | None) -> None:
     # It would not apply to the file as it is now: the conflict an Accept would record.
     card.status = Status.CONFLICT
     for row in waiting:
-        row.result = f"conflict: {card.path} changed on disk since the model read it."
+        row.result = f"conflict: {git.shown(card.path)} changed on disk since the model read it."
     card.problems = [Problem(row, region_of(row, now, session, repo)) for row in waiting]
 
 

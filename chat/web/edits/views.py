@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 
 from chat.repo import edittools, sessionsets
 from chat.repo.edits import applying, disk, undo
+from chat.repo.git import shown
 from chat.turn import checking
 from chat.web.broadcast import check_due, to_repository, to_session
 from chat.web.edits.cards import badges_message, render_edits
@@ -130,7 +131,7 @@ def _one_hunk(message: Message, path: str, number: int, *, accepted: bool, repo)
             return _said(outcome)
         written, rest, note = disk.target(repo, key).text or "", after, _said(outcome)
     else:
-        note = f"rejected: hunk {number + 1} of {key}"
+        note = f"rejected: hunk {number + 1} of {shown(key)}"
         rejected = applying.reject(ids)
         if not rejected:
             return "Another tab took this edit first."
@@ -155,7 +156,7 @@ def _keep_pending(message: Message, key: str, now: str, wanted: str) -> None:
     )
     left = diff_hunks(now, wanted)
     plus, minus = sum(h.added for h in left), sum(h.removed for h in left)
-    row.result = f"pending review: {key}, +{plus} −{minus} (the hunks not yet decided)"
+    row.result = f"pending review: {shown(key)}, +{plus} −{minus} (the hunks not yet decided)"
     row.save(update_fields=["result"])
     rows_.message_record_edits(message)
 

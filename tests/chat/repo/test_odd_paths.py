@@ -1,7 +1,8 @@
 """Odd file names through every tool and the map: each path is the file it names.
 
 One ordinary file per kind of odd name (a colon, non-ASCII letters, a line break, a
-leading dash, spaces inside and at the edges), each with a secret-shaped twin of the same
+leading dash, spaces inside and at the edges, a 300-character path, names that read as git
+pathspec magic or a git option), each with a secret-shaped twin of the same
 oddness, plus the four names that once leaked through grep. Every tool finds the ordinary
 file under its own name and never sends a byte of a secret-shaped one; the map names each
 file on one line.
@@ -19,19 +20,12 @@ from chat.repo.repomap.builder import RepoMaps
 from chat.repo.tools.calls import ToolCall
 from chat.repo.tools.context_tools import SET_TOOLS, run_tool
 from contextcore.tokens import TokenCounter
+from tests.chat.repo.odd_support import ALL_ODD, SECRET
 
 pytestmark = pytest.mark.django_db
 
-ODD = {  # kind: (an ordinary file, a secret-shaped file with the same oddness)
-    "colon": ("a:b/mod.py", "a:b/.env"),
-    "non-ASCII": ("données/mod.py", "données/.env"),
-    "newline": ("new\nline.py", "new\nline/.env"),
-    "leading dash": ("-rf.py", "-rf/.env"),
-    "spaces": ("with space/my mod.py", "with space/.env"),
-    "edge spaces": (" edge .py", " edge /.env"),
-}
+ODD = ALL_ODD  # the kinds of odd_support, the 300-character path and git-looking names too
 LEAKED_BEFORE = ("a:b/.env", "notes:.env", "données/.env", "clés.pem")
-SECRET = "SECRET-VALUE"
 KINDS = list(ODD)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextcore.edits import BlockStream, parse_edit_blocks
+from contextcore.paths import shown
 
 BLOCK = "<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n"
 
@@ -31,6 +32,13 @@ def test_it_reads_paths_in_backticks_bold_headings_and_labels() -> None:
         "In `src/app.py`:",
     ):
         assert ops(f"{line}\n```python\n{block()}```\n")[0][0] == "src/app.py", line
+
+
+def test_it_reads_a_path_written_as_the_tools_show_an_odd_name() -> None:
+    for name in ("new\nline.py", "a:b/mod.py", "with space/my mod.py", " edge .py"):
+        quoted = shown(name, spaces=True)
+        for line in (quoted, f"`{quoted}`", f"**{quoted}**:"):
+            assert ops(f"{line}\n```python\n{block()}```\n")[0][0] == name, line
 
 
 def test_it_reads_a_path_in_the_fences_info_string() -> None:

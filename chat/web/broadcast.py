@@ -29,7 +29,7 @@ SEEN = "seen"  # in the socket's query: the session's version the page drew
 
 
 # The act a tab's request says it carries (static/acdc/acts.js): "tab:number".
-ACT_HEADER = "HTTP_X_ACDC_ACT"
+ACT_HEADER = "X-Acdc-Act"
 _ACT = re.compile(r"[a-z0-9]{1,16}:\d{1,15}")
 _acting: contextvars.ContextVar[str] = contextvars.ContextVar("acting", default="")
 
@@ -43,7 +43,7 @@ class ActMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        value = request.META.get(ACT_HEADER, "")
+        value = request.headers.get(ACT_HEADER, "")
         token = _acting.set(value if _ACT.fullmatch(value) else "")
         try:
             return self.get_response(request)

@@ -21,6 +21,7 @@ from chat.repo.edits.commit_message import files_line, summary_line
 from contextcore.edits import EditOp
 from history import services
 from tests.chat.repo.edits_support import written
+from tests.chat.repo.git_support import commit_everything, git
 
 pytestmark = pytest.mark.django_db
 
@@ -35,19 +36,10 @@ def repo_is_git():
     return True
 
 
-def git(root, *args: str) -> str:
-    found = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-    assert found.returncode == 0, found.stderr
-    return found.stdout
-
-
 @pytest.fixture
 def committed(served_root, settings):
     settings.ACDC_EDITS = True
-    git(served_root, "config", "user.email", "dev@example.com")
-    git(served_root, "config", "user.name", "Dev")
-    git(served_root, "add", "-A")
-    git(served_root, "commit", "-qm", "start")
+    commit_everything(served_root)
     return served_root
 
 

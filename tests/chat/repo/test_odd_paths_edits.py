@@ -11,7 +11,6 @@ longer than a file system takes fails the call and writes nothing.
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -32,6 +31,7 @@ from chat.turn.turns import run_turn
 from contextcore.paths import shown
 from history import services
 from history.models import Message, PendingEdit
+from tests.chat.repo.git_support import commit_everything, git
 from tests.chat.repo.odd_support import ALL_ODD, SECRET, TOO_LONG, tree
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -53,20 +53,11 @@ def repo_is_git():
     return True
 
 
-def git(root, *args: str) -> str:
-    found = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-    assert found.returncode == 0, found.stderr
-    return found.stdout
-
-
 @pytest.fixture
 def committed(served_root, settings):
     """The odd repository committed as it is, with the edit tools on."""
     settings.ACDC_EDITS = True
-    git(served_root, "config", "user.email", "dev@example.com")
-    git(served_root, "config", "user.name", "Dev")
-    git(served_root, "add", "-A")
-    git(served_root, "commit", "-qm", "start")
+    commit_everything(served_root)
     return served_root
 
 

@@ -106,7 +106,7 @@
     if (!detail.xhr || !config) return;
     detail.xhr.addEventListener("loadend", () => {
       settle(config);
-      drawing = null;
+      drawing = null; // its answer and out-of-band parts are swapped by now
     });
   });
   document.addEventListener("htmx:validation:halted", (event) => settle(event.detail || {}));
@@ -117,9 +117,6 @@
     if (!detail || !detail.requestConfig) return;
     drawing = number(detail.requestConfig.headers);
     if (detail.shouldSwap && stale(detail.target, drawing)) detail.shouldSwap = false;
-  });
-  document.addEventListener("htmx:afterSwap", () => {
-    drawing = null;
   });
   // A frame on the socket says in its first line which act drew it, if one did.
   document.addEventListener("htmx:wsBeforeMessage", (event) => {
@@ -134,6 +131,4 @@
     const detail = event.detail;
     if (detail && stale(detail.target, drawing)) detail.shouldSwap = false;
   });
-
-  window.acdcActs = { tab: TAB };
 })();

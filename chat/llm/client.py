@@ -178,18 +178,23 @@ class LiteLLMClient:
         offline = model.startswith(OFFLINE_PREFIX)
         call = plan(litellm, arguments) if self.direct and not offline else None
         if call is not None:
-            return await DirectStream.open(litellm, self._http_client(), call)
+            return await DirectStream.open(litellm, self._http_client(litellm), call)
         if self.direct and not offline and model not in self._fallen_back:
             self._fallen_back.add(model)
             logger.info("%s streams through litellm's stream wrapper (no direct reader)", model)
         return await litellm.acompletion(**arguments)
 
-    def _http_client(self) -> httpx.AsyncClient:
-        """One connection pool per event loop (a pool cannot move between loops). No
-        timeouts of its own: the attempt's limits above are the only ones."""
+    def _http_client(self, litellm: Any) -> httpx.AsyncClient:
+        """litellm's own HTTP client (its transport, aiohttp unless litellm is told
+        otherwise, its proxies, TLS settings and headers), one per event loop (a pool
+        cannot move between loops). No timeouts of its own: the attempt's limits above are
+        the only ones."""
         loop = asyncio.get_running_loop()
         if self._http is None or self._http[0] is not loop:
-            self._http = (loop, httpx.AsyncClient(timeout=None))
+            handler = litellm.llms.custom_httpx.http_handler.AsyncHTTPHandler()
+            client = handler.client
+            client.timeout = httpx.Timeout(None)
+            self._http = (loop, client)
         return self._http[1]
 
     async def _events(

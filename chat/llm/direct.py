@@ -5,8 +5,10 @@ litellm stays the one seam to providers: it resolves the provider and key
 provider config's `validate_environment`, `get_complete_url`, `transform_request`) and
 parses each event (the provider's own `chunk_parser`), and its `exception_type` names every
 failure as litellm would. What the wrapper did per chunk besides (objects for logging and
-caching, a thread-pool task per chunk) is not done: acdc reads the SSE with httpx and hands
-litellm's parsed chunks to the client, which assembles its events from them.
+caching, a thread-pool task per chunk) is not done: acdc reads the SSE through litellm's own
+HTTP client (its aiohttp transport unless litellm is told otherwise: a third of the reading's
+CPU of httpx's own) and hands litellm's parsed chunks to the client, which assembles its
+events from them.
 Covered: `openai` (OpenAI and any OpenAI-compatible server or gateway given as api_base)
 and `anthropic`; `plan` says None for anything else, which then goes through
 `litellm.acompletion` as before. `tests/chat/llm/test_direct_stream.py` pins all of it

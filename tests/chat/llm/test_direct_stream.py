@@ -105,6 +105,8 @@ async def both(fake: ReplayFake, provider: str, answer: Recording) -> list[Any]:
     assert seen_direct.body == seen_wrapped.body
     for header in ("authorization", "x-api-key", "anthropic-version", "anthropic-beta"):
         assert seen_direct.headers.get(header) == seen_wrapped.headers.get(header), header
+    if provider == "anthropic":  # litellm's own client sends it (the openai SDK, its own)
+        assert seen_direct.headers.get("user-agent") == seen_wrapped.headers.get("user-agent")
     return direct
 
 

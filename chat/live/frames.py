@@ -122,10 +122,11 @@ def retry_frame(turn_id: str, retry: TurnRetrying | None = None) -> str:
 class DeltaCoalescer:
     """Forwards the events of one turn to `send`, in order, coalescing answer deltas.
 
-    `emit(TurnDelta)` only records the latest text and returns: a timer sends one frame per
-    `interval` at most, so neither a slow renderer nor a slow tab holds up the model's
-    stream. A frame with markdown to parse or render is made in a worker thread, one that
-    only grows the tail in line. Any other event first flushes the pending text, then goes
+    `emit(TurnDelta)` records the latest text and sends one frame per `interval` at most, so
+    neither a slow renderer nor a slow tab holds up the model's stream: a frame that is due
+    and only grows the tail (string work) goes out at once, in line; one with markdown to
+    parse or render is made in a worker thread by a timer, as is any frame not yet due or
+    behind another. Any other event first flushes the pending text, then goes
     out after it. `snapshot()` draws the answer for a tab that joins while it streams, or
     the finished reply, whole, for one that joins after it ended.
     """
@@ -160,7 +161,10 @@ class DeltaCoalescer:
             self._latest = event
             if self._timer is None:
                 delay = max(0.0, self._last_sent + self._interval - self._clock())
-                self._timer = asyncio.ensure_future(self._flush_after(delay))
+                if delay or self._sending.locked() or self._rendering(event):
+                    self._timer = asyncio.ensure_future(self._flush_after(delay))
+                else:  # due now, and only string work: sent in line, with no task for it
+                    await self.flush()
             return
         await self.flush()
         async with self._sending:
@@ -176,6 +180,13 @@ class DeltaCoalescer:
                 self._retry_shown = event.turn_id
             for message in messages:
                 await self._send(message)
+
+    def _rendering(self, event: TurnDelta) -> bool:
+        """Whether the frame for `event` would parse or render markdown (`stream.due`)."""
+        state = self._state
+        if state is None or state.turn_id != event.turn_id:
+            return True
+        return due(state, event.text)
 
     def _tool_frame(self, event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> str:
         """A tool card in the answer's body, after what the model wrote before the call

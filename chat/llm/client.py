@@ -205,31 +205,33 @@ class LiteLLMClient:
         A stream that ends with no answer and no finish_reason is no answer: it raises.
         """
         iterator = aiter(response)
-        timeout = first_wait
+        quiet = _Silence(first_wait)
         usage: Usage | None = None
         seen: str | None = None
         answered = False
-        while True:
-            try:
-                # A timer per chunk, not a task and a timer as wait_for would make.
-                async with asyncio.timeout(max(timeout, 1e-3)):
-                    chunk = await anext(iterator)
-            except StopAsyncIteration:
-                break
-            except TimeoutError as exc:
-                raise StreamTimeoutError(
-                    f"{model} sent nothing for {limit:g} seconds; the request was abandoned.",
-                    detail=repr(exc),
-                ) from exc
-            timeout = limit = self.between_chunks_timeout
-            raw_usage = getattr(chunk, "usage", None)
-            if raw_usage is not None:
-                usage = merged(usage, normalize_usage(raw_usage))
-            for choice in getattr(chunk, "choices", None) or []:
-                seen = getattr(choice, "finish_reason", None) or seen
-                for event in _delta_events(getattr(choice, "delta", None)):
-                    answered = True
-                    yield event
+        try:
+            while True:
+                try:
+                    async with quiet:
+                        chunk = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError as exc:
+                    raise StreamTimeoutError(
+                        f"{model} sent nothing for {limit:g} seconds; the request was abandoned.",
+                        detail=repr(exc),
+                    ) from exc
+                quiet.limit = limit = self.between_chunks_timeout
+                raw_usage = getattr(chunk, "usage", None)
+                if raw_usage is not None:
+                    usage = merged(usage, normalize_usage(raw_usage))
+                for choice in getattr(chunk, "choices", None) or []:
+                    seen = getattr(choice, "finish_reason", None) or seen
+                    for event in _delta_events(getattr(choice, "delta", None)):
+                        answered = True
+                        yield event
+        finally:
+            quiet.close()
         finish_reason = provider_finish_reason(response, seen)
         if finish_reason is None and not answered:
             raise malformed_response(model, "the stream ended with no answer and no finish_reason")
@@ -284,6 +286,50 @@ class LiteLLMClient:
         }
         with self.record_path.open("a", encoding="utf-8") as file:
             file.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+
+
+class _Silence:
+    """A limit on each wait for the next chunk (`async with`), raising TimeoutError as
+    `asyncio.timeout` does, without a timer made and cancelled per chunk: one timer looks
+    at the deadline when it falls due and, when a chunk came meanwhile, sets itself again
+    for the new one. A timeout is only ever raised inside a wait, never while the reader
+    is busy with the chunk it has."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self._deadline = 0.0
+        self._scope: asyncio.Timeout | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def __aenter__(self) -> None:
+        loop = self._loop = asyncio.get_running_loop()
+        self._deadline = loop.time() + max(self.limit, 1e-3)
+        self._scope = asyncio.timeout(None)
+        await self._scope.__aenter__()
+        if self._timer is not None and self._timer.when() > self._deadline:
+            self.close()  # a shorter limit than the one the timer was set for
+        if self._timer is None:
+            self._timer = loop.call_at(self._deadline, self._due)
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        scope, self._scope = self._scope, None
+        return await scope.__aexit__(*exc_info)
+
+    def _due(self) -> None:
+        self._timer = None
+        if self._scope is None:  # not waiting: the next wait sets the timer again
+            return
+        if self._loop.time() < self._deadline:
+            self._timer = self._loop.call_at(self._deadline, self._due)
+        else:
+            self._scope.reschedule(self._loop.time())  # expires the wait now
+
+    def close(self) -> None:
+        """No more waits: the timer goes."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 def provider_finish_reason(response: Any, seen: str | None) -> str | None:

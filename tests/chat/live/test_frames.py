@@ -92,6 +92,27 @@ async def test_a_delta_goes_out_on_its_own_within_the_interval():
     assert ">Hello</div>" in wire.sent[0] and "> there</span>" in wire.sent[1]
 
 
+async def test_a_due_delta_that_only_grows_the_tail_is_sent_in_line_without_a_task():
+    """At a provider's pace every delta is due: growing the tail is string work, sent as
+    emit runs, with no task made for it (a cost of every chunk of every reply)."""
+    wire, clock = Wire(), FakeClock()
+    coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=clock)
+    await coalescer.emit(TurnDelta("t1", "Hello"))
+    await wire.wait_for(lambda sent: len(sent) == 1)  # the first frame draws the body
+    loop, made = asyncio.get_running_loop(), []
+    factory = loop.get_task_factory()
+    loop.set_task_factory(lambda lp, coro, **kw: made.append(coro) or asyncio.Task(coro, loop=lp))
+    try:
+        for n, text in enumerate(["Hello there", "Hello there, you", "Hello there, you!"], 2):
+            clock.now += 0.12
+            await coalescer.emit(TurnDelta("t1", text))
+            assert len(wire.sent) == n
+    finally:
+        loop.set_task_factory(factory)
+    assert made == []
+    assert "> there</span>" in wire.sent[1] and ">!</span>" in wire.sent[3]
+
+
 async def test_a_retry_counts_down_in_the_reply_until_the_answer_starts():
     wire = Wire()
     coalescer = DeltaCoalescer(wire.send, panel(), interval=0.05, clock=FakeClock())

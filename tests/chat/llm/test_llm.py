@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 
@@ -371,6 +372,25 @@ async def test_it_times_out_between_chunks_keeping_what_arrived(fake):
             if isinstance(event, TextDelta):
                 received.append(event.text)
     assert received == ["abcd"]
+
+
+async def test_waiting_for_chunks_sets_no_timer_per_chunk(fake, monkeypatch):
+    """The limit between chunks is one timer looked at when due, not one made and
+    cancelled per chunk (a cost of every chunk of every reply)."""
+    fake.enqueue(FakeStep(text="x" * 200, chunk_size=1))
+    loop = asyncio.get_running_loop()
+    timers: list[float] = []
+    call_at = loop.call_at
+
+    def counted(when, callback, *args, **kwargs):
+        timers.append(when)
+        return call_at(when, callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", counted)
+    client = LiteLLMClient(first_chunk_timeout=5, between_chunks_timeout=5)
+    received = [e.text async for e in client.stream(request()) if isinstance(e, TextDelta)]
+    assert "".join(received) == "x" * 200
+    assert len(timers) < 10
 
 
 @pytest.mark.parametrize("model", ["nonexistent-provider/xyz", "acdc/nope"])

@@ -9,6 +9,7 @@ the same row, read by the running turn. Non-goals: what the holder does with the
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
@@ -88,10 +90,22 @@ def held(session_id: str) -> Iterator[str]:
 
 def renew_lease(session_id: str, owner: str, *, extend: bool = True) -> bool:
     """Extend the turn's lease, or only read it; False when Stop was asked or it was lost."""
-    rows = Session.objects.filter(pk=session_id, turn_owner=owner, turn_stop=False)
     if not extend:  # a read: the row (with its context state) is not written again
-        return rows.exists()
+        with connection.cursor() as cursor:  # every second of a reply: one statement made once
+            cursor.execute(_lease_held(), [session_id, owner, False])
+            return cursor.fetchone() is not None
+    rows = Session.objects.filter(pk=session_id, turn_owner=owner, turn_stop=False)
     return bool(rows.update(turn_expires=timezone.now() + timedelta(seconds=lease_seconds())))
+
+
+@functools.cache
+def _lease_held() -> str:
+    quote, fields = connection.ops.quote_name, Session._meta
+    names = ("id", "turn_owner", "turn_stop")
+    id_, owner, stop = (quote(fields.get_field(name).column) for name in names)
+    return (
+        f"SELECT 1 FROM {quote(fields.db_table)} WHERE {id_} = %s AND {owner} = %s AND {stop} = %s"
+    )
 
 
 def request_stop(session_id: str) -> None:

@@ -39,7 +39,7 @@ _FENCE_CLOSING = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*\r?$", re.MULTILINE)
 _SLOT = "\ue000"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StreamState:
     turn_id: str
     text: str = ""  # the answer as the tab shows it

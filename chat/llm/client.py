@@ -87,7 +87,7 @@ class LiteLLMClient:
         self._clock = clock
         # False sends every request through litellm's wrapper (the differential test's reference).
         self.direct = direct
-        self._http: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
+        self._http: tuple[asyncio.AbstractEventLoop, Any] | None = None  # litellm's handler
         self._fallen_back: set[str] = set()
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
@@ -191,11 +191,11 @@ class LiteLLMClient:
         the only ones."""
         loop = asyncio.get_running_loop()
         if self._http is None or self._http[0] is not loop:
-            handler = litellm.llms.custom_httpx.http_handler.AsyncHTTPHandler()
-            client = handler.client
-            client.timeout = httpx.Timeout(None)
-            self._http = (loop, client)
-        return self._http[1]
+            # The handler is kept, not only its client: when it goes, it closes the client's
+            # connections on the loop they belong to (else aiohttp warns of them at exit).
+            handlers = litellm.llms.custom_httpx.http_handler
+            self._http = (loop, handlers.AsyncHTTPHandler(timeout=httpx.Timeout(None)))
+        return self._http[1].client
 
     async def _events(
         self, response: Any, model: str, first_wait: float, limit: float

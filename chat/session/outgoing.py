@@ -64,9 +64,9 @@ class Guarded:
     def __init__(self, inner: LLMClient) -> None:
         self.inner = inner
 
-    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
-        async for event in self.inner.stream(redacted(request)):
-            yield event
+    def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        # The inner stream itself, not a generator passing each event on.
+        return self.inner.stream(redacted(request))
 
 
 def client(inner: LLMClient) -> LLMClient:

@@ -11,6 +11,8 @@ comes, and send the provider the same request; and the events must be the record
 
 from __future__ import annotations
 
+import asyncio
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -217,3 +219,21 @@ async def test_a_provider_without_a_direct_reader_streams_through_the_wrapper_sa
     assert said == [
         "deepseek/deepseek-chat streams through litellm's stream wrapper (no direct reader)"
     ]
+
+
+def test_a_reader_left_by_a_finished_event_loop_closes_its_connections(replay, caplog):
+    """The client reads through one litellm HTTP client per event loop (`acdc chat` runs
+    each turn in a loop of its own): the one a finished loop leaves behind closes its
+    connections, and nothing is said of them at exit."""
+    clients = [LiteLLMClient(api_base=replay.base_url, max_retries=0)]
+
+    async def one() -> str:
+        replay.enqueue(recording("anthropic", "text.sse"))
+        return text_of([event async for event in clients[0].stream(request("anthropic"))])
+
+    caplog.set_level("ERROR", logger="asyncio")
+    assert asyncio.run(one()) == TEXT
+    assert asyncio.run(one()) == TEXT
+    clients.clear()
+    gc.collect()
+    assert [r.getMessage() for r in caplog.records if "Unclosed" in r.getMessage()] == []

@@ -164,7 +164,7 @@ class DeltaCoalescer:
                 if delay or self._sending.locked() or self._rendering(event):
                     self._timer = asyncio.ensure_future(self._flush_after(delay))
                 else:  # due now, and only string work: sent in line, with no task for it
-                    await self.flush()
+                    await self.flush(in_line=True)
             return
         await self.flush()
         async with self._sending:
@@ -219,8 +219,9 @@ class DeltaCoalescer:
         self._finished = (event, "".join(state.blocks) + rest, True)
         return finished_frame(event, "", rest)
 
-    async def flush(self) -> None:
-        """Send the latest answer text now, after any frame on its way, and wait for it."""
+    async def flush(self, in_line: bool = False) -> None:
+        """Send the latest answer text now, after any frame on its way, and wait for it.
+        `in_line`: the caller found that the frame renders nothing (`_rendering`)."""
         timer, self._timer = self._timer, None
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
@@ -232,13 +233,14 @@ class DeltaCoalescer:
             state = self._state
             if state is None or state.turn_id != pending.turn_id:
                 state = StreamState(pending.turn_id)
-            if due(state, pending.text):
+            if not in_line and due(state, pending.text):
                 work = asyncio.to_thread(advance, state, pending.text, self._render)
                 self._state, message = await work
             else:
                 self._state, message = advance(state, pending.text, self._render)
             if message:
-                await self._clear_retry()
+                if self._retry_shown is not None:
+                    await self._clear_retry()
                 await self._send(message)
 
     async def _clear_retry(self, send: bool = True) -> None:

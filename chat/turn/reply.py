@@ -184,6 +184,11 @@ def _store_new_answer(turn: Turn, state: Stream, status: str, **fields) -> None:
     state.message_id = message.id
 
 
+def save_due(state: Stream) -> bool:
+    """Whether `save_partial` would save now (a test, without a coroutine per chunk)."""
+    return time.monotonic() - state.saved_at >= SAVE_EVERY_SECONDS
+
+
 async def save_partial(turn: Turn, state: Stream) -> None:
     """At most once a second: the reply so far goes to the store (a crash loses at most
     the last second of what was shown), and the turn lease is renewed while it runs."""

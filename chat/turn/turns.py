@@ -248,7 +248,8 @@ async def _one_response(
             state.text += event.text.replace("\0", "\ufffd")  # storable everywhere
             if not state.saved_at:
                 state.saved_at = time.monotonic()  # the first chunk
-            await reply.save_partial(turn, state)
+            if reply.save_due(state):
+                await reply.save_partial(turn, state)
             await turn.emit(TurnDelta(turn.turn_id, state.text))
         elif isinstance(event, ToolCallDelta):
             piece = pieces.setdefault(event.index, {"id": "", "name": "", "arguments": ""})

@@ -138,6 +138,16 @@ async def test_a_text_reply_with_cache_figures_reads_the_same_both_ways(replay, 
     assert events[-2:] == [UsageReport(usage), StreamEnd("stop")]
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("ending", [b"\r\n", b"\r"])
+async def test_lines_that_end_with_cr_read_the_same_both_ways(replay, provider, ending):
+    """An event stream's lines may end with CRLF or a bare CR as well as LF (the SSE
+    standard); cut into 7-byte parts, a CRLF falls across two of them too."""
+    body = (STREAMS / provider / "text.sse").read_bytes().replace(b"\n", ending)
+    events = await both(replay, provider, Recording.split(body, 7))
+    assert text_of(events) == TEXT
+
+
 @pytest.mark.parametrize(
     ("provider", "ids", "usage"),
     [

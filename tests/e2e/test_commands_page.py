@@ -6,6 +6,8 @@ declaration says what is wrong beside the form. Screenshots at 1400 px light and
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.async_api import expect
 
@@ -18,6 +20,7 @@ pytestmark = [
 ]
 PYPROJECT = '[project]\nname = "sample"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
 MAKEFILE = "test:\n\tpython3 -m pytest\n\nrelease:\n\t./ship.sh\n"
+SETTLING = re.compile(r"\bhtmx-(added|settling)\b")
 
 
 async def test_a_suggestion_is_added_chosen_as_the_check_and_removed(server, page):
@@ -42,6 +45,9 @@ async def test_a_suggestion_is_added_chosen_as_the_check_and_removed(server, pag
     await expect(declared).to_contain_text("python3 -m pytest -q")
     await expect(declared).to_contain_text("120 s timeout · no network")
     await expect(suggested.get_by_role("button", name="Add test", exact=True)).to_have_count(0)
+    # The part is drawn at once, but htmx binds its forms when the swap settles (a timer):
+    # a change made before then sends nothing, so the person's next act waits for that.
+    await expect(page.locator("#commands")).not_to_have_class(SETTLING)
 
     check = part.get_by_label("Check after applying edits")
     await check.select_option("test")

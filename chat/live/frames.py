@@ -183,10 +183,12 @@ class DeltaCoalescer:
 
     def _rendering(self, event: TurnDelta) -> bool:
         """Whether the frame for `event` would parse or render markdown (`stream.due`)."""
+        return due(self._state_of(event.turn_id), event.text)
+
+    def _state_of(self, turn_id: str) -> StreamState:
+        """The answer of `turn_id` as the tabs have it (nothing yet for a new turn)."""
         state = self._state
-        if state is None or state.turn_id != event.turn_id:
-            return True
-        return due(state, event.text)
+        return state if state is not None and state.turn_id == turn_id else StreamState(turn_id)
 
     def _tool_frame(self, event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> str:
         """A tool card in the answer's body, after what the model wrote before the call
@@ -230,17 +232,14 @@ class DeltaCoalescer:
             if pending is None:
                 return
             self._last_sent = self._clock()
-            state = self._state
-            if state is None or state.turn_id != pending.turn_id:
-                state = StreamState(pending.turn_id)
+            state = self._state_of(pending.turn_id)
             if not in_line and due(state, pending.text):
                 work = asyncio.to_thread(advance, state, pending.text, self._render)
                 self._state, message = await work
             else:
                 self._state, message = advance(state, pending.text, self._render)
             if message:
-                if self._retry_shown is not None:
-                    await self._clear_retry()
+                await self._clear_retry()
                 await self._send(message)
 
     async def _clear_retry(self, send: bool = True) -> None:

@@ -92,14 +92,15 @@ def renew_lease(session_id: str, owner: str, *, extend: bool = True) -> bool:
     """Extend the turn's lease, or only read it; False when Stop was asked or it was lost."""
     if not extend:  # a read: the row (with its context state) is not written again
         with connection.cursor() as cursor:  # every second of a reply: one statement made once
-            cursor.execute(_lease_held(), [session_id, owner, False])
+            cursor.execute(_lease_held(connection.vendor), [session_id, owner, False])
             return cursor.fetchone() is not None
     rows = Session.objects.filter(pk=session_id, turn_owner=owner, turn_stop=False)
     return bool(rows.update(turn_expires=timezone.now() + timedelta(seconds=lease_seconds())))
 
 
-@functools.cache
-def _lease_held() -> str:
+@functools.lru_cache(maxsize=4)
+def _lease_held(vendor: str) -> str:
+    """The statement for `vendor`'s database (quoting differs)."""
     quote, fields = connection.ops.quote_name, Session._meta
     names = ("id", "turn_owner", "turn_stop")
     id_, owner, stop = (quote(fields.get_field(name).column) for name in names)

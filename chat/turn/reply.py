@@ -192,10 +192,9 @@ def save_due(state: Stream) -> bool:
 async def save_partial(turn: Turn, state: Stream) -> None:
     """At most once a second: the reply so far goes to the store (a crash loses at most
     the last second of what was shown), and the turn lease is renewed while it runs."""
-    now = time.monotonic()
-    if now - state.saved_at < SAVE_EVERY_SECONDS:
+    if not save_due(state):
         return
-    state.saved_at = now
+    state.saved_at = time.monotonic()
     await database_sync_to_async(_save_partial_rows)(turn, state)
     if state.stop_asked:
         raise asyncio.CancelledError  # as the Stop of a tab on this worker would

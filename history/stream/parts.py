@@ -40,11 +40,12 @@ def stream_append(*, message_id: str, offset: int, text: str) -> None:
     itself, and this runs every second of every reply."""
     if text:
         with connection.cursor() as cursor:
-            cursor.execute(_insert_part(), [message_id, offset, text])
+            cursor.execute(_insert_part(connection.vendor), [message_id, offset, text])
 
 
-@functools.cache
-def _insert_part() -> str:
+@functools.lru_cache(maxsize=4)
+def _insert_part(vendor: str) -> str:
+    """The statement for `vendor`'s database (quoting differs)."""
     quote, fields = connection.ops.quote_name, StreamPart._meta
     names = ("message", "offset", "text")
     columns = ", ".join(quote(fields.get_field(name).column) for name in names)

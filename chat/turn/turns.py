@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -62,6 +63,16 @@ AfterReply = Callable[[SessionContext], Awaitable[object]]
 _retry = database_sync_to_async(retry_request)  # the reply's failed edit blocks, asked again
 FAILED = "Something went wrong on the server, so the turn stopped (the log has the details)"
 CLOSED_EARLY = "The provider closed the stream early: the answer may be cut short."
+
+
+_UNSTORABLE = re.compile("[\0\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """Model text that every store, renderer and socket takes: a NUL (PostgreSQL text
+    cannot hold one) and a lone surrogate (a JSON escape of half a character, which UTF-8
+    cannot encode) become U+FFFD."""
+    return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text
 
 
 class TurnRejected(Exception):
@@ -245,7 +256,7 @@ async def _one_response(
     state.ended = False
     async for event in client.stream(request):
         if isinstance(event, TextDelta) and event.text:
-            state.text += event.text.replace("\0", "\ufffd")  # storable everywhere
+            state.text += storable(event.text)
             if not state.saved_at:
                 state.saved_at = time.monotonic()  # the first chunk
             if reply.save_due(state):

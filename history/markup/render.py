@@ -3,9 +3,10 @@
 The one renderer of replies, for the chat (its stream renders each block with it) and for
 History's transcript (the `markdown` filter of `history_tags`); it lives below both, so
 neither reaches up the layers for it. Model output is untrusted. It is rendered with raw
-HTML disabled, code blocks highlighted by Pygments (class-based, styled by our CSS), and
-the result cleaned by nh3 with a short allow-list, so no script, event handler or
-`javascript:` URL can survive. Plain Python: no Django.
+HTML disabled, code blocks highlighted (by tree-sitter for the languages `syntax` has a
+grammar of, by Pygments for the rest; class-based, styled by our CSS), and the result
+cleaned by nh3 with a short allow-list, so no script, event handler or `javascript:` URL
+can survive. Plain Python: no Django.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import find_lexer_class_for_filename, get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from history.markup import syntax
 
 _ALLOWED_TAGS = frozenset(
     {
@@ -65,6 +68,9 @@ _ALLOWED_ATTRIBUTES = {
 
 
 def _highlight(code: str, lang: str, _attrs: str) -> str:
+    drawn = syntax.highlight(code, lang)
+    if drawn is not None:
+        return drawn
     lexer = _lexer(lang.strip().lower() or "text")
     if lexer is None:
         return ""  # markdown-it escapes and wraps it itself
@@ -86,9 +92,10 @@ def _lexer(name: str) -> Lexer | None:
 
 def warm_lexers(paths: Iterable[str], most: int = 3) -> list[str]:
     """Makes the lexers of the `most` commonest kinds of file among `paths` (a repository's
-    files) and returns their names. Pygments compiles a lexer's rules the first time one is
-    made, tens of milliseconds for Python; done once the map is ready at start-up, the first
-    reply with code in the repository's language does not pay it while it streams."""
+    files), and the highlight queries of those tree-sitter draws, and returns their names.
+    Pygments compiles a lexer's rules the first time one is made and tree-sitter its query,
+    tens of milliseconds each; done once the map is ready at start-up, the first reply with
+    code in the repository's language does not pay it while it streams."""
     suffixes = Counter(PurePosixPath(p).suffix.lower() for p in paths)
     warmed: list[str] = []
     for suffix, _count in suffixes.most_common():
@@ -96,6 +103,7 @@ def warm_lexers(paths: Iterable[str], most: int = 3) -> list[str]:
             break
         found = find_lexer_class_for_filename("x" + suffix) if suffix else None
         if found is not None and found.aliases and _lexer(found.aliases[0]) is not None:
+            syntax.warm(found.aliases[0])  # its grammar's query, where tree-sitter draws it
             warmed.append(found.aliases[0])
     return warmed
 
@@ -108,6 +116,10 @@ def markdown_parser() -> MarkdownIt:
 
 
 def render_markdown(text: str) -> str:
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate, which the sanitizer cannot take: U+FFFD
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     html = markdown_parser().render(text)
     return nh3.clean(
         html,

@@ -32,16 +32,19 @@ def test_links_get_safe_rel():
     assert 'rel="noopener noreferrer nofollow"' in html
 
 
-def test_the_commonest_kinds_of_file_get_their_lexers_compiled_before_any_reply():
+def test_the_commonest_kinds_of_file_get_their_highlighters_compiled_before_any_reply():
     """In a new process (the compiled rules live on the lexer's class for its lifetime)."""
     script = (
         "from pygments.lexers.python import PythonLexer\n"
         "from pygments.lexers.javascript import JavascriptLexer\n"
         "from history.markup.render import warm_lexers\n"
+        "from history.markup import syntax\n"
         "assert '_tokens' not in vars(PythonLexer)\n"
+        "assert syntax._compiled.cache_info().currsize == 0\n"
         "paths = ['a.py', 'b/c.py', 'd.PY', 'e.js', 'f.js', 'Makefile', 'g.weird', 'h.toml']\n"
         "print(warm_lexers(paths, most=2))\n"
         "assert '_tokens' in vars(PythonLexer) and '_tokens' in vars(JavascriptLexer)\n"
+        "assert syntax._compiled.cache_info().currsize == 2\n"  # their highlight queries
     )
     done = subprocess.run(
         [sys.executable, "-c", script],

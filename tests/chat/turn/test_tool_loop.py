@@ -158,9 +158,10 @@ async def test_the_huds_file_count_includes_the_files_the_tools_activated(fake):
     assert "Active files" in [s["label"] for s in hud["sections"]]
 
 
-async def test_nul_bytes_from_the_user_or_the_model_are_never_stored(fake):
+@pytest.mark.parametrize("odd", ["\0", "\ud800"])  # a NUL; half a character (a JSON escape)
+async def test_nul_bytes_from_the_user_or_the_model_are_never_stored(fake, odd):
     session = await new_session()
-    fake.enqueue(FakeStep(text="odd\0reply"))
+    fake.enqueue(FakeStep(text=f"odd{odd}reply"))
     events = await turn(session, "hello\0 there")
     finished = next(e for e in events if isinstance(e, TurnFinished))
     assert finished.status == "complete" and finished.text == "odd\ufffdreply"

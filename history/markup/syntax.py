@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import html
 import importlib
-import threading
+from types import MappingProxyType
 from typing import Any
 
 import tree_sitter
@@ -30,73 +30,79 @@ import tree_sitter
 # A fence's language as people write it: the grammar module, its language function, and
 # the highlight queries it needs (C++'s extends C's). TypeScript is not here: its wheel
 # has no query of its own, and JavaScript's compiled against TSX crashed the process.
-_GRAMMARS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "python": ("tree_sitter_python", "language", ("tree_sitter_python",)),
-    "javascript": ("tree_sitter_javascript", "language", ("tree_sitter_javascript",)),
-    "go": ("tree_sitter_go", "language", ("tree_sitter_go",)),
-    "rust": ("tree_sitter_rust", "language", ("tree_sitter_rust",)),
-    "c": ("tree_sitter_c", "language", ("tree_sitter_c",)),
-    "cpp": ("tree_sitter_cpp", "language", ("tree_sitter_c", "tree_sitter_cpp")),
-    "java": ("tree_sitter_java", "language", ("tree_sitter_java",)),
-    "ruby": ("tree_sitter_ruby", "language", ("tree_sitter_ruby",)),
-    # A snippet rarely opens with `<?php`; the PHP-only grammar reads it without one.
-    "php": ("tree_sitter_php", "language_php_only", ("tree_sitter_php",)),
-}
-_ALIASES = {
-    "py": "python",
-    "python3": "python",
-    "py3": "python",
-    "js": "javascript",
-    "jsx": "javascript",
-    "mjs": "javascript",
-    "cjs": "javascript",
-    "node": "javascript",
-    "golang": "go",
-    "rs": "rust",
-    "h": "c",
-    "c++": "cpp",
-    "cc": "cpp",
-    "cxx": "cpp",
-    "hpp": "cpp",
-    "rb": "ruby",
-}
+_GRAMMARS: MappingProxyType[str, tuple[str, str, tuple[str, ...]]] = MappingProxyType(
+    {
+        "python": ("tree_sitter_python", "language", ("tree_sitter_python",)),
+        "javascript": ("tree_sitter_javascript", "language", ("tree_sitter_javascript",)),
+        "go": ("tree_sitter_go", "language", ("tree_sitter_go",)),
+        "rust": ("tree_sitter_rust", "language", ("tree_sitter_rust",)),
+        "c": ("tree_sitter_c", "language", ("tree_sitter_c",)),
+        "cpp": ("tree_sitter_cpp", "language", ("tree_sitter_c", "tree_sitter_cpp")),
+        "java": ("tree_sitter_java", "language", ("tree_sitter_java",)),
+        "ruby": ("tree_sitter_ruby", "language", ("tree_sitter_ruby",)),
+        # A snippet rarely opens with `<?php`; the PHP-only grammar reads it without one.
+        "php": ("tree_sitter_php", "language_php_only", ("tree_sitter_php",)),
+    }
+)
+_ALIASES = MappingProxyType(
+    {
+        "py": "python",
+        "python3": "python",
+        "py3": "python",
+        "js": "javascript",
+        "jsx": "javascript",
+        "mjs": "javascript",
+        "cjs": "javascript",
+        "node": "javascript",
+        "golang": "go",
+        "rs": "rust",
+        "h": "c",
+        "c++": "cpp",
+        "cc": "cpp",
+        "cxx": "cpp",
+        "hpp": "cpp",
+        "rb": "ruby",
+    }
+)
 
 # Capture names (and their parents: `string.special.regex` falls back to `string.special`,
 # then `string`) as Pygments' classes. None: no span.
-_CLASSES: dict[str, str | None] = {
-    "variable": None,
-    "variable.parameter": None,
-    "variable.builtin": "bp",
-    "punctuation": None,
-    "punctuation.special": "si",
-    "delimiter": None,
-    "keyword": "k",
-    "comment": "c",
-    "comment.documentation": "sd",
-    "string": "s",
-    "string.escape": "se",
-    "escape": "se",
-    "string.special": "sx",
-    "string.special.regex": "sr",
-    "string.special.symbol": "ss",
-    "embedded": "si",
-    "number": "m",
-    "constant": "no",
-    "constant.builtin": "kc",
-    "constructor": "nc",
-    "type": "nc",
-    "type.builtin": "kt",
-    "function": "nf",
-    "function.builtin": "nb",
-    "function.method.builtin": "nb",
-    "property": "na",
-    "attribute": "nd",
-    "label": "nl",
-    "tag": "nt",
-    "module": "nn",
-    "module.builtin": "nb",
-    "operator": "o",
-}
+_CLASSES: MappingProxyType[str, str | None] = MappingProxyType(
+    {
+        "variable": None,
+        "variable.parameter": None,
+        "variable.builtin": "bp",
+        "punctuation": None,
+        "punctuation.special": "si",
+        "delimiter": None,
+        "keyword": "k",
+        "comment": "c",
+        "comment.documentation": "sd",
+        "string": "s",
+        "string.escape": "se",
+        "escape": "se",
+        "string.special": "sx",
+        "string.special.regex": "sr",
+        "string.special.symbol": "ss",
+        "embedded": "si",
+        "number": "m",
+        "constant": "no",
+        "constant.builtin": "kc",
+        "constructor": "nc",
+        "type": "nc",
+        "type.builtin": "kt",
+        "function": "nf",
+        "function.builtin": "nb",
+        "function.method.builtin": "nb",
+        "property": "na",
+        "attribute": "nd",
+        "label": "nl",
+        "tag": "nt",
+        "module": "nn",
+        "module.builtin": "nb",
+        "operator": "o",
+    }
+)
 _GENERIC = frozenset({"variable", "variable.parameter"})
 
 
@@ -117,8 +123,8 @@ def highlight(code: str, lang: str) -> str | None:
     except UnicodeEncodeError:  # a lone surrogate (JSON lets a model send one): Pygments'
         return None
     language, query, classes = _compiled(name)
-    parser = _parser(name, language)
-    tree = parser.parse(source)
+    # A parser per block (a microsecond to make): one must not be shared between threads.
+    tree = tree_sitter.Parser(language).parse(source)
     spans = _spans(tree_sitter.QueryCursor(query).matches(tree.root_node), classes)
     return _markup(source, spans)
 
@@ -151,16 +157,6 @@ def _class_of(capture: str) -> str | None:
             return _CLASSES[name]
         name = name.rpartition(".")[0]
     return None
-
-
-_local = threading.local()  # a parser is not to be shared between threads
-
-
-def _parser(name: str, language: tree_sitter.Language) -> tree_sitter.Parser:
-    parsers = _local.__dict__.setdefault("parsers", {})
-    if name not in parsers:
-        parsers[name] = tree_sitter.Parser(language)
-    return parsers[name]
 
 
 def _spans(matches: list[tuple[int, dict[str, list[Any]]]], classes: dict) -> list[tuple]:

@@ -262,7 +262,9 @@
     early.push(text);
   });
 
-  // The rows come as HTML (the news waits for them), the flat list of paths as JSON.
+  // The rows come as HTML (the news waits for them), the flat list of paths as JSON. A
+  // filter typed before both arrived is run again once each has: before the list it found
+  // nothing, and the tree drawn after it would have replaced what it found.
   async function load() {
     const host = panel();
     if (!host) return;
@@ -270,11 +272,13 @@
       htmx.ajax("GET", host.dataset.rowsUrl, { target: "#file-tree-root", swap: "innerHTML" }).then(() => {
         state.ready = true;
         for (const text of early.splice(0)) htmx.swap(document.body, present(text), { swapStyle: "none" });
+        if (state.filter) refresh();
       });
       const response = await fetch(host.dataset.url, { headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const data = await response.json();
       Object.assign(state, { files: data.files, locked: data.locked || {}, refused: new Set(data.refused || []) });
+      if (state.filter) refresh();
     } catch (error) {
       const total = document.getElementById("picker-total");
       if (total) total.textContent = `The file tree could not be loaded (${error.message}). Reload to try again.`;

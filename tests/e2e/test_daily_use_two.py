@@ -4,6 +4,7 @@ filter finds, and small layout faults at 800 px and 900 px high."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 
@@ -116,6 +117,75 @@ async def test_the_filter_ranks_what_it_finds_and_drops_scattered_letters(server
     await expect(
         files.get_by_role("checkbox", name=".devcontainer/devcontainer.json")
     ).to_have_count(0)
+
+
+class _FirstGetHeld:
+    """The page's first plain GET of a route waits at the network until `release()`;
+    everything else passes."""
+
+    def __init__(self) -> None:
+        self.arrived, self.released, self.taken = asyncio.Event(), asyncio.Event(), False
+
+    async def handle(self, route) -> None:
+        request = route.request
+        if self.taken or request.method != "GET" or "?" in request.url:
+            await route.continue_()
+            return
+        self.taken = True
+        self.arrived.set()
+        await self.released.wait()
+        await route.continue_()
+
+    def release(self) -> None:
+        self.released.set()
+
+
+UTL_FOUND = ["docs/utils.md", "src/click/utils.py", "tests/test_utils.py", "a_build/output_table.py"]
+
+
+async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_comes(server, page):
+    """The rows came (so the filter box is in use) but the flat list of paths the filter
+    ranks had not: it found nothing then and must not stay so."""
+    _write(server.repo, {name: "X = 1\n" for name in UTL_FOUND})
+    held = _FirstGetHeld()
+    await page.route("**/files.json", held.handle)
+    await page.goto(server.session_url)
+    files = page.get_by_role("region", name="Files")
+    await expect(files.get_by_role("checkbox", name="docs/utils.md")).to_be_attached()
+    await held.arrived.wait()
+    await files.get_by_role("searchbox", name="Filter files").fill("utl")
+    await expect(files.get_by_role("checkbox")).to_have_count(0)  # nothing to rank yet
+    held.release()
+    found = files.get_by_role("checkbox")
+    await expect(found).to_have_count(4)
+    assert [await box.get_attribute("aria-label") for box in await found.all()] == UTL_FOUND
+    await page.unroute("**/files.json")
+
+
+async def test_a_filter_typed_before_the_tree_came_is_not_replaced_by_it(server, page):
+    _write(server.repo, {name: "X = 1\n" for name in UTL_FOUND})
+    held = _FirstGetHeld()
+    await page.route("**/files/rows/", held.handle)
+    await page.goto(server.session_url)
+    await held.arrived.wait()
+    await page.wait_for_function(
+        "() => window.acdcPicker && window.acdcPicker.files().includes('docs/utils.md')",
+        timeout=SLOW,
+    )
+    await page.evaluate(
+        """() => document.addEventListener("htmx:afterSwap", (event) => {
+            if (event.detail.requestConfig?.verb === "get") window.__treeDrawn = true;
+        })"""
+    )
+    files = page.get_by_role("region", name="Files")
+    await files.get_by_role("searchbox", name="Filter files").fill("utl")
+    found = files.get_by_role("checkbox")
+    await expect(found).to_have_count(4)
+    held.release()
+    await page.wait_for_function("() => window.__treeDrawn === true", timeout=SLOW)
+    await expect(found).to_have_count(4)
+    assert [await box.get_attribute("aria-label") for box in await found.all()] == UTL_FOUND
+    await page.unroute("**/files/rows/")
 
 
 async def _header_height(page) -> float:

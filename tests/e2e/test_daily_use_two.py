@@ -140,7 +140,12 @@ class _FirstGetHeld:
         self.released.set()
 
 
-UTL_FOUND = ["docs/utils.md", "src/click/utils.py", "tests/test_utils.py", "a_build/output_table.py"]
+UTL_FOUND = [
+    "docs/utils.md",
+    "src/click/utils.py",
+    "tests/test_utils.py",
+    "a_build/output_table.py",
+]
 
 
 async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_comes(server, page):

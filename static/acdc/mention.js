@@ -228,6 +228,11 @@
   document.addEventListener("selectionchange", () => {
     if (typed && document.activeElement === input()) refresh();
   });
+  // The Files panel's list of paths came (an "@" typed as the page opened offered none of
+  // them) or changed: the open list is drawn again from it.
+  document.addEventListener("acdc:files", () => {
+    if (typed && document.activeElement === input()) refresh();
+  });
   document.addEventListener("focusout", (event) => {
     if (event.target === input() && typed) close();
   });

@@ -203,6 +203,7 @@
     const listed = new Set(state.files);
     const moved = added.some((p) => !listed.has(p)) || [...removed].some((p) => listed.has(p));
     if (moved) state.files = [...new Set([...state.files.filter((p) => !removed.has(p)), ...added])].sort();
+    if (moved) document.dispatchEvent(new Event("acdc:files"));
     const [total, sets] = [document.getElementById("picker-total"), carrier.dataset.sets];
     if (carrier.hasAttribute("data-redraw") || (sets && sets !== total?.dataset.sets) || (moved && state.filter)) refresh();
     else if (carrier.dataset.added !== undefined && total?.textContent.includes("≥") && !totalAsked) {
@@ -279,6 +280,7 @@
       const data = await response.json();
       Object.assign(state, { files: data.files, locked: data.locked || {}, refused: new Set(data.refused || []) });
       if (state.filter) refresh();
+      document.dispatchEvent(new Event("acdc:files"));
     } catch (error) {
       const total = document.getElementById("picker-total");
       if (total) total.textContent = `The file tree could not be loaded (${error.message}). Reload to try again.`;
@@ -286,7 +288,8 @@
   }
 
   // What the message box's @-mentions (mention.js) may offer and do: the same choices the
-  // boxes send. A locked (secret-shaped) or refused file is not offered.
+  // boxes send. A locked (secret-shaped) or refused file is not offered. "acdc:files" on
+  // the document says the list of paths came or changed.
   window.acdcPicker = {
     files: () => state.files,
     offered: (path) => !state.locked[path] && !refused(path),

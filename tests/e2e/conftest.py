@@ -18,6 +18,7 @@ test-artifacts/ for a person to look at.
 
 from __future__ import annotations
 
+import asyncio
 import http.cookiejar
 import json
 import os
@@ -331,6 +332,27 @@ async def page(browser: Chromium, server: Server):
         yield await context.new_page()
     finally:
         await context.close()
+
+
+class FirstGetHeld:
+    """The page's first plain GET of a route waits at the network until `release()`;
+    everything else passes."""
+
+    def __init__(self) -> None:
+        self.arrived, self.released, self.taken = asyncio.Event(), asyncio.Event(), False
+
+    async def handle(self, route) -> None:
+        request = route.request
+        if self.taken or request.method != "GET" or "?" in request.url:
+            await route.continue_()
+            return
+        self.taken = True
+        self.arrived.set()
+        await self.released.wait()
+        await route.continue_()
+
+    def release(self) -> None:
+        self.released.set()
 
 
 async def screenshot(page, name: str) -> Path:

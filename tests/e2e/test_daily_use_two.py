@@ -4,7 +4,6 @@ filter finds, and small layout faults at 800 px and 900 px high."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import re
 
@@ -12,7 +11,7 @@ import pytest
 from PIL import Image as PILImage
 from playwright.async_api import expect
 
-from tests.e2e.conftest import ARTIFACTS, SLOW, screenshot, send_message
+from tests.e2e.conftest import ARTIFACTS, SLOW, FirstGetHeld, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -119,27 +118,6 @@ async def test_the_filter_ranks_what_it_finds_and_drops_scattered_letters(server
     ).to_have_count(0)
 
 
-class _FirstGetHeld:
-    """The page's first plain GET of a route waits at the network until `release()`;
-    everything else passes."""
-
-    def __init__(self) -> None:
-        self.arrived, self.released, self.taken = asyncio.Event(), asyncio.Event(), False
-
-    async def handle(self, route) -> None:
-        request = route.request
-        if self.taken or request.method != "GET" or "?" in request.url:
-            await route.continue_()
-            return
-        self.taken = True
-        self.arrived.set()
-        await self.released.wait()
-        await route.continue_()
-
-    def release(self) -> None:
-        self.released.set()
-
-
 UTL_FOUND = [
     "docs/utils.md",
     "src/click/utils.py",
@@ -152,7 +130,7 @@ async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_c
     """The rows came (so the filter box is in use) but the flat list of paths the filter
     ranks had not: it found nothing then and must not stay so."""
     _write(server.repo, {name: "X = 1\n" for name in UTL_FOUND})
-    held = _FirstGetHeld()
+    held = FirstGetHeld()
     await page.route("**/files.json", held.handle)
     await page.goto(server.session_url)
     files = page.get_by_role("region", name="Files")
@@ -169,7 +147,7 @@ async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_c
 
 async def test_a_filter_typed_before_the_tree_came_is_not_replaced_by_it(server, page):
     _write(server.repo, {name: "X = 1\n" for name in UTL_FOUND})
-    held = _FirstGetHeld()
+    held = FirstGetHeld()
     await page.route("**/files/rows/", held.handle)
     await page.goto(server.session_url)
     await held.arrived.wait()

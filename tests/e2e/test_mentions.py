@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import SLOW, screenshot
+from tests.e2e.conftest import SLOW, FirstGetHeld, screenshot
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -78,6 +78,24 @@ async def test_a_file_is_mentioned_by_keyboard_sent_with_its_chip_and_kept(serve
     kept = page.get_by_role("article", name="Your message").get_by_role("list", name="Mentioned")
     await expect(kept).to_contain_text("@src/utils.py")
     await screenshot(page, "mentions-history")
+
+
+async def test_an_at_typed_before_the_list_of_paths_came_offers_the_files_when_it_comes(
+    server, page
+):
+    (server.repo / "src" / "utils.py").write_text(UTILS)
+    held = FirstGetHeld()
+    await page.route("**/files.json", held.handle)
+    await page.goto(server.session_url)
+    await held.arrived.wait()
+    box = page.get_by_role("textbox", name="Message")
+    await box.press_sequentially("What does @utils")
+    mentions = page.get_by_role("listbox", name="Files and symbols to mention")
+    file = mentions.get_by_role("option", name="src/utils.py", exact=True)
+    await expect(file).to_have_count(0)  # no paths yet
+    held.release()
+    await expect(file).to_be_visible()
+    await page.unroute("**/files.json")
 
 
 async def test_a_symbol_mention_sends_its_file_as_outline_until_its_chip_is_removed(server, page):

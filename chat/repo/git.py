@@ -40,8 +40,11 @@ def hidden(path: str) -> bool:
 
 
 def short(path: str) -> str:
-    """A path as a reason quotes it: a 5,000-character path is not repeated whole."""
-    return path if len(path) <= 120 else f"{path[:100]}… ({len(path):,} characters)"
+    """A path as a reason quotes it: written as the listings write it (`shown`: a name with
+    a line break or a colon does not split or blur the reason), and a 5,000-character path
+    is not repeated whole."""
+    text = shown(path)
+    return text if len(text) <= 120 else f"{text[:100]}… ({len(path):,} characters)"
 
 
 def is_work_tree(root: Path) -> bool | None:

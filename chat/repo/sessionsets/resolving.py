@@ -37,14 +37,16 @@ def resolve(
     if not ref:
         raise SetsError("no object id or path given")
     if "\0" in ref:  # PostgreSQL text cannot even be queried with it
-        raise SetsError(f"no object {git.short(ref)!r}: path contains a NUL byte")
+        raise SetsError(f"no object {git.short(ref)}: path contains a NUL byte")
     # Objects are shared across sessions; an id names one only within its own session's
     # index, or one session's tool output could be read from another.
     found = ContentObject.objects.filter(pk=ref, session_links__session=session).first()
     if found is not None:
         return found
     if _OBJECT_ID.fullmatch(ref) and not _is_path(repo, ref):
-        raise SetsError(f"{git.short(ref)}: no such object in this session")
+        # An id is written as the tools wrote it (its colons are its own), unless it breaks.
+        name = ref if ref.isprintable() and len(ref) <= 120 else git.short(ref)
+        raise SetsError(f"{name}: no such object in this session")
     try:
         key, source = indexing.locate(repo, path, allow_secret=allow_secret)
         object_id = objects.identity_hash(objects.FILE, source=source)
@@ -57,7 +59,7 @@ def resolve(
             raise SetsError(f"{key}: no such file")
         return indexing.discover_file(repo, key, session=session, allow_secret=allow_secret).object
     except indexing.IndexingError as exc:
-        raise SetsError(f"no object {git.short(ref)!r}: {exc}") from None
+        raise SetsError(f"no object {git.short(ref)}: {exc}") from None
 
 
 _OBJECT_ID = re.compile(r"toolcall:.+|[0-9a-f]{64}", re.DOTALL)

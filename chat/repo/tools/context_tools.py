@@ -207,7 +207,7 @@ def _read_file(
     except indexing.IndexingError as exc:
         raise ToolFailure(str(exc)) from None
     if indexed.deleted:
-        raise ToolFailure(f"{path}: no such file")
+        raise ToolFailure(f"{git.short(path)}: no such file")
     content = indexed.version.content or ""
     shown = sessionsets.display_path(indexed.object, repo)
     result.file_refs = [indexed.object.id]

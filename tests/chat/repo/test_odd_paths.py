@@ -128,6 +128,28 @@ def test_the_set_tools_take_the_odd_name_and_refuse_its_secret_twin(session, rep
     assert secret not in sessionsets.active_paths(session, repo)
 
 
+READ_TOOLS = (("read_file", "path"), ("outline", "path"), ("list_files", "path"), ("grep", "path"))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("tool", "key"), (*READ_TOOLS, ("activate", "id")))
+def test_a_refusal_names_the_odd_file_on_one_line_as_the_listings_do(
+    session, repo, kind, tool, key
+):
+    ordinary, secret = ODD[kind]
+    extra = {"pattern": "MARKER"} if tool == "grep" else {}
+    refused = call(session, repo, tool, **{key: secret}, **extra)
+    assert refused.status == "fail"
+    [line] = refused.output.splitlines()
+    name = shown(secret)  # a colon's name quoted, as list_files writes it
+    whole = len(name) <= 120
+    assert (f"{name}: this file looks like" if whole else f"{name[:100]}… (") in line
+    missing = call(session, repo, "read_file", path=f"{ordinary}.gone\nx")
+    [line] = missing.output.splitlines()
+    name = shown(f"{ordinary}.gone\nx")
+    assert line.startswith(f"Error: {name}: " if whole else f"Error: {name[:100]}… (")
+
+
 def test_the_map_names_every_odd_file_on_one_line_and_no_secret(root):
     built = RepoMaps().build(root, count=TokenCounter().count_text, budget=4000)
     assert SECRET not in built.main

@@ -229,7 +229,7 @@
     if (typed && document.activeElement === input()) refresh();
   });
   // The Files panel's list of paths came (an "@" typed as the page opened offered none of
-  // them) or changed: the open list is drawn again from it.
+  // them): the open list is drawn again from it.
   document.addEventListener("acdc:files", () => {
     if (typed && document.activeElement === input()) refresh();
   });

@@ -112,7 +112,6 @@
       pin.setAttribute("aria-label", (pins.has(pin.dataset.pin) ? "Unpin " : "Pin ") + pin.dataset.pin);
     }
   }
-
   // The question before a locked (secret-shaped) file goes.
   function askToSend(path) {
     const dialog = document.getElementById("secret-confirm");
@@ -120,8 +119,7 @@
     const provider = (panel()?.dataset.model || "").split("/")[0];
     dialog.querySelector("[data-provider]").textContent = provider || "the model provider";
     dialog.querySelector("[data-secret-path]").textContent = path;
-    dialog.returnValue = "";
-    asking = path;
+    [dialog.returnValue, asking] = ["", path];
     dialog.showModal();
     dialog.querySelector("[data-cancel]").focus();
   }
@@ -138,8 +136,7 @@
       }
       focusControl("path", path);
     });
-    // Escape closes the dialog as Cancel; it must not also reach the page's own Escape
-    // (which stops a streaming reply).
+    // Escape closes the dialog as Cancel, and not also the page's own Escape (which stops a reply).
     dialog?.addEventListener("keydown", (event) => event.key === "Escape" && event.stopPropagation());
   }
 
@@ -203,7 +200,6 @@
     const listed = new Set(state.files);
     const moved = added.some((p) => !listed.has(p)) || [...removed].some((p) => listed.has(p));
     if (moved) state.files = [...new Set([...state.files.filter((p) => !removed.has(p)), ...added])].sort();
-    if (moved) document.dispatchEvent(new Event("acdc:files"));
     const [total, sets] = [document.getElementById("picker-total"), carrier.dataset.sets];
     if (carrier.hasAttribute("data-redraw") || (sets && sets !== total?.dataset.sets) || (moved && state.filter)) refresh();
     else if (carrier.dataset.added !== undefined && total?.textContent.includes("≥") && !totalAsked) {
@@ -263,9 +259,7 @@
     early.push(text);
   });
 
-  // The rows come as HTML (the news waits for them), the flat list of paths as JSON. A
-  // filter typed before both arrived is run again once each has: before the list it found
-  // nothing, and the tree drawn after it would have replaced what it found.
+  // The rows come as HTML (the news waits for them), the paths as JSON; a filter typed before either came runs again then.
   async function load() {
     const host = panel();
     if (!host) return;
@@ -288,8 +282,7 @@
   }
 
   // What the message box's @-mentions (mention.js) may offer and do: the same choices the
-  // boxes send. A locked (secret-shaped) or refused file is not offered. "acdc:files" on
-  // the document says the list of paths came or changed.
+  // boxes send. A locked (secret-shaped) or refused file is not offered.
   window.acdcPicker = {
     files: () => state.files,
     offered: (path) => !state.locked[path] && !refused(path),

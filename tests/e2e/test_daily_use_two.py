@@ -141,7 +141,8 @@ async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_c
     held.release()
     found = files.get_by_role("checkbox")
     await expect(found).to_have_count(4)
-    assert [await box.get_attribute("aria-label") for box in await found.all()] == UTL_FOUND
+    labels = "boxes => boxes.map((box) => box.getAttribute('aria-label'))"
+    assert await found.evaluate_all(labels) == UTL_FOUND  # one reading of the page
     await page.unroute("**/files.json")
 
 
@@ -157,7 +158,8 @@ async def test_a_filter_typed_before_the_tree_came_is_not_replaced_by_it(server,
     )
     await page.evaluate(
         """() => document.addEventListener("htmx:afterSwap", (event) => {
-            if (event.detail.requestConfig?.verb === "get") window.__treeDrawn = true;
+            const tree = event.detail.target?.id === "file-tree-root";
+            if (tree && event.detail.requestConfig?.verb === "get") window.__treeDrawn = true;
         })"""
     )
     files = page.get_by_role("region", name="Files")
@@ -167,7 +169,8 @@ async def test_a_filter_typed_before_the_tree_came_is_not_replaced_by_it(server,
     held.release()
     await page.wait_for_function("() => window.__treeDrawn === true", timeout=SLOW)
     await expect(found).to_have_count(4)
-    assert [await box.get_attribute("aria-label") for box in await found.all()] == UTL_FOUND
+    labels = "boxes => boxes.map((box) => box.getAttribute('aria-label'))"
+    assert await found.evaluate_all(labels) == UTL_FOUND  # one reading of the page
     await page.unroute("**/files/rows/")
 
 

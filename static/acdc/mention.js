@@ -225,14 +225,11 @@
   document.addEventListener("keydown", (event) => {
     if (event.target === input()) onKey(event);
   }, true);
-  document.addEventListener("selectionchange", () => {
-    if (typed && document.activeElement === input()) refresh();
-  });
-  // The Files panel's list of paths came (an "@" typed as the page opened offered none of
-  // them): the open list is drawn again from it.
-  document.addEventListener("acdc:files", () => {
-    if (typed && document.activeElement === input()) refresh();
-  });
+  // The open list is drawn again when the caret moves, and when the Files panel's list of
+  // paths came (an "@" typed as the page opened offered none of them).
+  const redraw = () => typed && document.activeElement === input() && refresh();
+  document.addEventListener("selectionchange", redraw);
+  document.addEventListener("acdc:files", redraw);
   document.addEventListener("focusout", (event) => {
     if (event.target === input() && typed) close();
   });

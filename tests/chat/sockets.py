@@ -17,10 +17,12 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from acdc.asgi import application
+from chat.web.broadcast import files_group
 from history import services
 from history.models import Message, Session
 
@@ -123,3 +125,15 @@ async def frames_until(communicator, needle: str, timeout: float = WAIT) -> list
 
 async def send(communicator, **fields) -> None:
     await communicator.send_to(text_data=json.dumps({**fields, "HEADERS": {"HX-Request": "true"}}))
+
+
+async def in_files_group(tab) -> None:
+    """Until the tab has joined the repository's group (its connect does that after the
+    handshake): a probe sent to the group comes back to it."""
+    group = files_group(settings.ACDC_REPO)
+    for _ in range(120):  # receive_nothing, not a timed receive: that would end the app
+        await get_channel_layer().group_send(group, {"type": "chat.frame", "html": "probe"})
+        while not await tab.receive_nothing(timeout=0.5):
+            if await tab.receive_from() == "probe":
+                return
+    raise AssertionError("the tab never joined the repository's group")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
-from django.conf import settings
 from django.test import Client
 
 from chat.live.consumers import files_changed
@@ -14,13 +12,12 @@ from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.repo.edits.applying import propose
 from chat.repo.watcher import Change
-from chat.web.broadcast import files_group
 from chat.web.edits.cards import render_edits
 from chat.web.panels.fileupdates import row_key
 from contextcore.edits import EditOp
 from history import services
 from history.models import Message, PendingEdit, Session
-from tests.chat.sockets import connect, frames_until, send
+from tests.chat.sockets import connect, frames_until, in_files_group, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TWO = "".join(f"line {n}\n" for n in range(1, 21))
@@ -252,18 +249,6 @@ async def test_a_change_on_disk_makes_the_pending_card_a_conflict_in_every_tab(e
         await tab.disconnect()
 
 
-async def _in_files_group(tab) -> None:
-    """Until the tab has joined the repository's group (its connect does that after the
-    handshake): a probe sent to the group comes back to it."""
-    group = files_group(settings.ACDC_REPO)
-    for _ in range(120):  # receive_nothing, not a timed receive: that would end the app
-        await get_channel_layer().group_send(group, {"type": "chat.frame", "html": "probe"})
-        while not await tab.receive_nothing(timeout=0.5):
-            if await tab.receive_from() == "probe":
-                return
-    raise AssertionError("the tab never joined the repository's group")
-
-
 async def _picker_update(tab) -> str:
     """The next Files-panel update the watcher's news sends (counts ride along with it)."""
     while True:
@@ -278,7 +263,7 @@ async def test_acdcs_own_write_is_not_marked_edited_in_the_files_panel(edits_on,
     message = await database_sync_to_async(reply_with_edits)(GREET)
     tab = await connect(message.session_id)
     try:
-        await _in_files_group(tab)
+        await in_files_group(tab)
         await files_changed(served, [Change("app.py", "written", "", (message.session_id,))])
         ours = await _picker_update(tab)
         assert 'id="e' not in ours and "&quot;app.py&quot;" in ours

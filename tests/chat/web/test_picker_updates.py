@@ -9,12 +9,11 @@ import base64
 import re
 
 import pytest
-from django.conf import settings
 
 from chat.live.consumers import files_changed
 from chat.repo.watcher import Change
 from chat.web.panels.fileupdates import picker_update, row_key
-from tests.chat.sockets import WAIT, connect, new_session
+from tests.chat.sockets import WAIT, connect, in_files_group, new_session
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
 
@@ -90,9 +89,10 @@ async def test_a_counting_pass_sends_each_count_once_and_never_the_tree(root):
 
 async def test_a_watcher_change_sends_the_changed_row_alone(root, served):
     (root / "pkg04" / "mod0.py").write_text("def changed():\n    return 1\n")
+    await asyncio.to_thread(served.files.listings.of, root)  # a page drew the tree: its rows
     tab = await connect((await new_session()).id)
     try:
-        await _in_files_group(tab)
+        await in_files_group(tab)
         await files_changed(served, [Change("pkg04/mod0.py", "updated", "", ())])
         frame = await _next_update(tab, row_key("pkg04/mod0.py"))
     finally:
@@ -109,7 +109,7 @@ async def test_a_watcher_change_sends_the_changed_row_alone(root, served):
 async def test_a_new_file_on_disk_comes_with_its_path_and_its_folders_new_total(root, served):
     tab = await connect((await new_session()).id)
     try:
-        await _in_files_group(tab)
+        await in_files_group(tab)
         await asyncio.to_thread(served.passes.wait)  # every file of the folder counted
         picker_update(served.files, root, counts={"pkg09/mod0.py": 1})  # the listing as it was
         (root / "pkg09" / "fresh.py").write_text("NEW = 1\n")
@@ -123,21 +123,6 @@ async def test_a_new_file_on_disk_comes_with_its_path_and_its_folders_new_total(
     named = [f"pkg09/mod{n}.py" for n in range(10)] + ["pkg09/fresh.py"]
     counted = served.counts.peek(root, named)
     assert total.replace(",", "") == str(sum(c.tokens for c in counted.values()))
-
-
-async def _in_files_group(tab) -> None:
-    """Until the tab has joined the repository's group (after its handshake)."""
-    from channels.layers import get_channel_layer
-
-    from chat.web.broadcast import files_group
-
-    group = files_group(settings.ACDC_REPO)
-    for _ in range(120):
-        await get_channel_layer().group_send(group, {"type": "chat.frame", "html": "probe"})
-        while not await tab.receive_nothing(timeout=0.5):
-            if await tab.receive_from() == "probe":
-                return
-    raise AssertionError("the tab never joined the repository's group")
 
 
 async def _next_update(tab, key: str) -> str:

@@ -193,7 +193,8 @@ def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
             matched = params.whole_number(data.get("matched", "0"), what="The count", high=10**9)
         except params.BadNumber as exc:
             return params.bad_request(exc)
-        html = tree.render_tree(rows, url, found=data.getlist("found"), matched=matched)
+        found, coming = data.getlist("found"), data.get("paths") == "coming"
+        html = tree.render_tree(rows, url, found=found, matched=matched, coming=coming)
     elif "folder" in data:
         html = tree.render_tree(rows, url, folder=data["folder"])
     else:

@@ -6,7 +6,7 @@
 // come in the order chosen), the question before a locked file goes, the filter, the keyboard.
 (function () {
   "use strict";
-  const state = { files: [], locked: {}, refused: new Set(), ready: false, filter: "", open: null, listed: false };
+  const state = { files: [], locked: {}, refused: new Set(), ready: false, filter: "", open: null, listed: false, paths: "coming" };
   let [drawn, waiting, again, asking, totalAsked, chosen] = [0, false, false, null, false, 0];
   // Choices not yet answered, by the name each carries (its answer echoes it): rows asked
   // for meanwhile could be drawn before the server saved them, so they wait for it.
@@ -154,7 +154,7 @@
     if (state.filter) {
       const ranked = window.acdcFilter.rankFiles(state.files, state.filter);
       const found = ranked.slice(0, FOUND_AT_MOST);
-      const body = new URLSearchParams([["matched", ranked.length], ...found.map((p) => ["found", p])]);
+      const body = new URLSearchParams([["matched", ranked.length], ["paths", state.paths], ...found.map((p) => ["found", p])]);
       if (!found.length) body.append("found", "");
       response = await fetch(url, { method: "POST", body, headers: { "X-CSRFToken": csrf() } });
     } else {
@@ -272,7 +272,7 @@
       const response = await fetch(host.dataset.url, { headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const data = await response.json();
-      Object.assign(state, { files: data.files, locked: data.locked || {}, refused: new Set(data.refused || []) });
+      Object.assign(state, { files: data.files, locked: data.locked || {}, refused: new Set(data.refused || []), paths: "in" });
       if (state.filter) refresh();
       document.dispatchEvent(new Event("acdc:files"));
     } catch (error) {

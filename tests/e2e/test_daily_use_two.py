@@ -137,12 +137,15 @@ async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_c
     await expect(files.get_by_role("checkbox", name="docs/utils.md")).to_be_attached()
     await held.arrived.wait()
     await files.get_by_role("searchbox", name="Filter files").fill("utl")
+    await expect(files.get_by_text("Reading the list of files…")).to_be_visible()
     await expect(files.get_by_role("checkbox")).to_have_count(0)  # nothing to rank yet
+    await expect(files.get_by_text("No file matches the filter.")).to_have_count(0)  # not yet
     held.release()
     found = files.get_by_role("checkbox")
     await expect(found).to_have_count(4)
     labels = "boxes => boxes.map((box) => box.getAttribute('aria-label'))"
     assert await found.evaluate_all(labels) == UTL_FOUND  # one reading of the page
+    await expect(files.get_by_text("Reading the list of files…")).to_have_count(0)
     await page.unroute("**/files.json")
 
 

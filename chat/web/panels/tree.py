@@ -213,14 +213,23 @@ def total_of(panel: FilesPanel, repo: Path, sel: Selection) -> dict:
 
 
 def render_tree(
-    rows: TreeRows, url: str, *, folder: str | None = None, found=None, opened=None, matched=0
+    rows: TreeRows,
+    url: str,
+    *,
+    folder: str | None = None,
+    found=None,
+    opened=None,
+    matched=0,
+    coming=False,
 ) -> str:
     """The rows to swap in: `folder`'s children; the filter's list (`found`, best first, of
-    `matched` files the filter found: the rest are named in a note);
+    `matched` files the filter found: the rest are named in a note; `coming` when the page
+    has not yet the list of paths it ranks, so that none found says so, not "no match");
     or the whole tree as the page shows it (`opened`: the open folders, or the first
     view's), with the total. `url` is where a closed folder asks for its children."""
     if found is not None:
         context = {"rows": rows.found(found), "flat": True, "total": rows.total()}
+        context["coming"] = coming
         more = {"shown": len(found), "matched": f"{matched:,}"}
         context["more"] = more if matched > len(found) else None
     elif folder is not None:

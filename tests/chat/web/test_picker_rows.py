@@ -97,3 +97,11 @@ def test_the_filters_list_is_the_files_named_in_order_with_their_folders(client,
     assert '<span class="folder-hint" aria-hidden="true">lib/deep/</span>' in html
     assert "data-folder=" not in html
     assert html.count('class="folder-hint"') == 2  # a file at the top has no folder to name
+
+
+def test_a_filter_with_nothing_found_says_no_match_only_once_the_page_has_the_paths(client, chosen):
+    url = f"/s/{chosen.id}/files/rows/"
+    coming = client.post(url, {"found": "", "matched": "0", "paths": "coming"}).content.decode()
+    listed = client.post(url, {"found": "", "matched": "0", "paths": "in"}).content.decode()
+    assert "Reading the list of files…" in coming and "No file matches" not in coming
+    assert "No file matches the filter." in listed and "Reading the list" not in listed

@@ -89,7 +89,9 @@ BLOCKS_INSTRUCTION = """
 To change a file, write a SEARCH/REPLACE block: the file's path alone on a line, then a
 fenced block holding `<<<<<<< SEARCH`, the exact current lines to replace, `=======`, the
 new lines, and `>>>>>>> REPLACE`. The SEARCH part must match the file exactly once; an
-empty SEARCH part creates a new file. The developer reviews each edit before it applies.
+empty SEARCH part creates a new file. A path with a space, a colon or "=" in it goes on
+its line as a JSON string in double quotes ("docs/my notes.md"). The developer reviews
+each edit before it applies.
 """
 
 

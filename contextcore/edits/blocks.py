@@ -24,6 +24,7 @@ _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
 _FENCE = re.compile(r"^\s*(?:```+|~~~+)(.*)$")
 _PATH = re.compile(r"^[\w.\-/\\+@~]+$")
+_SPACED = re.compile(r"^[\w.\-/\\+@~ =]+$")  # what a bare path line cannot hold: a space, "="
 _LABEL = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 _BARE_NAMES = frozenset({"Makefile", "Dockerfile", "Procfile", "Gemfile", "Rakefile", "LICENSE"})
@@ -81,8 +82,7 @@ def _read_block(
         return EditBlock(start + 1, None, error), end + 1
     path = _path_before(lines, start, earlier)
     if not path:
-        error = "no file path before the block (put the path on the line above the fence)"
-        return EditBlock(start + 1, None, error), end + 1
+        return EditBlock(start + 1, None, _no_path(lines, start)), end + 1
     search = _joined(lines[start + 1 : dividers[0]])
     replace = _joined(lines[dividers[0] + 1 : end])
     if not search.strip():
@@ -90,6 +90,21 @@ def _read_block(
     else:
         op = EditOp(path, "replace", search, replace, source="block", origin_line=start + 1)
     return EditBlock(start + 1, op), end + 1
+
+
+def _no_path(lines: list[str], start: int) -> str:
+    """Why a block names no path; when the line above it (or above its fence) would be a
+    path but for a space or "=", which a bare path line cannot hold, the form that can."""
+    error = "no file path before the block (put the path on the line above the fence)"
+    k = _skip_blank(lines, start - 1)
+    if k >= 0 and _FENCE.match(lines[k]):
+        k = _skip_blank(lines, k - 1)
+    candidate = _bare(lines[k]) if k >= 0 else ""
+    spaced = _SPACED.match(candidate) and not _PATH.match(candidate)
+    if spaced and _looks_like_path(re.sub(r"[ =]", "_", candidate)):
+        quoted = json.dumps(candidate, ensure_ascii=False)
+        return f'{error[:-1]}; a path with a space or "=" goes in double quotes: {quoted})'
+    return error
 
 
 def _joined(lines: list[str]) -> str:
@@ -149,14 +164,20 @@ def _path_in_line(line: str) -> str:
     quoted = _shown_path(line)
     if quoted:
         return quoted
-    candidate = line.strip().lstrip("#").strip()
-    candidate = _LABEL.sub("", candidate.strip("*_ ")).strip("*_`'\" ").rstrip(":").strip("*`")
+    candidate = _bare(line)
     if _looks_like_path(candidate):
         return candidate
     quoted = _BACKTICKED.findall(line)
     if line.rstrip().endswith(":") and len(quoted) == 1 and _looks_like_path(quoted[0]):
         return quoted[0]
     return ""
+
+
+def _bare(line: str) -> str:
+    """A line without the markup around a path: heading marks, bold, a `path:` label,
+    backticks, quotes, a closing colon."""
+    candidate = line.strip().lstrip("#").strip()
+    return _LABEL.sub("", candidate.strip("*_ ")).strip("*_`'\" ").rstrip(":").strip("*`")
 
 
 def _shown_path(line: str) -> str:

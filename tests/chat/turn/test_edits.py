@@ -137,6 +137,9 @@ def test_a_model_without_tools_is_told_to_write_blocks(settings):
     settings.ACDC_EDITS = True
     plain = ModelFacts(name="plain")
     assert "SEARCH/REPLACE block" in edittools.instruction("You are acdc.", plain)
+    assert 'as a JSON string in double quotes ("docs/my notes.md")' in edittools.instruction(
+        "You are acdc.", plain
+    )
     calling = ModelFacts(name="calls", supports_tools=True)
     assert "edit_file tool" in edittools.instruction("You are acdc.", calling)
 
@@ -203,3 +206,27 @@ async def test_a_reply_cut_short_shows_its_edits_and_applies_none(fake, edits_on
     row = await database_sync_to_async(PendingEdit.objects.get)()
     assert (row.status, row.message_id) == ("pending", finished.assistant_message_id)
     assert (edits_on / "src" / "app.py").read_text() == APP  # a cut reply is not whole
+
+
+@database_sync_to_async
+def edit_rows() -> list[tuple[int, str, str]]:
+    rows = PendingEdit.objects.order_by("block_index")
+    return [(row.block_index, row.path, row.status) for row in rows]
+
+
+async def test_a_bare_path_with_a_space_goes_back_with_the_quoted_form_which_then_applies(
+    fake, edits_on
+):
+    (edits_on / "docs").mkdir()
+    (edits_on / "docs" / "my notes.md").write_text("# Notes\nold line\n")
+    session = await session_reading("src/app.py", auto_apply=False)
+    edit = "```\n<<<<<<< SEARCH\nold line\n=======\nnew line\n>>>>>>> REPLACE\n```\n"
+    fake.enqueue(
+        FakeStep(text=f"docs/my notes.md\n{edit}"), FakeStep(text=f'"docs/my notes.md"\n{edit}')
+    )
+    finished = await turn(session.id, "Change the notes.")
+    asked = fake.requests[1].messages[-1]["content"]
+    assert 'a path with a space or "=" goes in double quotes: "docs/my notes.md"' in asked
+    assert finished.status == "complete"
+    assert [(p, s) for _, p, s in await edit_rows()][-1] == ("docs/my notes.md", "pending")
+    assert (edits_on / "docs" / "my notes.md").read_text() == "# Notes\nold line\n"

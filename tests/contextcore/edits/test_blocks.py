@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from contextcore.edits import BlockStream, parse_edit_blocks
 from contextcore.paths import shown
 
@@ -82,6 +86,27 @@ def test_it_reports_an_unterminated_block_without_raising() -> None:
 def test_it_reports_a_block_without_a_path() -> None:
     [broken] = parse_edit_blocks(f"Here is the change:\n```python\n{block()}```\n")
     assert broken.op is None and "no file path" in broken.error
+
+
+@pytest.mark.parametrize(
+    "above", ["docs/my notes.md\n```\n", "**conf/a=b.ini**\n\n```ini\n", "`docs/my notes.md`\n"]
+)
+def test_a_bare_path_with_a_space_or_an_equals_sign_is_refused_with_the_form_that_reads(
+    above: str,
+) -> None:
+    # Read bare, "Here is the change to app.py" would be a path too: a new file named so.
+    name = "conf/a=b.ini" if "=" in above else "docs/my notes.md"
+    [broken] = parse_edit_blocks(f"{above}{block()}")
+    assert broken.op is None and "no file path" in broken.error
+    assert broken.error.endswith(f'a path with a space or "=" goes in double quotes: "{name}")')
+    [read] = parse_edit_blocks(f"{above.replace(name, json.dumps(name))}{block()}")
+    assert read.op is not None and read.op.path == name
+
+
+def test_a_sentence_above_a_block_is_refused_and_never_read_as_a_path() -> None:
+    for sentence in ("Here is the change to app.py", "Then edit src/app.py like so"):
+        [broken] = parse_edit_blocks(f"{sentence}\n```\n{block()}```\n")
+        assert broken.op is None and "no file path" in broken.error
 
 
 def test_it_reports_a_block_cut_off_by_the_next_one_and_still_reads_that_one() -> None:

@@ -103,7 +103,7 @@ def _no_path(lines: list[str], start: int) -> str:
     spaced = _SPACED.match(candidate) and not _PATH.match(candidate)
     if spaced and _looks_like_path(re.sub(r"[ =]", "_", candidate)):
         quoted = json.dumps(candidate, ensure_ascii=False)
-        return f'{error[:-1]}; a path with a space or "=" goes in double quotes: {quoted})'
+        return f"{error[:-1]}; if the path is {quoted}, write it so, in double quotes)"
     return error
 
 

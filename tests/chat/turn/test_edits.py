@@ -226,7 +226,7 @@ async def test_a_bare_path_with_a_space_goes_back_with_the_quoted_form_which_the
     )
     finished = await turn(session.id, "Change the notes.")
     asked = fake.requests[1].messages[-1]["content"]
-    assert 'a path with a space or "=" goes in double quotes: "docs/my notes.md"' in asked
+    assert 'if the path is "docs/my notes.md", write it so, in double quotes' in asked
     assert finished.status == "complete"
     assert [(p, s) for _, p, s in await edit_rows()][-1] == ("docs/my notes.md", "pending")
     assert (edits_on / "docs" / "my notes.md").read_text() == "# Notes\nold line\n"

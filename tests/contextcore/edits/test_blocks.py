@@ -98,7 +98,7 @@ def test_a_bare_path_with_a_space_or_an_equals_sign_is_refused_with_the_form_tha
     name = "conf/a=b.ini" if "=" in above else "docs/my notes.md"
     [broken] = parse_edit_blocks(f"{above}{block()}")
     assert broken.op is None and "no file path" in broken.error
-    assert broken.error.endswith(f'a path with a space or "=" goes in double quotes: "{name}")')
+    assert broken.error.endswith(f'if the path is "{name}", write it so, in double quotes)')
     [read] = parse_edit_blocks(f"{above.replace(name, json.dumps(name))}{block()}")
     assert read.op is not None and read.op.path == name
 

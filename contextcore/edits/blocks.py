@@ -24,7 +24,6 @@ _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
 _FENCE = re.compile(r"^\s*(?:```+|~~~+)(.*)$")
 _PATH = re.compile(r"^[\w.\-/\\+@~]+$")
-_SPACED = re.compile(r"^[\w.\-/\\+@~ =]+$")  # what a bare path line cannot hold: a space, "="
 _LABEL = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 _BARE_NAMES = frozenset({"Makefile", "Dockerfile", "Procfile", "Gemfile", "Rakefile", "LICENSE"})
@@ -100,8 +99,8 @@ def _no_path(lines: list[str], start: int) -> str:
     if k >= 0 and _FENCE.match(lines[k]):
         k = _skip_blank(lines, k - 1)
     candidate = _bare(lines[k]) if k >= 0 else ""
-    spaced = _SPACED.match(candidate) and not _PATH.match(candidate)
-    if spaced and _looks_like_path(re.sub(r"[ =]", "_", candidate)):
+    bare = re.sub(r"[ =]", "_", candidate)  # what the line would be without them
+    if bare != candidate and _looks_like_path(bare):
         quoted = json.dumps(candidate, ensure_ascii=False)
         return f"{error[:-1]}; if the path is {quoted}, write it so, in double quotes)"
     return error

@@ -125,6 +125,8 @@ UTL_FOUND = [
     "a_build/output_table.py",
 ]
 
+LABELS = "boxes => boxes.map((box) => box.getAttribute('aria-label'))"  # in one reading
+
 
 async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_comes(server, page):
     """The rows came (so the filter box is in use) but the flat list of paths the filter
@@ -143,8 +145,7 @@ async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_c
     held.release()
     found = files.get_by_role("checkbox")
     await expect(found).to_have_count(4)
-    labels = "boxes => boxes.map((box) => box.getAttribute('aria-label'))"
-    assert await found.evaluate_all(labels) == UTL_FOUND  # one reading of the page
+    assert await found.evaluate_all(LABELS) == UTL_FOUND  # one reading of the page
     await expect(files.get_by_text("Reading the list of files…")).to_have_count(0)
     await page.unroute("**/files.json")
 
@@ -172,8 +173,7 @@ async def test_a_filter_typed_before_the_tree_came_is_not_replaced_by_it(server,
     held.release()
     await page.wait_for_function("() => window.__treeDrawn === true", timeout=SLOW)
     await expect(found).to_have_count(4)
-    labels = "boxes => boxes.map((box) => box.getAttribute('aria-label'))"
-    assert await found.evaluate_all(labels) == UTL_FOUND  # one reading of the page
+    assert await found.evaluate_all(LABELS) == UTL_FOUND  # one reading of the page
     await page.unroute("**/files/rows/")
 
 

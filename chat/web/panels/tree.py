@@ -228,8 +228,7 @@ def render_tree(
     or the whole tree as the page shows it (`opened`: the open folders, or the first
     view's), with the total. `url` is where a closed folder asks for its children."""
     if found is not None:
-        context = {"rows": rows.found(found), "flat": True, "total": rows.total()}
-        context["coming"] = coming
+        context = {"rows": rows.found(found), "flat": True, "coming": coming, "total": rows.total()}
         more = {"shown": len(found), "matched": f"{matched:,}"}
         context["more"] = more if matched > len(found) else None
     elif folder is not None:

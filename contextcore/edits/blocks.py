@@ -26,6 +26,7 @@ _FENCE = re.compile(r"^\s*(?:```+|~~~+)(.*)$")
 _PATH = re.compile(r"^[\w.\-/\\+@~]+$")
 _LABEL = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
+_DOTFILE = re.compile(r"^\.[A-Za-z][\w.\-]*$")
 _BARE_NAMES = frozenset({"Makefile", "Dockerfile", "Procfile", "Gemfile", "Rakefile", "LICENSE"})
 
 
@@ -192,13 +193,19 @@ def _shown_path(line: str) -> str:
     except ValueError:
         return ""
     named = isinstance(path, str) and "\0" not in path and re.search(r"[A-Za-z0-9]", path)
-    return path if named and ("/" in path or "." in path.strip(".")) else ""
+    return path if named and _names_a_file(path) else ""
 
 
 def _looks_like_path(candidate: str) -> bool:
     if not candidate or not _PATH.match(candidate) or not re.search(r"[A-Za-z0-9]", candidate):
         return False
-    return "/" in candidate or "." in candidate.strip(".") or candidate in _BARE_NAMES
+    return _names_a_file(candidate) or candidate in _BARE_NAMES
+
+
+def _names_a_file(path: str) -> bool:
+    """Whether a name reads as a file's, not a word: a folder in it, an extension, or a
+    dotfile's leading dot (`.gitignore`; "..." and "x." are no names)."""
+    return "/" in path or "." in path.strip(".") or bool(_DOTFILE.match(path))
 
 
 class BlockStream:

@@ -230,3 +230,16 @@ async def test_a_bare_path_with_a_space_goes_back_with_the_quoted_form_which_the
     assert finished.status == "complete"
     assert [(p, s) for _, p, s in await edit_rows()][-1] == ("docs/my notes.md", "pending")
     assert (edits_on / "docs" / "my notes.md").read_text() == "# Notes\nold line\n"
+
+
+async def test_a_block_on_the_ignore_file_waits_for_the_person_even_with_auto_apply(fake, edits_on):
+    # A dotfile at the top is a path now; the guard file is still the person's to change.
+    (edits_on / ".acdcignore").write_text("secrets/\n")
+    session = await session_reading("src/app.py", auto_apply=True)
+    edit = "```\n<<<<<<< SEARCH\nsecrets/\n=======\n\n>>>>>>> REPLACE\n```\n"
+    fake.enqueue(FakeStep(text=f".acdcignore\n{edit}"), FakeStep(text="Never asked."))
+    finished = await turn(session.id, "Stop ignoring secrets.")
+    assert finished.status == "complete" and len(fake.requests) == 1
+    [row] = await database_sync_to_async(list)(PendingEdit.objects.all())
+    assert (row.path, row.status) == (".acdcignore", "pending") and row.protected
+    assert (edits_on / ".acdcignore").read_text() == "secrets/\n"

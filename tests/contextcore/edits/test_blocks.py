@@ -103,6 +103,18 @@ def test_a_bare_path_with_a_space_or_an_equals_sign_is_refused_with_the_form_tha
     assert read.op is not None and read.op.path == name
 
 
+@pytest.mark.parametrize("line", [".gitignore", "`.gitignore`", "### .gitignore", '".gitignore"'])
+def test_it_reads_a_dotfile_at_the_top_as_a_path(line: str) -> None:
+    create = block("", "dist/\n")
+    assert ops(f"{line}\n```\n{create}```\n") == [(".gitignore", "create", "", "dist/\n")]
+
+
+@pytest.mark.parametrize("line", ["...", ".", "..", "x.", "'.'", ".5"])
+def test_dots_alone_name_no_file(line: str) -> None:
+    [broken] = parse_edit_blocks(f"{line}\n```\n{block()}```\n")
+    assert broken.op is None and "no file path" in broken.error
+
+
 def test_a_sentence_above_a_block_is_refused_and_never_read_as_a_path() -> None:
     for sentence in ("Here is the change to app.py", "Then edit src/app.py like so"):
         [broken] = parse_edit_blocks(f"{sentence}\n```\n{block()}```\n")

@@ -21,6 +21,7 @@ from acdc.env import (
     env_directory,
     env_int,
     env_mounts,
+    env_repo_paths,
     env_str,
     env_url,
 )
@@ -57,11 +58,18 @@ ACDC_COMPACTION_TRIGGER_TOKENS = env_int("ACDC_COMPACTION_TRIGGER_TOKENS", 0, mi
 ACDC_MAX_TOOL_ROUNDS = env_int("ACDC_MAX_TOOL_ROUNDS", 20, minimum=0)
 # What the model reads of a command's output: its head and tail within this many bytes.
 ACDC_COMMAND_OUTPUT_BYTES = env_int("ACDC_COMMAND_OUTPUT_BYTES", 8192, minimum=512)
+# Limits on one run (chat.repo.commands.limits) and the longest timeout a declaration may have.
+ACDC_RUN_MAX_PROCESSES = env_int("ACDC_RUN_MAX_PROCESSES", 512, minimum=16)
+ACDC_RUN_MEMORY_MB = env_int("ACDC_RUN_MEMORY_MB", 4096, minimum=64)
+ACDC_RUN_FILE_MB = env_int("ACDC_RUN_FILE_MB", 1024, minimum=1)
+ACDC_COMMAND_MAX_TIMEOUT = env_int("ACDC_COMMAND_MAX_TIMEOUT", 3600, minimum=1)  # seconds
 ACDC_COLLAPSE_PER_TURN = env_int("ACDC_COLLAPSE_PER_TURN", 5, minimum=1)
 ACDC_COLLAPSE_TURNS_BACK = env_int("ACDC_COLLAPSE_TURNS_BACK", 3, minimum=1)
 ACDC_MOUNTS = env_mounts("ACDC_MOUNTS")
 # gitignore-style patterns of secret-shaped files, beyond the defaults (chat.repo.boundary)
 ACDC_SECRET_PATTERNS = tuple(p for p in env_str("ACDC_SECRET_PATTERNS").split(",") if p.strip())
+# files and folders (paths from the root) protected beyond chat.repo.protected's own
+ACDC_PROTECTED_PATHS = env_repo_paths("ACDC_PROTECTED_PATHS")
 ACDC_SUMMARY_BUDGET_TOKENS = env_int("ACDC_SUMMARY_BUDGET_TOKENS", 500, minimum=50)
 ACDC_VERBATIM_WINDOW_TOKENS = env_int("ACDC_VERBATIM_WINDOW_TOKENS", 4000, minimum=0)
 ACDC_CHECKPOINT_EVERY = env_int("ACDC_CHECKPOINT_EVERY", 10, minimum=0)  # turns; 0: off

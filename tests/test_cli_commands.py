@@ -72,7 +72,7 @@ def test_declare_list_and_remove_a_command(root):
         (("add", "bad name", "--", "x"), "'bad name' is not a command name"),
         (("add", "empty", "--"), "the command is empty"),
         (("add", "nosep", "pytest"), "put the command after --"),
-        (("add", "slow", "--timeout", "0", "--", "x"), "--timeout must be 1 to 86400 seconds"),
+        (("add", "slow", "--timeout", "0", "--", "x"), "--timeout must be 1 to 3600 seconds"),
         (("remove", "nothing"), "no command named 'nothing' is declared; no commands are"),
     ],
 )

@@ -136,7 +136,7 @@ def _add_typed(name: str, request: HttpRequest) -> Declared:
     raw = request.POST.get("timeout", "").strip()
     try:
         seconds = (
-            whole_number(raw, what="The timeout", low=1, high=declaring.MAX_TIMEOUT_SECONDS)
+            whole_number(raw, what="The timeout", low=1, high=declaring.max_timeout_seconds())
             if raw
             else None
         )

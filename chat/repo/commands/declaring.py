@@ -16,13 +16,13 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from history.models import DeclaredCommand
 from history.models.declared import DEFAULT_TIMEOUT_SECONDS
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")
-MAX_TIMEOUT_SECONDS = 24 * 3600
 MAX_ARGV_ITEMS = 200
 MAX_ARGV_CHARS = 8_000
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "busybox"})
@@ -78,12 +78,27 @@ def check_argv(argv: Sequence[str]) -> tuple[str, ...]:
     return items
 
 
+def max_timeout_seconds() -> int:
+    """The longest timeout a command may be declared with (ACDC_COMMAND_MAX_TIMEOUT)."""
+    return settings.ACDC_COMMAND_MAX_TIMEOUT
+
+
 def check_timeout(seconds: int | None) -> int:
+    most = max_timeout_seconds()
     if seconds is None:
-        return DEFAULT_TIMEOUT_SECONDS
-    if not 1 <= seconds <= MAX_TIMEOUT_SECONDS:
-        raise DeclarationError(f"--timeout must be 1 to {MAX_TIMEOUT_SECONDS} seconds")
+        return min(DEFAULT_TIMEOUT_SECONDS, most)
+    if not 1 <= seconds <= most:
+        raise DeclarationError(
+            f"--timeout must be 1 to {most} seconds: a run may last at most {_spelled(most)} "
+            "(ACDC_COMMAND_MAX_TIMEOUT)"
+        )
     return seconds
+
+
+def _spelled(seconds: int) -> str:
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"
 
 
 def declared(repository: str) -> list[Declared]:

@@ -122,6 +122,23 @@ def env_mounts(name: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+
+def env_repo_paths(name: str) -> tuple[str, ...]:
+    """Comma-separated paths from the repository root, as .gitignore anchors them
+    (`/tools/`, `tools/run.sh`): "/"-separated, without the slashes around them. No
+    wildcards and no `..`: each must name one file or folder acdc can bind and move."""
+    paths = []
+    for item in filter(None, (part.strip() for part in env_str(name).split(","))):
+        path = item.strip("/")
+        parts = path.split("/")
+        if not path or any(c in path for c in "*?[\\") or ".." in parts or "." in parts:
+            raise ImproperlyConfigured(
+                f"{name} takes paths from the repository root (.vscode/,tools/run.sh), "
+                f"without wildcards or '..', not {item[:60]!r}"
+            )
+        paths.append(path)
+    return tuple(dict.fromkeys(paths))
+
 # channels-redis waits for messages with a blocking pop of up to 5 s, so a live connection
 # answers at least that often. No read timeout on top: redis-py 8's default (5 s) ends that
 # wait with a TimeoutError and drops the websocket every few seconds, and any read timeout

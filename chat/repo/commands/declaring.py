@@ -4,13 +4,15 @@ Declarations are rows of acdc's database (`history.models.DeclaredCommand`), key
 repository's path: nothing in the working tree declares or widens them, so a model that can
 write files cannot add a command for itself. An argv is a list, run as it is; a shell runs
 only when the person wrote one, and `shown` says so (`sh -c '…'` reads as a shell, never as
-the program it starts). Every bad declaration is a `DeclarationError` whose text says what to
-do. Synchronous ORM code. Non-goals: running (`chat.repo.commands.runner`), suggestions.
+the program it starts; `codeforms.code_kind` reads wrappers and inline code), with each
+character a reader cannot see written as an escape and a line break as `⏎`
+(`contextcore.controls`), so what the person reads is what runs. Every bad declaration is a
+`DeclarationError` whose text says what to do. Synchronous ORM code. Non-goals: running
+(`chat.repo.commands.runner`), suggestions.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
 import shlex
 from collections.abc import Sequence
@@ -19,16 +21,14 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from chat.repo.commands.codeforms import code_kind
+from contextcore.controls import visible, visible_parts
 from history.models import DeclaredCommand
 from history.models.declared import DEFAULT_TIMEOUT_SECONDS
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")
 MAX_ARGV_ITEMS = 200
 MAX_ARGV_CHARS = 8_000
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "busybox"})
-# Programs that run the text given to -c or -e as code: read as shells, never by prefix.
-INTERPRETERS = frozenset({"python", "python3", "node", "perl", "ruby", "php", "deno", "bun"})
-CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-lc", "-ic", "-ec"})
 
 
 class DeclarationError(ValueError):
@@ -155,24 +155,12 @@ def known(repository: str) -> str:
 
 
 def shown(argv: Sequence[str]) -> str:
-    """The argv as one line a person reads; a shell or `-c` code says it is one."""
-    line = shlex.join(argv)
+    """The argv as one line a person reads: quoted as a shell would, hidden characters
+    escaped; a shell or inline code says it is one."""
+    line = visible(shlex.join(argv))
     return f"{line}  [{kind}]" if (kind := code_kind(argv)) else line
 
 
-def code_kind(argv: Sequence[str]) -> str:
-    """ "a shell" or "code given to python" when the argv runs text as code, else ""."""
-    if not argv:
-        return ""
-    program = posixpath.basename(argv[0])
-    base = re.sub(r"[0-9.]+\Z", "", program) or program
-    if program in SHELLS or base in SHELLS:
-        return "a shell"
-    if (program in INTERPRETERS or base in INTERPRETERS) and CODE_FLAGS & set(argv[1:]):
-        return f"code given to {program}"
-    if program == "env":
-        rest = list(argv[1:])
-        while rest and ("=" in rest[0] or rest[0].startswith("-")):
-            rest.pop(0)
-        return code_kind(rest)
-    return ""
+def shown_parts(argv: Sequence[str]) -> list[tuple[str, bool]]:
+    """The argv's line as (text, is_escape) runs, for a page to style the escapes."""
+    return visible_parts(shlex.join(argv))

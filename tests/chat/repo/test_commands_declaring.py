@@ -1,4 +1,5 @@
-"""Declared commands: how an argv reads (a shell or `-c` code says so), and what a
+"""Declared commands: how an argv reads (a shell or inline code says so, through the
+wrappers that start it; a character a reader cannot see is an escape), and what a
 repository's files suggest (offered only: the function reads, it never adds)."""
 
 from __future__ import annotations
@@ -24,6 +25,38 @@ from chat.repo.commands.suggestions import suggest
 )
 def test_an_argv_reads_as_what_it_runs(argv, shown):
     assert declaring.shown(argv) == shown
+
+
+@pytest.mark.parametrize(
+    ("argv", "kind"),
+    [
+        (["python3", "-Ic", "import os"], "code given to python3"),
+        (["node", "-p", "process.env"], "code given to node"),
+        (["timeout", "-k", "5", "30", "sh", "-c", "x"], "a shell"),
+        (["env", "-S", "python3 -c x"], "a command line split by env -S"),
+        (["find", ".", "-exec", "sh", "-c", "x", "{}", ";"], "a shell"),
+        (["git", "-c", "core.pager=sh -c x", "log"], "code given to git -c core.pager"),
+        (["perl", "-ne", "print"], "code given to perl"),
+        (["nice", "-n", "5", "bash", "-c", "x"], "a shell"),
+        (["xargs", "-a", "list", "sh", "-c", "x"], "a shell"),
+        (
+            ["env", "-i", "-u", "HOME", "A=1", "python3.12", "-Xdev", "-c", "x"],
+            "code given to python3.12",
+        ),
+        (["python3", "-m", "pytest", "-c", "pytest.ini"], ""),  # pytest's -c: a config file
+        (["env", "-u", "HOME", "pytest"], ""),  # -u takes HOME: pytest is the program
+        (["git", "-c", "color.ui=always", "status"], ""),
+    ],
+)
+def test_wrappers_are_looked_through_and_inline_code_is_labelled(argv, kind):
+    assert declaring.code_kind(argv) == kind
+    assert declaring.shown(argv).endswith(f"  [{kind}]") is bool(kind)
+
+
+def test_what_a_reader_cannot_see_is_shown_as_an_escape_and_a_line_break_as_one_mark():
+    """`\u202eyp.tset_clac` displays as `calc_test.py` when drawn raw."""
+    argv = ["python3", "\u202eyp.tset_clac", "a\nb", "zero\u200bwidth\u00a0"]
+    assert declaring.shown(argv) == "python3 '\\u202eyp.tset_clac' 'a⏎b' 'zero\\u200bwidth\\xa0'"
 
 
 @pytest.mark.django_db

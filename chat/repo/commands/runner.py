@@ -32,6 +32,7 @@ from pathlib import Path
 from django.conf import settings
 
 from chat.repo import protected
+from chat.repo.commands.limits import Limits, RunGroup
 from chat.repo.commands.output import Captured
 from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment, take_out
 from chat.repo.commands.waits import ProposalWaits
@@ -51,6 +52,7 @@ class RunOutcome:
     captured: Captured
     sandboxed: bool
     error: str = ""  # why it did not start
+    limit: str = ""  # the limit that stopped it, as a sentence (limits.RunGroup)
 
     @property
     def passed(self) -> bool:
@@ -64,6 +66,8 @@ class RunOutcome:
             return f"did not start: {self.error}"
         if self.ending == "stopped":
             return f"stopped by the person after {took}"
+        if self.limit:
+            return f"stopped: {self.limit} (exit status {self.exit_code} after {took})"
         if self.exit_code is not None and self.exit_code < 0:
             return f"killed by signal {-self.exit_code} after {took}"
         return f"exit status {self.exit_code} after {took}"
@@ -97,10 +101,12 @@ async def run_argv(
             empty.touch(mode=0o444)
             box = await asyncio.to_thread(confinement, root, data, floor=floor)
             command = bwrap_argv(sandbox, box, argv, network=network, empty_file=empty)
+        group = await RunGroup(Limits.configured()).opened()
         try:
-            process = await _spawn(command, root, env, sandbox is not None)
+            process = await _spawn(group.preexec(), command, root, env, sandbox is not None)
         except OSError as exc:
             reason = exc.strerror or str(exc)
+            await group.close()
             return RunOutcome(argv, "failed", None, 0.0, captured, sandbox is not None, reason)
         ending = "exited"
         try:
@@ -115,12 +121,15 @@ async def run_argv(
             raise
         finally:
             _kill_group(process.pid)
+            await asyncio.shield(group.close())
             moved = take_out(guards, root, data)
             if moved:
                 captured.add(_moved_note(moved).encode())
     duration = time.monotonic() - started
     code = process.returncode if ending == "exited" else None
-    return RunOutcome(argv, ending, code, duration, captured, sandbox is not None)
+    outcome = RunOutcome(argv, ending, code, duration, captured, sandbox is not None)
+    outcome.limit = group.stopped_by(ending, code, captured)
+    return outcome
 
 
 def _moved_note(moved: tuple[str, ...]) -> str:
@@ -131,7 +140,11 @@ def _moved_note(moved: tuple[str, ...]) -> str:
 
 
 async def _spawn(
-    command: list[str], root: Path, env: dict[str, str], sandboxed: bool
+    preexec: Callable[[], None],
+    command: list[str],
+    root: Path,
+    env: dict[str, str],
+    sandboxed: bool,
 ) -> asyncio.subprocess.Process:
     """Start the process; a cancel that comes while it starts still finds and stops it
     (the fork has happened before the coroutine hands the process back)."""
@@ -144,6 +157,7 @@ async def _spawn(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=preexec,  # its limits
         )
     )
     try:

@@ -1,0 +1,137 @@
+"""Limits on a run, with real bubblewrap and real processes: a run trying 1,000 processes,
+allocating 4 GiB or writing past the file limit is stopped and the outcome names the limit;
+a normal pytest run passes under the default limits, in a cgroup acdc made for it that is
+gone after it, with no other group changed; a declaration may not ask for a timeout past the
+maximum; the Commands part says which limits hold here and how."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from chat.repo.commands import declaring
+from chat.repo.commands.declaring import DeclarationError
+from chat.repo.commands.limits import PREFIX, Limits, Place
+from chat.repo.commands.runner import run_argv
+from chat.repo.commands.sandbox import Sandbox
+from tests.chat.repo.commands_support import PYTHON
+
+FORKS = """
+import os, sys
+r, w = os.pipe()
+for n in range(1000):
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        print("refused after", n, exc)
+        sys.exit(1)
+    if pid == 0:
+        os.read(r, 1)  # waits till the run ends
+        os._exit(0)
+print("all 1000 started")
+"""
+
+
+@pytest.fixture
+def sandbox() -> Sandbox:
+    found = Sandbox.probe()
+    assert found.available, f"bubblewrap is needed (make test installs it): {found.reason}"
+    return found
+
+
+@pytest.fixture
+def data_dir(root: Path) -> Path:
+    (root / ".acdc").mkdir()
+    return root / ".acdc"
+
+
+async def run(root, data_dir, sandbox, *argv: str):
+    return await run_argv(argv, root=root, timeout=120, sandbox=sandbox, data_dir=data_dir)
+
+
+def groups() -> dict[str, object]:
+    """The groups acdc's runs are made under, their children (but other processes' runs)
+    and their own settings: what a run must leave as it found them."""
+    seen: dict[str, object] = {}
+    for _, parent, _ in Place.found().folders:
+        ours_or_not_acdc = (
+            c.name for c in parent.iterdir() if not c.name.startswith(PREFIX) or _ours(c.name)
+        )
+        seen[str(parent)] = sorted(ours_or_not_acdc)
+        for name in ("pids.max", "memory.limit_in_bytes", "memory.max", "cgroup.subtree_control"):
+            if (parent / name).is_file():
+                seen[str(parent / name)] = (parent / name).read_text()
+    return seen
+
+
+def _ours(name: str) -> bool:
+    return name.startswith(f"{PREFIX}{os.getpid()}-")
+
+
+async def test_a_run_trying_a_thousand_processes_is_stopped_by_the_process_limit(
+    root, data_dir, sandbox
+):
+    assert Limits.configured().processes == 512
+    outcome = await run(root, data_dir, sandbox, PYTHON, "-c", FORKS)
+    text = outcome.captured.stored_text()
+    assert "refused after" in text and int(text.split("refused after ")[1].split()[0]) < 512
+    assert outcome.limit == (
+        "it reached the process limit of 512 (ACDC_RUN_MAX_PROCESSES): a new process was refused"
+    )
+    assert outcome.summary(120).startswith("stopped: it reached the process limit of 512")
+    assert text.endswith(f"[acdc] stopped: {outcome.limit}\n")
+
+
+async def test_a_run_allocating_4_gib_is_stopped_by_the_memory_limit(
+    root, data_dir, sandbox, settings
+):
+    assert Limits.configured().memory_mb == 4096  # 4 GiB by default; 256 MiB to be quick
+    settings.ACDC_RUN_MEMORY_MB = 256
+    code = "b = bytearray(4 * 1024**3); print('allocated', len(b))"
+    outcome = await run(root, data_dir, sandbox, PYTHON, "-c", code)
+    assert "allocated" not in outcome.captured.stored_text()
+    assert outcome.limit == (
+        "it passed the memory limit of 256 MiB (ACDC_RUN_MEMORY_MB) and was killed"
+    )
+    assert not outcome.passed and outcome.exit_code == 128 + 9  # bubblewrap: killed by 9
+
+
+async def test_a_run_writing_past_the_file_limit_is_stopped(root, data_dir, sandbox, settings):
+    assert Limits.configured().file_mb == 1024
+    settings.ACDC_RUN_FILE_MB = 1
+    outcome = await run(root, data_dir, sandbox, "sh", "-c", "head -c 2097152 /dev/zero > big")
+    assert outcome.limit == (
+        "it passed the file size limit of 1 MiB (ACDC_RUN_FILE_MB): a write was refused"
+    )
+    assert (root / "big").stat().st_size == 1024 * 1024
+
+
+async def test_pytest_passes_in_a_group_of_its_own_that_is_gone_after_it(root, data_dir, sandbox):
+    (root / "test_small.py").write_text(
+        "import pathlib\n\n"
+        "def test_it_runs_in_a_group_acdc_made():\n"
+        "    print(pathlib.Path('/proc/self/cgroup').read_text())\n"
+        "    assert 1 + 1 == 2\n"
+    )
+    before = groups()
+    assert before, "this machine lets acdc make a cgroup for a run"
+    outcome = await run(root, data_dir, sandbox, sys.executable, "-m", "pytest", "-q", "-s")
+    text = outcome.captured.stored_text()
+    assert outcome.passed, text
+    made = {line.split(":", 2)[2] for line in text.splitlines() if f"/{PREFIX}" in line}
+    assert made and all(_ours(path.rsplit("/", 1)[1]) for path in made)
+    assert groups() == before  # its group removed, nothing else changed
+
+
+def test_a_timeout_past_the_maximum_is_refused_with_the_setting_named(settings):
+    assert declaring.check_timeout(3600) == 3600
+    with pytest.raises(DeclarationError) as refused:
+        declaring.check_timeout(24 * 3600)
+    assert str(refused.value) == (
+        "--timeout must be 1 to 3600 seconds: a run may last at most 1 h (ACDC_COMMAND_MAX_TIMEOUT)"
+    )
+    settings.ACDC_COMMAND_MAX_TIMEOUT = 7200
+    assert declaring.check_timeout(7200) == 7200

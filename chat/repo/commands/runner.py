@@ -32,9 +32,11 @@ from pathlib import Path
 from django.conf import settings
 
 from chat.repo import protected
+from chat.repo.commands.confine import launch
+from chat.repo.commands.confine.launch import Launch, NetworkError
 from chat.repo.commands.limits import Limits, RunGroup
 from chat.repo.commands.output import Captured
-from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment, take_out
+from chat.repo.commands.sandbox import Sandbox, confinement, environment, take_out
 from chat.repo.commands.waits import ProposalWaits
 
 log = logging.getLogger(__name__)
@@ -95,41 +97,69 @@ async def run_argv(
     data = Path(data_dir or settings.ACDC_DATA_DIR)
     guards = await asyncio.to_thread(protected.absent, root)
     with tempfile.TemporaryDirectory(prefix="acdc-run-") as scratch:
-        command = list(argv)
+        command, wrap = list(argv), None
         if sandbox is not None:
-            empty = Path(scratch) / "empty"
-            empty.touch(mode=0o444)
-            box = await asyncio.to_thread(confinement, root, data, floor=floor)
-            command = bwrap_argv(sandbox, box, argv, network=network, empty_file=empty)
+            try:
+                wrap = await _wrap(sandbox, argv, root, data, floor, env, network, Path(scratch))
+            except NetworkError as exc:
+                return RunOutcome(argv, "failed", None, 0.0, captured, True, str(exc))
+            command = wrap.command
         group = await RunGroup(Limits.configured()).opened()
         try:
-            process = await _spawn(group.preexec(), command, root, env, sandbox is not None)
+            process = await _spawn(group.preexec(), command, root, env, sandbox is not None, wrap)
         except OSError as exc:
             reason = exc.strerror or str(exc)
             await group.close()
+            if wrap is not None:
+                await wrap.close()
             return RunOutcome(argv, "failed", None, 0.0, captured, sandbox is not None, reason)
-        ending = "exited"
+        ending, error = "exited", ""
         try:
             async with asyncio.timeout(timeout):
+                if wrap is not None:
+                    await wrap.started()  # its network up before the command starts
                 await _pump(process, captured, on_output)
                 await process.wait()
         except TimeoutError:
             ending = "timeout"
             await _stop(process, sandbox is not None)
+        except NetworkError as exc:
+            ending, error = "failed", str(exc)
+            await _stop(process, True)
         except asyncio.CancelledError:
             await asyncio.shield(_stop(process, sandbox is not None))
             raise
         finally:
             _kill_group(process.pid)
             await asyncio.shield(group.close())
+            if wrap is not None:
+                await asyncio.shield(wrap.close())
+                captured.add(wrap.note.encode())
             moved = take_out(guards, root, data)
             if moved:
                 captured.add(_moved_note(moved).encode())
     duration = time.monotonic() - started
     code = process.returncode if ending == "exited" else None
-    outcome = RunOutcome(argv, ending, code, duration, captured, sandbox is not None)
+    outcome = RunOutcome(argv, ending, code, duration, captured, sandbox is not None, error)
     outcome.limit = group.stopped_by(ending, code, captured)
     return outcome
+
+
+async def _wrap(
+    sandbox: Sandbox,
+    argv: Sequence[str],
+    root: Path,
+    data: Path,
+    floor: tuple[str, ...],
+    env: dict[str, str],
+    network: bool,
+    scratch: Path,
+) -> Launch:
+    """bubblewrap's launch for the run: what it may see, worked out from the disk now."""
+    empty = scratch / "empty"
+    empty.touch(mode=0o444)
+    box = await asyncio.to_thread(confinement, root, data, floor=floor, argv=argv, environ=env)
+    return launch.prepare(sandbox, box, argv, network=network, empty_file=empty)
 
 
 def _moved_note(moved: tuple[str, ...]) -> str:
@@ -145,9 +175,11 @@ async def _spawn(
     root: Path,
     env: dict[str, str],
     sandboxed: bool,
+    wrap: Launch | None,
 ) -> asyncio.subprocess.Process:
-    """Start the process; a cancel that comes while it starts still finds and stops it
-    (the fork has happened before the coroutine hands the process back)."""
+    """Start the process (bubblewrap gets `wrap`'s descriptors); a cancel that comes while
+    it starts still finds and stops it (the fork has happened before the coroutine hands
+    the process back)."""
     spawning = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *command,
@@ -158,6 +190,7 @@ async def _spawn(
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=preexec,  # its limits
+            pass_fds=wrap.fds if wrap is not None else (),
         )
     )
     try:

@@ -5,14 +5,21 @@ virtualenv's variables …) and then loses any name that is acdc's (`ACDC_*`) or
 a secret (KEY, SECRET, TOKEN, PASSWORD …): a provider key never reaches a command, so it
 cannot print one into the model's context.
 
-With bubblewrap (`bwrap`) a run sees the whole filesystem read-only, except the work tree
-(read-write) and a private `/tmp`; inside the work tree every `.git` and the protected
+With bubblewrap (`bwrap`) a run sees an allowlist: the system's folders read-only
+(`hostview`: /usr, /bin, /lib*, /etc minus its secrets and sockets), the toolchain its
+program resolves to read-only (`toolchain`: a virtualenv, pyenv, nvm … prefix) and the
+person's extra read paths, the work tree read-write, a private size-capped `/tmp`
+(ACDC_RUN_TMP_MB) and an empty writable folder in the home folder's place; not the home
+folder, other repositories, the host's /tmp, /run, /var, /srv, /mnt, /media, /opt. Inside the
+work tree every `.git` and the protected
 configuration files (`chat.repo.protected`) are read-only again; acdc's data folder
 (its database, secret key and uploads), every secret-shaped file or folder
 (`chat.repo.boundary`; not inside a virtualenv or node_modules, whose files are
-third-party) and the usual credential files of the home folder are masked (an empty
+third-party), every UNIX socket, and the usual credential files of the home folder where a
+toolchain or read path shows them are masked (an empty
 read-only folder, or an empty file). The work tree is walked for them before every run.
-A run has no network unless the command was declared with it, its own process namespace
+A run has its own network namespace, joined to the outside only when the command was
+declared with network (`netns`, never the host's loopback), its own process namespace
 (it cannot see acdc's process or its environment, and everything it started dies with
 it), no capabilities (run as root, bubblewrap would otherwise keep them and a mount could
 be made writable again), and it dies with acdc. A protected file or hook folder that was
@@ -31,10 +38,14 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from django.conf import settings
+
 from chat.repo import boundary, credentials, protected
+from chat.repo.commands.confine import hostview, toolchain
+from chat.repo.commands.confine.hostview import HostView
 
 log = logging.getLogger(__name__)
 ALLOWED_NAMES = frozenset(
@@ -52,7 +63,9 @@ DENIED_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "A
 HOME_SECRETS = (
     *(".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", ".netrc", ".git-credentials"),
     *(".npmrc", ".pypirc", ".pgpass", ".config/gh", ".config/gcloud", ".config/hub"),
+    *(".cargo/credentials.toml", ".cargo/credentials"),
 )
+MB = 1024 * 1024
 PROBE_SECONDS = 10
 # Folders the search for secret-shaped files skips (with any virtualenv, by its pyvenv.cfg).
 THIRD_PARTY = frozenset(
@@ -125,32 +138,73 @@ class Confinement:
     root: Path
     read_only: tuple[Path, ...]  # inside the work tree, bound read-only again
     masked_folders: tuple[Path, ...]  # an empty read-only folder in their place
-    masked_files: tuple[Path, ...]  # an empty read-only file in their place
+    masked_files: tuple[Path, ...]  # an empty read-only file in their place (or socket)
+    host: HostView = field(default_factory=lambda: HostView((), (), (), (), ()))
+    toolchain: tuple[Path, ...] = ()  # outside the system and the work tree, read-only
+    home: Path | None = None  # an empty writable folder in the person's home's place
+    tmp_bytes: int = 1024 * MB  # each private tmpfs (/tmp, the home) is capped so
 
 
 def confinement(
-    root: Path, data_dir: Path, *, floor: tuple[str, ...] = (), home: str | None = None
+    root: Path,
+    data_dir: Path,
+    *,
+    floor: tuple[str, ...] = (),
+    home: str | None = None,
+    argv: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    extra_read: Sequence[Path] = (),
 ) -> Confinement:
+    """The run of `argv` in `root` with `environ` (the run's: its PATH finds the program,
+    its HOME is the home folder replaced); `extra_read` are the person's own read paths."""
     root = root.resolve()
+    environ = environment() if environ is None else environ
+    home = home if home is not None else environ.get("HOME", "")
     gits, folders, files = _walk(root, data_dir.resolve(), floor)
-    if data_dir.is_dir():  # a mount point bwrap had to make would be a folder on the disk
+    tools = toolchain.prefixes(argv, root, environ)
+    extras = tuple(Path(os.path.abspath(p)) for p in extra_read if os.path.exists(p))
+    reads = (*tools, *(p for p in extras if p not in tools))
+    seen = (root, *reads)
+    if data_dir.is_dir() and _under(data_dir.resolve(), seen):
         folders.append(data_dir.resolve())
-    home = home if home is not None else os.environ.get("HOME", "")
     for name in HOME_SECRETS if home else ():
         path = Path(home) / name
-        if path.is_dir() and not path.is_symlink():
+        if not _under(path, seen) or path.is_symlink():
+            continue
+        if path.is_dir():
             folders.append(path)
-        elif path.is_file() and not path.is_symlink():
+        elif path.is_file():
             files.append(path)
     read_only = (*gits, *protected.existing(root))
-    return Confinement(root, read_only, tuple(folders), tuple(files))
+    box = Confinement(root, read_only, tuple(folders), tuple(files), hostview.host_view())
+    return replace(box, toolchain=reads, home=_private_home(home, root), tmp_bytes=tmp_bytes())
+
+
+def tmp_bytes() -> int:
+    """The cap of a run's private /tmp (and home), from ACDC_RUN_TMP_MB."""
+    return int(getattr(settings, "ACDC_RUN_TMP_MB", 1024)) * MB
+
+
+def _private_home(home: str, root: Path) -> Path | None:
+    """The home folder's path, where an empty folder takes its place: not when there is
+    none, it is a system folder, or the work tree is it or holds it."""
+    if not home or not os.path.isabs(home):
+        return None
+    path = Path(os.path.normpath(home))
+    if path == Path("/") or toolchain.visible(path, root):
+        return None
+    return path
+
+
+def _under(path: Path, folders: Iterable[Path]) -> bool:
+    return any(path == folder or folder in path.parents for folder in folders)
 
 
 def _walk(root: Path, data_dir: Path, floor: tuple[str, ...]) -> tuple[list[Path], ...]:
-    """Every `.git` of the work tree (submodules too), and its secret-shaped folders and
-    files: ignored ones too, as git's ignore rules do not hide a `.env` from a program.
-    Never looks inside a `.git`, the data folder, a secret folder, or a folder of installed
-    dependencies or caches (`THIRD_PARTY`, a virtualenv)."""
+    """Every `.git` of the work tree (submodules too), its secret-shaped folders and
+    files and its UNIX sockets: ignored ones too, as git's ignore rules do not hide a
+    `.env` from a program. Never looks inside a `.git`, the data folder, a secret folder,
+    or a folder of installed dependencies or caches (`THIRD_PARTY`, a virtualenv)."""
     spec = boundary.secret_spec(root, floor)
     gits: list[Path] = []
     folders: list[Path] = []
@@ -176,6 +230,8 @@ def _walk(root: Path, data_dir: Path, floor: tuple[str, ...]) -> tuple[list[Path
                 target = _target(here / name)
                 if target is not None:
                     files.append(target)
+            elif hostview.is_socket(here / name):  # a host service's, perhaps
+                files.append(here / name)
     return gits, folders, files
 
 
@@ -199,22 +255,36 @@ def bwrap_argv(
     box: Confinement,
     argv: Sequence[str],
     *,
-    network: bool,
+    network: bool = False,
     empty_file: Path,
 ) -> list[str]:
-    """bubblewrap's command line for `argv` in `box`: later binds cover earlier ones."""
+    """bubblewrap's whole command line for `argv` in `box` (for reading: a run hands the
+    options over by file descriptor, `launch`). `network` is added by `launch`."""
     assert sandbox.bwrap is not None
-    options = [sandbox.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    options += ["--tmpfs", "/tmp", "--bind", str(box.root), str(box.root)]
+    return [sandbox.bwrap, *bwrap_options(box, empty_file=empty_file), "--", *argv]
+
+
+def bwrap_options(box: Confinement, *, empty_file: Path) -> list[str]:
+    """bubblewrap's options for `box`, in order: later mounts cover earlier ones, so the
+    toolchain and the work tree come after the private /tmp and home that may hold them,
+    and every read-only or masked path after what holds it."""
+    host = box.host
+    options = _pairs("--ro-bind", host.folders)
+    for target, path in host.links:
+        options += ["--symlink", target, str(path)]
+    options += ["--dev", "/dev", "--proc", "/proc"]
+    for private in ("/tmp", *([str(box.home)] if box.home else [])):
+        options += ["--size", str(box.tmp_bytes), "--tmpfs", private]
+    options += _pairs("--ro-bind-try", (*box.toolchain, *host.extra_files))
+    options += ["--bind", str(box.root), str(box.root)]
     options += _pairs("--ro-bind", box.read_only)
-    for folder in box.masked_folders:
+    for folder in (*host.masked_folders, *box.masked_folders):
         options += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
-    for file in box.masked_files:
+    for file in (*host.masked_files, *box.masked_files):
         options += ["--ro-bind", str(empty_file), str(file)]
-    if not network:
-        options.append("--unshare-net")
-    options += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
-    options += ["--cap-drop", "ALL", "--chdir", str(box.root), "--", *argv]
+    options += ["--unshare-net", "--unshare-pid", "--unshare-ipc"]
+    options += ["--die-with-parent", "--new-session"]
+    options += ["--cap-drop", "ALL", "--chdir", str(box.root)]
     return options
 
 

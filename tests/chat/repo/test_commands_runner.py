@@ -186,4 +186,5 @@ def test_a_sandboxed_run_dies_with_the_process_that_started_it(root, tmp_path):
     finally:
         server.kill()
         server.wait()
+        server.stdout.close()
     assert wait_until_gone(word) == []

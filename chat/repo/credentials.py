@@ -93,6 +93,32 @@ _SHAPES: tuple[tuple[str, str, str], ...] = (
     (GENERIC, r"token" + _GIVEN, "key"),
 )
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for kind, _, _ in _SHAPES))
+# A line that every text holding a value of the shapes above has, read case-blind, one line
+# at a time, in Perl, POSIX extended and Python syntax alike (no \s, no (?:…), no escapes
+# in brackets): how `chat.repo.tools.grepping` asks git grep which files to scan. Looser
+# than the shapes, never narrower; a new shape needs its lead here (tests check each kind).
+CANDIDATE_LINE = "|".join(
+    (
+        "PRIVATE KEY",
+        "(AKIA|ASIA)[0-9A-Z]{16}",
+        "aws_?secret",
+        "gh[pousr]_[A-Za-z0-9]{36}",
+        "github_pat_",
+        "glpat-[A-Za-z0-9_-]{20}",
+        "xox[abposr]-[A-Za-z0-9-]{10}",
+        "sk-[A-Za-z0-9_-]{20}",
+        "AIza[0-9A-Za-z_-]{35}",
+        "[sr]k_live_",
+        "npm_[A-Za-z0-9]{36}",
+        "pypi-AgE",
+        "hf_[A-Za-z0-9]{34}",
+        "SG[.][A-Za-z0-9_-]{22}[.]",
+        "eyJ[A-Za-z0-9_-]{10}",
+        "://[^ :/@\"'<>]{1,64}:[^ :/@\"'<>${}]{3,128}@",
+        "django-insecure-",
+        "(passw(or)?d|pwd|secret|api_?key|access_?token|auth_?token|key|token)[^A-Za-z0-9]*[:=]",
+    )
+)
 SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern)) for kind, pattern, _ in _SHAPES
 )
@@ -102,8 +128,11 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}\Z")
 _MARKER = re.compile(r"\[redacted: ([a-zA-Z][a-zA-Z .-]{2,40})\]")
 
 
+MARKER_START = "[redacted: "
+
+
 def marker(kind: str) -> str:
-    return f"[redacted: {kind}]"
+    return f"{MARKER_START}{kind}]"
 
 
 @dataclass(frozen=True)
@@ -146,16 +175,25 @@ def marked_kinds(text: str) -> list[str]:
     return [kind for kind in KINDS if kind in named]
 
 
-def tool_output(text: str) -> str:
-    """A tool's result as the model gets it: redacted, with a last line that says so."""
-    redaction = redact(text)
-    if not redaction.found:
+def markers(text: str) -> tuple[str, ...]:
+    """The kind of each marker in `text`, in the order of the text."""
+    if MARKER_START not in text:
+        return ()
+    return tuple(kind for kind in _MARKER.findall(text) if kind in KINDS)
+
+
+def tool_output(text: str, found: tuple[str, ...] | None = None) -> str:
+    """A tool's result as the model gets it: redacted, with a last line that says so.
+    With `found`, `text` is redacted already and held values of those kinds."""
+    if found is None:
+        redaction = redact(text)
+        text, found = redaction.text, redaction.found
+    if not found:
         return text
-    count = len(redaction.found)
+    count = len(found)
     values = "value" if count == 1 else "values"
-    return (
-        f"{redaction.text}\n[{count} credential-shaped {values} redacted: {named(redaction.kinds)}]"
-    )
+    kinds = [kind for kind in KINDS if kind in found]
+    return f"{text}\n[{count} credential-shaped {values} redacted: {named(kinds)}]"
 
 
 def named(kinds: Iterable[str]) -> str:

@@ -128,25 +128,14 @@ _GREP_RECORD = re.compile(rb"([^\0]*)\0(\d+)\0([^\n]*)\n?")
 
 
 def grep(
-    root: Path, pattern: str, below: str = "", *, seconds: float
+    root: Path, pattern: str, below: str = "", *, seconds: float, every_file: bool = False
 ) -> tuple[list[tuple[str, str, str]], int]:
     """(path, line number, text) of every line below `below` that matches the regular
     expression `pattern`, in text files git lists (or, outside a repository, does not
-    ignore); each path exactly as git names the file (NUL-separated, never quoted), and
-    how many paths were not valid UTF-8. GrepFailed says why a search could not run."""
-    tracked = (root / ".git").exists()
-    command = ["git", *_LITERAL, "-c", "core.quotePath=false", "-C", str(root), "grep"]
-    options = ["-z", "-n", "-I", "--no-color"]
-    options += ["--untracked"] if tracked else ["--no-index", "--exclude-standard"]
-    rest = ["-e", pattern, "--", below or "."]
-    # Perl-compatible syntax, as the caller checks it with Python's (POSIX extended reads
-    # \d, \w and lazy quantifiers otherwise); a git built without PCRE falls back to it.
-    done = _run_grep([*command, "-P", *options, *rest], seconds)
-    if done.returncode == 128 and b"USE_LIBPCRE" in done.stderr:
-        done = _run_grep([*command, "-E", *options, *rest], seconds)
-    if done.returncode not in (0, 1):
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GrepFailed(f"the search failed: {message[-1] if message else 'unknown error'}")
+    ignore; `every_file`: every file of the folder `root`); each path exactly as git names
+    the file (NUL-separated, never quoted), and how many paths were not valid UTF-8.
+    GrepFailed says why a search could not run."""
+    done = _grep(root, ["-e", pattern], below, seconds, every_file=every_file)
     found, undecodable, position = [], set(), 0
     while position < len(done.stdout):
         record = _GREP_RECORD.match(done.stdout, position)
@@ -161,6 +150,41 @@ def grep(
         text = record[3].decode("utf-8", "replace").replace("\0", "\ufffd")
         found.append((path, record[2].decode("ascii"), text))
     return found, len(undecodable)
+
+
+def grep_paths(root: Path, pattern: str, below: str = "", *, seconds: float) -> list[str]:
+    """The files `grep` would search that hold a line matching `pattern`, case-blind
+    (names that are not valid UTF-8 left out)."""
+    done = _grep(root, ["-l", "-i", "-e", pattern], below, seconds)
+    paths = []
+    for name in done.stdout.split(b"\0"):
+        try:
+            paths.append(name.decode("utf-8"))
+        except UnicodeDecodeError:
+            continue
+    return [path for path in paths if path]
+
+
+def _grep(
+    root: Path, rest: list[str], below: str, seconds: float, *, every_file: bool = False
+) -> subprocess.CompletedProcess:
+    tracked = not every_file and (root / ".git").exists()
+    command = ["git", *_LITERAL, "-c", "core.quotePath=false", "-C", str(root), "grep"]
+    options = ["-z", "-n", "-I", "--no-color"]
+    if tracked:
+        options.append("--untracked")
+    else:
+        options += ["--no-index", *([] if every_file else ["--exclude-standard"])]
+    rest = [*rest, "--", below or "."]
+    # Perl-compatible syntax, as the caller checks it with Python's (POSIX extended reads
+    # \d, \w and lazy quantifiers otherwise); a git built without PCRE falls back to it.
+    done = _run_grep([*command, "-P", *options, *rest], seconds)
+    if done.returncode == 128 and b"USE_LIBPCRE" in done.stderr:
+        done = _run_grep([*command, "-E", *options, *rest], seconds)
+    if done.returncode not in (0, 1):
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GrepFailed(f"the search failed: {message[-1] if message else 'unknown error'}")
+    return done
 
 
 def _run_grep(command: list[str], seconds: float) -> subprocess.CompletedProcess:

@@ -33,6 +33,7 @@ from pydantic import Field
 from chat.repo import boundary, credentials, git, indexing, outlines, sessionsets
 from chat.repo.repomap import builder as repomap
 from chat.repo.repomap.builder import RepoMaps
+from chat.repo.tools import grepping
 from chat.repo.tools.calls import (
     Arguments,
     Text,
@@ -162,10 +163,25 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
     return checked_arguments(call.arguments, _TOOLS_ARGUMENTS[call.name][1], exclude_unset=True)
 
 
-def _cap(text: str, limit: int = MAX_OUTPUT_CHARS, what: str = "characters") -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[cut: {len(text) - limit:,} more {what}]"
+def _cap(
+    text: str, limit: int = MAX_OUTPUT_CHARS, what: str = "characters", found: tuple = ()
+) -> str:
+    """`text` as the model is shown it (redacted, with the line that says so), cut at
+    `limit` characters of that: where a cut falls and what it counts say nothing of a
+    redacted value, and a cut never leaves part of one. `found`: the kinds of values
+    `text` holds redacted already."""
+    redaction = credentials.redact(text)
+    shown = redaction.text
+    if len(shown) > limit:
+        cut = _outside_marker(shown, limit)
+        shown = f"{shown[:cut]}\n[cut: {len(shown) - cut:,} more {what}]"
+    return credentials.tool_output(shown, (*found, *redaction.found))
+
+
+def _outside_marker(text: str, at: int) -> int:
+    """`at`, or the start of the marker it would cut through."""
+    start = text.rfind(credentials.MARKER_START, max(0, at - 60), at)
+    return start if start >= 0 and text.find("]", start) >= at else at
 
 
 def _folder(repo: indexing.Repository, path: str) -> str:
@@ -255,20 +271,23 @@ def _grep(session: Session, repo: indexing.Repository, result: ToolResult, maps:
         raise ToolFailure(f"not a valid regular expression: {exc}") from None
     below = _folder(repo, result.args.get("path", "."))
     try:
-        found, undecodable = git.grep(repo.root, pattern, below, seconds=GREP_SECONDS)
+        found = grepping.search(
+            repo, pattern, below, seconds=GREP_SECONDS, visible=lambda p: _visible(repo, p)
+        )
     except git.GrepFailed as exc:
         raise ToolFailure(str(exc)) from None
-    visible = set(_visible(repo, {path for path, _, _ in found}))
-    lines = [(path, number, text) for path, number, text in found if path in visible]
+    visible = set(_visible(repo, {path for path, _, _ in found.lines}))
+    lines = [(path, number, text) for path, number, text in found.lines if path in visible]
     _stubs(session, repo, list(dict.fromkeys(path for path, _, _ in lines)))
     shown = [f"{git.shown(path)}:{number}:{text}" for path, number, text in lines]
     notes = []
     if len(shown) > MAX_GREP_LINES:
         notes.append(f"[cut: {len(shown) - MAX_GREP_LINES:,} more matching lines]")
-    if undecodable:
-        notes.append(f"[{undecodable} names that are not valid UTF-8 were left out]")
+    if found.undecodable:
+        notes.append(f"[{found.undecodable} names that are not valid UTF-8 were left out]")
     text = "\n".join(shown[:MAX_GREP_LINES] + notes)
-    result.output = _cap(text) if text else "(no matches)"
+    kinds = found.redacted_kinds(lines[:MAX_GREP_LINES])
+    result.output = _cap(text, found=kinds) if text else "(no matches)"
 
 
 def _outline(

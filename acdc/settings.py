@@ -63,6 +63,7 @@ ACDC_RUN_MAX_PROCESSES = env_int("ACDC_RUN_MAX_PROCESSES", 512, minimum=16)
 ACDC_RUN_MEMORY_MB = env_int("ACDC_RUN_MEMORY_MB", 4096, minimum=64)
 ACDC_RUN_FILE_MB = env_int("ACDC_RUN_FILE_MB", 1024, minimum=1)
 ACDC_COMMAND_MAX_TIMEOUT = env_int("ACDC_COMMAND_MAX_TIMEOUT", 3600, minimum=1)  # seconds
+ACDC_RUN_TMP_MB = env_int("ACDC_RUN_TMP_MB", 1024, minimum=1)  # each private tmpfs
 ACDC_COLLAPSE_PER_TURN = env_int("ACDC_COLLAPSE_PER_TURN", 5, minimum=1)
 ACDC_COLLAPSE_TURNS_BACK = env_int("ACDC_COLLAPSE_TURNS_BACK", 3, minimum=1)
 ACDC_MOUNTS = env_mounts("ACDC_MOUNTS")

@@ -3,20 +3,23 @@
 The card sits inside the tool card of the call that proposed it (`chat/_proposal.html`),
 in the live reply and in the page drawn from the store alike. The argv is one line as a
 shell would quote it, with what runs text as code named (`declaring.code_kind`: a shell,
-`python -c`), because an approval is of that exact argv and nothing like it. A pending card
+`python -c`, through env, timeout, xargs, find -exec…), and every character a reader
+cannot see drawn as a marked escape (`\u202e`, a line break as `⏎`; the reason too),
+because an approval is of that exact argv and nothing like it: the form sends the digest
+of the argv it shows, and an argv changed since runs nothing. A pending card
 offers Run once, Always allow this exact command, and Deny; an answered one says the answer,
 the name Always allow declared, and how the run ended with the end of its output.
 """
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from django.template.loader import render_to_string
 
 from chat.repo.commands import declaring
-from chat.repo.commands.proposal_state import proposal_facts
+from chat.repo.commands.proposal_state import argv_digest, proposal_facts
+from contextcore.controls import visible_parts
 from history.models import CommandProposal
 
 OUTPUT_SHOWN_CHARS = 4000
@@ -32,9 +35,10 @@ def shown(facts: dict[str, Any], note: str = "") -> dict:
         run["cut"] = max(0, len(output) - OUTPUT_SHOWN_CHARS)
     return {
         "id": facts["id"],
-        "line": shlex.join(argv),
+        "parts": declaring.shown_parts(argv),
+        "digest": argv_digest(argv),
         "kind": declaring.code_kind(argv),
-        "reason": facts.get("reason", ""),
+        "reason": visible_parts(facts.get("reason", "")),
         "status": facts.get("status", CommandProposal.Status.PENDING),
         "run": run,
         "note": note,

@@ -1,12 +1,14 @@
 """The person's answer to a command the model proposed: Run once, Always allow, Deny.
 
-One POST per answer (`decision` = once | always | deny). The answer is claimed once
-(`chat.repo.commands.answering`): a second tab or a double click is told who was first
-and nothing runs again; a proposal deleted with its session is a plain message, never a
-500. An approval runs the exact argv through the served object's `CommandRuns`
-(sandboxed, one run per session, killed at its timeout); the view answers when the run has
-ended. Every tab of the session sees the card change (approved and running, then the
-result) through its channel group; the pressing tab also gets the card as the answer.
+One POST per answer (`decision` = once | always | deny, `argv` = the digest of the argv the
+card showed). The answer is claimed once (`chat.repo.commands.answering`): a second tab or
+a double click is told who was first and nothing runs again; an approval of an argv that is
+not the row's any more runs nothing and draws the card again as it is now; a proposal
+deleted with its session is a plain message, never a 500. An approval runs the exact argv
+through the served object's `CommandRuns` (sandboxed, one run per session, killed at its
+timeout); the view answers when the run has ended. Every tab of the session sees the card
+change (approved and running, then the result) through its channel group; the pressing tab
+also gets the card as the answer.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ GONE = "This proposal is no longer there (its session was deleted): nothing ran.
 UNKNOWN = "The answer is one of: Run once, Always allow this exact command, Deny."
 DENIED_FIRST = "It was already denied (in another tab, or by an earlier click): nothing ran."
 STOPPED_FIRST = "Its turn was stopped before an answer came: nothing ran."
+CHANGED = (
+    "The command changed after this card was drawn: nothing ran. This is the command as it "
+    "is now; answer again if you want it."
+)
 APPROVED_FIRST = (
     "It was already approved (in another tab, or by an earlier click): it runs once, not again."
 )
@@ -47,9 +53,13 @@ async def proposal_answer(request: HttpRequest, proposal_id: str) -> HttpRespons
     if decision not in answering.DECISIONS:
         return _gone(UNKNOWN, 400)
     try:
-        row = await database_sync_to_async(answering.claim)(number, decision)
+        shown = request.POST.get("argv", "")
+        row = await database_sync_to_async(answering.claim)(number, decision, shown)
     except answering.ProposalGone:
         return _gone(GONE, 404)
+    except answering.ProposalChanged as exc:
+        fields = await database_sync_to_async(proposals.of_row)(exc.proposal, CHANGED)
+        return HttpResponse(proposals.render(fields), status=409)
     except answering.AlreadyAnswered as exc:
         first = FIRST.get(exc.proposal.status, APPROVED_FIRST)
         fields = await database_sync_to_async(proposals.of_row)(exc.proposal, first)

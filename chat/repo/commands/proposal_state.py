@@ -2,11 +2,17 @@
 
 `settled` is the proposal once answered (denied, stopped, or approved with its run
 stored), else None; `stop` ends an unanswered one as stopped (its turn was stopped);
-`proposal_facts` is what the card and the turn know of it. The waiting itself is
-`waits.ProposalWaits`'. Synchronous ORM code but `settled`.
+`proposal_facts` is what the card and the turn know of it. `argv_digest` names one exact
+argv: the card carries the digest of the argv it shows, and an approval runs only when the
+row's argv still has it (`answering`). The waiting itself is `waits.ProposalWaits`'.
+Synchronous ORM code but `settled`.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
 
 from channels.db import database_sync_to_async
 
@@ -19,6 +25,12 @@ def stop(proposal_id: int) -> bool:
     """The proposal, unanswered, ends as stopped (its turn was stopped): nothing runs."""
     pending = CommandProposal.objects.filter(pk=proposal_id, status=Status.PENDING)
     return bool(pending.update(status=Status.STOPPED))
+
+
+def argv_digest(argv: Sequence[str]) -> str:
+    """The SHA-256 of the exact argv, item by item (JSON, so no two argvs share one)."""
+    exact = json.dumps(list(argv), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(exact.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def proposal_facts(row: CommandProposal) -> dict:

@@ -15,6 +15,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from chat.llm.fake import FakeStep
+from chat.repo.commands.proposal_state import argv_digest
 from chat.turn.events import ToolCallFinished, ToolCallWaiting
 from chat.turn.turns import run_turn
 from history.models import CommandProposal
@@ -65,11 +66,13 @@ async def test_the_turn_waits_and_the_model_reads_the_runs_result(
     fake, served, served_root, async_client
 ):
     session = await new_session()
-    turn = Turn(served, session, fake, ["sh", "-c", "echo made > marker; echo printed; exit 3"])
+    argv = ["sh", "-c", "echo made > marker; echo printed; exit 3"]
+    turn = Turn(served, session, fake, argv)
     proposal_id = await turn.proposal_id()
     assert not turn.task.done() and len(fake.requests) == 1  # it waits for the person
 
-    response = await async_client.post(f"/proposals/{proposal_id}/answer/", {"decision": "once"})
+    approval = {"decision": "once", "argv": argv_digest(argv)}  # as the card's form sends it
+    response = await async_client.post(f"/proposals/{proposal_id}/answer/", approval)
     async with asyncio.timeout(WAIT):
         await turn.task
 

@@ -3,7 +3,8 @@
 Real processes in real bubblewrap (the served object's `CommandRuns`), real SQLite, the
 in-memory channel layer the tabs listen on. A proposal comes from a real turn of
 `acdc/fake` calling `propose_command`; its card shows the exact argv (a shell named as
-one), the reason and three buttons; each answer does what it says, once.
+one, a character a reader cannot see as a marked escape), the reason and three buttons;
+each answer does what it says, once, and only for the argv the card showed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from chat.llm.fake import FakeStep
 from chat.repo.commands import answering, declaring
 from chat.turn.events import ToolCallFinished
 from chat.turn.turns import run_turn
+from chat.web import proposals
 from chat.web.broadcast import session_group
 from chat.web.conversation import conversation_items
 from chat.web.fragments import card
@@ -58,9 +60,13 @@ def marker_argv(root) -> list[str]:
     return ["sh", "-c", f"echo made > {root}/marker; echo 'all <b>good</b>'"]
 
 
-async def answer(async_client, proposal_id, decision: str):
+async def answer(async_client, proposal_id, decision: str, digest: str | None = None):
+    """The card's button, with the digest of the argv the card shows (as its form sends)."""
+    if digest is None:
+        fields = await database_sync_to_async(proposals.of_id)(proposal_id)
+        digest = fields["digest"] if fields else ""
     url = f"/proposals/{proposal_id}/answer/"
-    return await async_client.post(url, {"decision": decision})
+    return await async_client.post(url, {"decision": decision, "argv": digest})
 
 
 async def test_the_card_shows_the_exact_argv_flagged_as_a_shell_the_reason_and_three_buttons(
@@ -194,6 +200,75 @@ async def test_the_page_drawn_from_the_store_shows_the_answer_and_the_run(fake, 
     assert f'id="proposal-{row.pk}"' in pending and ">Run once</button>" in pending
     assert f'id="proposal-{row.pk}"' in answered and ">Run once</button>" not in answered
     assert "Ran once" in answered and "exit 0 after" in answered
+
+
+async def test_a_character_a_reader_cannot_see_is_a_marked_escape_and_no_item_spans_lines(
+    fake, here
+):
+    argv = ["python3", "\u202eyp.tset_clac", "one\ntwo"]  # raw: it reads `calc_test.py`
+    _, _, finished = await proposed(fake, argv, reason="runs \u202eyp.tset_clac")
+
+    html = render(card(finished)["proposal"])
+
+    argv_html = html.split('aria-label="Proposed command">')[1].split("</code>")[0]
+    rlo, line_break = (f'<span class="proposal-escape">{e}</span>' for e in ("\\u202e", "⏎"))
+    quoted = f"'{rlo}yp.tset_clac' 'one{line_break}two'"
+    assert argv_html == "python3 " + quoted.replace("'", "&#x27;")
+    assert "\u202e" not in html and "\n" not in argv_html
+    assert 'Why:</span> runs <span class="proposal-escape">\\u202e</span>yp.tset_clac' in html
+
+
+async def test_an_argv_changed_after_its_card_was_drawn_runs_nothing_and_is_shown_again(
+    fake, here, async_client
+):
+    _, row, finished = await proposed(fake, marker_argv(here))
+    shown = card(finished)["proposal"]["digest"]  # what the page's form carries
+    changed = ["sh", "-c", f"echo changed > {here}/marker"]
+    await database_sync_to_async(CommandProposal.objects.filter(pk=row.pk).update)(argv=changed)
+
+    response = await answer(async_client, row.pk, "once", shown)
+
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "The command changed after this card was drawn: nothing ran." in html
+    assert escape(shlex.join(changed)) in html and ">Run once</button>" in html
+    assert not (here / "marker").exists()
+    assert not await database_sync_to_async(CommandRun.objects.exists)()
+    stored = await database_sync_to_async(CommandProposal.objects.get)(pk=row.pk)
+    assert stored.status == "pending"
+
+
+async def test_an_argv_changed_after_the_approval_runs_nothing(fake, here):
+    _, row, _ = await proposed(fake, marker_argv(here))
+    digest = (await database_sync_to_async(proposals.of_id)(row.pk))["digest"]
+    claimed = await database_sync_to_async(answering.claim)(row.pk, answering.ONCE, digest)
+    update = CommandProposal.objects.filter(pk=row.pk).update
+    await database_sync_to_async(update)(argv=["sh", "-c", f"echo changed > {here}/marker"])
+
+    run = await answering.run_approved(claimed, served().commands, root=here)
+
+    assert (run.ending, run.output) == ("failed", answering.CHANGED_AFTER)
+    assert not (here / "marker").exists()
+    stored = await database_sync_to_async(CommandProposal.objects.get)(pk=row.pk)
+    assert stored.run_id == run.pk  # settled: a waiting turn is told it did not run
+
+
+async def test_always_allow_matches_the_exact_argv_only(fake, here, async_client):
+    allowed = [*marker_argv(here), "a\\u202e"]  # a backslash, then u202e: six characters
+    _, row, _ = await proposed(fake, allowed)
+    await answer(async_client, row.pk, "always")
+    (here / "marker").unlink()
+
+    # Its prefix, and an argv whose line reads the same (a real U+202E, shown escaped).
+    for near in (allowed[:-1], [*allowed[:-1], "a\u202e"]):
+        _, row, finished = await proposed(fake, near)
+        assert (row.status, row.argv) == ("pending", near)
+        assert finished.output.startswith("waiting for the person: proposed")
+
+    declared = await database_sync_to_async(declaring.declared)(str(here))
+    assert [d.argv for d in declared] == [tuple(allowed)]
+    assert not (here / "marker").exists()
+    assert await database_sync_to_async(CommandRun.objects.count)() == 1
 
 
 def _page(session) -> str:

@@ -22,7 +22,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.repo import edittools
-from chat.repo.commands import declaring
+from chat.repo.commands import declaring, limits
 from chat.repo.commands.declaring import DeclarationError, Declared
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.commands.suggestions import Suggestion, suggest
@@ -73,6 +73,7 @@ def commands_context(
             for s in offered(declared)
         ],
         "sandbox": runs.sandbox,
+        "limits": limits.held_here(limits.Limits.configured()),  # and how each holds here
         "needs_approval": runs.needs_approval,
         "edits_on": edittools.enabled(),  # the check runs after edits apply: none when off
         # The session's check names a command removed since (from the terminal, say).

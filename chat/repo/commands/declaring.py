@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from chat.repo.commands.codeforms import code_kind
+from chat.repo.commands.limits import duration
 from contextcore.controls import visible, visible_parts
 from history.models import DeclaredCommand
 from history.models.declared import DEFAULT_TIMEOUT_SECONDS
@@ -89,16 +90,10 @@ def check_timeout(seconds: int | None) -> int:
         return min(DEFAULT_TIMEOUT_SECONDS, most)
     if not 1 <= seconds <= most:
         raise DeclarationError(
-            f"--timeout must be 1 to {most} seconds: a run may last at most {_spelled(most)} "
+            f"--timeout must be 1 to {most} seconds: a run may last at most {duration(most)} "
             "(ACDC_COMMAND_MAX_TIMEOUT)"
         )
     return seconds
-
-
-def _spelled(seconds: int) -> str:
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600} h"
-    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"
 
 
 def declared(repository: str) -> list[Declared]:

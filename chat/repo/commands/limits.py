@@ -27,19 +27,22 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from django.conf import settings
 
-from chat.repo.commands.output import TAIL_BYTES, Captured
+from chat.repo.commands.output import STORED_BYTES, TAIL_BYTES, Captured
 
 PROC = Path("/proc")
 PREFIX = "acdc-run-"
 EMPTY_WAIT_SECONDS = 5.0
-SETTINGS = {
-    "processes": "ACDC_RUN_MAX_PROCESSES",
-    "memory": "ACDC_RUN_MEMORY_MB",
-    "file": "ACDC_RUN_FILE_MB",
-}
+SETTINGS = MappingProxyType(
+    {
+        "processes": "ACDC_RUN_MAX_PROCESSES",
+        "memory": "ACDC_RUN_MEMORY_MB",
+        "file": "ACDC_RUN_FILE_MB",
+    }
+)
 MB = 1024 * 1024
 
 
@@ -328,34 +331,41 @@ class Held:
 def held_here(limits: Limits, place: Place | None = None) -> tuple[Held, ...]:
     """The limits on a run on this machine, and by what each is enforced (or why not)."""
     place = Place.found() if place is None else place
-    pids, memory = place.of("pids"), place.of("memory")
-    if pids is not None:
-        processes = Held("Processes", f"{limits.processes:,}", SETTINGS["processes"], _by(pids))
-    elif os.getuid() != 0:
-        processes = Held(
-            "Processes", f"{limits.processes:,}", SETTINGS["processes"],
-            "RLIMIT_NPROC, counted with your other processes (no cgroup here)",
-        )  # fmt: skip
-    else:
-        processes = Held(
-            "Processes",
-            f"{limits.processes:,}",
-            SETTINGS["processes"],
-            "not enforced: acdc runs as root, whom RLIMIT_NPROC does not bind, and "
-            f"{place.why or 'no cgroup can be made'}",
-            holds=False,
-        )
-    if memory is not None:
-        how = _by(memory) + "; a private /tmp counts too"
-    else:
-        how = "RLIMIT_AS (address space reserved, not memory used; no cgroup here)"
-    return (
-        processes,
+    memory = place.of("memory")
+    how = _by(memory) if memory else "RLIMIT_AS (address space reserved, not memory used)"
+    held = [
+        Held("Processes", f"{limits.processes:,}", SETTINGS["processes"], *_processes(place)),
         Held("Memory", size(limits.memory_mb), SETTINGS["memory"], how),
         Held("Largest file written", size(limits.file_mb), SETTINGS["file"], "RLIMIT_FSIZE"),
-    )
+    ]
+    if (tmp_mb := getattr(settings, "ACDC_RUN_TMP_MB", None)) is not None:
+        held.append(Held("Private /tmp", size(tmp_mb), "ACDC_RUN_TMP_MB", "bubblewrap --size"))
+    timeout = settings.ACDC_COMMAND_MAX_TIMEOUT
+    killed = "no declaration may ask for more; at its timeout a run is killed with all it started"
+    held.append(Held("Longest timeout", duration(timeout), "ACDC_COMMAND_MAX_TIMEOUT", killed))
+    budget = f"{settings.ACDC_COMMAND_OUTPUT_BYTES:,} bytes to the model"
+    kept = f"head and tail; acdc stores its first {STORED_BYTES:,} bytes and last {TAIL_BYTES:,}"
+    held.append(Held("Output", budget, "ACDC_COMMAND_OUTPUT_BYTES", kept))
+    return tuple(held)
+
+
+def _processes(place: Place) -> tuple[str, bool]:
+    pids = place.of("pids")
+    if pids is not None:
+        return _by(pids), True
+    if os.getuid() != 0:
+        return "RLIMIT_NPROC, counting your other processes too (no cgroup here)", True
+    why = place.why or "no cgroup can be made"
+    return f"not enforced: {why}, and acdc runs as root, whom RLIMIT_NPROC does not bind", False
 
 
 def _by(folder: tuple[Path, int]) -> str:
     path, version = folder
     return f"a cgroup (v{version}) acdc makes for each run under {path}, removed after it"
+
+
+def duration(seconds: int) -> str:
+    """'1 h', '90 min', '45 s'."""
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"

@@ -11,12 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.template.loader import render_to_string
 
 from chat.repo.commands import declaring
 from chat.repo.commands.declaring import DeclarationError
-from chat.repo.commands.limits import PREFIX, Limits, Place
-from chat.repo.commands.runner import run_argv
+from chat.repo.commands.limits import PREFIX, Limits, Place, held_here
+from chat.repo.commands.runner import CommandRuns, run_argv
 from chat.repo.commands.sandbox import Sandbox
+from chat.web.views_commands import commands_context
 from tests.chat.repo.commands_support import PYTHON
 
 FORKS = """
@@ -135,3 +137,25 @@ def test_a_timeout_past_the_maximum_is_refused_with_the_setting_named(settings):
     )
     settings.ACDC_COMMAND_MAX_TIMEOUT = 7200
     assert declaring.check_timeout(7200) == 7200
+
+
+@pytest.mark.django_db
+def test_the_commands_part_says_which_limits_hold_here_and_how(served_root, session):
+    html = render_to_string("chat/_commands.html", commands_context(session, CommandRuns()))
+    pids = Place.found().of("pids")
+    assert pids is not None
+    assert (
+        "Processes: 512 (<code>ACDC_RUN_MAX_PROCESSES</code>) — a cgroup "
+        f"(v{pids[1]}) acdc makes for each run under {pids[0]}, removed after it"
+    ) in html
+    assert "Largest file written: 1 GiB (<code>ACDC_RUN_FILE_MB</code>) — RLIMIT_FSIZE" in html
+    assert "Longest timeout: 1 h (<code>ACDC_COMMAND_MAX_TIMEOUT</code>)" in html
+    assert "not enforced here" not in html
+    # Where no group can be made, as root: memory by RLIMIT_AS, processes not at all.
+    nowhere = Place((), "acdc cannot make a cgroup with the pids or memory controller here")
+    processes, memory = held_here(Limits.configured(), nowhere)[:2]
+    assert memory.how.startswith("RLIMIT_AS") and not processes.holds
+    assert processes.how == (
+        "not enforced: acdc cannot make a cgroup with the pids or memory controller here, "
+        "and acdc runs as root, whom RLIMIT_NPROC does not bind"
+    )

@@ -1,19 +1,13 @@
 """Limits on one run: how many processes, how much memory, the largest file it writes.
 
-A run goes into a cgroup of its own (`RunGroup`) when this machine lets acdc make one: a
-child of the group acdc finds itself in, per controller (`pids` and `memory`, on cgroup v1
-or v2), made for the run and removed after it, with whatever is still in it killed first
-(an empty one a killed acdc left is removed by the next run).
-acdc never writes to a group it did not make: on cgroup v2 the controllers must already be
-enabled in its own group's `cgroup.subtree_control` (enabling them there would change that
-group, and the no-internal-processes rule forbids it while acdc lives in it). Where a group
-cannot be made, memory falls back to `RLIMIT_AS` (address space, not memory used) and
-processes to `RLIMIT_NPROC`, which binds only a non-root uid (the kernel exempts the init
-namespace's root, in a user namespace too): as root there is no process limit. The largest
-file is always `RLIMIT_FSIZE`. The child sets its rlimits and joins the group between fork
-and exec (`preexec`), so nothing it starts is ever outside them. `stopped_by` names the
-limit that ended a run, from the group's counters (pids.events `max`, memory `oom_kill`),
-SIGXFSZ, or the error a program prints. Non-goals: timeouts and output (`runner`, `output`).
+A run gets a cgroup of its own (`RunGroup`) where acdc can make one as a child of its own
+group (`pids`, `memory`; v1 or v2, on v2 only where the controllers are already delegated):
+made for the run, emptied and removed after it. acdc never writes to a group it did not
+make. Without one, memory falls back to `RLIMIT_AS` and processes to `RLIMIT_NPROC`, which
+binds no root (there is then no process limit); a file is always `RLIMIT_FSIZE`. The child
+sets its rlimits and joins the group between fork and exec. `stopped_by` names the limit
+that ended a run; `held_here` says which limits hold on this machine and how.
+Non-goals: the timeout and the output's caps (`runner`, `output`).
 """
 
 from __future__ import annotations

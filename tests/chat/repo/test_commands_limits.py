@@ -6,8 +6,10 @@ maximum; the Commands part says which limits hold here and how."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
+from asyncio.subprocess import PIPE, STDOUT
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ from django.template.loader import render_to_string
 
 from chat.repo.commands import declaring
 from chat.repo.commands.declaring import DeclarationError
-from chat.repo.commands.limits import PREFIX, Limits, Place, held_here
+from chat.repo.commands.limits import PREFIX, Limits, Place, RunGroup, held_here
+from chat.repo.commands.output import Captured
 from chat.repo.commands.runner import CommandRuns, run_argv
 from chat.repo.commands.sandbox import Sandbox
 from chat.web.views_commands import commands_context
@@ -120,12 +123,17 @@ async def test_pytest_passes_in_a_group_of_its_own_that_is_gone_after_it(root, d
     )
     before = groups()
     assert before, "this machine lets acdc make a cgroup for a run"
+    # One a killed acdc left (its pid is past any pid there can be) goes with the next run.
+    left = [parent / f"{PREFIX}999999999-0" for _, parent, _ in Place.found().folders]
+    for folder in left:
+        folder.mkdir()
     outcome = await run(root, data_dir, sandbox, sys.executable, "-m", "pytest", "-q", "-s")
     text = outcome.captured.stored_text()
     assert outcome.passed, text
     made = {line.split(":", 2)[2] for line in text.splitlines() if f"/{PREFIX}" in line}
     assert made and all(_ours(path.rsplit("/", 1)[1]) for path in made)
     assert groups() == before  # its group removed, nothing else changed
+    assert not any(folder.exists() for folder in left)
 
 
 def test_a_timeout_past_the_maximum_is_refused_with_the_setting_named(settings):
@@ -158,4 +166,22 @@ def test_the_commands_part_says_which_limits_hold_here_and_how(served_root, sess
     assert processes.how == (
         "not enforced: acdc cannot make a cgroup with the pids or memory controller here, "
         "and acdc runs as root, whom RLIMIT_NPROC does not bind"
+    )
+
+
+async def test_without_a_cgroup_memory_is_bounded_by_rlimit_as_and_named(root):
+    group = await RunGroup(Limits(512, 256, 1024), Place((), "no cgroup in this test")).opened()
+    code = "b = bytearray(1024**3); print('allocated', len(b))"
+    child = await asyncio.create_subprocess_exec(
+        PYTHON, "-c", code, stdout=PIPE, stderr=STDOUT, preexec_fn=group.preexec()
+    )
+    out, _ = await child.communicate()
+    await group.close()
+    captured = Captured()
+    captured.add(out)
+    assert b"MemoryError" in out and b"allocated" not in out
+    said = group.stopped_by("exited", child.returncode, captured)
+    assert said == (
+        "it passed the memory limit of 256 MiB (ACDC_RUN_MEMORY_MB) (RLIMIT_AS): "
+        "an allocation failed"
     )

@@ -4,8 +4,8 @@ With `--apply` the turn runs with `APPLY_NOW` set, so the reply's edits (tool ca
 SEARCH/REPLACE blocks) go through the same matcher and repository boundary as in the page
 and apply together when the reply ends, or not at all (a failing edit, a protected file:
 the reason is printed). Without it the edits stay pending for the page. Either way each
-changed file is printed as a unified diff, in colour only on a terminal, and a line for
-every edit that did not apply.
+changed file is printed as a unified diff (its control characters removed), in colour only
+on a terminal, and a line for every edit that did not apply.
 The exit status is 0 when every proposed edit applied (or none was proposed), else 1; a
 write that failed (a full disk) is one line, never a traceback. `--commit MESSAGE` then
 commits exactly the files acdc changed in the session (only after a turn whose edits all
@@ -29,6 +29,7 @@ from acdc.terminal import consent
 from chat.repo import edittools, sessionsets
 from chat.repo.edits.applying import APPLY_NOW, accept_reply, preview
 from chat.repo.edits.commit import CommitRefused, Hooks, HooksNeedConsent, commit
+from contextcore.controls import printable
 from contextcore.edits import unified_diff
 from history.models import PendingEdit, Session
 
@@ -113,10 +114,10 @@ async def show(session_id: str, turn_id: str, *, apply: bool) -> int:
         print(f"acdc: error: {write_failure(exc)}", file=sys.stderr)
         return 1
     colour = sys.stdout.isatty()
-    for diff in found.diffs:
-        sys.stdout.write(coloured(diff, colour))
+    for diff in found.diffs:  # the model's text: none of its controls, only acdc's colours
+        sys.stdout.write(coloured(printable(diff, colours=False), colour))
     for note in found.notes:
-        print(f"acdc: {note}", file=sys.stderr)
+        print(f"acdc: {printable(note)}", file=sys.stderr)
     return 0 if found.all_applied else 1
 
 

@@ -43,6 +43,7 @@ from chat.turn import checking
 from chat.turn.after_turn import after_turn_tasks
 from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFinished, TurnNotice
 from chat.turn.turns import TurnRejected, run_turn
+from contextcore.controls import printable
 from history import selectors
 from history.ids import new_turn_id
 from history.interchange.export import session_to_jsonl, session_to_markdown
@@ -322,7 +323,7 @@ async def _show_check(session_id: str, turn_id: str, check: str) -> checking.Che
     if ran is not None:
         print(f"acdc: {ran.line()}", file=sys.stderr)
         if not ran.passed and ran.output:
-            print(ran.output.rstrip("\n"), file=sys.stderr)
+            print(printable(ran.output).rstrip("\n"), file=sys.stderr)
     return ran
 
 
@@ -334,11 +335,11 @@ async def _stream_to_terminal(
     async def emit(event) -> None:
         nonlocal printed
         if isinstance(event, TurnDelta | TurnFinished):
-            sys.stdout.write(event.text[printed:])
+            sys.stdout.write(printable(event.text[printed:]))  # no terminal is the model's
             sys.stdout.flush()
             printed = len(event.text)
         elif isinstance(event, TurnNotice):
-            print(f"acdc: {event.text}", file=sys.stderr)
+            print(f"acdc: {printable(event.text)}", file=sys.stderr)
 
     async def after(ctx) -> None:
         # As in the browser: the due checkpoint, then compaction (or automatic rollback),

@@ -1,7 +1,8 @@
 """`acdc chat` as a client of the `acdc serve` that serves the repository, when one does.
 
 Read before Django is set up, so a reply through the server costs no Django, litellm or
-database start: this module imports the standard library and the run file only. The server
+database start: this module imports the standard library, the run file and
+`contextcore.controls` (plain Python) only. The server
 is used when the data folder holds its run file (`acdc.terminal.runfile`) for this very
 repository, its pid is alive and it answers within `CONNECT_SECONDS`; otherwise
 `chat_through_server` returns None and the chat runs in this process, after a one-line
@@ -11,7 +12,8 @@ is the server's. `--apply` and `--commit` go the same way (the server holds the 
 key): the reply's edits apply there, and the commit is a second request once the chat ended
 well, asking this terminal about a hook acdc's edits changed (`acdc.terminal.consent`).
 Streams what the endpoint sends (`acdc.terminal.endpoint`): the reply on stdout as it
-grows, the rest on stderr; the exit status is the in-process one.
+grows, the rest on stderr; the exit status is the in-process one. Whatever the server sends
+reaches the terminal through `printable`: no control sequence but colours, whoever wrote it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from acdc.terminal import consent, runfile
 from acdc.terminal.runfile import RunFile
+from contextcore.controls import printable
 
 CONNECT_SECONDS = 1.0  # a stale run file must not hang the command
 ANSWER_SECONDS = 5.0  # the endpoint answers before any work; the reply itself may take long
@@ -158,22 +161,23 @@ def _relay(response: http.client.HTTPResponse) -> tuple[int, str]:
 
 
 def _show(line: dict) -> int | None:
-    if "session" in line:
-        print(f"session: {line['session']}", file=sys.stderr)
-    if "text" in line:
-        sys.stdout.write(line["text"])
+    said = {k: printable(v) if isinstance(v, str) else v for k, v in line.items()}
+    if "session" in said:
+        print(f"session: {said['session']}", file=sys.stderr)
+    if "text" in said:
+        sys.stdout.write(said["text"])
         sys.stdout.flush()
-    if "diff" in line:
-        sys.stdout.write(line["diff"])
-    if "note" in line:
-        _note(line["note"])
-    if "check" in line:  # a check run's one line, and its cut output when it failed
-        _note(line["check"])
-        if line.get("output"):
-            sys.stderr.write(line["output"].rstrip("\n") + "\n")
-    if "error" in line:
-        print(f"acdc: error: {line['error']}", file=sys.stderr)
-    return line.get("exit")
+    if "diff" in said:
+        sys.stdout.write(said["diff"])
+    if "note" in said:
+        _note(said["note"])
+    if "check" in said:  # a check run's one line, and its cut output when it failed
+        _note(said["check"])
+        if said.get("output"):
+            sys.stderr.write(said["output"].rstrip("\n") + "\n")
+    if "error" in said:
+        print(f"acdc: error: {said['error']}", file=sys.stderr)
+    return said.get("exit")
 
 
 def _address(run: RunFile) -> str:

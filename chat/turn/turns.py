@@ -42,6 +42,7 @@ from chat.turn.events import (
     TurnStarted,
 )
 from chat.turn.preparation import prepare
+from contextcore.controls import printable
 from contextcore.llm import (
     LLMClient,
     LLMError,
@@ -71,8 +72,9 @@ _UNSTORABLE = re.compile("[\0\ud800-\udfff]")
 def storable(text: str) -> str:
     """Model text that every store, renderer and socket takes: a NUL (PostgreSQL text
     cannot hold one) and a lone surrogate (a JSON escape of half a character, which UTF-8
-    cannot encode) become U+FFFD."""
-    return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text
+    cannot encode) become U+FFFD; control sequences but colours are removed (`printable`:
+    no terminal that prints it is the model's)."""
+    return printable(_UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text)
 
 
 class TurnRejected(Exception):

@@ -6,7 +6,8 @@ neither reaches up the layers for it. Model output is untrusted. It is rendered 
 HTML disabled, code blocks highlighted (by tree-sitter for the languages `syntax` has a
 grammar of, by Pygments for the rest; class-based, styled by our CSS), and the result
 cleaned by nh3 with a short allow-list, so no script, event handler or `javascript:` URL
-can survive. Plain Python: no Django.
+can survive; no control character survives either (`contextcore.controls.printable`, with
+colours too: a page draws none of the model's). Plain Python: no Django.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import find_lexer_class_for_filename, get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from contextcore.controls import printable
 from history.markup import syntax
 
 _ALLOWED_TAGS = frozenset(
@@ -120,7 +122,7 @@ def render_markdown(text: str) -> str:
         text.encode()
     except UnicodeEncodeError:  # a lone surrogate, which the sanitizer cannot take: U+FFFD
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    html = markdown_parser().render(text)
+    html = markdown_parser().render(printable(text, colours=False))
     return nh3.clean(
         html,
         tags=_ALLOWED_TAGS,

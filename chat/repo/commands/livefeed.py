@@ -6,7 +6,8 @@ once per `interval`, and once more after a quiet spell so the last line is never
 back. So a command that prints 5 MB costs the wire a few frames of at most `LIVE_BYTES`
 each per second, not 5 MB of frames; the card says how much was left out. The text is
 decoded with replacement; a cut start is moved past the first line break, so a split
-character or colour code does not show as junk. Non-goals: drawing it (chat.web), storing
+character or colour code does not show as junk, and it is `printable` (colours kept for
+the card to draw, every other control sequence removed). Non-goals: drawing it (chat.web), storing
 it (the run's row keeps the whole output up to its own cap).
 """
 
@@ -16,6 +17,8 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+
+from contextcore.controls import printable
 
 LIVE_BYTES = 16 * 1024
 INTERVAL_SECONDS = 0.25
@@ -59,7 +62,7 @@ class LiveOutput:
             at = data.find(b"\n")
             if 0 <= at < len(data) // 2:
                 data = data[at + 1 :]
-        return data.decode("utf-8", errors="replace").replace("\0", "\ufffd")
+        return printable(data.decode("utf-8", errors="replace").replace("\0", "\ufffd"))
 
     async def flush(self) -> None:
         if not self._dirty:

@@ -8,12 +8,15 @@ the whole output when it fits the budget (ACDC_COMMAND_OUTPUT_BYTES, 8 KB by def
 otherwise its head and its tail (where a test runner prints its summary) around one line
 saying how much was cut, and always through the one redaction every tool result leaves
 by (`chat.repo.credentials.tool_output`). The text returned is never longer than the
-budget, counted in UTF-8 bytes.
+budget, counted in UTF-8 bytes. Both are `printable` (`contextcore.controls`): what a
+command prints reaches no terminal, page or model with a control sequence but its colours
+(no clipboard write, title, link, cursor movement or erase; a lone CR is a line break).
 """
 
 from __future__ import annotations
 
 from chat.repo import credentials
+from contextcore.controls import printable
 
 STORED_BYTES = 1_000_000
 TAIL_BYTES = 64 * 1024
@@ -96,5 +99,5 @@ def _line_start(data: bytes) -> bytes:
 
 def _decoded(data: bytes | bytearray) -> str:
     # A cut may split a character: it becomes U+FFFD, never an exception. NUL cannot be
-    # stored in PostgreSQL text.
-    return bytes(data).decode("utf-8", errors="replace").replace("\0", "\ufffd")
+    # stored in PostgreSQL text. A cut control sequence loses its ESC, so it is inert.
+    return printable(bytes(data).decode("utf-8", errors="replace").replace("\0", "\ufffd"))

@@ -45,7 +45,9 @@ class Declared:
 
     @classmethod
     def of(cls, row: DeclaredCommand) -> Declared:
-        return cls(row.name, tuple(row.argv), row.timeout_seconds, row.network)
+        """The row as it runs: a timeout stored before the maximum was lowered is held to it."""
+        timeout = min(row.timeout_seconds, max_timeout_seconds())
+        return cls(row.name, tuple(row.argv), timeout, row.network)
 
     @property
     def shown(self) -> str:

@@ -22,6 +22,7 @@ from chat.repo.commands.output import Captured
 from chat.repo.commands.runner import CommandRuns, run_argv
 from chat.repo.commands.sandbox import Sandbox
 from chat.web.views_commands import commands_context
+from history.models import DeclaredCommand
 from tests.chat.repo.commands_support import PYTHON
 
 FORKS = """
@@ -145,6 +146,13 @@ def test_a_timeout_past_the_maximum_is_refused_with_the_setting_named(settings):
     )
     settings.ACDC_COMMAND_MAX_TIMEOUT = 7200
     assert declaring.check_timeout(7200) == 7200
+
+
+@pytest.mark.django_db
+def test_a_timeout_stored_before_the_maximum_runs_within_it():
+    DeclaredCommand.objects.create(repository="/r", name="t", argv=["x"], timeout_seconds=86400)
+    found = declaring.find("/r", "t")
+    assert found is not None and found.timeout_seconds == 3600
 
 
 @pytest.mark.django_db

@@ -3,21 +3,24 @@
 Every request of a session (the chat's, its tool rounds, the side requests that reuse its
 prefix, keep-alive refreshes) goes through `client()`, which replaces credential-shaped
 values in every text part by a marker naming the kind (`chat.repo.credentials.redact`)
-before the request leaves. The same text always redacts to the same bytes, so the chat and
-its side requests still share their cached prefix. `findings` says, per file or section of
-a prepared prompt, what kinds it held, so the turn can warn before its request goes.
+before the request leaves, and every copy of such a value anywhere in the request, as is,
+base64, hex or URL-encoded (`chat.repo.secretvalues.Copies`). The same request always
+redacts to the same bytes, so the chat and its side requests still share their cached
+prefix (an earlier message changes only when a later one first shows a value it holds a
+copy of). `findings` says, per file or section of a prepared prompt, what kinds it held,
+so the turn can warn before its request goes.
 The stored conversation and the files on disk keep what the person wrote; only what is
 sent changes. Non-goals: which shapes count (chat.repo.credentials), the notices' storage.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from chat.repo import credentials
+from chat.repo import credentials, secretvalues
 from contextcore import objectview
 from contextcore.llm import LLMClient, LLMRequest, StreamEvent
 from contextcore.manager import PreparedPrompt
@@ -75,47 +78,74 @@ def client(inner: LLMClient) -> LLMClient:
 
 
 def redacted(request: LLMRequest) -> LLMRequest:
-    """`request` with each credential-shaped value in its messages replaced by a marker;
-    the same object when there is none."""
-    messages = [_message(m) for m in request.messages]
+    """`request` with each credential-shaped value in its messages replaced by a marker,
+    and every copy of such a value anywhere in the request (`secretvalues.Copies`); the
+    same object when there is none."""
+    values: dict[str, str] = {}
+    for text in _texts(request.messages):
+        values.update((text[b:e], marker) for b, e, marker in credentials.spans(text))
+    copies = secretvalues.Copies.of(values)
+
+    def redact(text: str) -> str:
+        return copies.redact(credentials.redact(text).text)
+
+    messages = [_message(m, redact) for m in request.messages]
     if all(new is old for new, old in zip(messages, request.messages, strict=True)):
         return request
     return replace(request, messages=messages)
 
 
-def _message(message: Mapping[str, Any]) -> Any:
+def _texts(messages: Iterable[Mapping[str, Any]]) -> Iterable[str]:
+    """Every text a request's messages send: contents, text parts, tool-call arguments."""
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            yield from (p["text"] for p in content if isinstance(p, dict) and _is_text(p))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                yield function["arguments"]
+
+
+def _is_text(part: Mapping[str, Any]) -> bool:
+    return isinstance(part.get("text"), str)
+
+
+def _message(message: Mapping[str, Any], redact: Callable[[str], str]) -> Any:
     content = message.get("content")
     changed: dict[str, Any] = {}
     if isinstance(content, str):
-        text = credentials.redact(content).text
-        if text is not content:
+        text = redact(content)
+        if text != content:
             changed["content"] = text
     elif isinstance(content, list):
-        parts = [_part(p) for p in content]
+        parts = [_part(p, redact) for p in content]
         if any(new is not old for new, old in zip(parts, content, strict=True)):
             changed["content"] = parts
     calls = message.get("tool_calls")
     if calls:
-        redone = [_call(c) for c in calls]
+        redone = [_call(c, redact) for c in calls]
         if any(new is not old for new, old in zip(redone, calls, strict=True)):
             changed["tool_calls"] = redone
     return {**message, **changed} if changed else message
 
 
-def _part(part: Any) -> Any:
-    if isinstance(part, dict) and isinstance(part.get("text"), str):
-        text = credentials.redact(part["text"]).text
-        return part if text is part["text"] else {**part, "text": text}
+def _part(part: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(part, dict) and _is_text(part):
+        text = redact(part["text"])
+        return part if text == part["text"] else {**part, "text": text}
     return part
 
 
-def _call(call: Any) -> Any:
+def _call(call: Any, redact: Callable[[str], str]) -> Any:
     function = call.get("function") if isinstance(call, dict) else None
     arguments = function.get("arguments") if isinstance(function, dict) else None
     if not isinstance(arguments, str):
         return call
-    text = credentials.redact(arguments).text
-    return call if text is arguments else {**call, "function": {**function, "arguments": text}}
+    text = redact(arguments)
+    return call if text == arguments else {**call, "function": {**function, "arguments": text}}
 
 
 # -- what the person is told ---------------------------------------------------------------

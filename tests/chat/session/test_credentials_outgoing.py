@@ -4,7 +4,9 @@ or the history held credentials, and the person is told in the turn that first s
 
 from __future__ import annotations
 
+import base64
 import json
+from urllib.parse import quote
 
 import pytest
 from channels.db import database_sync_to_async
@@ -189,3 +191,23 @@ async def test_side_requests_that_read_the_history_send_it_redacted(root, fake):
     side = fake.requests[before:]
     assert side and any("my token is" in wire(r) for r in side)
     assert not any(GITHUB_TOKEN in wire(r) for r in side)
+
+
+async def test_encoded_copies_of_a_found_value_leave_as_its_marker(root, fake):
+    session = await new_session()
+    await database_sync_to_async(sessionsets.set_active_files)(session, ["settings.py"])
+    password = "Tr0ub4dor&3/xy"
+    copies = (
+        base64.b64encode(f"ci:{GITHUB_TOKEN}".encode()).decode(),  # as Basic auth sends it
+        GITHUB_TOKEN.encode().hex(),
+        quote(password, safe=""),
+    )
+    text = f"DB_PASSWORD = '{password}'. Why Basic {copies[0]}, 0x{copies[1]}, ?pw={copies[2]}?"
+    before = len(fake.requests)
+
+    await turn(session, fake, text)
+
+    sent = wire(fake.requests[before])
+    assert not any(copy in sent for copy in copies)
+    assert "Basic [redacted: a GitHub token], 0x[redacted: a GitHub token]" in sent
+    assert "?pw=[redacted: a password or secret]?" in sent

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 
 class ChatConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
+        self.sends: set[asyncio.Task] = set()  # the counting passes' frames, under way
         self.served = served()  # what the process serves, fetched once per socket
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
         self.group = session_group(self.session_id)
@@ -84,6 +86,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(self.files_group, self.channel_name)
         if getattr(self, "repository", None) is not None:
             await self.served.watchers.detach(self.repository)
+        if sends := getattr(self, "sends", None):
+            await asyncio.gather(*sends, return_exceptions=True)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         try:
@@ -132,14 +136,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
         repo = Path(settings.ACDC_REPO)
         listing = await asyncio.to_thread(git.list_files, repo)
         paths = listing.paths
-        loop = asyncio.get_running_loop()
-        layer, group = self.channel_layer, self.files_group
+        send = _sender(self.channel_layer, self.files_group, self.sends)
         counts, outlines, panel = self.served.counts, self.served.outlines, self.served.files
 
         def tell_all(**fields) -> None:
-            html = count_update(panel, repo, paths, **fields)
-            message = {"type": "chat.frame", "html": html}
-            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+            send(count_update(panel, repo, paths, **fields))
 
         def as_json(found: dict) -> dict:
             return {path: count.as_json() for path, count in found.items()}
@@ -183,6 +184,36 @@ class ChatConsumer(AsyncWebsocketConsumer):
             # The reply ended before this tab's snapshot, and its finished frame carried no
             # body (the tabs that followed it had one): draw the conversation again.
             await self.send(await database_sync_to_async(ended_frame)(self.session_id))
+
+
+def _sender(layer, group: str, sends: set[asyncio.Task]) -> Callable[[str], None]:
+    """A frame for `group` from a counting thread, sent on the loop that runs now.
+
+    A counting pass (chat.repo.passes) belongs to the process and may outlive the socket
+    that started it, and the loop too (the server or a test ending). So the thread hands
+    the loop a call, and the send becomes a coroutine only there, in a task `sends` holds
+    (the socket awaits those when it goes): a loop that has closed has no tab left to tell,
+    and the frame is dropped instead of left an un-awaited coroutine."""
+    loop = asyncio.get_running_loop()
+
+    def start(html: str) -> None:
+        task = loop.create_task(layer.group_send(group, {"type": "chat.frame", "html": html}))
+        sends.add(task)
+        task.add_done_callback(_sent)
+        task.add_done_callback(sends.discard)
+
+    def send(html: str) -> None:
+        try:
+            loop.call_soon_threadsafe(start, html)
+        except RuntimeError:  # the loop has closed
+            log.debug("a counting frame for %s came after its loop closed", group)
+
+    return send
+
+
+def _sent(task: asyncio.Task) -> None:
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("a counting frame was not sent", exc_info=error)
 
 
 async def _locked_selection() -> str:

@@ -53,6 +53,7 @@ class Holder:
         if self.process.poll() is None:
             self.process.stdin.close()
             self.process.wait(timeout=30)
+        self.process.stdout.close()
 
 
 async def _ignore(event) -> None:

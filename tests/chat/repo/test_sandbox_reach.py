@@ -66,14 +66,17 @@ def came(server: socket.socket) -> bool:
 
 
 PROBE = """
-import os, socket, sys
+import os, socket, stat, sys
 for path in sys.argv[1:5]:
+    kind = 'absent' if not os.path.exists(path) else 'socket'
+    if kind != 'absent' and not stat.S_ISSOCK(os.stat(path).st_mode):
+        kind = 'file'
     try:
         client = socket.socket(socket.AF_UNIX)
         client.connect(path)
         print('CONNECTED', path)
     except OSError as exc:
-        print('no', path, os.path.exists(path), exc.strerror)
+        print('no', path, kind, exc.strerror)
 for path in sys.argv[5:]:
     try:
         print('READ', path, repr(open(path).read()))
@@ -104,7 +107,8 @@ async def test_no_host_socket_home_file_sibling_repository_or_shadow(root, sandb
         assert outcome.passed, text
         assert "CONNECTED" not in text and not any(came(server) for server in servers)
     for path in paths[:3]:  # not there at all; the work tree's is an empty file
-        assert f"no {path} False" in text
+        assert f"no {path} absent" in text
+    assert f"no {paths[3]} file" in text
     assert "HOME CANARY" not in text and "SIBLING CANARY" not in text
     assert "READ /etc/shadow ''" in text and f"unread {home / 'canary'}" in text
     assert "home ['.cache']" in text  # an empty, writable home folder of its own

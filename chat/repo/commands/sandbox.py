@@ -273,7 +273,7 @@ def bwrap_options(box: Confinement, *, empty_file: Path) -> list[str]:
     for target, path in host.links:
         options += ["--symlink", target, str(path)]
     options += ["--dev", "/dev", "--proc", "/proc"]
-    for private in ("/tmp", *([str(box.home)] if box.home else [])):
+    for private in ("/dev/shm", "/tmp", *([str(box.home)] if box.home else [])):
         options += ["--size", str(box.tmp_bytes), "--tmpfs", private]
     options += _pairs("--ro-bind-try", (*box.toolchain, *host.extra_files))
     options += ["--bind", str(box.root), str(box.root)]
@@ -282,6 +282,8 @@ def bwrap_options(box: Confinement, *, empty_file: Path) -> list[str]:
         options += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
     for file in (*host.masked_files, *box.masked_files):
         options += ["--ro-bind", str(empty_file), str(file)]
+    # The root and /dev are tmpfs without a cap: only their mounts are writable.
+    options += ["--remount-ro", "/dev", "--remount-ro", "/"]
     options += ["--unshare-net", "--unshare-pid", "--unshare-ipc"]
     options += ["--die-with-parent", "--new-session"]
     options += ["--cap-drop", "ALL", "--chdir", str(box.root)]

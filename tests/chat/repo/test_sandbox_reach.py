@@ -2,8 +2,9 @@
 
 No host UNIX socket (under /run, the host's /tmp, the home folder, in the work tree), no
 file of the home folder or of a sibling repository, no /etc/shadow; no new UNIX socket at
-all, while socketpair and asyncio work; a /tmp capped by ACDC_RUN_TMP_MB; with network,
-an interface of its own and not the host's loopback; bubblewrap's command line names no
+all, while socketpair and asyncio work; /tmp and /dev/shm capped by ACDC_RUN_TMP_MB,
+bubblewrap's root and /dev read-only; with network, an interface of its own and not the
+host's loopback; bubblewrap's command line names no
 masked path; a real pytest run passes, with a virtualenv in the tree and acdc's own
 (a toolchain outside it). The program's toolchain is found on a synthetic pyenv prefix.
 """
@@ -140,9 +141,12 @@ async def test_no_unix_socket_can_be_made_but_socketpair_and_asyncio_work(root, 
     assert outcome.passed, text
     assert "AF_UNIX: Operation not permitted" in text
     assert "pair works" in text and "asyncio works" in text
-    script = "head -c 2000000 /dev/zero > /tmp/big; echo $?; head -c 1000 /dev/zero > small"
+    script = "for f in /tmp/big /dev/shm/big; do head -c 2000000 /dev/zero > $f; done; "
+    script += "echo x > /stray; echo y > /dev/stray; head -c 1000 /dev/zero > small"
     _, text = await sandboxed(root, sandbox, "sh", "-c", script)
-    assert "No space left on device" in text and (root / "small").stat().st_size == 1000
+    assert text.count("No space left on device") == 2, text  # /tmp and /dev/shm
+    assert text.count("Read-only file system") == 2  # bubblewrap's own root and /dev
+    assert (root / "small").stat().st_size == 1000
 
 
 NETWORK = """

@@ -11,8 +11,12 @@ similarity: text matches after normalisation or it does not. No match splits a t
 number, no looser pass looks elsewhere; whole lines quoted without their indentation are
 the indentation pass's, not a substring. The replacement keeps the file's own bytes on
 every line the model did not change, re-indents changed lines by the offset found and
-joins lines with the file's line ending. Non-goals: bytes (the caller decodes), choosing
-among matches.
+joins lines with the file's line ending. After the punctuation pass a changed or added
+line keeps only the typographic characters the file itself holds there (its paired line,
+else the matched region) at least as often as the model's quote did: the rest (the
+model's curly quotes where the file has ASCII ones) are written as ASCII, so a
+non-breaking space in a comment never lets a curly quote into code.
+Non-goals: bytes (the caller decodes), choosing among matches.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from contextcore.edits.exact import Splice, line_numbers, places, splices
 from contextcore.edits.exact import splits_token as splits_token
 from contextcore.edits.exact import token_splits as token_splits
 from contextcore.edits.textshape import (
+    FANCY,
     PUNCTUATION,
     ascii_punctuation,
     has_fancy,
@@ -165,9 +170,8 @@ def _by_lines(
     splices = []
     for i, reindent in placed:
         matched = [r.removesuffix("\r") for r in rows.raw[i : i + count]]
-        ascii_only = "punctuation" in enabled and has_fancy("".join(old_lines))
-        ascii_only = ascii_only and not has_fancy("".join(matched))
-        out = _replacement(matched, old_lines, new_lines, reindent, ascii_only)
+        punctuation = "punctuation" in enabled
+        out = _replacement(matched, old_lines, new_lines, reindent, punctuation)
         splices.append(rows.splice(i, count, out, eol))
     spans = tuple(rows.span(i, count) for i, _ in placed)
     return Found(name, tuple(i + 1 for i, _ in placed), tuple(splices), spans)
@@ -178,20 +182,40 @@ def _replacement(
     old_lines: list[str],
     new_lines: list[str],
     reindent: Reindent | None,
-    ascii_only: bool,
+    punctuation: bool,
 ) -> list[str]:
     """The new lines: the file's own line wherever the model left a line unchanged, the
-    model's line (re-indented, punctuation restored) wherever it changed one."""
+    model's line (re-indented, punctuation as the file has it) wherever it changed one."""
     out: list[str] = []
     opcodes = SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
+    region = _file_punctuation(matched, old_lines)
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             out.extend(matched[i1:i2])
             continue
-        for line in new_lines[j1:j2]:
+        paired = tag == "replace" and i2 - i1 == j2 - j1
+        for k, line in enumerate(new_lines[j1:j2]):
             line = reindent(line) if reindent else line
-            out.append(line.translate(PUNCTUATION) if ascii_only else line)
+            if punctuation and has_fancy(line):
+                keep = (
+                    _file_punctuation([matched[i1 + k]], [old_lines[i1 + k]]) if paired else region
+                )
+                line = _as_file(line, keep)
+            out.append(line)
     return out
+
+
+def _file_punctuation(matched: list[str], old_lines: list[str]) -> frozenset[str]:
+    """The typographic characters a changed line may keep: those the file's lines hold
+    themselves, and at least as often as the model's quote of them (a character the model
+    wrote where the file has ASCII is the model's drift, which code must not get)."""
+    file_text, old_text = "".join(matched), "".join(old_lines)
+    return frozenset(c for c in set(file_text) & FANCY if file_text.count(c) >= old_text.count(c))
+
+
+def _as_file(line: str, keep: frozenset[str]) -> str:
+    """`line` with every typographic character not in `keep` written as ASCII."""
+    return "".join(c if c in keep else PUNCTUATION.get(ord(c), c) for c in line)
 
 
 def _indent(line: str) -> str:

@@ -40,7 +40,7 @@ PUNCTUATION = str.maketrans(
         "\u2026": "...",
     }
 )
-_FANCY = frozenset(chr(c) for c in PUNCTUATION)
+FANCY = frozenset(chr(c) for c in PUNCTUATION)
 
 # A line that stands for lines not quoted: a bare `...` or `…`, or a comment holding one
 # (`# ...`, `// ... existing code ...`, `/* ... */`, `<!-- ... -->`). `...args` is code.
@@ -75,7 +75,7 @@ def with_eol(text: str, eol: str) -> str:
     return unified if eol == "\n" else unified.replace("\n", eol)
 
 
-_FANCY_RE = re.compile("[" + "".join(sorted(_FANCY)) + "]")
+_FANCY_RE = re.compile("[" + "".join(sorted(FANCY)) + "]")
 
 
 def has_fancy(text: str) -> bool:

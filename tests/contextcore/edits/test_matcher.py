@@ -241,3 +241,22 @@ def test_a_line_without_indentation_and_the_same_text_inside_code_are_ambiguous(
     text = "def f(self) -> None:\n    pass\n\ndef g(\n    x,\n    ) -> None:\n    pass\n"
     result, after = apply_one(replace(") -> None:\n", ") -> int:\n"), text)
     assert (result.outcome, after, result.matches) == (Outcome.FAILED, None, (1, 6))
+
+
+def test_a_typographic_character_in_the_file_keeps_no_curly_quote_of_the_model_in_code() -> None:
+    # The file's comment holds a non-breaking space; its code has ASCII quotes. The model
+    # quoted the code with curly quotes: they match, and must not be written, neither on the
+    # line it changed nor on the line it added; the comment keeps its own character.
+    text = "def f(headers):\n    # see\u00a0RFC 7235\n    if 'Authorization' in headers:\n"
+    text += "        return 1\n"
+    old = (
+        "    # see\u00a0RFC 7235\n    if \u2018Authorization\u2019 in headers:\n        return 1\n"
+    )
+    new = old.replace("headers:", "headers and ok:").replace(
+        "return 1\n", "return 1\n    if \u201cCookie\u201d in headers:  # \u2014 sent\u00a0too\n"
+    )
+    expected = (
+        text.replace("headers:", "headers and ok:")
+        + '    if "Cookie" in headers:  # - sent\u00a0too\n'
+    )
+    assert_needs_pass("punctuation", replace(old, new), text, expected)

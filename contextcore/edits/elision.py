@@ -9,7 +9,9 @@ block (`def f():` then `def g():` is two regions). Pieces that each match once i
 file are one placement. Exactly one placement is applied: each piece becomes the new text's
 piece at the same place, and the lines left out stay as they are. No placement, several,
 or a new text that does not leave lines out at the same places is refused with a reason
-naming the lines. Non-goals: guessing among placements, `...` inside a line.
+naming the lines. A `...` line the file holds itself where the old text puts it (with its
+neighbours, as whole lines: a docstring's or doctest's) is text, not a cut.
+Non-goals: guessing among placements, `...` inside a line.
 """
 
 from __future__ import annotations
@@ -44,10 +46,10 @@ class _Piece:
 
 def find_elided(body: str, old: str, new: str, passes: Collection[str]) -> Elided:
     """The one region where the pieces of `old` stand, or why there is none."""
-    pieces, reason = _pieces(old, new)
+    line_passes = tuple(p for p in passes if p != "exact")
+    pieces, reason = _pieces(old, new, markers(body, old, passes))
     if reason:
         return Elided(None, reason)
-    line_passes = tuple(p for p in passes if p != "exact")
     candidates = []
     for piece in pieces:
         found = find(body, piece.old, piece.new, line_passes) if line_passes else None
@@ -87,9 +89,32 @@ def find_elided(body: str, old: str, new: str, passes: Collection[str]) -> Elide
     )
 
 
-def _pieces(old: str, new: str) -> tuple[list[_Piece], str]:
-    """The pieces of `old` and `new` paired in order, or why they cannot be paired."""
-    old_cut, new_cut = elided_lines(old), elided_lines(new)
+def markers(body: str, old: str, passes: Collection[str]) -> list[int]:
+    """The 1-based `...` lines of `old` that stand for lines left out: not those the file
+    holds there itself. A `...` line is the file's own text (a docstring's, a doctest's)
+    when it and its neighbours in `old` stand as consecutive whole lines of the file; such
+    a line is matched as text, as any other line is, so it can place an edit only where
+    the file has it."""
+    line_passes = tuple(p for p in passes if p != "exact")
+    lines = _lines(old)
+    cut = elided_lines(old)
+    return [n for n in cut if not (line_passes and _owned(body, lines, n, line_passes))]
+
+
+def _owned(body: str, lines: list[str], number: int, passes: tuple[str, ...]) -> bool:
+    window = lines[max(0, number - 2) : number + 1]
+    if len(window) < 2:
+        return False
+    return find(body, "".join(line + "\n" for line in window), "", passes) is not None
+
+
+def _pieces(old: str, new: str, old_cut: list[int]) -> tuple[list[_Piece], str]:
+    """The pieces of `old` and `new` paired in order, or why they cannot be paired; the
+    `...` lines of `old` that are not in `old_cut` are text, and so are those of `new`
+    in the same places of the order."""
+    every_old, new_cut = elided_lines(old), elided_lines(new)
+    if len(new_cut) == len(every_old):
+        new_cut = [n for n, o in zip(new_cut, every_old, strict=True) if o in old_cut]
     if len(old_cut) != len(new_cut):
         places = f"at {len(new_cut)} places" if new_cut else "nowhere"
         return [], (
@@ -117,9 +142,7 @@ def _pieces(old: str, new: str) -> tuple[list[_Piece], str]:
 
 def _cut(text: str, cut: list[int]) -> list[tuple[str, int, int]]:
     """`text` without the lines numbered in `cut`, as pieces (text, first line, last line)."""
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
+    lines = _lines(text)
     pieces, start = [], 1
     for number in [*cut, len(lines) + 1]:
         rows = lines[start - 1 : number - 1]
@@ -127,6 +150,13 @@ def _cut(text: str, cut: list[int]) -> list[tuple[str, int, int]]:
         pieces.append(("".join(row + "\n" for row in rows), start, number - 1))
         start = number + 1
     return pieces
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def _regions(body: str, candidates: list[Found]) -> list[tuple[int, ...]]:

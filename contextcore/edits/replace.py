@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from contextcore.edits.elision import find_elided
+from contextcore.edits.elision import find_elided, markers
 from contextcore.edits.matcher import PASS_LABELS, Found, find, token_splits
 from contextcore.edits.ops import EditOp, EditResult, Outcome
 from contextcore.edits.report import closest_lines, similar_paths
@@ -126,7 +126,7 @@ def _replace(ctx: Context, text: str) -> Attempt:
                 "them; give the complete replacement text."
             )
         return _place(ctx, text, found)
-    if elided_line(old):
+    if markers(body, old, ctx.passes):
         return _elided(ctx, text, old, new)
     if _already_there(ctx, body, new, old):
         return Attempt(ctx.result(Outcome.ALREADY_APPLIED), text)

@@ -130,3 +130,19 @@ def test_a_blank_line_the_new_text_ends_with_is_kept() -> None:
     new = "    def get(self, key):\n        ...\n        return value\n\n"
     result, after = apply_one(old, new)
     assert after == TEXT.replace("return value\n\n", "return value\n\n\n", 1)
+
+
+def test_a_literal_dots_line_the_file_holds_is_text_not_an_elision() -> None:
+    # The docstring's own `...` line is matched as text: cut there, its closing quotes would
+    # stand twice in the function and the edit was refused as ambiguous.
+    text = (
+        "def loop(seq):\n"
+        "    items = list(seq)\n"
+        '    """Loop over it.\n\n    ...\n    """\n'
+        '    query = """\n    select 1\n    """\n'
+        "    return query\n"
+    )
+    old = 'def loop(seq):\n    ...\n    """Loop over it.\n\n    ...\n    """\n'
+    result, after = apply_one(old, old.replace("Loop over", "Loop once over"), text)
+    assert (result.outcome, result.pass_name) == (Outcome.APPLIED, "elided")
+    assert after == text.replace("Loop over", "Loop once over")

@@ -116,7 +116,9 @@ CANDIDATE_LINE = "|".join(
         "eyJ[A-Za-z0-9_-]{10}",
         "://[^ :/@\"'<>]{1,64}:[^ :/@\"'<>${}]{3,128}@",
         "django-insecure-",
-        "(passw(or)?d|pwd|secret|api_?key|access_?token|auth_?token|key|token)[^A-Za-z0-9]*[:=]",
+        # a name, `=` or `:`, then (anywhere after) the 8 characters a value has at least
+        "(passw(or)?d|pwd|secret|api_?key|access_?token|auth_?token|key|token)"
+        "[^A-Za-z0-9]*[:=].*[^ \"'`]{8}",
     )
 )
 SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(

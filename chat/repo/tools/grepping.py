@@ -13,6 +13,7 @@ Non-goals: which paths the model may see (the caller's `visible`), the tool's ou
 
 from __future__ import annotations
 
+import os
 import stat
 import tempfile
 import time
@@ -56,7 +57,7 @@ def search(
     candidates = git.grep_paths(
         repo.root, credentials.CANDIDATE_LINE, below, seconds=_left(deadline)
     )
-    redacted = _redacted(repo, visible(candidates))
+    redacted = _redacted(repo, visible(candidates), deadline)
     if not redacted:
         return Found(found, undecodable)
     lines = [line for line in found if line[0] not in redacted]
@@ -72,11 +73,14 @@ def _left(deadline: float) -> float:
     return left
 
 
-def _redacted(repo: indexing.Repository, paths: list[str]) -> dict[str, str | None]:
+def _redacted(
+    repo: indexing.Repository, paths: list[str], deadline: float
+) -> dict[str, str | None]:
     """Each of `paths` that holds a credential, as its redacted text; None for one that
     may and cannot be read (its lines are left out rather than answered from the disk)."""
     texts: dict[str, str | None] = {}
     for path in paths:
+        _left(deadline)
         text = _text(repo, path)
         if text is None:
             texts[path] = None
@@ -88,17 +92,21 @@ def _redacted(repo: indexing.Repository, paths: list[str]) -> dict[str, str | No
 
 
 def _text(repo: indexing.Repository, path: str) -> str | None:
-    """The file's text as git grep reads it (invalid UTF-8 replaced), through the
-    repository boundary; None when it cannot be read."""
+    """The file's text as git grep reads it (invalid UTF-8 replaced); None when it cannot
+    be read or is no regular file. `path` has passed the boundary as git listed it (git
+    descends into no symlinked folder), and a symlink itself is not followed."""
     try:
-        key, _ = indexing.locate(repo, path)
-        full = repo.root / key
-        info = full.stat()
+        descriptor = os.open(repo.root / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except (OSError, ValueError):
+        return None
+    with os.fdopen(descriptor, "rb") as file:
+        info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCANNED_BYTES:
             return None
-        return full.read_bytes().decode("utf-8", "replace")
-    except (indexing.IndexingError, OSError, ValueError):
-        return None
+        try:
+            return file.read().decode("utf-8", "replace")
+        except OSError:
+            return None
 
 
 def _search_copies(texts: dict[str, str | None], pattern: str, seconds: float) -> list[Line]:

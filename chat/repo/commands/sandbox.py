@@ -163,7 +163,7 @@ def confinement(
     gits, folders, files = _walk(root, data_dir.resolve(), floor)
     tools = toolchain.prefixes(argv, root, environ)
     extras = tuple(Path(os.path.abspath(p)) for p in extra_read if os.path.exists(p))
-    reads = (*tools, *(p for p in extras if p not in tools))
+    reads = tuple(dict.fromkeys((*tools, *extras, *_linked_git(root))))
     seen = (root, *reads)
     if data_dir.is_dir() and _under(data_dir.resolve(), seen):
         folders.append(data_dir.resolve())
@@ -178,6 +178,23 @@ def confinement(
     read_only = (*gits, *protected.existing(root))
     box = Confinement(root, read_only, tuple(folders), tuple(files), hostview.host_view())
     return replace(box, toolchain=reads, home=_private_home(home, root), tmp_bytes=tmp_bytes())
+
+
+def _linked_git(root: Path) -> tuple[Path, ...]:
+    """A linked worktree's git folders (its `.git` file names one in another checkout's
+    `.git`, which names the common one), so git works in the run: read-only, like `.git`."""
+    try:
+        line = (root / ".git").read_text(errors="replace").strip()
+    except OSError:  # a folder, or no .git at all
+        return ()
+    if not line.startswith("gitdir:"):
+        return ()
+    gitdir = (root / line.removeprefix("gitdir:").strip()).resolve()
+    try:
+        common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+    except OSError:
+        return (gitdir,)
+    return tuple(p for p in (gitdir, common) if not _under(p, (root,)))
 
 
 def tmp_bytes() -> int:

@@ -6,7 +6,7 @@ all, while socketpair and asyncio work; /tmp and /dev/shm capped by ACDC_RUN_TMP
 bubblewrap's root and /dev read-only; with network, an interface of its own and not the
 host's loopback; bubblewrap's command line names no
 masked path; a real pytest run passes, with a virtualenv in the tree and acdc's own
-(a toolchain outside it). The program's toolchain is found on a synthetic pyenv prefix.
+(a toolchain outside it); git in a linked worktree. The program's toolchain is found on a synthetic pyenv prefix.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -228,3 +229,15 @@ def test_the_toolchain_is_the_prefix_the_program_resolves_to(tmp_path):
     # A program in ~/bin: its folder, not the home folder; its #! brings the venv.
     found = toolchain.prefixes(["sh", "-c", "cd x && tool -q | cat"], tree, environ)
     assert found == (home / "bin", venv, prefix)
+
+
+async def test_git_works_in_a_linked_worktree_and_its_folders_stay_read_only(sandbox, tmp_path):
+    main, linked = tmp_path / "main", tmp_path / "linked"
+    git = ("git", "-c", "user.email=a@b.c", "-c", "user.name=A", "-C", str(main))
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "one"], check=True)
+    subprocess.run([*git, "worktree", "add", "-q", str(linked)], check=True)
+    script = "git log --format=%s; touch ../main/.git/planted"
+    outcome, text = await sandboxed(linked, sandbox, "sh", "-c", script)
+    assert text.startswith("one\n"), text
+    assert "Read-only file system" in text and not (main / ".git" / "planted").exists()

@@ -122,7 +122,6 @@ def env_mounts(name: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-
 def env_repo_paths(name: str) -> tuple[str, ...]:
     """Comma-separated paths from the repository root, as .gitignore anchors them
     (`/tools/`, `tools/run.sh`): "/"-separated, without the slashes around them. No
@@ -138,6 +137,7 @@ def env_repo_paths(name: str) -> tuple[str, ...]:
             )
         paths.append(path)
     return tuple(dict.fromkeys(paths))
+
 
 # channels-redis waits for messages with a blocking pop of up to 5 s, so a live connection
 # answers at least that often. No read timeout on top: redis-py 8's default (5 s) ends that

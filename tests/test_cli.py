@@ -1,4 +1,7 @@
-"""The `acdc` command line, run as a user runs it: a separate process."""
+"""The `acdc` command line: what it parses, prints and returns, through its entry point in
+this process (`cli`, tests/cli_inprocess.py), and as a user runs it, a separate process
+(`acdc`), where the process is the subject: its start (the settings it reads, the files it
+makes), `python -m acdc`, a closed pipe, and one run of each command."""
 
 from __future__ import annotations
 
@@ -8,11 +11,15 @@ import re
 import secrets
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from contextcore.prompt.revisions import read_current_files
+from tests.cli_inprocess import Cli
+
+in_process = pytest.mark.django_db(transaction=True)  # the command's threads see its rows
 
 
 @pytest.fixture
@@ -23,6 +30,14 @@ def repo_files() -> dict[str, str]:
 @pytest.fixture
 def repo_is_git() -> bool:
     return True
+
+
+@pytest.fixture
+def cli(root: Path, settings, monkeypatch: pytest.MonkeyPatch, capsys) -> Iterator[Cli]:
+    """`acdc *args` in this process, for `root`."""
+    running = Cli(root, settings, monkeypatch, capsys)
+    yield running
+    running.close()
 
 
 def acdc(*args: str, repo: Path | None = None, **env: str | None) -> subprocess.CompletedProcess:
@@ -53,18 +68,18 @@ def test_chat_new_prints_the_reply_and_the_session_id(root):
     assert ".acdc/" in (root / ".git" / "info" / "exclude").read_text()
 
 
-def test_chat_continues_a_session_with_its_history(root, tmp_path):
+@in_process
+def test_chat_continues_a_session_with_its_history(cli, tmp_path):
     record = tmp_path / "requests.jsonl"
-    first = acdc("chat", "--new", "--model", "acdc/fake", "remember the word kumquat", repo=root)
+    first = cli("chat", "--new", "--model", "acdc/fake", "remember the word kumquat")
     session_id = re.search(r"session: (\S+)", first.stderr).group(1)
-    second = acdc(
+    second = cli(
         "chat",
         "--session",
         session_id,
         "--model",
         "acdc/dry-run",
         "what word?",
-        repo=root,
         ACDC_RECORD_REQUESTS=str(record),
     )
     assert second.returncode == 0, second.stderr
@@ -72,12 +87,13 @@ def test_chat_continues_a_session_with_its_history(root, tmp_path):
     assert second.stdout.startswith("## Dry run")
     sent = json.dumps(json.loads(record.read_text().splitlines()[-1])["messages"])
     assert "remember the word kumquat" in sent and "Fake reply to: remember" in sent
-    third = acdc("chat", "--model", "acdc/fake", "latest session by default", repo=root)
+    third = cli("chat", "--model", "acdc/fake", "latest session by default")
     assert f"session: {session_id}" in third.stderr
 
 
-def test_an_unknown_session_is_a_one_line_error(root):
-    result = acdc("chat", "--session", "sess_1_abcdef", "hi", repo=root)
+@in_process
+def test_an_unknown_session_is_a_one_line_error(cli):
+    result = cli("chat", "--session", "sess_1_abcdef", "hi")
     assert result.returncode == 2
     assert result.stderr.strip().startswith("acdc: error: there is no session")
     assert "Traceback" not in result.stderr
@@ -89,8 +105,9 @@ def test_a_missing_repository_is_a_one_line_error(tmp_path):
     assert result.stderr.strip() == f"acdc: error: ACDC_REPO: {tmp_path / 'nope'} does not exist"
 
 
-def test_an_unknown_model_is_reported_on_stderr(root):
-    result = acdc("chat", "--new", "--model", "nonexistent-provider/xyz", "hi", repo=root)
+@in_process
+def test_an_unknown_model_is_reported_on_stderr(cli):
+    result = cli("chat", "--new", "--model", "nonexistent-provider/xyz", "hi")
     assert result.returncode == 1
     assert "acdc: error:" in result.stderr and "nonexistent-provider/xyz" in result.stderr
     assert "Traceback" not in result.stderr
@@ -108,24 +125,22 @@ def test_python_dash_m_acdc_shows_help():
     assert "serve" in result.stdout and "chat" in result.stdout
 
 
-def test_add_and_drop_change_the_selection_the_next_request_carries(root, tmp_path):
+@in_process
+def test_add_and_drop_change_the_selection_the_next_request_carries(cli, tmp_path):
     record = tmp_path / "requests.jsonl"
     env = {"ACDC_RECORD_REQUESTS": str(record)}
-    result = acdc(
-        "chat", "--new", "--model", "acdc/fake", "--add", "main.py", "look", repo=root, **env
-    )
+    result = cli("chat", "--new", "--model", "acdc/fake", "--add", "main.py", "look", **env)
     assert result.returncode == 0, result.stderr
     first = json.loads(record.read_text().splitlines()[-1])
     assert read_current_files(first["messages"]) == {"main.py": "print('hi')\n"}
 
-    result = acdc(
+    result = cli(
         "chat",
         "--model",
         "acdc/fake",
         "--drop",
         "main.py",
         "again",
-        repo=root,
         **env,
     )
     assert result.returncode == 0, result.stderr
@@ -133,48 +148,47 @@ def test_add_and_drop_change_the_selection_the_next_request_carries(root, tmp_pa
     assert "main.py" not in read_current_files(second["messages"])
 
 
-def test_adding_a_path_that_does_not_exist_is_an_error_before_anything_is_sent(root, tmp_path):
+@in_process
+def test_adding_a_path_that_does_not_exist_is_an_error_before_anything_is_sent(cli, tmp_path):
     record = tmp_path / "requests.jsonl"
     env = {"ACDC_RECORD_REQUESTS": str(record)}
     for choice in (["--add", "missing.py"], ["--pin", "missing.py"], ["--add", ".git/config"]):
-        result = acdc("chat", "--new", "--model", "acdc/fake", *choice, "look", repo=root, **env)
+        result = cli("chat", "--new", "--model", "acdc/fake", *choice, "look", **env)
         assert result.returncode == 2, result.stderr
         assert "nothing was sent" in result.stderr and "session:" not in result.stderr
         assert not record.exists()
     assert (
         "missing.py: no such file"
-        in acdc(
-            "chat", "--new", "--model", "acdc/fake", "--add", "missing.py", "x", repo=root
-        ).stderr
+        in cli("chat", "--new", "--model", "acdc/fake", "--add", "missing.py", "x").stderr
     )
 
 
-def test_a_secret_shaped_file_is_sent_only_with_allow_secret(root, tmp_path):
+@in_process
+def test_a_secret_shaped_file_is_sent_only_with_allow_secret(cli, root, tmp_path):
     (root / ".env").write_text("TOKEN=abc\n")
     record = tmp_path / "requests.jsonl"
     env = {"ACDC_RECORD_REQUESTS": str(record)}
-    refused = acdc(
-        "chat", "--new", "--model", "acdc/fake", "--add", ".env", "look", repo=root, **env
-    )
+    refused = cli("chat", "--new", "--model", "acdc/fake", "--add", ".env", "look", **env)
     assert refused.returncode == 2 and not record.exists()
     assert "add --allow-secret .env to send it" in refused.stderr
 
-    allowed = acdc(
+    allowed = cli(
         "chat", "--new", "--model", "acdc/fake", "--add", ".env", "--allow-secret", ".env",
-        "look", repo=root, **env,
+        "look", **env,
     )  # fmt: skip
     assert allowed.returncode == 0, allowed.stderr
     sent = json.loads(record.read_text().splitlines()[-1])
     assert ".env" in read_current_files(sent["messages"])
 
 
-def test_pin_and_unpin_act_on_the_session_sets(root, tmp_path):
+@in_process
+def test_pin_and_unpin_act_on_the_session_sets(cli, root, tmp_path):
     (root / "notes.md").write_text("# Notes\n")
     record = tmp_path / "requests.jsonl"
     env = {"ACDC_RECORD_REQUESTS": str(record)}
-    result = acdc(
+    result = cli(
         "chat", "--new", "--model", "acdc/fake", "--add", "main.py", "--pin", "main.py",
-        "--pin", "notes.md", "look", repo=root, **env,
+        "--pin", "notes.md", "look", **env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     session_id = re.search(r"session: (\S+)", result.stderr).group(1)
@@ -183,9 +197,9 @@ def test_pin_and_unpin_act_on_the_session_sets(root, tmp_path):
     assert "path=main.py file_type=py char_count=12" in sent
     assert "path=notes.md file_type=md [unread]" in sent
 
-    result = acdc(
+    result = cli(
         "chat", "--session", session_id, "--model", "acdc/fake", "--unpin", "notes.md",
-        "--unpin", "never.md", "again", repo=root,
+        "--unpin", "never.md", "again",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "acdc: never.md was not pinned" in result.stderr
@@ -202,7 +216,8 @@ def test_output_piped_into_a_closed_pipe_ends_quietly(root):
     assert "Traceback" not in result.stderr
 
 
-def test_import_history_then_export_round_trips_a_session(root, tmp_path):
+@in_process
+def test_import_history_then_export_round_trips_a_session(cli, root, tmp_path):
     # Fresh ids each run: with DATABASE_URL set the command writes to that shared database,
     # so fixed ids would already be present on the second run.
     tag = secrets.token_hex(4)
@@ -227,20 +242,20 @@ def test_import_history_then_export_round_trips_a_session(root, tmp_path):
         },
     ]
     source.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines))
-    result = acdc("import-history", str(source), "--repo", str(root))
+    result = cli("import-history", str(source), "--repo", str(root))
     assert result.returncode == 0, result.stderr
     assert "imported 2 messages (1 new session)" in result.stderr
     assert "skipped 1 line that could not be stored:\n  1 not JSON (line 2)" in result.stderr
-    again = acdc("import-history", str(source), "--repo", str(root))
+    again = cli("import-history", str(source), "--repo", str(root))
     assert "imported 0 messages" in again.stderr and "2 already present" in again.stderr
 
-    exported = acdc("export", session_id, "--format", "jsonl", repo=root)
+    exported = cli("export", session_id, "--format", "jsonl")
     assert exported.returncode == 0, exported.stderr
     rows = [json.loads(line) for line in exported.stdout.splitlines()]
     assert [r["id"] for r in rows] == [first_id, second_id]
-    markdown = acdc("export", session_id, repo=root)
+    markdown = cli("export", session_id)
     assert "How does it work?" in markdown.stdout and "Like this." in markdown.stdout
-    missing = acdc("export", "sess_nope", repo=root)
+    missing = acdc("export", "sess_nope", repo=root)  # export, run as a process once
     assert missing.returncode == 2 and "no session" in missing.stderr
 
 
@@ -250,7 +265,8 @@ def test_import_history_of_a_missing_file_is_a_clear_error(root, tmp_path):
     assert "is not a file" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_the_command_line_compacts_after_a_turn_past_the_trigger(root, tmp_path):
+@in_process
+def test_the_command_line_compacts_after_a_turn_past_the_trigger(cli, tmp_path):
     script = tmp_path / "script.json"
     summary = {"text": "They walked through the lexer.", "purpose": "history_summary"}
     script.write_text(json.dumps([summary]))
@@ -261,13 +277,11 @@ def test_the_command_line_compacts_after_a_turn_past_the_trigger(root, tmp_path)
         "ACDC_FAKE_SCRIPT": str(script),
     }
     long = "Walk me through the tokenizer cache, the lexer and the parser. " * 5
-    first = acdc("chat", "--new", "--model", "acdc/fake", f"one {long}", repo=root, **env)
+    first = cli("chat", "--new", "--model", "acdc/fake", f"one {long}", **env)
     session_id = re.search(r"session: (\S+)", first.stderr).group(1)
     stderr = ""
     for n in range(2, 6):
-        result = acdc(
-            "chat", "--session", session_id, "--model", "acdc/fake", f"{n} {long}", repo=root, **env
-        )
+        result = cli("chat", "--session", session_id, "--model", "acdc/fake", f"{n} {long}", **env)
         assert result.returncode == 0, result.stderr
         stderr += result.stderr
     # The fake answers the detector with an echo (no usable JSON: the safe boundary) and

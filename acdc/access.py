@@ -1,11 +1,17 @@
 """Who may talk to acdc: the access token, and the origin of a websocket handshake.
 
-When `ACDC_TOKEN` is set every request must carry it: as `?token=` on a first visit (which
-sets an HttpOnly cookie and redirects to the clean URL), as that cookie, or as a bearer
-header. Websocket handshakes carry the cookie or the same bearer header. Comparisons are
-constant-time.
+Every request but a static file must carry the token, on loopback too (Jupyter's rule: any
+local process, a run of a declared command among them, could otherwise act as the person):
+as `?token=` on a visit (which sets an HttpOnly SameSite=Strict cookie and redirects to
+the clean URL), as that cookie, or as an `Authorization: Bearer` header. Websocket
+handshakes carry the cookie or the same bearer header. A request without it changes
+nothing: a page gets a 403 page saying to open the printed address (`acdc url` prints it
+again), anything else a plain 403. The token is ACDC_TOKEN or the one kept in the data
+folder (`acdc.datadir.access_token`), which a run cannot see. Comparisons are constant-time.
+The cookie's name carries the port the browser addressed, as cookies ignore ports: two
+servers on one machine do not overwrite each other's.
 
-In both modes a websocket is accepted only from a page of this server: its Origin must be
+A websocket is accepted only from a page of this server: its Origin must be
 `<scheme>://<Host>` of the handshake itself (scheme, host and port), and that host must be
 one of ALLOWED_HOSTS (a rebound DNS name agrees with itself, not with ALLOWED_HOSTS). A
 browser cannot forge either header; other clients are the token's business.
@@ -15,20 +21,28 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect
 from django.http.request import split_domain_port, validate_host
+from django.shortcuts import render
 
-COOKIE_NAME = "acdc_token"
+COOKIE_PREFIX = "acdc_token"
+
+
+def cookie_name(host: str) -> str:
+    """The token cookie's name for a page addressed as `host` (the Host header):
+    `acdc_token_8000` for `127.0.0.1:8000`, `acdc_token` without a port."""
+    _, port = split_domain_port(host)
+    return f"{COOKIE_PREFIX}_{port}" if port.isdigit() else COOKIE_PREFIX
 
 
 def token_matches(given: str | None) -> bool:
     expected = settings.ACDC_TOKEN
-    return bool(given) and secrets.compare_digest(given.encode(), expected.encode())
+    return bool(given and expected) and secrets.compare_digest(given.encode(), expected.encode())
 
 
 def bearer_token(authorization: str) -> str | None:
@@ -43,29 +57,39 @@ class AccessTokenMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not settings.ACDC_TOKEN:
-            return self.get_response(request)
         from_query = request.GET.get("token")
         if from_query is not None:
             return self._accept_query_token(request, from_query)
+        cookie = request.COOKIES.get(cookie_name(request.headers.get("Host", "")))
         bearer = bearer_token(request.headers.get("Authorization", ""))
-        if token_matches(request.COOKIES.get(COOKIE_NAME)) or token_matches(bearer):
+        if token_matches(cookie) or token_matches(bearer):
             return self.get_response(request)
-        return HttpResponseForbidden(
-            "acdc: this server needs its access token. Open the URL printed at start "
-            "(it ends in ?token=...).",
-            content_type="text/plain",
-        )
+        return refusal(request, wrong=False)
 
     def _accept_query_token(self, request: HttpRequest, token: str) -> HttpResponse:
         if not token_matches(token):
-            return HttpResponseForbidden("acdc: wrong access token.", content_type="text/plain")
+            return refusal(request, wrong=True)
         query = request.GET.copy()
         del query["token"]
         clean = request.path + (f"?{query.urlencode()}" if query else "")
         response = HttpResponseRedirect(clean)
-        response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Strict")
+        name = cookie_name(request.headers.get("Host", ""))
+        response.set_cookie(name, token, httponly=True, samesite="Strict")
         return response
+
+
+def refusal(request: HttpRequest, *, wrong: bool) -> HttpResponse:
+    """403: a page a person can act on for a browser's navigation, one line for the rest
+    (htmx, fetches, clients)."""
+    navigation = request.method in ("GET", "HEAD") and "HX-Request" not in request.headers
+    if navigation and "text/html" in request.headers.get("Accept", ""):
+        return render(request, "acdc/forbidden.html", {"wrong": wrong}, status=403)
+    reason = "wrong access token" if wrong else "this server needs its access token"
+    return HttpResponseForbidden(
+        f"acdc: {reason}. Open the URL printed at start (it ends in ?token=...), or run "
+        "`acdc url` in the repository to print it again.",
+        content_type="text/plain",
+    )
 
 
 class WebsocketTokenMiddleware:
@@ -76,8 +100,7 @@ class WebsocketTokenMiddleware:
         self.app = app
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> Any:
-        refused = scope["type"] == "websocket" and settings.ACDC_TOKEN
-        if refused and not _scope_has_token(scope):
+        if scope["type"] == "websocket" and not _scope_has_token(scope):
             await send({"type": "websocket.close", "code": 4403})
             return None
         return await self.app(scope, receive, send)
@@ -90,11 +113,16 @@ def _scope_has_token(scope: dict) -> bool:
 
 
 def _cookie_from_scope(scope: dict) -> str | None:
+    hosts = _headers(scope, b"host")
+    name = cookie_name(hosts[0] if len(hosts) == 1 else "")
     for value in _headers(scope, b"cookie"):
         cookie = SimpleCookie()
-        cookie.load(value)
-        if COOKIE_NAME in cookie:
-            return cookie[COOKIE_NAME].value
+        try:
+            cookie.load(value)
+        except CookieError:
+            continue
+        if name in cookie:
+            return cookie[name].value
     return None
 
 

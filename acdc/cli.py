@@ -1,9 +1,9 @@
 """The `acdc` command: serve the app, chat from a terminal, and the maintenance commands.
 
-Every error a user can cause (a bad repository path, a bind without a token, an unknown
-session or model) ends as one line on stderr and exit status 2, never a traceback; a fault
-of the database or the data folder (damaged, not writable, locked by another program) is
-one line saying what to do (`history.dbfaults`) and exit status 1.
+Every error a user can cause (a bad repository path, an unknown session or model) ends as
+one line on stderr and exit status 2, never a traceback; a fault of the database or the
+data folder (damaged, not writable, locked by another program) is one line saying what to
+do (`history.dbfaults`) and exit status 1.
 """
 
 from __future__ import annotations
@@ -125,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("session", help="the session id")
     export.add_argument("--format", choices=("md", "jsonl"), default="md")
     export.add_argument("--repo", help="repository folder (default: ACDC_REPO or .)")
+
+    url = commands.add_parser(
+        "url", help="print the address of the running acdc serve, with its access token"
+    )
+    url.add_argument("--repo", help="repository folder (default: ACDC_REPO or .)")
 
     _add_commands_parser(commands.add_parser)
 

@@ -1,10 +1,12 @@
 """What the `acdc` subcommands do, once Django is set up (`acdc.cli` parses and sets up).
 
-serve, chat, import-history and export. `chat` runs the same turn and the same after-turn
+serve, chat, import-history, export and url. `chat` runs the same turn and the same after-turn
 tasks as the browser (`chat.turn`), printing the events instead of rendering them. `serve`
 says why it cannot start (a port in use) in one line before any "serving" line, and on
 SIGINT or SIGTERM ends the hosted turns as interrupted and stops the file watchers before
 Daphne's event loop stops, so the process exits instead of waiting on their threads.
+`serve` prints its address with the access token (`?token=…`, acdc.access), on every bind;
+`url` prints it again for the server running for the repository.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from django.conf import settings
 from twisted.internet import defer, reactor
 
 from acdc import chatedits
-from acdc.env import is_loopback
 from acdc.errors import CommandError
 from acdc.terminal import runfile
 from acdc.terminal.prepare import ChatRequest, find_session, prepare
@@ -61,17 +62,14 @@ def run(args: argparse.Namespace) -> int:
         return _import_history(args)
     if args.command == "export":
         return _export(args)
+    if args.command == "url":
+        return _url()
     return _chat(args)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    bind, token = settings.ACDC_BIND, settings.ACDC_TOKEN
-    if not is_loopback(bind) and not token:
-        raise CommandError(
-            f"refusing to listen on {bind} without ACDC_TOKEN: anyone who can reach it could "
-            "read the repository. Set ACDC_TOKEN to a long random string."
-        )
-    url = served_address(bind, args.port, token)
+    bind = settings.ACDC_BIND
+    url = served_address(bind, args.port, settings.ACDC_TOKEN)
     _check_port(bind, args.port)
     warning = _not_git_warning(Path(settings.ACDC_REPO))
     if warning:
@@ -185,9 +183,20 @@ FRAME_HEADROOM = 4  # Daphne's frame limit, in multiples of acdc's: a 3 MB paste
 
 
 def served_address(bind: str, port: int, token: str) -> str:
-    """The address `serve` prints; its token is escaped, as the page reads it decoded."""
+    """The address `serve` prints, the one way in for a browser (acdc.access); its token
+    is escaped, as the page reads it decoded."""
     host = f"[{bind}]" if ":" in bind else bind
-    return f"http://{host}:{port}/" + (f"?{urlencode({'token': token})}" if token else "")
+    return f"http://{host}:{port}/?{urlencode({'token': token})}"
+
+
+def _url() -> int:
+    """`acdc url`: the address of the `acdc serve` running for the repository, token and
+    all, for a person who lost the line it printed."""
+    run = runfile.read(settings.ACDC_DATA_DIR)
+    if run is None or not runfile.alive(run.pid):
+        raise CommandError(f"no acdc serve runs for {settings.ACDC_REPO}; start one: acdc serve")
+    print(served_address(run.host, run.port, settings.ACDC_TOKEN))
+    return 0
 
 
 def daphne_arguments(bind: str, port: int) -> list[str]:

@@ -1,12 +1,13 @@
 """The per-repository data folder (`<repo>/.acdc/` by default).
 
-It holds the SQLite database, the generated secret key, the run file of `acdc serve` and
-the map's symbol cache: the history of every chat, the images and the key that signs
-cookies. It is its owner's alone: the folder 0700 and acdc's files in it 0600, made so at
-every start whatever modes an older acdc or a loose umask left (the database's -wal and
--shm, which SQLite makes later, are kept so by `history.dbfaults.keep_private`). It is
-kept out of git by a line in the repository's `.git/info/exclude`, so acdc never dirties
-the user's `git status`.
+It holds the SQLite database, the generated secret key and access token, the run file of
+`acdc serve` and the map's symbol cache: the history of every chat, the images, the key
+that signs cookies and the token that lets a page or a client in. It is its owner's alone:
+the folder 0700 and acdc's files in it 0600, made so at every start whatever modes an older
+acdc or a loose umask left (the database's -wal and -shm, which SQLite makes later, are
+kept so by `history.dbfaults.keep_private`). It is kept out of git by a line in the
+repository's `.git/info/exclude`, so acdc never dirties the user's `git status`; the
+commands sandbox does not show it to a run.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ FOLDER_MODE = 0o700
 # acdc's files in the folder: databases with SQLite's files beside them, the key, the run file
 OWN_FILES = (
     *("*.sqlite3", "*.sqlite3-wal", "*.sqlite3-shm", "*.sqlite3-journal"),
-    *("secret_key", "server.json"),
+    *("secret_key", "token", "server.json"),
 )
 
 
@@ -93,26 +94,38 @@ def _exclude_from_git(repo: Path) -> None:
 
 
 def secret_key(data_dir: Path, given: str) -> str:
-    """`given`, else the key kept in the data folder, made on first use.
+    """`given`, else the key kept in the data folder, made on first use."""
+    return given or _kept_secret(data_dir, "secret_key", secrets.token_urlsafe(50))
 
-    The new key is written whole to a file only its owner can read (mkstemp's 0600, from
+
+def access_token(data_dir: Path, given: str) -> str:
+    """`given` (ACDC_TOKEN), else the token kept in the data folder, made on first use and
+    kept across restarts: a tab's cookie then outlives a restart of the server, and every
+    worker sharing the folder lets in the same pages. Deleting the file makes a new one."""
+    token = given or _kept_secret(data_dir, "token", secrets.token_urlsafe(32))
+    if not token:  # nothing would ever match it: say how to get out rather than lock out
+        raise ImproperlyConfigured(f"{data_dir / 'token'} is empty; delete it for a new token")
+    return token
+
+
+def _kept_secret(data_dir: Path, name: str, new: str) -> str:
+    """The secret in `data_dir / name`, else `new`, written there first.
+
+    The new secret is written whole to a file only its owner can read (mkstemp's 0600, from
     the start) and then linked into place, which fails if another worker got there first:
-    no reader ever sees the key half written or readable by others, and every worker ends
-    up with the same key.
+    no reader ever sees it half written or readable by others, and every worker ends up
+    with the same secret.
     """
-    if given:
-        return given
-    path = data_dir / "secret_key"
+    path = data_dir / name
     if path.exists():
         return path.read_text().strip()
-    key = secrets.token_urlsafe(50)
-    fd, draft = tempfile.mkstemp(dir=data_dir, prefix=".secret_key.")
+    fd, draft = tempfile.mkstemp(dir=data_dir, prefix=f".{name}.")
     try:
         with os.fdopen(fd, "w") as file:
-            file.write(key)
+            file.write(new)
         os.link(draft, path)
     except FileExistsError:
-        key = path.read_text().strip()
+        new = path.read_text().strip()
     finally:
         os.unlink(draft)
-    return key
+    return new

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from acdc.datadir import prepare_data_dir, secret_key
+from acdc.datadir import access_token, prepare_data_dir, secret_key
 from acdc.env import (
     channel_layers,
     env_allowed_hosts,
@@ -40,7 +40,8 @@ ACDC_SMALLER_MODEL = env_str("ACDC_SMALLER_MODEL")
 ACDC_API_BASE = env_url("ACDC_API_BASE", ("http", "https"))
 ACDC_PROVIDER_GIVE_UP_SECONDS = env_int("ACDC_PROVIDER_GIVE_UP_SECONDS", 60, minimum=1)
 ACDC_BIND = env_bind_address("ACDC_BIND")
-ACDC_TOKEN = env_str("ACDC_TOKEN")
+# Always a token (acdc.access), on loopback too: ACDC_TOKEN, else the one kept in the data folder.
+ACDC_TOKEN = access_token(ACDC_DATA_DIR, env_str("ACDC_TOKEN"))
 # Set by `acdc serve` for its run (acdc.terminal.runfile): what `acdc chat` must show.
 ACDC_RUN_TOKEN = ""
 ACDC_RECORD_REQUESTS = env_str("ACDC_RECORD_REQUESTS")
@@ -96,7 +97,7 @@ ACDC_MAP_TOKENS = env_int("ACDC_MAP_TOKENS", 0, minimum=0) if env_str("ACDC_MAP_
 
 SECRET_KEY = secret_key(ACDC_DATA_DIR, env_str("SECRET_KEY"))
 DEBUG = env_bool("ACDC_DEBUG", False)
-# The same in token mode: a DNS name rebound to this server is refused, token or not.
+# A DNS name rebound to this server is refused, token or not.
 ALLOWED_HOSTS = env_allowed_hosts("ACDC_ALLOWED_HOSTS", ACDC_BIND)
 
 INSTALLED_APPS = [

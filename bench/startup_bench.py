@@ -99,12 +99,14 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
 
     threading.Thread(target=read, daemon=True).start()
     result: dict[str, Any] = {"errors": 0}
+    address = ""  # as printed, with the access token
     try:
         while not {"ready_s", "serving_s"} <= result.keys():  # either may come first
             at, line = lines.get(timeout=WAIT_S)
             result["errors"] += line.startswith("Traceback")
             if "acdc: serving" in line:
                 result["serving_s"] = at - launched
+                address = line.rsplit(" at ", 1)[1]
             elif "map ready:" in line:
                 result["ready_s"] = at - launched
                 result["ready_line"] = line.split("map ready:", 1)[1].strip()
@@ -112,7 +114,7 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
                 raise RuntimeError("acdc serve stopped before its map was ready")
         result |= {k: round(v, 1) for k, v in _status_mb(server.pid).items()}
         result["cpu_s"] = _cpu_s(server.pid)
-        _open_page(f"http://127.0.0.1:{port}/")
+        _open_page(address)
         result["page_rss_mb"] = round(_status_mb(server.pid)["VmRSS"], 1)
     finally:
         server.send_signal(signal.SIGINT)
@@ -127,12 +129,13 @@ def start(repo: Path, data: Path) -> dict[str, Any]:
 
 
 def _open_page(url: str) -> None:
-    """What a browser asks for when it opens the chat: the page, the fragments it loads
-    at once, and the Files panel's tree."""
+    """What a browser asks for when it opens the address `acdc serve` printed (its token
+    becomes a cookie): the page, the fragments it loads at once, and the Files panel's tree."""
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
     deadline = time.monotonic() + WAIT_S
     while True:  # the map can be ready before Daphne listens
         try:
-            with urllib.request.urlopen(url, timeout=WAIT_S) as response:
+            with browser.open(url, timeout=WAIT_S) as response:
                 page, session_url = response.read().decode(), response.url
             break
         except urllib.error.URLError:
@@ -142,7 +145,7 @@ def _open_page(url: str) -> None:
     paths = re.findall(r'hx-get="([^"]+)" hx-trigger="load"', page)
     paths.append(session_url.rstrip("/") + "/files.json")
     for path in paths:
-        with urllib.request.urlopen(urllib.parse.urljoin(url, path), timeout=WAIT_S) as reply:
+        with browser.open(urllib.parse.urljoin(url, path), timeout=WAIT_S) as reply:
             reply.read()
 
 

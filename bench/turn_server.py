@@ -7,7 +7,10 @@ one repository, data folder, DATABASE_URL and REDIS_URL (scale-out). `ChatSocket
 session's websocket with aiohttp, sends the composer's frame (htmx form JSON) and reads
 frames until the turn's finished frame, an error frame, a timeout or a close. Frames are
 recognised by the ids and attributes the templates under `templates/chat/` give them.
-Non-goals: TLS, the access token, what a browser does with the frames.
+Every request carries the access token (acdc.access): `server_environ` gives its servers
+this process's `TOKEN` and `http_client` sends it; a worker started otherwise is known by
+the token in the address it printed (`Worker.token`). Non-goals: TLS, what a browser does
+with the frames.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import html
 import json
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +41,8 @@ _STATUS = re.compile(r'data-status="(\w+)"')
 _TURN = re.compile(r'data-turn="([^"]+)"')
 _TAG = re.compile(r"<[^>]+>")
 _CSRF = re.compile(r'"X-CSRFToken": "([^"]+)"')
+# The access token of the servers `server_environ` describes: this process's own.
+TOKEN = secrets.token_urlsafe(24)
 
 
 def make_repo(root: Path, files: int = 3, functions: int = 8) -> Path:
@@ -95,6 +102,7 @@ class Worker:
     process: subprocess.Popen
     port: int
     log: Path
+    token: str = ""  # as it printed it (`acdc: serving … at http://…/?token=…`)
 
     @property
     def url(self) -> str:
@@ -117,8 +125,8 @@ class Worker:
 
 
 def server_environ(repo: Path, data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
-    """The environment of a bench server: the fake model, no token, no proxy; DATABASE_URL
-    and REDIS_URL only when `extra` names them."""
+    """The environment of a bench server: the fake model, the access token `TOKEN`, no
+    proxy; DATABASE_URL and REDIS_URL only when `extra` names them."""
     environ = {
         **os.environ,
         "ACDC_REPO": str(repo),
@@ -128,8 +136,9 @@ def server_environ(repo: Path, data_dir: Path, extra: dict[str, str]) -> dict[st
         "NO_PROXY": "127.0.0.1,localhost",
         "PYTHONUNBUFFERED": "1",
     }
-    for name in ("ACDC_TOKEN", "ACDC_BIND", "DATABASE_URL", "REDIS_URL", "ACDC_FAKE_SCRIPT"):
+    for name in ("ACDC_BIND", "DATABASE_URL", "REDIS_URL", "ACDC_FAKE_SCRIPT"):
         environ.pop(name, None)
+    environ["ACDC_TOKEN"] = TOKEN
     environ.update(extra)
     return environ
 
@@ -162,17 +171,32 @@ def start_worker(environ: dict[str, str], log: Path, port: int | None = None) ->
 
 
 def _wait_until_serving(worker: Worker) -> None:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    """Until the worker has printed its address and answers with the token in it."""
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if worker.process.poll() is not None:
             raise RuntimeError(f"acdc serve exited early:\n{worker.log.read_text()[-3000:]}")
-        try:  # the history page makes no session, unlike the front page
-            with opener.open(worker.url + "history/", timeout=5):
-                return
-        except OSError:
-            time.sleep(0.2)
+        worker.token = worker.token or printed_token(worker.log.read_text(), worker.port)
+        if worker.token and _answers(worker):
+            return
+        time.sleep(0.2)
     raise RuntimeError(f"acdc serve did not answer in time:\n{worker.log.read_text()[-3000:]}")
+
+
+def printed_token(log: str, port: int) -> str:
+    """The token in the last address `acdc serve` printed for `port`, or ""."""
+    found = re.findall(rf"acdc: serving .* at http://\S+:{port}/\?token=(\S+)", log)
+    return urllib.parse.unquote_plus(found[-1]) if found else ""
+
+
+def _answers(worker: Worker) -> bool:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    opener.addheaders = [("Authorization", f"Bearer {worker.token}")]
+    try:  # the history page makes no session, unlike the front page
+        with opener.open(worker.url + "history/", timeout=5):
+            return True
+    except OSError:
+        return False
 
 
 async def new_session(http: aiohttp.ClientSession, url: str) -> str:
@@ -190,9 +214,14 @@ async def new_session(http: aiohttp.ClientSession, url: str) -> str:
     return found.group(1)
 
 
-def http_client() -> aiohttp.ClientSession:
-    """Cookies for 127.0.0.1 too (aiohttp keeps none for IP addresses unless told)."""
-    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True), trust_env=False)
+def http_client(token: str = TOKEN) -> aiohttp.ClientSession:
+    """Cookies for 127.0.0.1 too (aiohttp keeps none for IP addresses unless told), and the
+    access token on every request and websocket handshake."""
+    return aiohttp.ClientSession(
+        cookie_jar=aiohttp.CookieJar(unsafe=True),
+        trust_env=False,
+        headers={"Authorization": f"Bearer {token}"},
+    )
 
 
 def frame_text(frame: str) -> str:

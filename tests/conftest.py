@@ -9,6 +9,10 @@ tests/chat/conftest.py wraps `root` as the chat's `Repository` (`repo`).
 and put where the app keeps it, so the consumer and the views the test reaches use the same
 one the test holds (its turn host, counts, maps); its background passes end with the test.
 Every chat test has its own (tests/chat/conftest.py); no test patches a part on a module.
+
+Every Django test client carries the access cookie (`acdc.access`), as a browser does once it
+opened the address `acdc serve` printed; a test of the refusal takes it off
+(`client.cookies.clear()`). The chat websocket's test client adds it too (tests/chat/sockets.py).
 """
 
 from __future__ import annotations
@@ -18,7 +22,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import connections
+from django.test import client as test_client
+
+from acdc.access import cookie_name
 
 # Tests open and close event loops, and with them the threads channels runs database calls
 # in; a connection kept per thread would outlive its thread and crowd PostgreSQL. So tests
@@ -28,6 +36,21 @@ if os.environ.get("DATABASE_URL"):
     os.environ["ACDC_DB_CONN_MAX_AGE"] = "0"
 for _alias in connections:
     connections.settings[_alias]["CONN_MAX_AGE"] = 0
+
+
+@pytest.fixture(autouse=True)
+def authorized_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Django's Client and AsyncClient, made with the access cookie for their own host."""
+    for kind in (test_client.Client, test_client.AsyncClient):
+        monkeypatch.setattr(kind, "__init__", _with_access_cookie(kind.__init__))
+
+
+def _with_access_cookie(init):
+    def made(self, *args, **kwargs) -> None:
+        init(self, *args, **kwargs)
+        self.cookies[cookie_name(self.defaults.get("HTTP_HOST", ""))] = settings.ACDC_TOKEN
+
+    return made
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.turn_server import make_repo
+from bench.turn_server import TOKEN, make_repo
 from bench.wirefakes import Reply
 from tests.served_with_fake import edit, server_with_fake, terminal
 
@@ -188,6 +188,7 @@ def accept_in_the_page(url: str, message_id: str) -> None:
         urllib.request.ProxyHandler({}),
         urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
     )
+    opener.addheaders = [("Authorization", f"Bearer {TOKEN}")]  # the page's access token
     with opener.open(url + "history/", timeout=60) as response:
         token = re.search(r'"X-CSRFToken": "([^"]+)"', response.read().decode()).group(1)
     body = urllib.parse.urlencode({"op": "accept"}).encode()

@@ -1,6 +1,7 @@
 """The data folder is its owner's alone: 0700, and the database, SQLite's -wal and -shm
-beside it, the secret key and the run file 0600, on a real `acdc serve` that writes, even
-under the loosest umask and when an older acdc left them readable by every local user."""
+beside it, the secret key, the access token and the run file 0600, on a real `acdc serve`
+that writes, even under the loosest umask and when an older acdc left them readable by
+every local user."""
 
 from __future__ import annotations
 
@@ -71,6 +72,7 @@ def test_a_served_data_folder_and_its_files_are_the_owner_s_only(root, tmp_path,
     server = loose_server(environ, tmp_path / "serve.log")
     try:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        opener.addheaders = [("Authorization", f"Bearer {server.token}")]
         with opener.open(server.url) as page:  # the front page makes a session: a write
             assert page.status == 200
         modes = {p.name: mode(p) for p in data.iterdir() if not p.name.startswith("symbols.")}
@@ -86,6 +88,7 @@ def test_a_served_data_folder_and_its_files_are_the_owner_s_only(root, tmp_path,
         "acdc.sqlite3-wal": 0o600,
         "acdc.sqlite3-shm": 0o600,
         "secret_key": 0o600,
+        "token": 0o600,
         "server.json": 0o600,
     }
 

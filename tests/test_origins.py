@@ -1,21 +1,23 @@
-"""Who may open the chat websocket: only a page of this very server (scheme, host, port), in
-loopback mode and in token mode alike; and ALLOWED_HOSTS, built from the bind address."""
+"""Who may open the chat websocket: only a page of this very server (scheme, host, port)
+that carries the access token, bound to loopback or not; and ALLOWED_HOSTS, built from the
+bind address."""
 
 from __future__ import annotations
 
 import pytest
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
-from acdc.access import COOKIE_NAME
+from acdc.access import cookie_name
 from acdc.asgi import application
 from acdc.env import LOOPBACK_HOSTS, env_allowed_hosts
 
 TOKEN = "a-long-random-token"
-LOOPBACK = override_settings(ACDC_TOKEN="", ALLOWED_HOSTS=["127.0.0.1", "localhost", "[::1]"])
+# The token as the settings make it: the data folder's (ACDC_TOKEN is unset in tests).
+LOOPBACK = override_settings(ALLOWED_HOSTS=["127.0.0.1", "localhost", "[::1]"])
 TOKEN_MODE = override_settings(ACDC_TOKEN=TOKEN, ALLOWED_HOSTS=["0.0.0.0", "acdc.example"])
-COOKIE = (b"cookie", f"{COOKIE_NAME}={TOKEN}".encode())
 PATH = "/ws/session/sess_0_000000/"  # no such session: accepted, told so, closed
 
 REFUSED = {
@@ -43,6 +45,12 @@ TOKEN_REFUSED = {
 }
 
 
+def with_cookie(headers: list[tuple[bytes, bytes]], host: str = "") -> list[tuple[bytes, bytes]]:
+    """The headers and the cookie the page was given for the host they name (or `host`)."""
+    host = host or next((v.decode() for k, v in headers if k == b"host"), "")
+    return [*headers, (b"cookie", f"{cookie_name(host)}={settings.ACDC_TOKEN}".encode())]
+
+
 async def handshake(headers: list[tuple[bytes, bytes]]) -> tuple[bool, int | None]:
     communicator = WebsocketCommunicator(application, PATH, headers)
     connected, code = await communicator.connect(timeout=30)
@@ -55,13 +63,13 @@ async def handshake(headers: list[tuple[bytes, bytes]]) -> tuple[bool, int | Non
 @LOOPBACK
 @pytest.mark.parametrize("headers", REFUSED.values(), ids=REFUSED.keys())
 async def test_loopback_mode_refuses_any_other_origin_before_accepting(headers):
-    assert await handshake(headers) == (False, 4403)
+    assert await handshake(with_cookie(headers)) == (False, 4403)
 
 
 @TOKEN_MODE
 @pytest.mark.parametrize("headers", TOKEN_REFUSED.values(), ids=TOKEN_REFUSED.keys())
 async def test_token_mode_refuses_any_other_origin_even_with_the_cookie(headers):
-    assert await handshake([*headers, COOKIE]) == (False, 4403)
+    assert await handshake(with_cookie(headers)) == (False, 4403)
 
 
 @LOOPBACK
@@ -76,7 +84,19 @@ async def test_token_mode_refuses_any_other_origin_even_with_the_cookie(headers)
     ],
 )
 async def test_loopback_mode_accepts_the_page_s_own_origin(origin, host):
-    assert (await handshake([(b"origin", origin), (b"host", host)]))[0]
+    assert (await handshake(with_cookie([(b"origin", origin), (b"host", host)])))[0]
+
+
+@LOOPBACK
+@pytest.mark.parametrize("cookie", ["none", "wrong", "another port's"])
+async def test_loopback_mode_refuses_the_page_s_own_origin_without_the_token(cookie):
+    """A local process (a run of a declared command with --network) can send any Origin."""
+    headers = [(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000")]
+    if cookie == "wrong":
+        headers.append((b"cookie", f"acdc_token_8000={settings.ACDC_TOKEN}x".encode()))
+    elif cookie == "another port's":
+        headers = with_cookie(headers, host="127.0.0.1:8001")
+    assert await handshake(headers) == (False, 4403)
 
 
 @TOKEN_MODE
@@ -92,7 +112,7 @@ async def test_loopback_mode_accepts_the_page_s_own_origin(origin, host):
 async def test_token_mode_accepts_the_page_s_own_origin_with_the_cookie(headers):
     if headers[0][1].startswith(b"https"):
         headers = [*headers, (b"x-forwarded-proto", b"https")]
-    assert (await handshake([*headers, COOKIE]))[0]
+    assert (await handshake(with_cookie(headers)))[0]
 
 
 @TOKEN_MODE

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from channels.testing import ApplicationCommunicator
+from django.conf import settings
 from django.test import AsyncClient, Client, override_settings
 
 pytestmark = pytest.mark.django_db
@@ -54,14 +55,16 @@ def test_paths_outside_the_static_files_answer_404(debug, path):
     assert response.status_code == 404, (path, response.status_code)
 
 
-@override_settings(ACDC_TOKEN="a-long-random-token")
 def test_static_files_need_no_access_token():
-    assert _client().get("/static/acdc/acdc.css").status_code == 200
-    assert _client().get("/").status_code == 403
+    client = _client()
+    client.cookies.clear()
+    assert client.get("/static/acdc/acdc.css").status_code == 200
+    assert client.get("/").status_code == 403
 
 
 async def _asgi_get(application, path: str) -> tuple[int, bytes]:
     """One GET straight through an ASGI application: (status, body)."""
+    token = settings.ACDC_TOKEN
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -71,7 +74,8 @@ async def _asgi_get(application, path: str) -> tuple[int, bytes]:
         "path": path,
         "raw_path": path.encode(),
         "query_string": b"",
-        "headers": [(b"host", b"127.0.0.1")],
+        # with the page's cookie: what is no static file reaches Django and its 404
+        "headers": [(b"host", b"127.0.0.1"), (b"cookie", f"acdc_token={token}".encode())],
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),
     }

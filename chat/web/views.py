@@ -75,9 +75,9 @@ def _page_context(session: Session, wiring: Wiring) -> dict:
 
 # -- images: upload to the composer's tray, serve, re-attach ---------------------------
 
-IMAGE_CACHE_CONTROL = "public, max-age=31536000, immutable"
-# Behind the access token no shared cache (a proxy) may keep an image to hand to others.
-PRIVATE_IMAGE_CACHE_CONTROL = "private, max-age=31536000, immutable"
+# Behind the access token (always, acdc.access) no shared cache (a proxy) may keep an image
+# to hand to others; the browser keeps it for good (its name is its content's hash).
+IMAGE_CACHE_CONTROL = "private, max-age=31536000, immutable"
 
 
 @require_POST
@@ -120,6 +120,5 @@ def _image_response(request: HttpRequest, sha: str, *, thumbnail: bool) -> HttpR
         body = bytes(image.thumbnail if thumbnail else image.data)
         response = HttpResponse(body, content_type="image/webp" if thumbnail else image.mime)
     response["ETag"] = etag
-    private = bool(settings.ACDC_TOKEN)
-    response["Cache-Control"] = PRIVATE_IMAGE_CACHE_CONTROL if private else IMAGE_CACHE_CONTROL
+    response["Cache-Control"] = IMAGE_CACHE_CONTROL
     return response

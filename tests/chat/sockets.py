@@ -21,6 +21,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
+from acdc.access import cookie_name
 from acdc.asgi import application
 from chat.web.broadcast import files_group
 from history import services
@@ -32,7 +33,18 @@ T = TypeVar("T")
 
 
 class Socket(WebsocketCommunicator):
-    """A test websocket as patient as a loaded machine needs (channels waits one second)."""
+    """A test websocket as patient as a loaded machine needs (channels waits one second),
+    with the page's access cookie (acdc.access) unless the headers carry a cookie or a
+    bearer token of their own."""
+
+    def __init__(self, application, path: str, headers=None, subprotocols=None, spec_version=None):
+        headers = list(headers or [])
+        names = {name for name, _ in headers}
+        if not names & {b"cookie", b"authorization"}:
+            host = next((v.decode("latin-1") for k, v in headers if k == b"host"), "")
+            cookie = f"{cookie_name(host)}={settings.ACDC_TOKEN}"
+            headers.append((b"cookie", cookie.encode()))
+        super().__init__(application, path, headers, subprotocols, spec_version)
 
     async def connect(self, timeout: float = WAIT):
         return await super().connect(timeout)

@@ -14,6 +14,10 @@ The browser lives in the session's event loop, so every test module here says
 never fixed; `SLOW` bounds those that cover a whole model turn on a loaded machine.
 Without Chromium the tests skip loudly; under CI=true that is a failure. Screenshots go to
 test-artifacts/ for a person to look at.
+
+Every server makes its own access token (acdc.access) and prints its address with it, as
+`make run` does; the tests read that address from its log (`Server.entry`). Each page starts
+with the cookie that address gives, and tests/e2e/test_access_link.py opens the address itself.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +39,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright, expect
+
+from acdc.access import cookie_name
 
 CHROMIUM = Path(os.environ.get("ACDC_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
@@ -87,6 +94,11 @@ class Running:
     log: Path
     process: subprocess.Popen
     pristine: dict[str, bytes] = field(default_factory=dict)
+    entry: str = ""  # the address it printed, with its token
+
+    @property
+    def token(self) -> str:
+        return _token_of(self.entry)
 
     def reset(self) -> None:
         """An empty script, and the repository's files back as they were."""
@@ -109,6 +121,7 @@ class Running:
             urllib.request.ProxyHandler({}),
             urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
         )
+        opener.addheaders = [("Authorization", f"Bearer {self.token}")]
         with opener.open(self.url + "history/", timeout=60) as response:
             token = re.search(r'"X-CSRFToken": "([^"]+)"', response.read().decode())
         assert token, "no CSRF token on the history page"
@@ -141,6 +154,8 @@ class Server:
     data_dir: Path
     script: Path
     log: Path
+    entry: str  # the address `acdc serve` printed: `http://127.0.0.1:PORT/?token=…`
+    token: str
 
     def script_replies(self, *steps: str | dict) -> None:
         self.script.write_text(json.dumps(list(steps)))
@@ -174,18 +189,28 @@ def _make_repo(root: Path) -> Path:
     return repo
 
 
-def _wait_until_serving(url: str, process: subprocess.Popen, log: Path) -> None:
+def _wait_until_serving(url: str, process: subprocess.Popen, log: Path) -> str:
+    """The address the server printed, once it answers with the token in it."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    printed = re.compile(rf"acdc: serving .* at ({re.escape(url)}\?token=\S+)")
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"acdc serve exited early:\n{log.read_text()}")
-        try:  # the history page: it makes no session, unlike the chat's front page
-            with opener.open(url + "history/", timeout=5):
-                return
-        except OSError:
-            time.sleep(0.2)
+        entry = printed.search(log.read_text())
+        if entry:
+            opener.addheaders = [("Authorization", f"Bearer {_token_of(entry.group(1))}")]
+            try:  # the history page: it makes no session, unlike the chat's front page
+                with opener.open(url + "history/", timeout=5):
+                    return entry.group(1)
+            except OSError:
+                pass
+        time.sleep(0.2)
     raise RuntimeError(f"acdc serve did not answer in time:\n{log.read_text()}")
+
+
+def _token_of(entry: str) -> str:
+    return urllib.parse.parse_qs(urllib.parse.urlsplit(entry).query)["token"][0]
 
 
 def start_server(folder: Path, env: dict[str, str]) -> Running:
@@ -216,7 +241,7 @@ def start_server(folder: Path, env: dict[str, str]) -> Running:
     url = f"http://127.0.0.1:{port}/"
     running = Running(url, folder, repo, script, log, process, _files(repo))
     try:
-        _wait_until_serving(url, process, log)
+        running.entry = _wait_until_serving(url, process, log)
     except BaseException:
         running.stop()
         running.wait_stopped()
@@ -273,6 +298,8 @@ def server(servers: Servers, request: pytest.FixtureRequest):
             data_dir=running.folder / "data",
             script=running.script,
             log=running.log,
+            entry=running.entry,
+            token=running.token,
         )
     finally:
         if own:
@@ -324,14 +351,21 @@ async def browser(chromium: Path):
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def page(browser: Chromium, server: Server):
-    """A page in a browser context of its own (no cookies or storage from other tests).
-    It asks for `server` so that it closes, and its websocket with it, before the
-    server's repository is put back."""
+    """A page in a browser context of its own (no storage from other tests), holding the
+    cookie the server's printed address gives (acdc.access). It asks for `server` so that
+    it closes, and its websocket with it, before the server's repository is put back."""
     context = await (await browser.get()).new_context(viewport={"width": 1280, "height": 860})
+    await context.add_cookies([access_cookie(server)])
     try:
         yield await context.new_page()
     finally:
         await context.close()
+
+
+def access_cookie(server: Server) -> dict:
+    """The cookie a visit of `server.entry` sets, as Playwright takes it."""
+    name = cookie_name(urllib.parse.urlsplit(server.url).netloc)
+    return {"name": name, "value": server.token, "url": server.url, "httpOnly": True}
 
 
 class FirstGetHeld:

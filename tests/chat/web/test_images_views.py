@@ -84,7 +84,7 @@ def test_the_full_image_is_served_with_its_type_and_long_cache_headers(client):
     assert response.status_code == 200
     assert response["Content-Type"] == "image/jpeg"
     assert response.content == data
-    assert response["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert response["Cache-Control"] == "private, max-age=31536000, immutable"
     assert response["ETag"] == f'"{image.sha256}"'
 
 
@@ -93,7 +93,7 @@ def test_the_thumbnail_is_served_as_webp(client):
     response = client.get(f"/images/{image.sha256}/thumb/")
     assert response.status_code == 200
     assert response["Content-Type"] == "image/webp"
-    assert response["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert response["Cache-Control"] == "private, max-age=31536000, immutable"
     assert PILImage.open(io.BytesIO(response.content)).format == "WEBP"
 
 

@@ -149,7 +149,10 @@ class GraphIndex:
 
 
 def _defined(found: FileSymbols | None) -> set[str]:
-    return {d.name for d in found.definitions} if found is not None else set()
+    """The names a file defines, as they are used: `res.send` is used as `send`."""
+    if found is None:
+        return set()
+    return {d.name.rpartition(".")[2] for d in found.definitions}
 
 
 def pagerank(graph: Graph, personal: Mapping[str, float]) -> dict[str, float]:

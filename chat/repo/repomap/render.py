@@ -7,7 +7,10 @@ sorted by path, not by rank: ranking decides what is in, the order stays put, so
 in one file changes the lines of that file and little else. A path that would not read as
 one line naming one file (a line break or a colon in it) is written as a JSON string
 (`chat.repo.git.shown`), so a file name never splits the map. Invariant: the result never
-counts more than the budget. Non-goals: ranking itself (graph), reading files (builder).
+counts more than the budget. Definitions in tests (by path: `test/`, `__tests__/`,
+`x.test.js`, `test_x.py` …) and in callbacks come after every other, and a name a file
+defines again under the same parent (a test's 27 `fn1` callbacks) is one candidate.
+Non-goals: ranking itself (graph), reading files (builder).
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from dataclasses import dataclass
 
 from chat.repo.git import shown
 from chat.repo.repomap.graph import Graph, definition_scores, ordered_files
-from chat.repo.repomap.symbols import FileSymbols
+from chat.repo.repomap.symbols import Definition, FileSymbols
 
 INTRO = "Signatures of the repository's most relevant definitions, by file (bodies elided):"
 MAX_MISSES = 64  # candidates in a row that did not fit before the budget counts as full
+TEST_FOLDERS = frozenset({"test", "tests", "__tests__", "spec", "specs"})
 
 
 @dataclass(frozen=True)
@@ -66,15 +70,15 @@ def fit(
         return Fitted("", {}, frozenset())
     scores = definition_scores(graph, rank)
     candidates = [
-        (-_score(scores, rank, path, d.name, prefer), path, index)
+        (*_order(scores, rank, path, found.definitions[index], prefer), path, index)
         for path, found in symbols.items()
         if path not in leave_out
-        for index, d in enumerate(found.definitions)
+        for index in distinct(found)
     ]
     candidates.sort()
     chosen: dict[str, set[int]] = {}
     spent, misses = count(intro) + 1, 0
-    for _, path, index in candidates:
+    for *_, path, index in candidates:
         found = symbols[path]
         picked = chosen.get(path, set())
         wanted = [i for i in _with_parents(found, index) if i not in picked]
@@ -123,8 +127,8 @@ def refit(
             continue
         names = {old[path].definitions[i].name for i in indexes}
         picked: set[int] = set()
-        for index, definition in enumerate(new[path].definitions):
-            if definition.name in names:
+        for index in distinct(new[path]):
+            if new[path].definitions[index].name in names:
                 picked.update(_with_parents(new[path], index))
         chosen[path] = picked
     chosen = {path: indexes for path, indexes in chosen.items() if indexes}
@@ -134,10 +138,43 @@ def refit(
     return Fitted(text, {p: frozenset(i) for p, i in chosen.items()}, previous.bare)
 
 
-def _score(scores, rank, path: str, name: str, prefer: Collection[str]) -> float:
-    # Ranks sum to 1, so a preferred name outranks every other definition.
-    bonus = 1.0 if name in prefer else 0.0
-    return bonus + scores.get((path, name), 0.0) + rank.get(path, 0.0) * 1e-3
+def _order(
+    scores, rank, path: str, definition: Definition, prefer: Collection[str]
+) -> tuple[int, int, float]:
+    """A candidate's place, best first: a definition named in `prefer`, then the code's
+    own before tests' and callbacks', then by the rank flowing into it."""
+    name = definition.name.rpartition(".")[2]  # `res.send` is used as `send`
+    named = name in prefer or definition.name in prefer
+    below = definition.local or is_test(path)
+    score = scores.get((path, name), 0.0) + rank.get(path, 0.0) * 1e-3
+    return (0 if named else 1, int(below), -score)
+
+
+def is_test(path: str) -> bool:
+    """A test file, by its folder (test/, tests/, __tests__/, spec/) or its name
+    (`x.test.js`, `x.spec.ts`, `test_x.py`, `x_test.go`)."""
+    folders, _, name = path.lower().rpartition("/")
+    if TEST_FOLDERS & set(folders.split("/")):
+        return True
+    stem = name.partition(".")[0]
+    marked = ".test." in name or ".spec." in name
+    return marked or stem.startswith("test_") or stem.endswith("_test")
+
+
+def distinct(found: FileSymbols) -> list[int]:
+    """The indexes of a file's definitions, without repeats: a name defined again under
+    the same parent (27 `fn1` callbacks in one test file) is its first definition."""
+    seen: set[tuple[str, str]] = set()
+    parents: list[str] = []  # the names enclosing the current definition, by depth
+    kept = []
+    for index, definition in enumerate(found.definitions):
+        del parents[definition.depth :]
+        key = (parents[-1] if parents else "", definition.name)
+        parents.append(definition.name)
+        if key not in seen:
+            seen.add(key)
+            kept.append(index)
+    return kept
 
 
 def _line_cost(found: FileSymbols, index: int, count: Callable[[str], int]) -> int:

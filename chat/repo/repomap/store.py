@@ -25,12 +25,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from chat.repo import credentials
+from chat.repo.repomap import members
 from chat.repo.repomap import symbols as symbols_module
 from chat.repo.repomap.symbols import QUERIES, Definition, FileSymbols
 
 log = logging.getLogger(__name__)
 FILE_NAME = "symbols.sqlite3"
-FORMAT = 1  # the rows' layout; the fingerprint also covers what the parser produces
+FORMAT = 2  # the rows' layout; the fingerprint also covers what the parser produces
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS symbols (sha256 TEXT PRIMARY KEY, body TEXT NOT NULL)",
@@ -46,10 +47,11 @@ Row = tuple[str, str, Stamp, str, FileSymbols | None]  # root, path, stamp, sha2
 @functools.cache
 def fingerprint() -> str:
     """What the stored symbols depend on besides the file bytes: this module (the rows'
-    layout), the parsing code and its secret elision, the query files and tree-sitter's
-    version."""
+    layout), the parsing and naming code and its secret elision, the query files and
+    tree-sitter's version."""
     digest = hashlib.sha256(f"format {FORMAT}\n".encode())
     sources = [Path(__file__), Path(symbols_module.__file__), Path(credentials.__file__)]
+    sources.append(Path(members.__file__))  # the names it gives JavaScript's members
     for path in [*sources, *sorted(QUERIES.glob("*.scm"))]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
@@ -59,7 +61,8 @@ def fingerprint() -> str:
 
 def encode(found: FileSymbols) -> str:
     definitions = [
-        [d.name, d.kind, d.line, d.end_line, d.signature, d.depth] for d in found.definitions
+        [d.name, d.kind, d.line, d.end_line, d.signature, d.depth, int(d.local)]
+        for d in found.definitions
     ]
     return json.dumps([found.language, definitions, found.references], separators=(",", ":"))
 
@@ -70,8 +73,8 @@ def decode(body: str) -> FileSymbols:
     return FileSymbols(
         str(language),
         tuple(
-            Definition(str(n), str(k), int(a), int(b), str(s), int(d))
-            for n, k, a, b, s, d in definitions
+            Definition(str(n), str(k), int(a), int(b), str(s), int(d), bool(local))
+            for n, k, a, b, s, d, local in definitions
         ),
         tuple((str(word), int(times)) for word, times in references),
     )

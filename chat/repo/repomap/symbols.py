@@ -5,7 +5,9 @@ definition, the whole node (`@definition.<kind>`) and its name (`@name.definitio
 and every identifier (`@name.reference`). A definition's signature is its text up to its
 body (or its first line), whitespace collapsed: `def load(path: str) -> Config`. The grammars
 come from the `tree-sitter-<language>` wheels, which carry them compiled; nothing is fetched.
-A signature never carries a string value that may be a secret: `API_KEY = "…"`.
+A signature never carries a string value that may be a secret: `API_KEY = "…"`. JavaScript's
+and TypeScript's member assignments and object-literal methods are named by `members`
+(`res.send`, `api.get`), which also marks definitions inside callbacks (`local`).
 Files of other languages have no symbols and appear in the map by path only.
 Non-goals: reading files or judging paths (chat.repo.repomap.builder), ranking, rendering.
 """
@@ -23,6 +25,7 @@ from types import MappingProxyType
 import tree_sitter
 
 from chat.repo import credentials
+from chat.repo.repomap import members
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 MAX_SIGNATURE = 160
@@ -37,6 +40,7 @@ LANGUAGES: Mapping[str, tuple[str, str, str]] = MappingProxyType(
         ".cjs": ("javascript", "tree_sitter_javascript", "language"),
         ".ts": ("typescript", "tree_sitter_typescript", "language_typescript"),
         ".mts": ("typescript", "tree_sitter_typescript", "language_typescript"),
+        ".cts": ("typescript", "tree_sitter_typescript", "language_typescript"),
         ".tsx": ("typescript", "tree_sitter_typescript", "language_tsx"),
         ".go": ("go", "tree_sitter_go", "language"),
         ".rs": ("rust", "tree_sitter_rust", "language"),
@@ -64,6 +68,9 @@ class Definition:
     end_line: int
     signature: str
     depth: int = 0  # how many other definitions of the file enclose this one
+    # inside a callback (a function passed as an argument: `describe(..., function () {`)
+    # nearer than any enclosing definition: ranked below the code around it
+    local: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,16 +105,18 @@ def parse(path: str, text: str) -> FileSymbols:
     language, definitions_query, references_query = _grammar(*spec)
     source = text.encode("utf-8", "surrogatepass")
     tree = tree_sitter.Parser(language).parse(source)
-    # by the name node's start byte (the first pattern wins): (definition, its node's span)
-    found: dict[int, tuple[Definition, tuple[int, int]]] = {}
-    for _, captures in tree_sitter.QueryCursor(definitions_query).matches(tree.root_node):
+    # by the name node's start byte (the first pattern wins): (pattern, definition, node)
+    nodes_of: dict[int, tuple[int, Definition, tree_sitter.Node]] = {}
+    for index, captures in tree_sitter.QueryCursor(definitions_query).matches(tree.root_node):
         for capture, nodes in captures.items():
             if capture.startswith("name.definition."):
                 whole = captures.get("definition." + capture.rsplit(".", 1)[1])
                 for node in nodes:
-                    if whole and node.start_byte not in found:
-                        span = (whole[0].start_byte, whole[0].end_byte)
-                        found[node.start_byte] = (_definition(node, whole[0], capture), span)
+                    seen = nodes_of.get(node.start_byte)
+                    if whole and (seen is None or index < seen[0]):
+                        made = _definition(node, whole[0], capture)
+                        nodes_of[node.start_byte] = (index, made, whole[0])
+    found = _spans(nodes_of)
     # One capture list for every identifier: far fewer Python objects than a match each.
     used = tree_sitter.QueryCursor(references_query).captures(tree.root_node)
     counts: dict[str, int] = {}
@@ -153,8 +162,8 @@ def _text(node: tree_sitter.Node) -> str:
 
 def _definition(name: tree_sitter.Node, whole: tree_sitter.Node, capture: str) -> Definition:
     return Definition(
-        name=_text(name),
-        kind=capture.rsplit(".", 1)[1],
+        name=members.qualified(name, whole),
+        kind=members.kind(name, whole, capture.rsplit(".", 1)[1]),
         line=whole.start_point.row + 1,
         end_line=whole.end_point.row + 1,
         signature=signature(whole, _text(name)),
@@ -165,7 +174,7 @@ def signature(node: tree_sitter.Node, name: str = "") -> str:
     """The definition's text up to its body, else its first line, on one line, with the
     values of string literals that may be secrets left out (see `credentials`)."""
     raw = node.text or b""
-    body = node.child_by_field_name("body")
+    body = node.child_by_field_name("body") or members.value_body(node)
     if body is not None and body.start_byte > node.start_byte:
         raw = raw[: body.start_byte - node.start_byte]
     else:
@@ -175,6 +184,20 @@ def signature(node: tree_sitter.Node, name: str = "") -> str:
     if len(text) > MAX_SIGNATURE:
         text = text[: MAX_SIGNATURE - 1] + "…"
     return text
+
+
+def _spans(
+    nodes_of: dict[int, tuple[int, Definition, tree_sitter.Node]],
+) -> dict[int, tuple[Definition, tuple[int, int]]]:
+    """Each definition with its node's span, marked `local` when a call's arguments stand
+    between it and the definition enclosing it (or the file)."""
+    spans = {(n.start_byte, n.end_byte) for _, _, n in nodes_of.values()}
+    found = {}
+    for start, (_, definition, node) in nodes_of.items():
+        if members.in_callback(node, spans):
+            definition = replace(definition, local=True)
+        found[start] = (definition, (node.start_byte, node.end_byte))
+    return found
 
 
 def _nest(found: list[tuple[Definition, tuple[int, int]]]) -> list[Definition]:

@@ -16,6 +16,7 @@ import functools
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import PurePosixPath
+from types import MappingProxyType
 
 import nh3
 from markdown_it import MarkdownIt
@@ -84,10 +85,14 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
 _FORMATTER = HtmlFormatter(nowrap=True)
 
 
+# Fence names Pygments does not know as aliases: TypeScript's module suffixes.
+_PYGMENTS_ALIASES = MappingProxyType({"mts": "typescript", "cts": "typescript"})
+
+
 @functools.lru_cache(maxsize=64)
 def _lexer(name: str) -> Lexer | None:
     try:
-        return get_lexer_by_name(name)
+        return get_lexer_by_name(_PYGMENTS_ALIASES.get(name, name))
     except ClassNotFound:
         return None
 

@@ -28,8 +28,9 @@ from typing import Any
 import tree_sitter
 
 # A fence's language as people write it: the grammar module, its language function, and
-# the highlight queries it needs (C++'s extends C's). TypeScript is not here: its wheel
-# has no query of its own, and JavaScript's compiled against TSX crashed the process.
+# the highlight queries it needs (C++'s extends C's). TypeScript is not here: its wheel's
+# query compiled alone crashes the process (tree-sitter 0.26), as JavaScript's compiled
+# against TSX did; Pygments draws TypeScript and TSX (render.py).
 _GRAMMARS: MappingProxyType[str, tuple[str, str, tuple[str, ...]]] = MappingProxyType(
     {
         "python": ("tree_sitter_python", "language", ("tree_sitter_python",)),

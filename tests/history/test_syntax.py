@@ -109,3 +109,17 @@ def test_threads_highlight_at_once_and_agree():
     for thread in threads:
         thread.join()
     assert results == [expected] * 20
+
+
+@pytest.mark.parametrize("lang", ["ts", "typescript", "tsx", "mts", "cts"])
+def test_typescript_and_tsx_fences_are_highlighted_by_pygments(lang):
+    # The TypeScript wheel's highlight query crashes tree-sitter compiled alone: Pygments'.
+    code = "export const f = (a: number): string => `${a}`; // note\n"
+    if lang == "tsx":
+        code += 'const e = <div className="x">{f(1)}</div>;\n'
+    rendered = render_markdown(f"```{lang}\n{code}```")
+    assert (
+        '<span class="kd">const</span>' in rendered and '<span class="kt">number</span>' in rendered
+    )
+    assert '<span class="c1">// note</span>' in rendered
+    assert lang != "tsx" or '<span class="nt">div</span>' in rendered

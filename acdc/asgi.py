@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP through Django (static files by WhiteNoise's middleware), websockets
-through Channels, once their Origin is this server's own and (in token mode) they carry the
-token, as its cookie or a bearer header (acdc.access). `acdc chat`'s one path is answered in
-front of Django (acdc.terminal.endpoint)."""
+through Channels, once their Origin is this server's own and they carry the access token,
+as its cookie or a bearer header (acdc.access), on every bind. `acdc chat`'s one path is
+answered in front of Django (acdc.terminal.endpoint)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from acdc.env import LOOPBACK_HOSTS, env_allowed_hosts
 TOKEN = "a-long-random-token"
 # The token as the settings make it: the data folder's (ACDC_TOKEN is unset in tests).
 LOOPBACK = override_settings(ALLOWED_HOSTS=["127.0.0.1", "localhost", "[::1]"])
-TOKEN_MODE = override_settings(ACDC_TOKEN=TOKEN, ALLOWED_HOSTS=["0.0.0.0", "acdc.example"])
+PUBLIC_BIND = override_settings(ACDC_TOKEN=TOKEN, ALLOWED_HOSTS=["0.0.0.0", "acdc.example"])
 PATH = "/ws/session/sess_0_000000/"  # no such session: accepted, told so, closed
 
 REFUSED = {
@@ -62,13 +62,13 @@ async def handshake(headers: list[tuple[bytes, bytes]]) -> tuple[bool, int | Non
 
 @LOOPBACK
 @pytest.mark.parametrize("headers", REFUSED.values(), ids=REFUSED.keys())
-async def test_loopback_mode_refuses_any_other_origin_before_accepting(headers):
+async def test_a_loopback_bind_refuses_any_other_origin_before_accepting(headers):
     assert await handshake(with_cookie(headers)) == (False, 4403)
 
 
-@TOKEN_MODE
+@PUBLIC_BIND
 @pytest.mark.parametrize("headers", TOKEN_REFUSED.values(), ids=TOKEN_REFUSED.keys())
-async def test_token_mode_refuses_any_other_origin_even_with_the_cookie(headers):
+async def test_a_public_bind_refuses_any_other_origin_even_with_the_cookie(headers):
     assert await handshake(with_cookie(headers)) == (False, 4403)
 
 
@@ -83,13 +83,13 @@ async def test_token_mode_refuses_any_other_origin_even_with_the_cookie(headers)
         (b"http://127.0.0.1", b"127.0.0.1:80"),
     ],
 )
-async def test_loopback_mode_accepts_the_page_s_own_origin(origin, host):
+async def test_a_loopback_bind_accepts_the_page_s_own_origin(origin, host):
     assert (await handshake(with_cookie([(b"origin", origin), (b"host", host)])))[0]
 
 
 @LOOPBACK
 @pytest.mark.parametrize("cookie", ["none", "wrong", "another port's"])
-async def test_loopback_mode_refuses_the_page_s_own_origin_without_the_token(cookie):
+async def test_a_loopback_bind_refuses_the_page_s_own_origin_without_the_token(cookie):
     """A local process (a run of a declared command with --network) can send any Origin."""
     headers = [(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000")]
     if cookie == "wrong":
@@ -99,7 +99,7 @@ async def test_loopback_mode_refuses_the_page_s_own_origin_without_the_token(coo
     assert await handshake(headers) == (False, 4403)
 
 
-@TOKEN_MODE
+@PUBLIC_BIND
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     "headers",
@@ -109,14 +109,14 @@ async def test_loopback_mode_refuses_the_page_s_own_origin_without_the_token(coo
     ],
     ids=["direct", "behind a TLS proxy"],
 )
-async def test_token_mode_accepts_the_page_s_own_origin_with_the_cookie(headers):
+async def test_a_public_bind_accepts_the_page_s_own_origin_with_the_cookie(headers):
     if headers[0][1].startswith(b"https"):
         headers = [*headers, (b"x-forwarded-proto", b"https")]
     assert (await handshake(with_cookie(headers)))[0]
 
 
-@TOKEN_MODE
-async def test_token_mode_still_wants_the_cookie_from_the_right_origin():
+@PUBLIC_BIND
+async def test_a_public_bind_still_wants_the_cookie_from_the_right_origin():
     headers = [(b"origin", b"http://acdc.example:8000"), (b"host", b"acdc.example:8000")]
     assert await handshake(headers) == (False, 4403)
 

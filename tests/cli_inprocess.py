@@ -11,6 +11,7 @@ afresh from ACDC_FAKE_SCRIPT (the provider is the process's; `close` puts its ow
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,3 +63,11 @@ class Cli:
 
     def close(self) -> None:
         self.provider.install(self.previous)
+
+
+@pytest.fixture(name="cli")
+def cli_fixture(root: Path, settings, monkeypatch: pytest.MonkeyPatch, capsys) -> Iterator[Cli]:
+    """`acdc *args` in this process, for `root` (a module imports this to use it)."""
+    running = Cli(root, settings, monkeypatch, capsys)
+    yield running
+    running.close()

@@ -11,13 +11,12 @@ import re
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from contextcore.prompt.revisions import read_current_files
-from tests.cli_inprocess import Cli
+from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
 
 in_process = pytest.mark.django_db(transaction=True)  # the command's threads see its rows
 
@@ -30,14 +29,6 @@ def repo_files() -> dict[str, str]:
 @pytest.fixture
 def repo_is_git() -> bool:
     return True
-
-
-@pytest.fixture
-def cli(root: Path, settings, monkeypatch: pytest.MonkeyPatch, capsys) -> Iterator[Cli]:
-    """`acdc *args` in this process, for `root`."""
-    running = Cli(root, settings, monkeypatch, capsys)
-    yield running
-    running.close()
 
 
 def acdc(*args: str, repo: Path | None = None, **env: str | None) -> subprocess.CompletedProcess:
@@ -111,6 +102,12 @@ def test_an_unknown_model_is_reported_on_stderr(cli):
     assert result.returncode == 1
     assert "acdc: error:" in result.stderr and "nonexistent-provider/xyz" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_serve_refuses_a_public_bind_without_a_token(root):
+    result = acdc("serve", str(root), "--bind", "0.0.0.0", "--port", "1")
+    assert result.returncode == 2
+    assert "refusing to listen on 0.0.0.0 without ACDC_TOKEN" in result.stderr
 
 
 def test_python_dash_m_acdc_shows_help():

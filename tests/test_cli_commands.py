@@ -1,5 +1,6 @@
-"""`acdc commands`, run as a user runs it: declare, list (with suggestions), remove, and a
-clear line with exit status 2 for every bad declaration. Nothing is written in the work tree."""
+"""`acdc commands`: declare, list (with suggestions) and remove, run as a user runs it, a
+process; a clear line with exit status 2 for every bad declaration, through the entry point
+in this process (tests/cli_inprocess.py). Nothing is written in the work tree."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import subprocess
 
 import pytest
 
+from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
 from tests.test_cli import acdc
 
 
@@ -76,16 +78,18 @@ def test_declare_list_and_remove_a_command(root):
         (("remove", "nothing"), "no command named 'nothing' is declared; no commands are"),
     ],
 )
-def test_a_bad_declaration_is_one_clear_line(root, args, said):
-    result = acdc("commands", *args, repo=root)
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_declaration_is_one_clear_line(cli, args, said):
+    result = cli("commands", *args)
     assert result.returncode == 2
     assert result.stderr.startswith(f"acdc: error: {said}"), result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_a_duplicate_name_is_refused_with_what_is_declared(root):
-    assert acdc("commands", "add", "test", "--", "pytest", repo=root).returncode == 0
-    again = acdc("commands", "add", "test", "--", "tox", repo=root)
+@pytest.mark.django_db(transaction=True)
+def test_a_duplicate_name_is_refused_with_what_is_declared(cli):
+    assert cli("commands", "add", "test", "--", "pytest").returncode == 0
+    again = cli("commands", "add", "test", "--", "tox")
     assert again.returncode == 2
     assert again.stderr.strip() == (
         "acdc: error: a command named 'test' is already declared: pytest; remove it first "

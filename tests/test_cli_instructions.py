@@ -1,4 +1,5 @@
-"""`acdc chat` sends the project instructions as the page does, and --no-instructions stops it."""
+"""`acdc chat` sends the project instructions as the page does, and --no-instructions stops it
+(through the entry point in this process: tests/cli_inprocess.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 
 import pytest
 
-from tests.test_cli import acdc
+from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
 
 
 @pytest.fixture
@@ -26,22 +27,23 @@ def system_of(record) -> str:
     return content if isinstance(content, str) else "".join(b["text"] for b in content)
 
 
-def test_chat_sends_them_and_the_flag_switches_them_off_for_the_session(root, tmp_path):
+@pytest.mark.django_db(transaction=True)
+def test_chat_sends_them_and_the_flag_switches_them_off_for_the_session(cli, tmp_path):
     record = tmp_path / "requests.jsonl"
     env = {"ACDC_RECORD_REQUESTS": str(record)}
-    first = acdc("chat", "--new", "--model", "acdc/fake", "hello", repo=root, **env)
+    first = cli("chat", "--new", "--model", "acdc/fake", "hello", **env)
     assert first.returncode == 0, first.stderr
     assert "## CLAUDE.md\n\nAnswer in haiku." in system_of(record)
     session = re.search(r"session: (\S+)", first.stderr).group(1)
 
-    off = acdc("chat", "--session", session, "--no-instructions", "again", repo=root, **env)
+    off = cli("chat", "--session", session, "--no-instructions", "again", **env)
     assert off.returncode == 0, off.stderr
     assert "Answer in haiku." not in system_of(record)
 
-    kept = acdc("chat", "--session", session, "still off?", repo=root, **env)
+    kept = cli("chat", "--session", session, "still off?", **env)
     assert kept.returncode == 0, kept.stderr
     assert "Answer in haiku." not in system_of(record)
 
-    back = acdc("chat", "--session", session, "--instructions", "back on", repo=root, **env)
+    back = cli("chat", "--session", session, "--instructions", "back on", **env)
     assert back.returncode == 0, back.stderr
     assert "Answer in haiku." in system_of(record)

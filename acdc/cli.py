@@ -143,11 +143,20 @@ def _add_commands_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> 
     declared.add_argument("--repo", help="repository folder (default: ACDC_REPO or .)")
     actions = declared.add_subparsers(dest="action")
     add = actions.add_parser(
-        "add", help="declare a command: acdc commands add NAME [--timeout S] [--network] -- ARGV…"
+        "add",
+        help="declare a command: acdc commands add NAME [--timeout S] [--network] "
+        "[--read PATH]… -- ARGV…",
     )
     add.add_argument("name", help="what the model calls it (test, lint …)")
     add.add_argument("--timeout", type=int, metavar="SECONDS", help="default 120")
     add.add_argument("--network", action="store_true", help="let it reach the network")
+    add.add_argument(
+        "--read",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a folder or file outside the work tree its runs may read (repeatable)",
+    )
     add.add_argument("rest", nargs="*", help=argparse.SUPPRESS)  # an argv given without --
     remove = actions.add_parser("remove", help="remove a declared command")
     remove.add_argument("name")

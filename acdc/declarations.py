@@ -1,15 +1,17 @@
 """`acdc commands`: the person declares, lists and removes the commands the model may run.
 
-`acdc commands add NAME [--timeout SECONDS] [--network] -- ARGV…` stores a declaration for
-the served repository, `acdc commands remove NAME` drops it, and `acdc commands` lists the
-declared ones, the suggestions its files make (offered, never added) and whether runs are
-sandboxed here. A bad name, an empty argv, a duplicate or an unknown name is one line on
-stderr and exit status 2 (`CommandError`).
+`acdc commands add NAME [--timeout SECONDS] [--network] [--read PATH]… -- ARGV…` stores a
+declaration for the served repository (`--read`: a path outside the work tree its runs may
+read), `acdc commands remove NAME` drops it, and `acdc commands` lists the declared ones,
+the suggestions its files make (offered, never added) and whether runs are sandboxed here.
+A bad name, an empty argv, a duplicate or an unknown name is one line on stderr and exit
+status 2 (`CommandError`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from django.conf import settings
 
@@ -40,7 +42,12 @@ def _add(repository: str, args: argparse.Namespace) -> int:
             "put the command after --, for example: acdc commands add test -- python -m pytest"
         )
     added = declaring.add(
-        repository, args.name, args.argv, timeout_seconds=args.timeout, network=args.network
+        repository,
+        args.name,
+        args.argv,
+        timeout_seconds=args.timeout,
+        network=args.network,
+        read_paths=[os.path.abspath(os.path.expanduser(p)) for p in args.read],
     )
     print(f"declared {added.name}: {added.shown}  ({_terms(added)})")
     return 0
@@ -48,7 +55,8 @@ def _add(repository: str, args: argparse.Namespace) -> int:
 
 def _terms(command: declaring.Declared) -> str:
     network = "with network" if command.network else "no network"
-    return f"timeout {command.timeout_seconds} s, {network}"
+    reads = "".join(f", reads {path}" for path in command.read_paths)
+    return f"timeout {command.timeout_seconds} s, {network}{reads}"
 
 
 def _list(repository: str) -> int:

@@ -24,6 +24,8 @@ class DeclaredCommand(models.Model):
     argv = models.JSONField()  # a list of strings, exactly as the person gave it
     timeout_seconds = models.PositiveIntegerField(default=DEFAULT_TIMEOUT_SECONDS)
     network = models.BooleanField(default=False)  # the sandbox keeps the network for it
+    # Absolute paths outside the work tree its runs also see, read-only (`--read PATH`).
+    read_paths = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -13,6 +13,7 @@ character a reader cannot see written as an escape and a line break as `⏎`
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -42,12 +43,14 @@ class Declared:
     argv: tuple[str, ...]
     timeout_seconds: int
     network: bool
+    read_paths: tuple[str, ...] = ()  # outside the work tree, seen read-only by its runs
 
     @classmethod
     def of(cls, row: DeclaredCommand) -> Declared:
         """The row as it runs: a timeout stored before the maximum was lowered is held to it."""
         timeout = min(row.timeout_seconds, max_timeout_seconds())
-        return cls(row.name, tuple(row.argv), timeout, row.network)
+        reads = tuple(row.read_paths or ())
+        return cls(row.name, tuple(row.argv), timeout, row.network, reads)
 
     @property
     def shown(self) -> str:
@@ -79,6 +82,20 @@ def check_argv(argv: Sequence[str]) -> tuple[str, ...]:
     if any(not isinstance(a, str) or "\0" in a for a in items):
         raise DeclarationError("every argument must be text without NUL bytes")
     return items
+
+
+def check_read_paths(paths: Sequence[str]) -> tuple[str, ...]:
+    """Extra read paths as stored: absolute, existing, not the root folder itself."""
+    checked = []
+    for path in paths:
+        if not isinstance(path, str) or "\0" in path or not os.path.isabs(path):
+            raise DeclarationError(f"--read needs an absolute path, not {str(path)[:80]!r}")
+        normal = os.path.normpath(path)
+        if normal == "/" or not os.path.exists(normal):
+            why = "the whole filesystem" if normal == "/" else "not there"
+            raise DeclarationError(f"--read {normal}: {why}; name a folder or file to show")
+        checked.append(normal)
+    return tuple(dict.fromkeys(checked))
 
 
 def max_timeout_seconds() -> int:
@@ -115,9 +132,10 @@ def add(
     *,
     timeout_seconds: int | None = None,
     network: bool = False,
+    read_paths: Sequence[str] = (),
 ) -> Declared:
     name, items = check_name(name), check_argv(argv)
-    seconds = check_timeout(timeout_seconds)
+    seconds, reads = check_timeout(timeout_seconds), check_read_paths(read_paths)
     try:
         with transaction.atomic():
             row = DeclaredCommand.objects.create(
@@ -126,6 +144,7 @@ def add(
                 argv=list(items),
                 timeout_seconds=seconds,
                 network=network,
+                read_paths=list(reads),
             )
     except IntegrityError:
         existing = find(repository, name)

@@ -87,10 +87,11 @@ async def run_argv(
     on_output: OnOutput | None = None,
     environ: dict[str, str] | None = None,
     captured: Captured | None = None,
+    extra_read: tuple[Path, ...] = (),
 ) -> RunOutcome:
     """Run `argv` in `root` until it exits or `timeout` seconds pass; inside bubblewrap
-    when `sandbox` is given (it must be available). Raises CancelledError when cancelled,
-    after the process group is gone."""
+    when `sandbox` is given (it must be available), which shows it `extra_read` too.
+    Raises CancelledError when cancelled, after the process group is gone."""
     argv, captured = tuple(argv), Captured() if captured is None else captured
     env = environment(environ)
     started = time.monotonic()
@@ -100,7 +101,8 @@ async def run_argv(
         command, wrap = list(argv), None
         if sandbox is not None:
             try:
-                wrap = await _wrap(sandbox, argv, root, data, floor, env, network, Path(scratch))
+                places = _Places(root, data, Path(scratch), floor, extra_read)
+                wrap = await _wrap(sandbox, argv, places, env, network)
             except NetworkError as exc:
                 return RunOutcome(argv, "failed", None, 0.0, captured, True, str(exc))
             command = wrap.command
@@ -145,20 +147,33 @@ async def run_argv(
     return outcome
 
 
+@dataclass(frozen=True)
+class _Places:
+    """Where a sandboxed run happens: its tree, acdc's data, its scratch folder, the
+    session's secret floor and the declared extra read paths."""
+
+    root: Path
+    data: Path
+    scratch: Path
+    floor: tuple[str, ...]
+    extra_read: tuple[Path, ...]
+
+
 async def _wrap(
-    sandbox: Sandbox,
-    argv: Sequence[str],
-    root: Path,
-    data: Path,
-    floor: tuple[str, ...],
-    env: dict[str, str],
-    network: bool,
-    scratch: Path,
+    sandbox: Sandbox, argv: Sequence[str], at: _Places, env: dict[str, str], network: bool
 ) -> Launch:
     """bubblewrap's launch for the run: what it may see, worked out from the disk now."""
-    empty = scratch / "empty"
+    empty = at.scratch / "empty"
     empty.touch(mode=0o444)
-    box = await asyncio.to_thread(confinement, root, data, floor=floor, argv=argv, environ=env)
+    box = await asyncio.to_thread(
+        confinement,
+        at.root,
+        at.data,
+        floor=at.floor,
+        argv=argv,
+        environ=env,
+        extra_read=at.extra_read,
+    )
     return launch.prepare(sandbox, box, argv, network=network, empty_file=empty)
 
 
@@ -313,7 +328,8 @@ class CommandRuns:
         self, session, command, root: Path, on_output: OnOutput | None = None
     ) -> RunOutcome:
         """Run the person's declared `command` (history's DeclaredCommand) for `session`
-        at `root`, with its timeout and network, the session's secret floor masked."""
+        at `root`, with its timeout, network and read paths, the session's secret floor
+        masked."""
         return await self.run(
             session.id,
             command.argv,
@@ -322,6 +338,7 @@ class CommandRuns:
             network=command.network,
             floor=tuple(session.secret_floor or ()),
             on_output=on_output,
+            extra_read=tuple(Path(p) for p in command.read_paths or ()),
         )
 
     async def run(
@@ -334,6 +351,7 @@ class CommandRuns:
         network: bool = False,
         floor: tuple[str, ...] = (),
         on_output: OnOutput | None = None,
+        extra_read: tuple[Path, ...] = (),
     ) -> RunOutcome:
         """Run `argv` sandboxed (plainly when there is no sandbox: the caller has the
         person's approval), after any run of the same session has ended."""
@@ -351,6 +369,7 @@ class CommandRuns:
                     floor=floor,
                     on_output=on_output,
                     captured=captured,
+                    extra_read=extra_read,
                 )
             )
             self._running[session_id] = task

@@ -6,7 +6,8 @@ all, while socketpair and asyncio work; /tmp and /dev/shm capped by ACDC_RUN_TMP
 bubblewrap's root and /dev read-only; with network, an interface of its own and not the
 host's loopback; bubblewrap's command line names no
 masked path; a real pytest run passes, with a virtualenv in the tree and acdc's own
-(a toolchain outside it); git in a linked worktree. The program's toolchain is found on a synthetic pyenv prefix.
+(a toolchain outside it); git in a linked worktree; a declared read path (`--read`). The
+program's toolchain is found on a synthetic pyenv prefix.
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from asgiref.sync import sync_to_async
 
+from acdc.cli import parse_args
+from chat.repo.commands import declaring
 from chat.repo.commands.confine import toolchain
-from chat.repo.commands.runner import run_argv
+from chat.repo.commands.runner import CommandRuns, run_argv
 from chat.repo.commands.sandbox import Sandbox, environment
 from tests.chat.repo.commands_support import PYTHON, Listener, pids_with
 
@@ -241,3 +245,21 @@ async def test_git_works_in_a_linked_worktree_and_its_folders_stay_read_only(san
     outcome, text = await sandboxed(linked, sandbox, "sh", "-c", script)
     assert text.startswith("one\n"), text
     assert "Read-only file system" in text and not (main / ".git" / "planted").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_declared_read_path_is_seen_and_nothing_beside_it(root, sandbox, tmp_path, session):
+    shared, beside = tmp_path / "datasets", tmp_path / "private"
+    for folder, word in ((shared, "SHARED"), (beside, "BESIDE")):
+        folder.mkdir()
+        (folder / "canary.txt").write_text(f"{word} CANARY")
+    with pytest.raises(declaring.DeclarationError, match="absolute path"):
+        await sync_to_async(declaring.add)(str(root), "rel", ["true"], read_paths=["data"])
+    argv = ["cat", str(shared / "canary.txt"), str(beside / "canary.txt")]
+    command = await sync_to_async(declaring.add)(str(root), "read", argv, read_paths=[str(shared)])
+    outcome = await CommandRuns(sandbox).run_declared(session, command, root)
+    text = outcome.captured.stored_text()
+    assert "SHARED CANARY" in text and "BESIDE CANARY" not in text
+    assert "No such file or directory" in text
+    args = parse_args(["commands", "add", "read", "--read", "/a", "--read", "/b", "--", "ls"])
+    assert args.read == ["/a", "/b"] and args.argv == ["ls"]

@@ -26,6 +26,7 @@ SESSION_SOCKET = r"^ws/session/(?P<session_id>[\w.-]{1,60})/$"
 DRAWN = "drawn"  # in the socket's query: STREAMING when the page drew a reply streaming
 STREAMING = "streaming"
 SEEN = "seen"  # in the socket's query: the session's version the page drew
+_GROUP_SAFE = re.compile(r"[A-Za-z0-9_.-]{1,80}")  # what a channel group name may hold
 
 
 # The act a tab's request says it carries (static/acdc/acts.js): "tab:number".
@@ -57,8 +58,13 @@ def _marked(html: str) -> str:
 
 
 def session_group(session_id: str) -> str:
-    """The channel group of every tab showing the session, on any worker."""
-    return f"session.{session_id}"
+    """The channel group of every tab showing the session, on any worker. Channels takes
+    only ASCII letters, digits, `-`, `_` and `.` under 100 characters, while the socket's
+    path lets any letter through (`ä`): such an id is named by its hash instead, under a
+    prefix no readable name has, so two ids never share a group."""
+    if _GROUP_SAFE.fullmatch(session_id):
+        return f"session.{session_id}"
+    return "session-h." + hashlib.sha256(session_id.encode()).hexdigest()[:40]
 
 
 def files_group(repo) -> str:

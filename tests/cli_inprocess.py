@@ -11,6 +11,7 @@ afresh from ACDC_FAKE_SCRIPT (the provider is the process's; `close` puts its ow
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from chat.llm.sdk import acdc_provider
 from tests.serving import install
 
 SETTINGS = {  # the variables these tests set, and the setting each becomes
+    "ACDC_EDITS": lambda value: value.lower() in ("1", "true", "yes", "on"),
     "ACDC_RECORD_REQUESTS": str,
     "ACDC_COMPACTION_TRIGGER_TOKENS": int,
     "ACDC_VERBATIM_WINDOW_TOKENS": int,
@@ -43,14 +45,20 @@ class Cli:
         self.provider = acdc_provider()
         self.previous = self.provider.script
         settings.ACDC_REPO = root
+        settings.ACDC_MODEL = ""  # as for a process: the terminal sets no ACDC_ variable
         settings.ACDC_KEEP_WARM = settings.ACDC_KEEP_WARM  # a chat turns it off: put back
+        for name in [name for name in os.environ if name.startswith("ACDC_")]:
+            monkeypatch.delenv(name)  # some are read when used (the default model)
         monkeypatch.setenv("ACDC_REPO", str(root))  # where the hand-off looks for a server
 
-    def __call__(self, *args: str, **env: str) -> Ran:
-        """`acdc *args` with `env`'s variables: a setting's become the setting, the rest
-        (ACDC_FAKE_SCRIPT, read when the fake model answers) stay variables."""
+    def __call__(self, *args: str, **env: str | None) -> Ran:
+        """`acdc *args` with `env`'s variables (None takes one away): a setting's become
+        the setting, the rest (ACDC_FAKE_SCRIPT, read when the fake model answers, the
+        provider keys) stay variables."""
         for name, value in env.items():
-            if name in SETTINGS:
+            if value is None:
+                self.monkeypatch.delenv(name, raising=False)
+            elif name in SETTINGS:
                 setattr(self.settings, name, SETTINGS[name](value))
             else:
                 self.monkeypatch.setenv(name, value)

@@ -1,4 +1,6 @@
-"""`acdc chat --apply`, run as a user runs it, with `acdc/fake` scripted to propose edits."""
+"""`acdc chat --apply`, with `acdc/fake` scripted to propose edits: run as a user runs it (a
+process) once, and through the entry point in this process (tests/cli_inprocess.py) for
+what it prints and returns."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from chat.repo.edits import journal
 from chat.repo.edits.proposing import propose
 from contextcore.edits import EditOp
 from history import services
+from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
 from tests.test_cli import acdc
 
 BLOCK = """Done.
@@ -66,18 +69,20 @@ def test_apply_applies_the_replys_edits_and_prints_them_as_diffs(root, tmp_path)
     assert "\033[" not in result.stdout  # no colour off a terminal
 
 
-def test_without_apply_the_edits_stay_pending_and_the_status_says_so(root, tmp_path):
+@pytest.mark.django_db(transaction=True)
+def test_without_apply_the_edits_stay_pending_and_the_status_says_so(cli, root, tmp_path):
     env = scripted(tmp_path, "print('hi')")
-    result = acdc("chat", "--new", "--model", "acdc/fake", "go", repo=root, **env)
+    result = cli("chat", "--new", "--model", "acdc/fake", "go", **env)
     assert result.returncode == 1, result.stderr
     assert (root / "main.py").read_text() == "print('hi')\n"
     assert "acdc: pending review: main.py, +1 −1" in result.stderr
     assert "+print('bye')" in result.stdout  # shown as it would apply
 
 
-def test_an_edit_that_cannot_apply_fails_the_exit_status(root, tmp_path):
+@pytest.mark.django_db(transaction=True)
+def test_an_edit_that_cannot_apply_fails_the_exit_status(cli, root, tmp_path):
     env = scripted(tmp_path, "print('not there')")
-    result = acdc("chat", "--new", "--model", "acdc/fake", "--apply", "go", repo=root, **env)
+    result = cli("chat", "--new", "--model", "acdc/fake", "--apply", "go", **env)
     assert result.returncode == 1
     assert (root / "main.py").read_text() == "print('hi')\n"
     assert "acdc: failed: main.py: the old text was not found" in result.stderr
@@ -88,9 +93,10 @@ def test_an_edit_that_cannot_apply_fails_the_exit_status(root, tmp_path):
 NO_KEYS: dict[str, str | None] = {name: None for name, _ in PROVIDER_KEYS}
 
 
-def test_apply_with_no_server_and_no_key_is_one_line_never_a_dry_run(root, tmp_path):
+@pytest.mark.django_db(transaction=True)
+def test_apply_with_no_server_and_no_key_is_one_line_never_a_dry_run(cli, root, tmp_path):
     env = scripted(tmp_path, "print('hi')")
-    result = acdc("chat", "--new", "--apply", "go", repo=root, **env, **NO_KEYS)
+    result = cli("chat", "--new", "--apply", "go", **env, **NO_KEYS)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith(
@@ -99,11 +105,10 @@ def test_apply_with_no_server_and_no_key_is_one_line_never_a_dry_run(root, tmp_p
     assert "start `acdc serve` there" in result.stderr
 
 
-def test_apply_with_a_model_whose_key_is_missing_names_the_key(root, tmp_path):
+@pytest.mark.django_db(transaction=True)
+def test_apply_with_a_model_whose_key_is_missing_names_the_key(cli, root, tmp_path):
     env = scripted(tmp_path, "print('hi')")
-    result = acdc(
-        "chat", "--new", "--model", "openai/gpt-4.1", "--apply", "go", repo=root, **env, **NO_KEYS
-    )
+    result = cli("chat", "--new", "--model", "openai/gpt-4.1", "--apply", "go", **env, **NO_KEYS)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1
     assert "--apply: openai/gpt-4.1 needs OPENAI_API_KEY, which is not set here" in result.stderr

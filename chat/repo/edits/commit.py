@@ -8,6 +8,9 @@ after `--` (`git --literal-pathspecs`): a file named `:(glob)**`, `*` or `-rf` i
 The new commit is then read back; holding any other path (a hook that stages more), it is
 undone and acdc's files go back to how the index had them. A hook file the session's edits
 changed runs only with the person's word (`hooks="run"`, or `"skip"` to run no hook).
+Every git runs through `gitlock`, which records it in the data folder: an index lock that
+a git of acdc's left when it died (acdc killed mid-commit) is removed and the command run
+again; any other lock is named, with the command that removes it.
 Non-goals: pushing, amending, choosing files (the page shows the list).
 """
 
@@ -15,18 +18,21 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from django.conf import settings
+
 from chat.repo import indexing
-from chat.repo.edits import commit_message
+from chat.repo.edits import commit_message, gitlock
 from chat.repo.protected import hooks_changed
 from history.models import PendingEdit, Session
 
 Status = PendingEdit.Status
 Hooks = Literal["ask", "run", "skip"]
 GIT_SECONDS = 60
-_GIT = ("git", "--literal-pathspecs")
+_GIT_OPTIONS = ("--literal-pathspecs",)
 # No hook at all, not only those --no-verify skips (prepare-commit-msg and post-commit run
 # without it): git finds no hook in a folder that does not exist.
 _NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
@@ -63,13 +69,26 @@ def _written(session: Session, *statuses: str) -> list[PendingEdit]:
 
 
 def _git(repo: indexing.Repository, *args: str, stdin: bytes | None = None):
-    return subprocess.run(
-        [*_GIT, "-C", str(repo.root), *args],
-        input=stdin,
-        capture_output=True,
-        timeout=GIT_SECONDS,
-        check=False,
-    )
+    git = [*_GIT_OPTIONS, *args]
+    return gitlock.run(repo.root, git, records=_records(), stdin=stdin, timeout=GIT_SECONDS)
+
+
+def _records() -> Path:
+    return Path(settings.ACDC_DATA_DIR) / gitlock.RECORDS
+
+
+def _add(repo: indexing.Repository, paths: list[str]) -> subprocess.CompletedProcess:
+    """`git add` of `paths`, run again once after removing an index lock that a dead git
+    of acdc's left (`gitlock.clear_stale`)."""
+    added = _git(repo, "add", "--", *paths)
+    if added.returncode != 0 and gitlock.clear_stale(repo.root, _records()):
+        added = _git(repo, "add", "--", *paths)
+    return added
+
+
+def _failed(repo: indexing.Repository, step: str, done: subprocess.CompletedProcess) -> str:
+    held = gitlock.lock_held(repo.root, _records())
+    return f"git {step} failed: {held or _reason(done)}"
 
 
 def changes(session: Session, *, repo: indexing.Repository) -> dict[str, str]:
@@ -125,10 +144,10 @@ def commit(
         raise HooksNeedConsent(changed)
     first = _git(repo, "rev-parse", "-q", "--verify", "HEAD").returncode != 0
     saved = _git(repo, "ls-files", "-s", "-z", "--", *paths).stdout
-    added = _git(repo, "add", "--", *paths)
+    added = _add(repo, paths)
     if added.returncode != 0:
         _restore_index(repo, paths, saved)
-        raise CommitRefused(f"git add failed: {_reason(added)}")
+        raise CommitRefused(_failed(repo, "add", added))
     options = _NO_HOOKS if hooks == "skip" else ()
     flags = ("--no-verify",) if hooks == "skip" else ()
     done = _git(
@@ -137,7 +156,7 @@ def commit(
     )  # fmt: skip
     if done.returncode != 0:
         _restore_index(repo, paths, saved)
-        raise CommitRefused(f"git commit failed: {_reason(done)}")
+        raise CommitRefused(_failed(repo, "commit", done))
     _verify(repo, paths, first, saved)
     summary = _git(repo, "log", "-1", "--format=%h %s").stdout.decode(errors="replace").strip()
     return Committed(paths, summary)

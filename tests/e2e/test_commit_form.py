@@ -1,7 +1,8 @@
-"""The commit form in Session tools, as a person meets it after accepting the model's edit:
-a message field as wide as the card, a message proposed from what changed (the reply's
-summary line, never the person's chat line with its `[sr]`), and a commit of acdc's file
-only. Then a hook the session's edit changed: named, with two ways to go."""
+"""The commit form in Session tools, as a person meets it after accepting the model's edit
+(it appears as Accept is pressed, without a reload): a message field as wide as the card,
+a message proposed from what changed (the reply's summary line, never the person's chat
+line with its `[sr]`), and a commit of acdc's file only. Then a hook the session's edit
+changed: named, with two ways to go."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ async def accept_reply_edits(page, server, path: str, old: str, new: str, asked:
     card = page.get_by_role("region", name=path)
     await card.get_by_role("button", name=f"Accept {path}").click()
     await expect(card).to_contain_text("Applied", timeout=SLOW)
-    await page.reload()  # Session tools draws the form as the page loads
+    # No reload: Accept's frame brings the form to Session tools (issue 42, item 5).
 
 
 async def test_the_commit_form_proposes_from_what_changed_in_a_wide_field(server, page):

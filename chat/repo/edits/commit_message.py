@@ -4,7 +4,10 @@ From what changed, never from the person's chat line (which holds `[sr]`, @-ment
 whatever else was typed): the summary line of the reply whose edits applied last (its first
 sentence that says something, outside code and edit blocks, markdown taken off), else a
 line naming the files ("Update src/app.py, add src/new.py"; a name with a line break
-quoted). One line of at most
+quoted). A reply that called tools is read in the parts its calls cut it into: what it
+said after its last call (the summary of the work), then what it said before its first;
+the talk between calls, and any sentence about a tool's result, is the model narrating
+its tools, never a subject. One line of at most
 `MAX_SUBJECT` characters, no final full stop, as git's own convention asks. Plain text work
 on the rows it is given; it touches neither git nor the disk.
 """
@@ -12,6 +15,7 @@ on the rows it is given; it touches neither git nor the disk.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from contextcore.paths import shown
 from history.models import Message, PendingEdit, Session
@@ -31,6 +35,8 @@ _FIRST_PERSON = re.compile(
     r"^(i'll|i will|i've|i have|let me|let's|we'll|we will|i'm going to|i am going to)\s+",
     re.IGNORECASE,
 )
+# A sentence about a tool's result ("A tool result of 1 lines; it starts with …").
+_TOOL_TALK = re.compile(r"\b(tool|command)\s+(call|result|output)s?\b", re.IGNORECASE)
 _VERBS = (("changed", "Update"), ("added", "Add"), ("removed", "Remove"))
 
 
@@ -38,24 +44,52 @@ def propose(session: Session, changes: dict[str, str]) -> str:
     """The message for committing `changes` (path -> added | changed | removed)."""
     if not changes:
         return ""
-    return summary_line(_reply_text(session, changes)) or files_line(changes)
+    reply = _reply(session, changes)
+    if reply is None:
+        return files_line(changes)
+    return reply_summary(reply.content, _cuts(reply)) or files_line(changes)
 
 
-def _reply_text(session: Session, changes: dict[str, str]) -> str:
-    """The text of the reply whose applied edits changed one of these files last."""
+def _reply(session: Session, changes: dict[str, str]) -> Message | None:
+    """The reply whose applied edits changed one of these files last."""
     rows = PendingEdit.objects.filter(
         session=session, status=PendingEdit.Status.APPLIED, path__in=list(changes)
     )
     row = rows.order_by("-id").select_related("message").first()
     if row is None:
-        return ""
+        return None
     if row.message is not None:
-        return row.message.content
+        return row.message
     replies = Message.objects.filter(
         session=session, role=Message.Role.ASSISTANT, turn_id=row.turn_id
     )
-    reply = replies.order_by("seq").first()
-    return reply.content if reply else ""
+    return replies.order_by("seq").first()
+
+
+def _cuts(reply: Message) -> list[int]:
+    """Where in the reply's text its tool calls were made (each tool row's `at`)."""
+    tools = Message.objects.filter(
+        session_id=reply.session_id, role=Message.Role.TOOL, turn_id=reply.turn_id
+    )
+    return [
+        result["at"]
+        for results in tools.values_list("edit_results", flat=True)
+        for result in results or []
+        if isinstance(result, dict) and isinstance(result.get("at"), int)
+    ]
+
+
+def reply_summary(text: str, cuts: Sequence[int] = ()) -> str:
+    """The subject from a reply its tool calls cut at `cuts` (offsets in `text`): the
+    part after the last call, then the part before the first; "" when neither says one."""
+    at = sorted({min(max(cut, 0), len(text)) for cut in cuts})
+    if not at:
+        return summary_line(text)
+    for part in (text[at[-1] :], text[: at[0]]):
+        line = summary_line(part)
+        if line:
+            return line
+    return ""
 
 
 def summary_line(text: str) -> str:
@@ -63,7 +97,7 @@ def summary_line(text: str) -> str:
     for sentence in _sentences(text):
         subject = _FIRST_PERSON.sub("", sentence).rstrip(" .")
         words = subject.split()
-        if len(words) < 3 or subject.endswith(":"):
+        if len(words) < 3 or subject.endswith(":") or _TOOL_TALK.search(subject):
             continue
         if words[0].strip(",.!:;").casefold() in _FILLER:
             continue

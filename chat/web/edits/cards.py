@@ -25,6 +25,7 @@ from django.template.loader import render_to_string
 
 from chat.repo import edittools, git, sessionsets
 from chat.repo.edits import applying, disk
+from chat.web.edits.commit_view import commit_frame
 from chat.web.edits.regions import Region, region_of
 from chat.web.panels.fileupdates import badges_update
 from contextcore.edits import diff_hunks
@@ -235,7 +236,8 @@ def render_edits(
 def latest_reply_frames(session_id: str) -> list[str]:
     """The edits frame of the session's newest reply once its turn is over (the finished
     reply has an empty `edits-<id>` for it), and the git badges of the files its edits
-    wrote (Auto-apply); none without edits."""
+    wrote (Auto-apply) with the commit form, which now has something to commit; none
+    without edits."""
     message = (
         Message.objects.filter(session_id=session_id, role=Message.Role.ASSISTANT)
         .order_by("-seq")
@@ -243,7 +245,10 @@ def latest_reply_frames(session_id: str) -> list[str]:
     )
     if message is None or not message.edits.exists():
         return []
-    return [render_edits(message, oob=True), *_written_badges(message.edits.all())]
+    frames = [render_edits(message, oob=True), *_written_badges(message.edits.all())]
+    if message.edits.filter(status=Status.APPLIED).exists():
+        frames.append(commit_frame(message.session))
+    return frames
 
 
 def turn_frames(turn_id: str) -> list[str]:

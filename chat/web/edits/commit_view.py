@@ -5,13 +5,17 @@ changed, and, when the session's edits changed a hook the commit would run, whic
 two buttons that say what to do with it (run it, or commit without hooks). POST commits
 exactly those files (`chat.repo.edits.commit`); a POST that does not say what to do with a
 changed hook (a form drawn before the hook changed) commits nothing and draws the choice.
-Every refusal is a line in the fragment, never a server error.
+Every refusal is a line in the fragment, never a server error. `commit_frame` is the
+same form as an out-of-band fragment: the frames of Accept, Undo, Apply again and
+Auto-apply carry it, so the form appears (or goes) as soon as there is something (or
+nothing) to commit, without a reload.
 """
 
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_http_methods
 
 from chat.repo import edittools, sessionsets
@@ -35,6 +39,12 @@ def commit_context(session: Session, *, error: str = "", note: str = "", message
         "commit_error": error,
         "commit_note": note,
     }
+
+
+def commit_frame(session: Session) -> str:
+    """The form (`edit-commit`) drawn again out of band, for a tab's socket frame."""
+    context = {**commit_context(session), "oob": True}
+    return render_to_string("chat/_edit_commit.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -4,7 +4,8 @@ turn; Auto-apply, and "Check after applying edits" (the name of a declared comma
 Each POST does the work through `chat.repo.edits` (claimed once, so two tabs pressing at
 once apply once; Accept all takes the reply whole or not at all), then draws the reply's
 edits section again and sends it to every tab of the session through its channel group,
-the pressing tab included (the answer is empty).
+the pressing tab included (the answer is empty), with the commit form of Session tools
+when what there is to commit may have changed.
 One hunk of a file is chosen this way: Accept hunk n writes that hunk and keeps the rest
 of the file's change pending, as one whole-file edit against the file as written; Reject
 hunk n keeps the other hunks pending the same way.
@@ -26,6 +27,7 @@ from chat.repo.git import shown
 from chat.turn import checking
 from chat.web.broadcast import check_due, to_repository, to_session
 from chat.web.edits.cards import badges_message, render_edits
+from chat.web.edits.commit_view import commit_frame
 from chat.web.params import BadNumber, bad_request, whole_number
 from contextcore.edits import EditOp, apply_hunks, diff_hunks, text_sha256
 from history import edits as rows_
@@ -70,6 +72,8 @@ def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
     else:
         note, alert = _decide(message, path, accepted=op == "accept", repo=repo)
     html = render_edits(message, oob=True, note=note, alert=alert)
+    if op != "reject":  # what there is to commit changed: the form appears, or goes
+        html += commit_frame(message.session)
     to_session(message.session_id, html)
     if op != "reject":
         _badges({row.path for row in message.edits.all()})

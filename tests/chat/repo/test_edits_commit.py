@@ -7,9 +7,11 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from channels.db import database_sync_to_async
 from django.test import Client, override_settings
 
 from chat.repo import sessionsets
+from chat.repo.edits.applying import propose
 from chat.repo.edits.commit import (
     CommitRefused,
     HooksNeedConsent,
@@ -17,11 +19,13 @@ from chat.repo.edits.commit import (
     commit,
     proposed_message,
 )
-from chat.repo.edits.commit_message import files_line, summary_line
+from chat.repo.edits.commit_message import files_line, reply_summary, summary_line
 from contextcore.edits import EditOp
 from history import services
+from history.models import Message
 from tests.chat.repo.edits_support import written
 from tests.chat.repo.git_support import commit_everything, git
+from tests.chat.sockets import connect, frames_until
 
 pytestmark = pytest.mark.django_db
 
@@ -301,3 +305,66 @@ def test_without_a_summary_the_proposal_names_the_files_or_counts_them():
     assert files_line(deep) == "Update module_0.py, module_1.py, module_2.py"
     many = {f"src/pkg/module_{n}.py": "added" for n in range(12)}
     assert files_line(many) == "Add 12 files"
+
+
+# A reply that called tools: a read, its talk about the result, the edit, then its summary.
+OPENING, TALK = "", "A tool result of 1 lines; it starts with A = 1…\n\n"
+SUMMARY = "Raised the limit to 2 so the test passes."
+
+
+def reply_with_tool_calls(root) -> Message:
+    """A reply whose edit (pending) the model made through tools, its text cut by them."""
+    session = services.session_create(repository=str(root), model="acdc/fake")
+    services.message_append(session=session, role="user", content="[sr] fix it", turn_id="t1")
+    for tool, at in (("read_file", len(OPENING)), ("edit_file", len(OPENING + TALK))):
+        services.message_append(
+            session=session, role="tool", content="1 | A = 1", turn_id="t1",
+            edit_results=[{"tool": tool, "status": "ok", "at": at}],
+        )  # fmt: skip
+    reply = services.message_append(
+        session=session, role="assistant", content=OPENING + TALK + SUMMARY, turn_id="t1"
+    )
+    sessionsets.activate(session, "src/app.py")  # the model read the file it edits
+    op = EditOp("src/app.py", "replace", "A = 1", "A = 2")
+    propose(session, [op], repo=sessionsets.repository(), turn_id="t1", message=reply)
+    return reply
+
+
+def press(reply: Message, op: str) -> None:
+    answer = Client().post(f"/m/{reply.id}/edits/", {"op": op, "path": "src/app.py"})
+    assert answer.status_code == 204, answer.content
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_accept_and_apply_again_bring_the_commit_form_to_every_tab(committed):
+    reply = await database_sync_to_async(reply_with_tool_calls)(committed)
+    tab = await connect(reply.session_id)
+    try:
+        for op, form_shown in (("accept", True), ("undo", False), ("reapply", True)):
+            await database_sync_to_async(press)(reply, op)
+            frame = (await frames_until(tab, 'id="edit-commit"'))[-1]
+            form = frame[frame.index('<section id="edit-commit"') :]
+            assert 'hx-swap-oob="outerHTML"' in form.split(">", 1)[0], op
+            assert ("Commit changed files" in form) is form_shown, (op, form)
+        # The subject is the reply's own summary, never its talk about a tool's result.
+        assert f'value="{SUMMARY.rstrip(".")}"' in form, form
+    finally:
+        await tab.disconnect()
+
+
+FINAL = "The tool output says A = 1. Raise it to 2 now."
+BETWEEN = "It holds the limit in one place.\n\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "cuts", "expected"),
+    [
+        ("Bump the limit to two.\n\n" + TALK, [24, 24 + len(TALK)], "Bump the limit to two"),
+        (TALK + FINAL, [0, len(TALK)], "Raise it to 2 now"),
+        (TALK + BETWEEN + TALK, [0, len(TALK), len(TALK + BETWEEN)], ""),
+    ],
+)
+def test_a_reply_with_tool_calls_gives_its_summary_or_opening_never_the_talk_between(
+    text, cuts, expected
+):
+    assert reply_summary(text, cuts) == expected

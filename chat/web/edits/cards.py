@@ -4,7 +4,8 @@ One card per file the reply's edits touch: its path, +/− counts, what became o
 (pending, applied, rejected, conflict, failed, undone) and the unified diff in hunks. A
 pending card shows the change as it would apply to the file now (so its hunks are the ones
 `accept(hunks=…)` numbers); an applied or undone one the change acdc wrote (the versions
-before and after). Every edit of the file that cannot apply is shown too, beside the
+before and after); a rejected one the change in the version the model read, in the lines
+it had while pending. Every edit of the file that cannot apply is shown too, beside the
 others, with why and where (`regions`: real line numbers), so the person sees the whole
 reply before deciding; a run of them folds after the first two. A failure the model was
 sent in the turn's automatic retry is folded apart, with what came of it. A protected file
@@ -25,11 +26,13 @@ from django.template.loader import render_to_string
 
 from chat.repo import edittools, git, sessionsets
 from chat.repo.edits import applying, disk
+from chat.repo.edits.versions import seen_texts
 from chat.web.edits.commit_view import commit_frame
-from chat.web.edits.regions import Region, region_of
+from chat.web.edits.regions import Region, placed, region_of
 from chat.web.panels.fileupdates import badges_update
 from contextcore.edits import diff_hunks
 from contextcore.edits.diff import Hunk
+from history import edits as rows_
 from history.models import Message, PendingEdit, Session
 
 Status = PendingEdit.Status
@@ -152,8 +155,7 @@ def _card(session: Session, path: str, rows: list[PendingEdit], repo) -> Card:
         before, after = done[0].version_before, done[-1].version_after
         _diff(card, before.content if before else None, after.content if after else None)
     elif status == Status.REJECTED:
-        for row in rows:
-            _diff_proposed(card, row)
+        _rejected(card, session, repo, now)
     failing = [row for row in rows if row.status in _PROBLEMS]
     card.problems += [Problem(row, region_of(row, now, session, repo)) for row in failing]
     return card
@@ -186,6 +188,23 @@ def _pending(card: Card, session: Session, repo, now: str | None) -> None:
 def _diff(card: Card, before: str | None, after: str | None) -> None:
     card.hunks = diff_hunks(before, after)
     card.kind = "new file" if before is None else "deleted file" if after is None else ""
+
+
+def _rejected(card: Card, session: Session, repo, now: str | None) -> None:
+    """What was not made, where it was to be made: the change in the version the model
+    read (else the file now), so the card keeps the lines and context it had while
+    pending; the edits' own texts only where they place in neither."""
+    rows = [row for row in card.rows if row.status == Status.REJECTED]
+    ops = [rows_.op_of(row) for row in rows]
+    if all(op.kind != "delete" for op in ops):
+        seen = seen_texts(repo, ops, session).get(card.path)
+        for base in dict.fromkeys(text for text in (seen, now) if text is not None):
+            after = placed(ops, base)
+            if after is not None and after != base:
+                _diff(card, base, after)
+                return
+    for row in rows:
+        _diff_proposed(card, row)
 
 
 def _diff_proposed(card: Card, row: PendingEdit) -> None:

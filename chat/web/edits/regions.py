@@ -4,7 +4,9 @@ A conflict is an edit that applies to the version the model read but not to the 
 is now: `conflict_view` shows the edit's change against that version and what changed on
 disk since in the same lines, both as hunks whose headers name real lines. A failure (the
 old text is not in the file) shows the model's change and the file's closest lines with
-their numbers, found by the matcher's report. Nothing is decided or written here.
+their numbers, found by the matcher's report. `placed` puts edits in a version of the
+file (a rejected card's change, in the lines it had while pending). Nothing is decided or
+written here.
 Non-goals: the card's layout (`cards`), matching (`contextcore.edits`).
 """
 
@@ -54,10 +56,16 @@ def region_of(
 
 def _placed(op: EditOp, text: str) -> str | None:
     """`text` with the edit applied, or None when it does not apply there."""
-    current = replace(op, base_sha256=text_sha256(text))
-    batch = apply_edits([current], {op.path: text})
-    result = batch.results[0]
-    return batch.texts.get(op.path, text) if result.ok else None
+    return placed([op], text)
+
+
+def placed(ops: list[EditOp], text: str) -> str | None:
+    """`text` (the file of all `ops`) with every op applied, or None unless all apply."""
+    current = [replace(op, base_sha256=text_sha256(text)) for op in ops]
+    batch = apply_edits(current, {ops[0].path: text})
+    if not all(result.ok for result in batch.results):
+        return None
+    return batch.texts.get(ops[0].path, text)
 
 
 def _relative(op: EditOp) -> list[Hunk]:

@@ -320,3 +320,21 @@ def test_a_hunk_that_is_not_a_plain_number_is_refused_plainly(edits_on, hunk):
     )
     assert response.status_code == 400
     assert statuses(message) == ["pending"]
+
+
+def hunk_heads(html: str) -> list[str]:
+    return [part.split("</code>", 1)[0] for part in html.split('edit-hunk-head"><code>')[1:]]
+
+
+def test_a_rejected_card_keeps_the_lines_and_context_it_had_while_pending(edits_on):
+    long = "".join(f"row {n}\n" for n in range(1, 401))
+    (edits_on / "long.txt").write_text(long)
+    message = reply_with_edits(EditOp("long.txt", "replace", "row 324\n", "row 324, fixed\n"))
+    pending = render_edits(message)
+    assert hunk_heads(pending) == ["@@ -321,7 +321,7 @@"], pending
+    rejected = act(message, op="reject", path="long.txt")
+    assert "Rejected" in rejected and hunk_heads(rejected) == hunk_heads(pending), rejected
+    assert '<span class="diff-ctx"> row 321</span>' in rejected
+    # The file changes in those lines since: the card still shows the version it was made on.
+    (edits_on / "long.txt").write_text(long.replace("row 324\n", "row 324 (mine)\n"))
+    assert hunk_heads(render_edits(message)) == ["@@ -321,7 +321,7 @@"]

@@ -39,6 +39,12 @@ ACDC_MODEL = env_str("ACDC_MODEL")  # empty: chosen by chat.llm.facts.default_mo
 ACDC_SMALLER_MODEL = env_str("ACDC_SMALLER_MODEL")
 ACDC_API_BASE = env_url("ACDC_API_BASE", ("http", "https"))
 ACDC_PROVIDER_GIVE_UP_SECONDS = env_int("ACDC_PROVIDER_GIVE_UP_SECONDS", 60, minimum=1)
+# Tools on or off per model (chat.llm.facts.parse_tools); the window and prices (dollars
+# per million tokens) assumed for a model litellm's map does not know.
+ACDC_MODEL_TOOLS = env_str("ACDC_MODEL_TOOLS")
+ACDC_CONTEXT_WINDOW = env_int("ACDC_CONTEXT_WINDOW", 0, minimum=0)
+ACDC_INPUT_PRICE = env_str("ACDC_INPUT_PRICE")
+ACDC_OUTPUT_PRICE = env_str("ACDC_OUTPUT_PRICE")
 ACDC_BIND = env_bind_address("ACDC_BIND")
 # Always a token (acdc.access), on loopback too: ACDC_TOKEN, else the one kept in the data folder.
 ACDC_TOKEN = access_token(ACDC_DATA_DIR, env_str("ACDC_TOKEN"))

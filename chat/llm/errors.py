@@ -6,7 +6,8 @@ shortened, in `detail` for logs. Rate limits carry the provider's Retry-After. C
 matched by name along the exception's class hierarchy, so this module never imports litellm.
 A provider that could not be reached (DNS, refused, timed-out connection) is said to be
 unreachable, and why, whatever status litellm gave it. `retry_reason` says in a few words
-why a request is being sent again.
+why a request is being sent again; `refuses_tools` whether a refused request was refused
+for the tools it offered.
 """
 
 from __future__ import annotations
@@ -49,6 +50,18 @@ _HOST = re.compile(r"connect to host ([^\s:]+)")
 
 Builder = Callable[[Exception, str, str], LLMError]
 
+# A server that takes no tools answers 400 (vLLM, llama.cpp, LM Studio), 422 (a strict
+# schema) or 404/501 naming the field; litellm refuses `tools` itself for a provider it
+# knows takes none (UnsupportedParamsError, a 400). The text names the field and a refusal.
+_TOOLS_WORDS = re.compile(r"\btool|\bfunction")
+_REFUSAL_WORDS = re.compile(
+    r"support|requires?\b|not allowed|not permitted|unrecognized|unrecognised|unknown"
+    r"|extra|unexpected|invalid|enable|forbidden"
+)
+# About the tool messages of a round, not about offering tools.
+_TOOL_MESSAGE_WORDS = ("tool_call_id", "tool call id", "tool_calls must", "tool message")
+_REFUSAL_STATUSES = (400, 404, 422, 501)
+
 
 def map_error(exc: Exception, model: str) -> LLMError:
     """The contextcore error for any exception raised while calling `model`."""
@@ -77,6 +90,19 @@ def retry_reason(error: LLMError) -> str:
     if error.status is not None:
         return f"The provider returned an error ({error.status})"
     return "Could not reach the provider"
+
+
+def refuses_tools(error: LLMError) -> bool:
+    """Whether a request that offered tools was refused for offering them: a client error
+    whose text names tools or functions and a refusal ("does not support tools", "\"auto\"
+    tool choice requires --enable-auto-tool-choice", "Extra inputs are not permitted:
+    tools"), and not the tool messages of a round."""
+    if error.status not in _REFUSAL_STATUSES and not isinstance(error, BadRequestError):
+        return False
+    text = (error.detail or error.user_message).lower()
+    if any(words in text for words in _TOOL_MESSAGE_WORDS):
+        return False
+    return bool(_TOOLS_WORDS.search(text) and _REFUSAL_WORDS.search(text))
 
 
 def _unreachable(exc: Exception, original: Exception, model: str, detail: str) -> LLMError | None:

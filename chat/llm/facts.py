@@ -4,15 +4,19 @@ Window, output limit, prices and capabilities come from `litellm.get_model_info`
 offline copy). Two things the map lacks are filled in: the minimum prompt a provider
 caches (a small documented table) and the tiktoken encoding (contextcore's one table,
 `encoding_for_model`). The offline `acdc/*` models have facts of their own. An unknown
-model gets `ModelFacts.unknown()` (with that cache minimum and tokenizer) and a warning,
-never an exception. Also: which model to use by default, given the environment.
+model gets `ModelFacts.unknown()` (with that cache minimum and tokenizer, and the window
+and prices the settings give, `ModelSettings`) and a warning naming those settings, never
+an exception. An unknown model of an OpenAI-compatible provider (a local server, a
+gateway) is offered tools: such servers mostly take them, and one that refuses is
+remembered by the runtime. The settings may turn a model's tools on or off. Also: which
+model to use by default, given the environment.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -78,6 +82,73 @@ PROVIDER_KEYS: tuple[tuple[str, str], ...] = (
 )
 DRY_RUN_MODEL = "acdc/dry-run"
 
+# Providers litellm reaches through the OpenAI chat-completions API: an unknown model of
+# one is offered tools (the server says no with a 400, and is then asked without).
+OPENAI_COMPATIBLE = frozenset(
+    {
+        "openai",
+        "custom_openai",
+        "hosted_vllm",
+        "lm_studio",
+        "ollama_chat",
+        "llamafile",
+        "openrouter",
+        "together_ai",
+        "groq",
+        "deepinfra",
+        "fireworks_ai",
+    }
+)
+TOOLS_SETTING = "ACDC_MODEL_TOOLS"
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What the settings say of models: tools on or off (per model, or "*" for all), and
+    the window and prices (dollars per million tokens) to assume for a model litellm's map
+    does not know. Zero means not set."""
+
+    tools: Mapping[str, bool] = field(default_factory=dict)
+    window: int = 0
+    input_price: float = 0.0
+    output_price: float = 0.0
+
+    @classmethod
+    def parse(cls, tools: str = "", window: int = 0, input_price: str = "", output_price: str = ""):
+        return cls(
+            tools=parse_tools(tools),
+            window=window,
+            input_price=_price("ACDC_INPUT_PRICE", input_price),
+            output_price=_price("ACDC_OUTPUT_PRICE", output_price),
+        )
+
+    def tools_for(self, model: str) -> bool | None:
+        """Tools on (True) or off (False) as the settings say for `model`; None: not said."""
+        return self.tools.get(model, self.tools.get("*"))
+
+
+def parse_tools(text: str) -> dict[str, bool]:
+    """ACDC_MODEL_TOOLS: comma-separated `on`/`off` (every model) or `<model>=on|off`."""
+    said: dict[str, bool] = {}
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        model, _, value = entry.rpartition("=")
+        if value.strip().lower() not in ("on", "off"):
+            raise ValueError(
+                f"{TOOLS_SETTING} takes on, off or <model>=on|off, comma-separated; not {entry!r}"
+            )
+        said[model.strip() or "*"] = value.strip().lower() == "on"
+    return said
+
+
+def _price(name: str, text: str) -> float:
+    try:
+        price = float(text) if text.strip() else 0.0
+    except ValueError:
+        price = -1.0
+    if price < 0:
+        raise ValueError(f"{name} is dollars per million tokens (such as 0.5), not {text!r}")
+    return price
+
 
 def has_provider_key(env: Mapping[str, str]) -> bool:
     return any(env.get(name) for name, _ in PROVIDER_KEYS)
@@ -94,33 +165,72 @@ def default_model(env: Mapping[str, str]) -> str:
 
 
 def model_facts(
-    model: str, lookup: Callable[[str], Mapping[str, Any]]
+    model: str,
+    lookup: Callable[[str], Mapping[str, Any]],
+    said: ModelSettings | None = None,
+    *,
+    tools_refused: bool = False,
 ) -> tuple[ModelFacts, str | None]:
     """Facts for `model` and, when the bundled map does not know it, a warning to show.
 
     `lookup` is litellm's `get_model_info` (passed in, so this table never imports litellm);
-    it raises for a model the map lacks."""
+    it raises for a model the map lacks. `said` is what the settings say of models;
+    `tools_refused`: the model's server refused tools in this process."""
     if model == DRY_RUN_MODEL:
         # Nothing is sent, so nothing is billed; the report prices with REFERENCE_PRICES.
         return ModelFacts(**{**_OFFLINE, **_FREE, "name": model}), None
     if model in OFFLINE_MODELS:
         return ModelFacts(**{**_OFFLINE, "name": model}), None
+    said = said or ModelSettings()
     try:
         info = lookup(model)
     except Exception:
-        warning = (
-            f"litellm's model map has no entry for {model!r}: assuming a "
-            f"{DEFAULT_MAX_INPUT_TOKENS:,}-token window and showing no prices."
+        facts = _unknown_facts(model, said)
+    else:
+        facts = _facts_from_info(model, info)
+    tools = said.tools_for(model)
+    if tools_refused:
+        tools = False
+    if tools is not None:
+        facts = replace(facts, supports_tools=tools)
+    return facts, None if facts.known else unknown_warning(facts, said, tools_refused)
+
+
+def _unknown_facts(model: str, said: ModelSettings) -> ModelFacts:
+    base = _base_name(model)
+    provider = model.split("/", 1)[0] if "/" in model else ""
+    return replace(
+        ModelFacts.unknown(model),
+        max_input_tokens=said.window or DEFAULT_MAX_INPUT_TOKENS,
+        input_cost_per_token=said.input_price / 1e6,
+        output_cost_per_token=said.output_price / 1e6,
+        min_cacheable_tokens=min_cacheable_tokens(base),
+        tokenizer=tokenizer_for(base),
+        provider=provider,
+        supports_tools=provider in OPENAI_COMPATIBLE,
+    )
+
+
+def unknown_warning(facts: ModelFacts, said: ModelSettings, tools_refused: bool = False) -> str:
+    """What acdc assumes of a model litellm's map lacks, and the setting for each guess."""
+    if said.window:
+        window = f"a {facts.max_input_tokens:,}-token window (ACDC_CONTEXT_WINDOW)"
+    else:
+        window = f"a {facts.max_input_tokens:,}-token window (set ACDC_CONTEXT_WINDOW)"
+    if said.input_price or said.output_price:
+        prices = "the prices of ACDC_INPUT_PRICE and ACDC_OUTPUT_PRICE"
+    else:
+        prices = (
+            "no prices (set ACDC_INPUT_PRICE and ACDC_OUTPUT_PRICE, dollars per million tokens)"
         )
-        base = _base_name(model)
-        facts = replace(
-            ModelFacts.unknown(model),
-            min_cacheable_tokens=min_cacheable_tokens(base),
-            tokenizer=tokenizer_for(base),
-            provider=model.split("/", 1)[0] if "/" in model else "",
-        )
-        return facts, warning
-    return _facts_from_info(model, info), None
+    if tools_refused:
+        tools = "no tools (its server refused them)"
+    elif facts.supports_tools:
+        tools = f"acdc's tools ({TOOLS_SETTING}=off to send none)"
+    else:
+        tools = f"no tools ({TOOLS_SETTING}=on to offer them)"
+    known = f"litellm's model map has no entry for {facts.name!r}"
+    return f"{known}: assuming {window}, {prices}, {tools}."
 
 
 def _facts_from_info(model: str, info: Mapping[str, Any]) -> ModelFacts:

@@ -5,7 +5,8 @@ a test builds its own), and handed to the turn, which carries it on its session 
 nothing here is looked up from a module-level cache. One client and one counter per encoding
 serve every session of the process; a model's facts are looked up once per runtime. It holds
 no per-session state and reads no stored rows (the token calibration is the session
-context's business).
+context's business). It remembers, for the life of the process, the models whose server
+refused tools (`refuse_tools`): their facts say they call none from then on.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from django.conf import settings
 
 from chat.llm import costmap, sdk
 from chat.llm.client import LiteLLMClient
-from chat.llm.facts import DRY_RUN_MODEL, PROVIDER_KEYS, default_model, model_facts
+from chat.llm.facts import (
+    DRY_RUN_MODEL,
+    PROVIDER_KEYS,
+    ModelSettings,
+    default_model,
+    model_facts,
+)
 from contextcore.llm import LLMClient
 from contextcore.models import ModelFacts
 from contextcore.tokens import TokenCounter
@@ -54,10 +61,13 @@ class Runtime:
         client: LLMClient,
         *,
         model_info: Callable[[str], dict[str, Any] | None] = costmap.model_info,
+        model_settings: ModelSettings | None = None,
     ) -> None:
         self.client = client
         self._model_info = model_info
+        self._said = model_settings or ModelSettings()
         self._facts: dict[str, tuple[ModelFacts, str | None]] = {}
+        self._refused: set[str] = set()
         self._counters: dict[str, TokenCounter] = {}
         self._lock = threading.Lock()
 
@@ -70,20 +80,34 @@ class Runtime:
             record_path=Path(record) if record else None,
             give_up_after=settings.ACDC_PROVIDER_GIVE_UP_SECONDS,
         )
-        return cls(client)
+        said = ModelSettings.parse(
+            settings.ACDC_MODEL_TOOLS,
+            settings.ACDC_CONTEXT_WINDOW,
+            settings.ACDC_INPUT_PRICE,
+            settings.ACDC_OUTPUT_PRICE,
+        )
+        return cls(client, model_settings=said)
 
     def facts(self, model: str) -> tuple[ModelFacts, str | None]:
         """The model's facts and a warning when they are guessed (looked up once)."""
         found = self._facts.get(model)
         if found is None:
-            found = model_facts(model, self._model_info)
+            refused = model in self._refused
+            found = model_facts(model, self._model_info, self._said, tools_refused=refused)
             with self._lock:
                 self._facts[model] = found
         return found
 
     def supports_tools(self, model: str) -> bool:
-        """Offer tools only to models that can call them (litellm's model map knows)."""
+        """Offer tools to models that can call them (litellm's model map knows, or an
+        OpenAI-compatible server is assumed to), unless the settings or a refusal say not."""
         return self.facts(model)[0].supports_tools
+
+    def refuse_tools(self, model: str) -> None:
+        """`model`'s server refused tools: its requests carry none from now on."""
+        with self._lock:
+            self._refused.add(model)
+            self._facts.pop(model, None)
 
     def counter(self, encoding_name: str) -> TokenCounter:
         """One counter per encoding: its cache of counts serves every session."""

@@ -48,6 +48,7 @@ class Launch:
         if self.info_read is None or self.block_write is None:
             return
         pid = await _child_pid(self.info_read)
+        await netns.loopback_up(pid)
         self.attached = await netns.attach(pid)
         os.write(self.block_write, b"1")
         _close((self.block_write,))

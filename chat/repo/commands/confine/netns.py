@@ -26,6 +26,7 @@ PROGRAM = "slirp4netns"
 DNS = "10.0.2.3"
 READY_SECONDS = 20.0
 GRACE_SECONDS = 2.0
+LOOPBACK_UP = b"127.255.255.255"  # in fib_trie once the loopback is up with 127.0.0.1/8
 
 
 class NetworkError(Exception):
@@ -63,6 +64,27 @@ class Attached:
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
             await self.process.wait()
+
+
+async def loopback_up(pid: int) -> None:
+    """Wait until bubblewrap has brought up the loopback of `pid`'s namespace (its
+    broadcast address is in the namespace's routing table). bubblewrap does that after it
+    reports the pid, and a slirp4netns configuring tap0 at the same moment made its
+    netlink request fail now and then ("loopback: Failed RTM_NEWADDR"). The command is
+    held on --block-fd meanwhile; a namespace that never comes up is slirp4netns's
+    timeout's business."""
+    table = f"/proc/{pid}/net/fib_trie"
+    deadline = asyncio.get_running_loop().time() + READY_SECONDS
+    delay = 0.001
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            with open(table, "rb") as routes:
+                if LOOPBACK_UP in routes.read():
+                    return
+        except OSError:
+            return  # bubblewrap is gone; its exit says why
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
 
 
 async def attach(pid: int) -> Attached:

@@ -18,6 +18,7 @@ the rows, fileupdates their live updates, selection a choice's answer).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 import time
@@ -25,16 +26,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.db import OperationalError
+
 from chat.models import TokenCount
 from chat.repo import boundary, git
 from chat.repo.passes import Passes
 from contextcore.files import DEFAULT_SIZE_CAP, check_text
 from contextcore.tokens import TokenCounter
+from history import dbfaults
 
 BATCH_FILES = 4096
 BATCH_BYTES = 8_000_000
 PROGRESS_SECONDS = 0.25
 ENCODING = "cl100k_base"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -101,36 +106,9 @@ class TokenCounts:
         todo = [p for p in paths if p not in result]
         done, total, last = len(result), len(paths), 0.0
         fresh: dict[str, Count] = {}
+        table = _Table()
         for batch in _batches(repo, todo, self.size_cap):
-            hashes = {
-                path: hashlib.sha256(raw).hexdigest() for path, raw, _ in batch if raw is not None
-            }
-            stored = dict(
-                TokenCount.objects.filter(
-                    sha256__in=set(hashes.values()), encoding=ENCODING
-                ).values_list("sha256", "tokens")
-            )
-            to_encode = []
-            for path, raw, stamp in batch:
-                if raw is None:
-                    self._remember(repo, path, stamp, Count(None, stamp[2]))
-                    continue
-                text, reason = check_text(raw, self.size_cap)
-                if text is None:
-                    self._remember(repo, path, stamp, Count(None, reason))
-                elif hashes[path] in stored:
-                    self._remember(repo, path, stamp, Count(stored[hashes[path]]))
-                else:
-                    to_encode.append((path, text, stamp))
-            counted = self.counter.count_many([t for _, t, _ in to_encode], remember=False)
-            new_rows = {}
-            for (path, _, stamp), tokens in zip(to_encode, counted, strict=True):
-                self._remember(repo, path, stamp, Count(tokens))
-                new_rows[hashes[path]] = tokens
-            TokenCount.objects.bulk_create(
-                [TokenCount(sha256=h, encoding=ENCODING, tokens=t) for h, t in new_rows.items()],
-                ignore_conflicts=True,
-            )
+            self._count_batch(repo, batch, table)
             for path, _, _ in batch:
                 seen = self._seen[(str(repo), path)].count
                 result[path] = fresh[path] = seen
@@ -142,6 +120,32 @@ class TokenCounts:
             progress(done, total, fresh)
         return result
 
+    def _count_batch(self, repo: Path, batch: list, table: _Table) -> None:
+        """Remember a count for every file of `batch`: the table's for a content it holds,
+        else encoded now (and kept in the table)."""
+        hashes = {
+            path: hashlib.sha256(raw).hexdigest() for path, raw, _ in batch if raw is not None
+        }
+        stored = table.tokens(set(hashes.values()))
+        to_encode = []
+        for path, raw, stamp in batch:
+            if raw is None:
+                self._remember(repo, path, stamp, Count(None, stamp[2]))
+                continue
+            text, reason = check_text(raw, self.size_cap)
+            if text is None:
+                self._remember(repo, path, stamp, Count(None, reason))
+            elif hashes[path] in stored:
+                self._remember(repo, path, stamp, Count(stored[hashes[path]]))
+            else:
+                to_encode.append((path, text, stamp))
+        counted = self.counter.count_many([t for _, t, _ in to_encode], remember=False)
+        new_rows = {}
+        for (path, _, stamp), tokens in zip(to_encode, counted, strict=True):
+            self._remember(repo, path, stamp, Count(tokens))
+            new_rows[hashes[path]] = tokens
+        table.keep(new_rows)
+
     def _remember(self, repo: Path, path: str, stamp: tuple, count: Count) -> None:
         with self._lock:
             self._seen[(str(repo), path)] = _Seen((stamp[0], stamp[1]), count)
@@ -152,6 +156,43 @@ class TokenCounts:
         """Count `paths` in a background pass unless one already runs for `repo`;
         returns whether a new one started (chat.repo.passes)."""
         return self.passes.start("count", repo, lambda: self.count(repo, paths, progress))
+
+
+class _Table:
+    """The TokenCount table as one counting pass uses it. A lock another program holds on
+    the database stops the table, not the count: the pass says so once (one line, no
+    traceback) and counts the rest without it; the next pass keeps what it finds."""
+
+    def __init__(self) -> None:
+        self.locked = False
+
+    def tokens(self, hashes: set[str]) -> dict[str, int]:
+        if self.locked or not hashes:
+            return {}
+        rows = TokenCount.objects.filter(sha256__in=hashes, encoding=ENCODING)
+        return self._guarded(lambda: dict(rows.values_list("sha256", "tokens")), {})
+
+    def keep(self, tokens: dict[str, int]) -> None:
+        if self.locked or not tokens:
+            return
+        rows = [TokenCount(sha256=h, encoding=ENCODING, tokens=t) for h, t in tokens.items()]
+        self._guarded(lambda: TokenCount.objects.bulk_create(rows, ignore_conflicts=True), None)
+
+    def _guarded(self, work: Callable[[], object], instead: object):
+        try:
+            return work()
+        except OperationalError as exc:
+            if not dbfaults.is_locked(exc):
+                raise
+        self.locked = True
+        path = dbfaults.sqlite_path()
+        holder = dbfaults.locked_by(path) if path else "locked"
+        log.warning(
+            "token counts are not kept: the database is %s; this pass counts without it "
+            "and the next one keeps them",
+            holder,
+        )
+        return instead
 
 
 def _batches(repo: Path, paths: list[str], size_cap: int):

@@ -1,5 +1,6 @@
 """`acdc chat --apply --commit MESSAGE`, run as a user runs it: after the reply's edits
-apply, exactly the files acdc changed are committed, never one the person changed."""
+apply, exactly the files acdc changed are committed, never one the person changed. Its
+refusals are tested through the entry point in this process (tests/cli_inprocess.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from chat.repo import sessionsets
 from contextcore.edits import EditOp
 from history import services
 from tests.chat.repo.edits_support import written
+from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
 from tests.test_cli import acdc
 
 
@@ -56,10 +58,11 @@ def test_commit_commits_only_the_files_acdc_changed(root, tmp_path):
     assert git(root, "status", "--porcelain", "--", "notes.md") == " M notes.md\n"
 
 
-def test_commit_without_edits_on_commits_nothing_and_says_why(root, tmp_path):
+@pytest.mark.django_db(transaction=True)
+def test_commit_without_edits_on_commits_nothing_and_says_why(cli, tmp_path):
     env = scripted(tmp_path)
     env["ACDC_EDITS"] = "0"
-    result = acdc("chat", "--new", "--model", "acdc/fake", "--commit", "x", "go", repo=root, **env)
+    result = cli("chat", "--new", "--model", "acdc/fake", "--commit", "x", "go", **env)
     assert result.returncode == 1 and "--commit needs edits on" in result.stderr
 
 

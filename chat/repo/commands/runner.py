@@ -179,8 +179,9 @@ async def _wrap(
 
 def _moved_note(moved: tuple[str, ...]) -> str:
     return (
-        f"\n[acdc] this run created {', '.join(moved)}, which guard acdc or run code on git "
-        "actions; moved out of the work tree into acdc's data folder (quarantine)\n"
+        f"\n[acdc] this run created {', '.join(moved)}, which guard acdc or run code "
+        "later (git, other agents, editors); moved out of the work tree into acdc's data "
+        "folder (quarantine)\n"
     )
 
 

@@ -332,7 +332,7 @@ async def _show_check(session_id: str, turn_id: str, check: str) -> checking.Che
     if ran is not None:
         print(f"acdc: {ran.line()}", file=sys.stderr)
         if not ran.passed and ran.output:
-            print(printable(ran.output).rstrip("\n"), file=sys.stderr)
+            print(printable(ran.printed).rstrip("\n"), file=sys.stderr)
     return ran
 
 

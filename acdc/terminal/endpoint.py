@@ -196,7 +196,7 @@ async def _round(stream, request, frame, session_id, receive) -> tuple[int, Chec
     finally:
         gone.cancel()
     for ran in watcher.checks:
-        await stream.line(check=ran.line(), output="" if ran.passed else ran.output)
+        await stream.line(check=ran.line(), output="" if ran.passed else ran.printed)
     return status, (watcher.checks[-1] if watcher.checks else None)
 
 

@@ -35,7 +35,7 @@ from django.conf import settings
 from chat.repo import edittools, sessionsets
 from chat.repo.commands import declaring
 from chat.repo.commands.model_tools import output_budget, store_run
-from chat.repo.commands.output import for_model
+from chat.repo.commands.output import model_copy
 from chat.repo.commands.runner import CommandRuns, RunOutcome
 from chat.repo.tools.calls import ToolResult, record
 from history import services
@@ -65,11 +65,17 @@ class CheckRun:
     command: str  # the argv as one line
     passed: bool
     summary: str  # "exit status 1 after 0.3 s", "killed at its timeout …"
-    output: str  # what the model reads: cut to the budget and redacted
+    output: str  # what the model reads: plain, its failure summary first, within the budget
     exit_code: int | None = None
     duration: float = 0.0
     object_id: str = ""
     fix_round: bool = False  # the checked turn answered a failed check: never sent back
+    shown: str = ""  # the same lines with their colours, for a terminal and the card
+
+    @property
+    def printed(self) -> str:
+        """The output as a terminal prints it (its colours, when it had any)."""
+        return self.shown or self.output
 
     @property
     def sends_back(self) -> bool:
@@ -199,12 +205,14 @@ async def run_check(
     command = await database_sync_to_async(declaring.find)(str(root), name)
     assert command is not None
     outcome = await runs.run_declared(session, command, root)
+    copy = model_copy(outcome.captured, output_budget())
     run = CheckRun(
         name=name,
         command=command.shown,
         passed=outcome.passed,
         summary=outcome.summary(command.timeout_seconds),
-        output=for_model(outcome.captured, output_budget()),
+        output=copy.plain,
+        shown=copy.shown if copy.shown != copy.plain else "",
         exit_code=outcome.exit_code,
         duration=outcome.duration,
     )
@@ -224,6 +232,8 @@ def _store(session: Session, run: CheckRun, outcome: RunOutcome) -> str:
     sessionsets.deactivate(session, result.object_id)  # its output goes in the fix request
     details = {"tool": TOOL, "args": result.args_display, "status": status}
     details |= {"object_id": result.object_id, "call_id": result.call_id, "at": 0}
+    if run.shown:  # the card draws the colours the model is not sent
+        details["shown"] = f"$ {run.command}\n{run.summary}\n{run.shown}"
     services.message_append(
         session=session,
         role=Message.Role.TOOL,

@@ -3,24 +3,25 @@
 `Captured` takes the merged stdout and stderr chunk by chunk: the first `STORED_BYTES`
 (1 MB) are kept whole, and beyond them only the last `TAIL_BYTES` (64 KB), so a command
 that prints gigabytes costs acdc a bounded amount of memory. `stored_text` is what a run's
-row keeps (with a line where bytes were left out). `for_model` is what the model reads:
-the whole output when it fits the budget (ACDC_COMMAND_OUTPUT_BYTES, 8 KB by default),
-otherwise its head and its tail (where a test runner prints its summary) around one line
-saying how much was cut, and always through the one redaction every tool result leaves
-by (`chat.repo.credentials.tool_output`). The text returned is never longer than the
-budget, counted in UTF-8 bytes. Both are `printable` (`contextcore.controls`): what a
-command prints reaches no terminal, page or model with a control sequence but its colours
-(no clipboard write, title, link, cursor movement or erase; a lone CR is a line break).
-"""
+row keeps (with a line where bytes were left out), `printable` (`contextcore.controls`):
+no control sequence but its colours. `model_copy` is what the model reads (`plain`: no
+colour codes either) and the same lines with their colours for the person's card
+(`shown`): the whole output when it fits the budget (ACDC_COMMAND_OUTPUT_BYTES, 8 KB by
+default), otherwise the lines that summarize its failures, then its head and tail
+(`chat.repo.commands.failures`), always through the one redaction every tool result
+leaves by (`chat.repo.credentials.tool_output`). The model's copy is never longer than
+the budget, counted in UTF-8 bytes."""
 
 from __future__ import annotations
 
 from chat.repo import credentials
+from chat.repo.commands import failures
+from chat.repo.commands.failures import Cut
 from contextcore.controls import printable
 
 STORED_BYTES = 1_000_000
 TAIL_BYTES = 64 * 1024
-# Room kept for the cut line and the redaction's note, so the result stays in the budget.
+# Room kept for the redaction's note, so the result stays in the budget.
 CUT_LINE_ROOM = 160
 
 
@@ -62,39 +63,29 @@ class Captured:
 
 
 def for_model(captured: Captured, budget: int) -> str:
-    """What the model reads of the output: whole when it fits, else head, cut line, tail;
-    redacted, and at most `budget` UTF-8 bytes."""
-    if captured.total <= budget:
-        text = credentials.tool_output(_decoded(captured.head))
-        if len(text.encode()) <= budget:
-            return text
+    """What the model reads of the output: plain text (no colours), whole when it fits,
+    else its failure summary, head and tail (`model_copy`); at most `budget` UTF-8 bytes."""
+    return model_copy(captured, budget).plain
+
+
+def model_copy(captured: Captured, budget: int) -> Cut:
+    """The model's copy (`plain`) and the same lines with their colours (`shown`, for the
+    card), both redacted; the plain one is at most `budget` UTF-8 bytes."""
+    text = captured.stored_text()
+    plain = printable(text, colours=False)
+    if captured.whole and len(plain.encode()) <= budget:
+        plain = credentials.tool_output(plain)
+        if len(plain.encode()) <= budget:
+            return Cut(credentials.tool_output(text), plain, 0)
     room = max(budget - CUT_LINE_ROOM, 0)
     while True:
-        head_size = room // 2
-        head = _line_end(bytes(captured.head[:head_size]))
-        tail = _line_start(captured.last(room - head_size))
-        cut = captured.total - len(head) - len(tail)
-        line = (
-            f"\n[… {cut:,} bytes of output cut here: {captured.total:,} in all; the first "
-            f"{len(head):,} and the last {len(tail):,} are shown]\n"
-        )
-        text = credentials.tool_output(_decoded(head) + line + _decoded(tail))
-        over = len(text.encode()) - budget
+        cut = failures.cut(text, captured.total, room)
+        plain = credentials.tool_output(cut.plain)
+        over = len(plain.encode()) - budget
         if over <= 0 or room == 0:
-            return text if over <= 0 else text.encode()[:budget].decode(errors="ignore")
+            plain = plain if over <= 0 else plain.encode()[:budget].decode(errors="ignore")
+            return Cut(credentials.tool_output(cut.shown), plain, cut.names_left_out)
         room = max(room - over - 16, 0)
-
-
-def _line_end(data: bytes) -> bytes:
-    """`data` up to its last line break, when that keeps at least half of it."""
-    at = data.rfind(b"\n")
-    return data[: at + 1] if at >= len(data) // 2 else data
-
-
-def _line_start(data: bytes) -> bytes:
-    """`data` from after its first line break, when that keeps at least half of it."""
-    at = data.find(b"\n")
-    return data[at + 1 :] if 0 <= at < len(data) // 2 else data
 
 
 def _decoded(data: bytes | bytearray) -> str:

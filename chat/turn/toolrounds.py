@@ -100,7 +100,7 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
             call.name,
             result.args_display or display,
             result.status,
-            result.output,
+            result.shown or result.output,
             result.object_id,
             result.proposal,
         )
@@ -185,6 +185,7 @@ def store_result(ctx: SessionContext, turn_id: str, result: ToolResult, at: int 
                 "call_id": result.call_id,
                 "at": at,
                 **({"proposal": result.proposal["id"]} if result.proposal else {}),
+                **({"shown": result.shown} if result.shown else {}),
             }
         ],
     )

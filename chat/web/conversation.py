@@ -87,7 +87,7 @@ def _tool_card(message: Message) -> dict[str, Any]:
         tool=details.get("tool", "tool"),
         args_display=details.get("args", ""),
         status=details.get("status", "ok"),
-        output=message.content,
+        output=details.get("shown") or message.content,  # a command's, with its colours
         object_id=details.get("object_id", ""),
     )
     drawn = card(event)

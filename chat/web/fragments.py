@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from ansi2html import Ansi2HTMLConverter
 from django.template.loader import render_to_string
 
 from chat.turn.events import ToolCallFinished, ToolCallOutput, ToolCallStarted, ToolCallWaiting
 from chat.web import proposals
+from contextcore.controls import printable
 
 
 def render_hud(hud: dict) -> str:
@@ -36,6 +38,7 @@ def picker_message(turn_id: str = "", **changes) -> str:
 
 
 TOOL_PREVIEW_CHARS = 4000
+_CUT_SGR = re.compile(r"\x1b\[[0-9;:]*$")  # a colour code the preview's end split
 
 
 def card(event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> dict:
@@ -52,6 +55,8 @@ def card(event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> dict:
     waiting = isinstance(event, ToolCallWaiting)
     proposal = event.proposal if finished or waiting else None
     output = event.output if finished else ""
+    preview = _CUT_SGR.sub("", output[:TOOL_PREVIEW_CHARS])
+    shown = len(printable(preview, colours=False))
     running_id = _dom_id(f"{event.turn_id}:{event.call_id}")
     object_id = event.object_id if finished else ""
     return {
@@ -62,8 +67,8 @@ def card(event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> dict:
         "call": event.args_display,
         "args": _arguments_shown(event.tool, event.args_display),
         "status": event.status if finished else "waiting" if waiting else "running",
-        "output": output[:TOOL_PREVIEW_CHARS],
-        "cut": max(0, len(output) - TOOL_PREVIEW_CHARS),
+        "output": preview,  # its colours kept: the template draws them (`colours`)
+        "cut": max(0, len(printable(output, colours=False)) - shown),
         "lines": output.count("\n") + 1 if output else 0,
         # A command left for the person: its card, with the buttons while it waits.
         "proposal": proposals.shown(proposal) if proposal else None,
@@ -75,13 +80,20 @@ def live_output(event: ToolCallOutput) -> dict:
     colours as HTML (escaped: what it prints is text, never markup), and how much of it
     is left out."""
     shown = len(event.text.encode())
-    converter = Ansi2HTMLConverter(inline=False, escaped=True, linkify=False)
     return {
         "id": _dom_id(f"{event.turn_id}:{event.call_id}") + "-live",
-        "html": converter.convert(event.text, full=False),
+        "html": coloured_html(event.text),
         "total": event.total,
         "left_out": max(0, event.total - shown),
     }
+
+
+def coloured_html(text: str) -> str:
+    """`text` (`printable`: no control sequence but SGR colours) as HTML, escaped: each
+    colour a span with ansi2html's classes (tools.css draws them light and dark), no
+    escape character left. The one drawing of colours, for live and finished cards."""
+    converter = Ansi2HTMLConverter(inline=False, escaped=True, linkify=False)
+    return converter.convert(text, full=False).replace("\x1b", "")
 
 
 def _dom_id(key: str) -> str:

@@ -4,7 +4,8 @@ The model chooses among the commands the person declared; it never gives an argv
 runs. `run_command` looks the name up in the repository's declarations (an unknown name
 runs nothing and says which names exist), runs it through the caller's `CommandRuns`
 (sandboxed, time-limited, one at a time per session), stores the run, and answers with its
-exit status, duration and output, cut to ACDC_COMMAND_OUTPUT_BYTES and redacted. Without
+exit status, duration and output, plain, cut to ACDC_COMMAND_OUTPUT_BYTES (its failure
+summary first) and redacted; the card draws the same lines in their colours. Without
 a sandbox on this machine it runs nothing: it records a proposal and answers that the
 person must approve. `propose_command` records the exact argv and reason as a pending
 proposal; nothing runs until the person approves it from the page's card
@@ -29,7 +30,7 @@ from django.conf import settings
 from pydantic import Field
 
 from chat.repo.commands import declaring, proposal_state
-from chat.repo.commands.output import Captured, for_model
+from chat.repo.commands.output import Captured, model_copy
 from chat.repo.commands.runner import CommandRuns, OnOutput, RunOutcome
 from chat.repo.tools.calls import (
     Arguments,
@@ -69,8 +70,8 @@ _ARGUMENTS: Mapping[str, tuple[str, type[Arguments]]] = MappingProxyType(
         "run_command": (
             "Run one of the commands the developer declared for this repository (its tests, "
             "linters, checks) by name, in a sandbox at the repository root. Answers with the "
-            "exit status, the duration and the output (long output is cut to its head and "
-            "tail). An unknown name runs nothing and lists the declared names.",
+            "exit status, the duration and the output (long output is cut to its failure "
+            "summary, head and tail). An unknown name runs nothing and lists the declared names.",
             RunCommandArguments,
         ),
         "propose_command": (
@@ -157,8 +158,7 @@ async def _run(
     outcome = await runs.run_declared(session, command, root, on_output)
     await database_sync_to_async(store_run)(session, turn_id, name, outcome)
     header = f"$ {command.shown}\n{outcome.summary(command.timeout_seconds)}\n"
-    budget = max(output_budget() - len(header.encode()), 0)
-    result.output = header + for_model(outcome.captured, budget)
+    _answer_with_output(result, header, outcome.captured)
     result.status = "ok" if outcome.passed else "fail"
 
 
@@ -185,9 +185,16 @@ async def _answer_awaited(result: ToolResult, runs: CommandRuns, waiting: Waitin
     header = f"$ {line}\n{facts['ended'].replace('exit ', 'exit status ', 1)}\n"
     captured = Captured()
     captured.add(row.run.output.encode())
-    budget = max(output_budget() - len(header.encode()), 0)
-    result.output = header + for_model(captured, budget)
+    _answer_with_output(result, header, captured)
     result.status = "ok" if facts["passed"] else "fail"
+
+
+def _answer_with_output(result: ToolResult, header: str, captured: Captured) -> None:
+    """The model's copy of a run's output after `header`, plain and within the budget; the
+    card's copy keeps the colours (`shown`, only when there are any)."""
+    copy = model_copy(captured, max(output_budget() - len(header.encode()), 0))
+    result.output = header + copy.plain
+    result.shown = header + copy.shown if copy.shown != copy.plain else ""
 
 
 def store_run(session: Session, turn_id: str, name: str, outcome: RunOutcome) -> CommandRun:

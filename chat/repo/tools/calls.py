@@ -90,6 +90,8 @@ class ToolResult:
     changed_paths: list[str] = field(default_factory=list)  # files whose sets changed
     # The CommandProposal the call left for the person: id, argv, reason, status.
     proposal: dict[str, Any] | None = None
+    # The output as the person's card draws it (a command's colours), when not `output`.
+    shown: str = ""
 
 
 def record(session: Session, result: ToolResult, *, tool: str, args: dict) -> None:

@@ -18,7 +18,7 @@ from chat.live.frames import render_event
 from chat.llm.fake import FakeStep
 from chat.repo.commands import declaring
 from chat.repo.commands.livefeed import LIVE_BYTES, LiveOutput
-from chat.turn.events import ToolCallOutput
+from chat.turn.events import ToolCallFinished, ToolCallOutput
 from chat.turn.turns import run_turn
 from chat.web.fragments import live_output
 from tests.chat.repo.commands_support import PYTHON
@@ -27,9 +27,9 @@ from tests.chat.sockets import WAIT, new_session
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def page_turn(served, fake, root, argv: list[str]) -> list:
+async def page_turn(served, fake, root, argv: list[str], session=None) -> list:
     await database_sync_to_async(declaring.add)(str(root), "it", argv)
-    session = await new_session()
+    session = session or await new_session()
     call = {"id": "c1", "name": "run_command", "arguments": {"name": "it"}}
     fake.enqueue(FakeStep(tool_calls=[call]), FakeStep(text="Done."))
     events: list = []
@@ -47,7 +47,7 @@ async def page_turn(served, fake, root, argv: list[str]) -> list:
             commands=served.commands,
             page_served=True,
         )
-    return [e for e in events if isinstance(e, ToolCallOutput)]
+    return [e for e in events if isinstance(e, ToolCallOutput | ToolCallFinished)]
 
 
 async def test_five_megabytes_reach_the_card_as_a_few_capped_frames(fake, served, served_root):
@@ -58,6 +58,7 @@ async def test_five_megabytes_reach_the_card_as_a_few_capped_frames(fake, served
         "    if n % 1000 == 999: sys.stdout.flush(); time.sleep(0.03)\n"
     )
     live = await page_turn(served, fake, served_root, [PYTHON, "-c", code])
+    live = [e for e in live if isinstance(e, ToolCallOutput)]
 
     assert len(live) >= 2, "no live output while it ran"
     assert live[-1].total > 1_000_000  # frames kept coming while megabytes went by
@@ -71,20 +72,38 @@ async def test_a_quiet_commands_last_line_is_not_held_back(fake, served, served_
     script = "echo first; echo second; sleep 1; echo third"
     live = await page_turn(served, fake, served_root, ["sh", "-c", script])
 
-    texts = [e.text for e in live]
+    texts = [e.text for e in live if isinstance(e, ToolCallOutput)]
     assert "first\nsecond\n" in texts  # sent before the sleep ended, not only at the end
     assert texts[-1] == "first\nsecond\nthird\n"
 
 
 async def test_the_live_card_draws_colours_and_shows_markup_as_text(fake, served, served_root):
     script = r"printf '\033[31mFAILED\033[0m <script>alert(1)</script>\n'"
-    [*_, last] = await page_turn(served, fake, served_root, ["sh", "-c", script])
+    *live, _ = await page_turn(served, fake, served_root, ["sh", "-c", script])
+    last = live[-1]
 
     [frame] = render_event(last, served.files)
 
     assert '<span class="ansi31">FAILED</span>' in frame
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in frame and "<script>" not in frame
     assert 'hx-swap-oob="outerHTML"' in frame and live_output(last)["id"] in frame
+
+
+async def test_the_finished_card_draws_colours_after_a_reload_and_the_model_reads_plain(
+    fake, served, served_root, async_client
+):
+    script = r"printf '\033[32m✔\033[39m 3 passing\n\033[31m  1 failing\033[0m\n'; exit 1"
+    session = await new_session()
+    *_, finished = await page_turn(served, fake, served_root, ["sh", "-c", script], session)
+
+    page = (await async_client.get(f"/s/{session.id}/")).content.decode()
+    frame = "".join(render_event(finished, served.files))
+    for html in (frame, page):
+        assert '<span class="ansi32">✔</span> 3 passing' in html
+        assert '<span class="ansi31">  1 failing</span>' in html
+        assert "\x1b" not in html and "␛" not in html
+    [answer] = [m["content"] for m in fake.requests[-1].messages if m.get("role") == "tool"]
+    assert answer.endswith("\n✔ 3 passing\n  1 failing\n") and "\x1b" not in answer
 
 
 async def test_the_card_says_how_much_is_left_out():

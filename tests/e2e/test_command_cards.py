@@ -190,3 +190,33 @@ async def _shots(page, name: str) -> None:
     await page.set_viewport_size({"width": 390, "height": 844})
     await screenshot(page, f"{name}-390")
     await page.set_viewport_size({"width": 1400, "height": 900})
+
+
+async def test_a_finished_run_s_card_draws_its_colours_after_a_reload_too(server, page):
+    mocha = (
+        r"printf '\033[32m  ✔\033[0m\033[90m sends the body\033[0m\n"
+        r"\033[92m \033[0m\033[32m 1 passing\033[0m\033[90m (4ms)\033[0m\n"
+        r"\033[31m  1 failing\033[0m\n\n  1) res\n       should set ETag:\n"
+        r"\033[31m     Error: expected 200, got 500\033[0m\n'; exit 1"
+    )
+    declare(server, "mocha", ["sh", "-c", mocha])
+    server.script_replies(
+        {"tool_calls": [{"name": "run_command", "arguments": {"name": "mocha"}}]},
+        {"text": "One test fails."},
+    )
+    await page.goto(server.session_url)
+    await send_message(page, "Run the tests", answered="One test fails.")
+
+    for reloaded in (False, True):
+        reply = page.get_by_role("log", name="Conversation").get_by_role("article")
+        output = reply.last.locator(".tool-card .tool-output").last
+        await expect(output).to_contain_text("1 failing", timeout=SLOW)
+        await expect(output.locator(".ansi32").first).to_have_text("  ✔")
+        await expect(output.locator(".ansi31").last).to_have_text(
+            "     Error: expected 200, got 500"
+        )
+        assert "\x1b" not in await output.inner_text() and "␛" not in await output.inner_text()
+        if not reloaded:
+            await reply.last.locator(".tool-card > summary").last.click()
+            await _shots(page, "command-colours")
+            await page.reload()

@@ -8,7 +8,11 @@ references to the messages it keeps plus the summary it made) and a system event
 chat. Nothing is deleted: the store keeps every message; only what the model sees
 changes, and `undo_compaction` marks the record undone, which puts the previous working
 history back (the history is derived from the rows and the live records). Reload and
-restart derive the same history, so the detector is never asked twice. When the smaller
+restart derive the same history, so the detector is never asked twice. A summary that
+could not be made (a failed or empty answer, or one that only repeats a message of the
+history) is said as such: below twice the trigger, and always for Compact now, nothing
+changes (`_no_summary`); past it the oldest exchanges are dropped without a summary
+(`SUMMARY_FAILED`), and the page says that, never "summarized". When the smaller
 model is the chat's own model, the detector and summarizer requests reuse the chat's cached
 prefix (its system prompt, files and history as last sent) with their instruction at the
 end, where reading it at the model's cache price costs less than a fresh transcript.
@@ -51,6 +55,9 @@ from contextcore.prompt.siderequest import SidePrefix
 from history.models import Checkpoint, Compaction, Message, Session
 
 log = logging.getLogger(__name__)
+# The record's reason when the summary failed and acdc truncated instead (past twice the
+# trigger): the page names what was done, never "a topic change".
+SUMMARY_FAILED = "The summary could not be made; the oldest exchanges were dropped instead."
 FORCED_TRIGGER = 1  # "Compact now": any history above the verbatim window qualifies
 SIDE_ROOM_TOKENS = 8_000  # instruction, index of up to 50 messages, and the answer
 
@@ -136,7 +143,10 @@ async def compact_session(
         trigger_tokens=trigger,
         focus=focus,
         prefix=prefix,
-        fallback=model not in OFFLINE_MODELS,
+        # Compact now's trigger is 1 token: "past twice the trigger" would always hold,
+        # and a failed summary would drop all but the recent exchanges. Only the automatic
+        # compaction, past twice the real trigger, truncates instead of a summary.
+        fallback=model not in OFFLINE_MODELS and not force,
     )
     if result is None:
         return CompactionOutcome("none", note=_no_summary(model))
@@ -163,7 +173,11 @@ def dry_run(preview: CompactionPreview | None) -> CompactionOutcome:
 
 
 def _no_summary(model: str) -> str:
-    note = "The summary could not be made; the history is kept as it was."
+    note = (
+        "The summary could not be made (the model's answer failed, was empty or only "
+        "repeated an earlier message), so nothing was compacted: the model still sees the "
+        "whole history, and the next compaction tries again."
+    )
     if model in OFFLINE_MODELS:  # acdc/fake writes a summary only when a test scripts one
         note += f" {model} is an offline model: it writes no summary unless one is scripted."
     return note
@@ -211,7 +225,7 @@ def _store(
         case=result.case,
         boundary_index=result.boundary.boundary_index,
         confidence=result.boundary.confidence,
-        reason=result.boundary.boundary_reason,
+        reason=SUMMARY_FAILED if result.summary_failed else result.boundary.boundary_reason,
         summary=result.summary,
         focus=focus,
         replaced_ids=replaced,
@@ -254,6 +268,11 @@ def describe(record: Compaction) -> str:
     how = (
         "summarized" if record.case == Compaction.Case.SUMMARIZE else "truncated at a topic change"
     )
+    if record.reason == SUMMARY_FAILED:
+        how = (
+            "the summary could not be made, so the oldest exchanges were dropped from what "
+            "the model sees, with no summary; the store keeps them"
+        )
     return (
         f"History compacted ({how}): {replaced} message{'s' if replaced != 1 else ''} "
         f"replaced, {record.tokens_before:,} → {record.tokens_after:,} tokens."

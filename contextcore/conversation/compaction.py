@@ -25,6 +25,7 @@ from contextcore.conversation.topics import (
     TopicDetector,
     complete_text,
     format_messages,
+    message_text,
     side_request,
 )
 from contextcore.llm import LLMClient, LLMError, LLMRequest, Message
@@ -34,6 +35,7 @@ SUMMARY_HEADER = "History Summary"
 SUMMARY_ACK = "Understood. I will continue from this summary of the earlier conversation."
 TRUNCATE_CONFIDENCE = 0.5
 SUMMARIZER_MAX_CHARS = 4000
+COPY_CHARS = 60  # an answer opening with this much of a message's own text is a copy of it
 
 SUMMARIZER_PROMPT = """\
 Summarize the earlier part of a conversation between a user and a coding assistant so
@@ -73,6 +75,7 @@ class HistoryCompaction:
     messages_before: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
+    summary_failed: bool = False  # a "truncate" that stands in for a summary not made
 
 
 def summary_messages(summary: str) -> list[Message]:
@@ -183,7 +186,8 @@ class HistoryCompactor:
     below the trigger or with nothing to remove), or None when the summarizer failed and
     the history is not yet past twice the trigger: the manager then keeps the history and
     layer 2 (emergency truncation) remains the safety net. Past twice the trigger a failed
-    summary falls back to truncating at the verbatim window."""
+    summary falls back to truncating at the verbatim window (`summary_failed`). An answer
+    that repeats a message of the history (`copies`) is a failed summary."""
 
     def __init__(
         self,
@@ -227,11 +231,14 @@ class HistoryCompactor:
         if plan.case == "summarize":
             removed = [messages[i] for i in self._summarizable(messages, plan.cut)]
             summary = await self.summarize(removed, focus, prefix)
+            if summary is not None and copies(summary, messages):
+                summary = None  # an old message given back is not a summary of it
             if summary is None and (tokens <= 2 * trigger or not fallback):
                 return None
             plan = CompactionPlan(
                 "truncate" if summary is None else "summarize", plan.cut, summary or ""
             )
+            return self._result(messages, plan, tokens, boundary, failed=summary is None)
         return self._result(messages, plan, tokens, boundary)
 
     def plan(self, messages: Sequence[Message], boundary: TopicBoundary) -> CompactionPlan:
@@ -313,6 +320,8 @@ class HistoryCompactor:
         plan: CompactionPlan,
         tokens: int,
         boundary: TopicBoundary = SAFE_BOUNDARY,
+        *,
+        failed: bool = False,
     ) -> HistoryCompaction:
         compacted = apply_compaction(
             messages, plan, min_exchanges=self.config.min_verbatim_exchanges
@@ -325,7 +334,21 @@ class HistoryCompactor:
             messages_before=len(messages),
             tokens_before=tokens,
             tokens_after=self.counter.count(compacted),
+            summary_failed=failed,
         )
+
+
+def copies(answer: str, messages: Sequence[Message]) -> bool:
+    """Whether the summarizer's `answer` opens with a stretch of one message's own text
+    (a model that repeats an earlier reply, cut to the budget, has summarized nothing).
+    An earlier summary is not such a message: a new one may open as it did."""
+    opening = " ".join(answer.split())[:COPY_CHARS]
+    if len(opening) < COPY_CHARS:
+        return False
+    texts = (message_text(m) for m in messages)
+    return any(
+        opening in " ".join(text.split()) for text in texts if not text.startswith(SUMMARY_HEADER)
+    )
 
 
 def create_compactor(

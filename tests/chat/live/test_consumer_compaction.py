@@ -8,7 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
-from chat.llm.fake import FakeStep
+from chat.llm.fake import FakeStep, echo_reply
 from history.models import Compaction, Message
 from tests.chat.sockets import connect, frames_until, new_session, send
 
@@ -130,4 +130,29 @@ async def test_compact_now_with_an_unscripted_fake_stores_no_summary(fake):
     frames = await frames_until(ws, 'data-state="none"')
     assert "acdc/fake is an offline model: it writes no summary" in frames[-1]
     assert not await database_sync_to_async(Compaction.objects.filter(session=session).exists)()
+    await ws.disconnect()
+
+
+@trigger(100_000)
+async def test_a_summary_that_repeats_an_old_reply_says_nothing_was_compacted_until_next_turn(
+    fake,
+):
+    session = await new_session()
+    ws = await connect(session.id)
+    for n in range(5):
+        await chat(ws, n)
+    old_reply = echo_reply([{"role": "user", "content": f"1 {LONG}"}])
+    fake.enqueue(
+        FakeStep(text=DETECTOR, purpose="topic_detection"),
+        FakeStep(text=old_reply[:300] + " ...", purpose="history_summary"),  # a cut copy
+    )
+    await send(ws, action="compact")
+    frames = await frames_until(ws, 'data-state="none"')
+    assert "The summary could not be made" in frames[-1], frames[-1]
+    assert "nothing was compacted: the model still sees the whole history" in frames[-1]
+    assert "The summary the model now sees" not in "".join(frames)
+    assert not await database_sync_to_async(Compaction.objects.filter(session=session).exists)()
+    started = next(frame for frame in await chat(ws, 5) if 'id="compaction-status"' in frame)
+    status = started[started.index('<div id="compaction-status"') :].split("</div>", 1)[0]
+    assert 'data-state="idle"' in status and "could not be made" not in status, status
     await ws.disconnect()

@@ -41,9 +41,11 @@ async def ignore(event) -> None:
     return None
 
 
-async def turns(session, fake, count: int, prefix: str = "question", filler: str = FILLER) -> None:
+async def turns(
+    session, fake, count: int, prefix: str = "question", filler: str = FILLER, answer: str = ""
+) -> None:
     for number in range(count):
-        fake.enqueue(FakeStep(text=f"answer {prefix} {number}"))
+        fake.enqueue(FakeStep(text=answer or f"answer {prefix} {number}"))
         await run_turn(
             wiring=served(),
             session_id=session.id,
@@ -223,3 +225,35 @@ async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, r
     # The summarizer's few old messages are cheaper sent as they are.
     assert summary.messages[0]["content"].startswith("Summarize the earlier part")
     assert len(summary.messages) == 2
+
+
+async def test_past_twice_the_trigger_a_copied_summary_is_named_as_the_truncation_it_is(
+    fake, monkeypatch
+):
+    session = await new_session()
+    await turns(session, fake, 6, prefix="before")
+    long_reply = f"The parser keeps a stack of open brackets. {FILLER * 3}"
+    await turns(session, fake, 1, prefix="long", answer=long_reply)  # past twice the trigger
+    fake.enqueue(detector(), FakeStep(text=long_reply[:200] + " ..."))  # a cut copy
+    # As a provider's model: past twice the trigger, a failed summary truncates instead.
+    monkeypatch.setattr("chat.session.compaction.OFFLINE_MODELS", ())
+    outcome = await compact_session(session.id, served())
+
+    assert outcome.case == "truncate" and not outcome.summary, outcome
+    assert "the summary could not be made, so the oldest exchanges were dropped" in outcome.note
+    assert "topic change" not in outcome.note and "summarized" not in outcome.note
+    event = await database_sync_to_async(
+        Message.objects.filter(session=session, system_event=True).latest
+    )("seq")
+    assert event.content.startswith("History compacted (the summary could not be made")
+
+
+async def test_compact_now_never_drops_messages_for_a_summary_not_made(fake, monkeypatch):
+    monkeypatch.setattr("chat.session.compaction.OFFLINE_MODELS", ())  # a provider's model
+    session = await new_session()
+    await turns(session, fake, 4)
+    before = await working_history(session.id)
+    fake.enqueue(detector(), FakeStep(error="bad_request"))
+    outcome = await compact_session(session.id, served(), force=True)
+    assert outcome.case == "none" and "nothing was compacted" in outcome.note, outcome
+    assert await working_history(session.id) == before

@@ -24,6 +24,7 @@ from chat.llm.facts import REFERENCE_PRICES, model_facts
 from chat.llm.fake import DEFAULT_CHUNK_SIZE, FakeRequest, FakeScript, FakeStep, PrefixCache
 from chat.llm.report import render_report
 from contextcore.models import ModelFacts
+from contextcore.prompt.cachesim import RequestCost
 from contextcore.tokens import TokenCounter
 
 # This module is loaded only by chat.llm.sdk; the environment is set again in case a test
@@ -110,6 +111,8 @@ class AcdcProvider(litellm.CustomLLM):
             yield final_chunk("stop", self._usage(messages, tools, keepalive, self.dry_run_cache))
             return
         options = metadata.get("acdc") or {}
+        # The report's total is the prompt its usage reports: one number for the request.
+        billed = self.dry_run_cache.lookup(messages, tools)
         report = render_report(
             model="acdc/dry-run",
             messages=messages,
@@ -117,16 +120,22 @@ class AcdcProvider(litellm.CustomLLM):
             facts=price_facts(options),
             breakdown=options.get("breakdown"),
             counter=self.counter,
+            prompt_tokens=billed.prompt_tokens,
         )
         for piece in split_text(report, REPORT_CHUNK_SIZE):
             yield text_chunk(piece)
         step = FakeStep(text=report)
-        yield final_chunk("stop", self._usage(messages, tools, step, self.dry_run_cache))
+        yield final_chunk("stop", self._usage(messages, tools, step, self.dry_run_cache, billed))
 
     def _usage(
-        self, messages: list, tools: list | None, step: FakeStep, cache: PrefixCache
+        self,
+        messages: list,
+        tools: list | None,
+        step: FakeStep,
+        cache: PrefixCache,
+        billed: RequestCost | None = None,
     ) -> dict[str, int]:
-        billed = cache.lookup(messages, tools)
+        billed = billed or cache.lookup(messages, tools)
         prompt = billed.prompt_tokens
         completion = self.counter.count_text(step.text) + sum(
             self.counter.count_text(str(call.get("arguments", ""))) for call in step.tool_calls

@@ -35,11 +35,15 @@ def render_report(
     facts: ModelFacts,
     breakdown: Mapping[str, Any] | None,
     counter: TokenCounter,
+    prompt_tokens: int | None = None,
 ) -> str:
+    """The report; `prompt_tokens` is the prompt the dry run reports as its usage (the
+    status line's and the Context panel's number), else acdc's count of the request."""
     breakdown = dict(breakdown or {})
     instructions = breakdown.pop("instructions", None) or []
     tool_count = tool_tokens(tools, counter)
-    prompt_tokens = counter.count(messages) + tool_count
+    if prompt_tokens is None:
+        prompt_tokens = counter.count(messages) + tool_count
     lines = [
         "## Dry run: nothing was sent to a model",
         "",

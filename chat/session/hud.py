@@ -8,12 +8,18 @@ selection changed) one preview is assembled.
 The budget is one figure, the facts' `input_budget` (`chat.session.setup`: the
 window less the reply's reserve and the tool definitions): the HUD and the Files panel
 both show it, and over it both name the files that sending would shed.
+A request's prompt tokens are one number everywhere: the provider's reported usage, else
+acdc's count of what was sent (`chat.turn.sending`); the panel shows the last request's
+and counts every request the session's turns sent (tool rounds and retries too), kept as
+running totals in the saved figures, beside the turns.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
+
+from django.db.models import Count, Sum
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import Runtime
@@ -47,13 +53,20 @@ def request_facts(model: str, runtime: Runtime) -> tuple[ModelFacts, str | None]
     return setup.request_setup(runtime, model)[:2]
 
 
-def figures(ctx: SessionContext, extra_usage: tuple | None = None) -> dict[str, Any]:
+def figures(
+    ctx: SessionContext,
+    extra_usage: tuple | None = None,
+    *,
+    requests: tuple[int, int] | None = None,
+) -> dict[str, Any]:
     """The HUD figures from what the context already holds (no query when it can): the
-    breakdown of the turn's request when it made one, else a preview."""
+    breakdown of the turn's request when it made one, else a preview. `extra_usage` is a
+    usage row just recorded; `requests`, after a turn, how many requests it sent and the
+    last one's prompt tokens."""
     extra = [list(extra_usage)] if extra_usage else []
     known = "usage_tail" in ctx.header  # else the stored rows, the newest among them
     usage = [*ctx.usage_tail(), *extra] if known else usage_rows(ctx.session_id)
-    return hud_data(
+    data = hud_data(
         ctx.session_id,
         ctx.manager.facts,
         ctx.manager,
@@ -63,6 +76,39 @@ def figures(ctx: SessionContext, extra_usage: tuple | None = None) -> dict[str, 
         turns=ctx.user_turns,
         compactions=sum(c.case in COMPACTION_CASES for c in ctx.compactions),
     )
+    return {**data, **request_totals(ctx, extra_usage, requests)}
+
+
+def request_totals(
+    ctx: SessionContext, extra_usage: tuple | None, requests: tuple[int, int] | None
+) -> dict[str, Any]:
+    """The running totals the panel shows: the requests the session's turns sent, the
+    last one's prompt tokens, the cost of every recorded request; carried from the saved
+    figures (counted from the stored rows once, for figures saved before they were kept)."""
+    saved = ctx.hud()
+    if "requests" not in saved:
+        saved = {**saved, **stored_totals(ctx.session_id, extra_usage)}
+    elif extra_usage and extra_usage[2] is not None:
+        saved["cost_in_all"] = (saved.get("cost_in_all") or 0.0) + extra_usage[2]
+    if requests is not None and requests[0]:
+        saved["requests"] += requests[0]
+        saved["last_prompt"] = requests[1]
+    return {
+        "requests": saved["requests"],
+        "last_prompt": saved.get("last_prompt"),
+        "cost_in_all": saved.get("cost_in_all"),
+        "user_turns": ctx.user_turns,
+    }
+
+
+def stored_totals(session_id: str, extra_usage: tuple | None) -> dict[str, Any]:
+    """The totals from the stored usage rows (one per turn or refresh; the row just
+    recorded among them): a turn's rounds were not counted apart before."""
+    rows = TokenUsage.objects.filter(session_id=session_id)
+    found = rows.aggregate(n=Count("id"), cost=Sum("cost"))
+    newest = rows.order_by("-created_at", "-id").values_list("prompt_tokens", flat=True).first()
+    counted = found["n"] - (1 if extra_usage else 0)
+    return {"requests": counted, "last_prompt": newest, "cost_in_all": found["cost"]}
 
 
 def usage_rows(session_id: str) -> list[list]:

@@ -53,6 +53,8 @@ class Stream:
     finish_reason: str | None = None
     tool_cards: list[ToolCallFinished] = field(default_factory=list)
     tool_refs: list[ToolRef] = field(default_factory=list)
+    requests: int = 0  # the requests the turn sent and had answered (chat.turn.sending)
+    last_prompt: int = 0  # the prompt tokens of the last of them
 
     def add_usage(self, usage: Usage) -> None:
         """Every round of a tool loop is billed: the turn's usage is their sum."""
@@ -98,6 +100,8 @@ async def end(turn: Turn, state: Stream, status: str, error: str) -> TurnFinishe
     for text in notices:
         await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
     usage = state.usage.as_dict() if state.usage else {}
+    if usage:  # what the status line says: each request's own count, and how many
+        usage.update(requests=state.requests, last_prompt_tokens=state.last_prompt)
     tc = tuple(state.tool_cards)  # the tool calls' cards
     seen = turn.prepared.seen if turn.prepared is not None else None
     finished = TurnFinished(
@@ -150,6 +154,7 @@ def _commit_ending(turn: Turn, state: Stream, status: str, error: str, notices: 
         usage=state.usage,
         ids=(turn.user_message_id, state.message_id or ""),
         toolcalls=state.tool_refs,
+        requests=(state.requests, state.last_prompt),
     )
 
 
@@ -229,12 +234,14 @@ def finish_turn(
     usage: Usage | None,
     ids: tuple[str, str],
     toolcalls: Sequence[ToolRef] = (),
+    requests: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:
     """Record the exchange, the usage and the HUD figures, and commit them together with
     the engine state, giving the turn lease back; returns the HUD data.
 
     The turn's tool calls stay in history as `toolcall_ref` lines ahead of the answer;
-    their outputs are objects in the session's sets, rendered only while active."""
+    their outputs are objects in the session's sets, rendered only while active.
+    `requests`: how many requests the turn sent, and the last one's prompt tokens."""
     manager = prepared.manager
     refs = tuple(toolcalls)
     if is_recorded(status, answer, len(refs)):
@@ -263,6 +270,6 @@ def finish_turn(
         sync_sets(ctx.session, manager, ctx.maps)
         if manager.file_context.items() != held_before:
             ctx.breakdown = None
-    data = hud.figures(ctx, extra_usage=row)
+    data = hud.figures(ctx, extra_usage=row, requests=requests)
     ctx.commit(hud=data, usage=row, release=True)
     return data

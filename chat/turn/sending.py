@@ -1,4 +1,10 @@
-"""A server that refuses tools: the turn's request is sent once more without them.
+"""One request of a turn: sent, counted, and sent once more without tools when refused.
+
+Every request the turn sends (the first, each tool round's, an edit retry) is counted on
+the reply's `Stream` (`requests`), with its prompt tokens (`last_prompt`): the provider's
+reported usage when it sent one, else acdc's count of exactly what was sent (the messages
+and the tool definitions), which then stands in for the missing usage. One number per
+request, the one the status line, the Context panel and the dry-run report show.
 
 A model litellm's map does not know is offered tools when its provider speaks the OpenAI
 API (`chat.llm.facts`); a server that takes none answers the first request with a client
@@ -19,7 +25,8 @@ from chat.llm.errors import refuses_tools
 from chat.llm.facts import TOOLS_SETTING
 from chat.repo.edittools import BLOCKS_INSTRUCTION, TOOLS_INSTRUCTION
 from chat.turn.events import TurnNotice
-from contextcore.llm import LLMClient, LLMError, LLMRequest
+from contextcore.llm import LLMClient, LLMError, LLMRequest, Usage
+from contextcore.prompt.siderequest import tool_tokens
 
 Respond = Callable[[Any, LLMRequest, LLMClient, Any], Awaitable[list]]
 
@@ -39,7 +46,7 @@ async def respond(
     tools it offered, to the same request without them; returns the tool calls and the
     request that was answered (the turn's later rounds build on it)."""
     try:
-        return await one(turn, request, client, state), request
+        return await _counted(turn, request, client, state, one), request
     except LLMError as exc:
         if not request.tools or not refuses_tools(exc):
             raise
@@ -47,7 +54,27 @@ async def respond(
     turn.ctx.tools = None  # the turn's side requests repeat the chat's tools
     await turn.emit(TurnNotice(turn.turn_id, refused_notice(request.model), "warning"))
     plain = without_tools(request)
-    return await one(turn, plain, client, state), plain
+    return await _counted(turn, plain, client, state, one), plain
+
+
+async def _counted(
+    turn: Any, request: LLMRequest, client: LLMClient, state: Any, one: Respond
+) -> list:
+    """One response, counted with its prompt tokens once it has ended."""
+    earlier = state.usage.prompt_tokens if state.usage else 0
+    calls = await one(turn, request, client, state)
+    prompt = (state.usage.prompt_tokens if state.usage else 0) - earlier
+    if not prompt:  # no usage reported: acdc's count of what was sent stands in
+        prompt = sent_tokens(turn, request)
+        state.add_usage(Usage(prompt_tokens=prompt))
+    state.requests, state.last_prompt = state.requests + 1, prompt
+    return calls
+
+
+def sent_tokens(turn: Any, request: LLMRequest) -> int:
+    """acdc's count of a request as sent: its messages and its tool definitions."""
+    counter = turn.ctx.runtime.counter(turn.ctx.facts.tokenizer)
+    return counter.count(request.messages) + tool_tokens(request.tools, counter)
 
 
 def without_tools(request: LLMRequest) -> LLMRequest:

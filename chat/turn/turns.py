@@ -32,7 +32,7 @@ from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools.calls import ToolCall
 from chat.session import SessionBusy, SessionContext, SessionMissing, Wiring, outgoing
-from chat.turn import reply, toolrounds, toolsrefused
+from chat.turn import reply, sending, toolrounds
 from chat.turn.events import (
     TurnDelta,
     TurnEvent,
@@ -199,7 +199,7 @@ async def _stream(turn: reply.Turn, request: LLMRequest, client: LLMClient) -> T
         while True:
             said = len(state.text)  # where this response's own text starts
             # A server that refuses tools is asked again without (and remembered).
-            calls, request = await toolsrefused.respond(turn, request, client, state, _one_response)
+            calls, request = await sending.respond(turn, request, client, state, _one_response)
             said_text = state.text[said:]
             if not calls:
                 if retried or not (

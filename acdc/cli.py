@@ -238,6 +238,7 @@ def _setup_django() -> None:
     warning = dbfaults.check_empty_database()
     if warning:
         print(f"acdc: warning: {warning}", file=sys.stderr)
+    dbfaults.check_integrity()
     call_command("migrate", verbosity=0, interactive=False)
 
 

@@ -3,13 +3,16 @@
 `start_fault` turns what opening the database raised at start (a damaged file, a folder
 or file that is not writable, a lock another program holds past the wait, PostgreSQL out
 of reach) into that line; anything else is left to be a traceback, since it is a bug.
-`check_empty_database` refuses a SQLite file emptied or gone while its write-ahead log
-still holds data (opening it would delete the log), and says so when it starts a new
-history in an empty file. `lock_holders` names the other processes holding the SQLite
-file's locks, from /proc/locks, else those with it open (/proc/*/fd): the turn's message
-for a locked database uses it too. `keep_private` keeps the SQLite files their owner's
-only, however they were made. Only the standard library and Django here; it sits in
-history, the room that owns the database, so the turn, the socket and the CLI all reach it.
+`check_integrity` runs SQLite's `PRAGMA quick_check` at start, so a page damaged anywhere
+in the file is that one line before serving, not a traceback when a query first reads it;
+`is_damaged` tells such a fault met later. `check_empty_database` refuses a SQLite file
+emptied or gone while its write-ahead log still holds data (opening it would delete the
+log), and says so when it starts a new history in an empty file. `lock_holders` names
+the other processes holding the SQLite file's locks, from /proc/locks, else those with it
+open (/proc/*/fd): the turn's message for a locked database uses it too. `keep_private`
+keeps the SQLite files their owner's only, however they were made. Only the standard
+library and Django here; it sits in history, the room that owns the database, so the
+turn, the socket and the CLI all reach it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,13 @@ from pathlib import Path
 
 from django.db import DatabaseError, OperationalError, connections
 
-DAMAGED = ("file is not a database", "database disk image is malformed")
+DAMAGED = (
+    "file is not a database",
+    "database disk image is malformed",
+    "malformed database schema",
+)
+# SQLite's primary result codes of a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB.
+DAMAGED_CODES = frozenset({11, 26})
 NOT_WRITABLE = ("attempt to write a readonly database", "unable to open database file")
 LOCKED = ("database is locked", "database table is locked")
 WRITE_REFUSED = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
@@ -67,6 +76,54 @@ def is_locked(exc: BaseException) -> bool:
     )
 
 
+def is_damaged(exc: BaseException | None) -> bool:
+    """Whether `exc` (or what it was raised from) says the SQLite file is damaged."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in DAMAGED_CODES:
+            return True
+        if isinstance(exc, DatabaseError | sqlite3.DatabaseError) and any(
+            words in str(exc) for words in DAMAGED
+        ):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def damaged_line(exc: BaseException) -> str:
+    """The one line for a damaged SQLite file met while serving (the log's and stderr's)."""
+    path = sqlite_path()
+    return _damaged(path, _one_line(str(exc))) if path else _one_line(str(exc))
+
+
+def check_integrity(connection=None) -> None:
+    """`PRAGMA quick_check` of the SQLite database (a DatabaseFault naming the first
+    problem and the way out when it fails). It reads every page once, without the
+    cross-checks of indexes against tables `integrity_check` adds: 0.13 s for 53 MB,
+    0.5 s for 214 MB (docs/benchmarks.md). PostgreSQL checks its own pages; nothing to do there."""
+    connection = connection or connections["default"]
+    if connection.vendor != "sqlite":
+        return
+    path = Path(connection.settings_dict["NAME"])
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA quick_check(1)")  # (1): stop at the first problem
+            found = [row[0] for row in cursor.fetchall()]
+    except (DatabaseError, sqlite3.DatabaseError) as exc:
+        if not is_damaged(exc):
+            raise
+        found = [str(exc)]
+    if found != ["ok"]:
+        connection.close()
+        raise DatabaseFault(_damaged(path, _one_line("; ".join(found))))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300] or "?"
+
+
 def start_fault(exc: BaseException) -> str | None:
     """The line for a fault of the database (or the data folder) at start, or None."""
     if isinstance(exc, OSError):  # before the settings could be read: no database yet
@@ -74,8 +131,8 @@ def start_fault(exc: BaseException) -> str | None:
     path = sqlite_path()
     text = str(exc)
     if isinstance(exc, DatabaseError | sqlite3.DatabaseError) and path is not None:
-        if any(words in text for words in DAMAGED):
-            return _damaged(path, text)
+        if is_damaged(exc):
+            return _damaged(path, _one_line(text))
         if is_locked(exc):
             seconds = f"{lock_seconds():g}"
             return (
@@ -98,7 +155,8 @@ def _damaged(path: Path, detail: str) -> str:
     return (
         f"the database {path} is damaged ({detail}); restore it from a backup, or move it "
         f"aside with its -wal and -shm files (mkdir {aside} && mv {path}* {aside}/) "
-        "and acdc starts a new, empty history"
+        "and acdc starts a new, empty history; to save what can be read, then run "
+        f"sqlite3 {aside / path.name} .recover | sqlite3 {path} before starting acdc"
     )
 
 

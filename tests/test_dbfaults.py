@@ -10,16 +10,23 @@ stop, and a folder without write permission otherwise.
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from bench.turn_server import free_port
+from chat.repo.passes import Passes
+from history import dbfaults
 from tests.chat.live.test_locked_database import Holder
 
 TIMEOUT = 120
@@ -161,3 +168,70 @@ def test_serve_says_the_fault_in_one_line_before_any_serving_line(root, data):
     result = acdc(root, data, "serve", "--port", str(free_port()))
     assert one_error_line(result).startswith(f"the database {data / 'acdc.sqlite3'} is damaged")
     assert "serving" not in result.stdout
+
+
+@pytest.fixture
+def own_database(root, data, django_db_blocker) -> Iterator[BaseDatabaseWrapper]:
+    """A connection to a real acdc database (migrated by `acdc`) with rows enough that its
+    middle pages hold data (the kept token counts), opened as acdc.settings opens it."""
+    given = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(made_database(root, data))}
+    given["OPTIONS"] = {"init_command": "PRAGMA journal_mode=WAL;"}
+    connections.settings["own"] = connections.configure_settings({"default": given})["default"]
+    with django_db_blocker.unblock():
+        database = connections["own"]
+        with database.cursor() as cursor:
+            rows = [(f"{n:064x}", "cl100k_base", n) for n in range(5000)]
+            sql = "INSERT INTO chat_tokencount (sha256, encoding, tokens) VALUES (%s, %s, %s)"
+            cursor.executemany(sql, rows)
+        try:
+            yield database
+        finally:
+            database.close()
+            del connections["own"]
+            del connections.settings["own"]
+
+
+def test_random_bytes_over_middle_pages_are_one_line_at_start(own_database):
+    path = Path(own_database.settings_dict["NAME"])
+    dbfaults.check_integrity(own_database)  # healthy: no word
+    own_database.close()
+    healthy = path.read_bytes()
+    size, page = len(healthy), 512
+    for middle in ((0.3, 0.4), (0.5, 0.6), (0.7, 0.8)):
+        first, last = (int(size * share) // page for share in middle)
+        damaged = bytearray(healthy)
+        for number in range(first, last):
+            damaged[number * page : (number + 1) * page] = random.Random(number).randbytes(page)
+        path.write_bytes(damaged)
+
+        with pytest.raises(dbfaults.DatabaseFault) as fault:
+            dbfaults.check_integrity(own_database)
+
+        line = str(fault.value)
+        assert "\n" not in line and "Traceback" not in line
+        assert line.startswith(f"the database {path} is damaged ("), middle
+        aside = path.parent / "damaged" / path.name
+        assert f"sqlite3 {aside} .recover | sqlite3 {path} before starting acdc" in line
+
+
+def test_a_damaged_page_met_while_serving_is_one_line_in_the_log(own_database, root, caplog):
+    path = Path(own_database.settings_dict["NAME"])
+    own_database.close()
+    damaged = bytearray(path.read_bytes())
+    middle = len(damaged) // 2 // 512 * 512
+    damaged[middle : middle + 64 * 512] = random.Random(7).randbytes(64 * 512)
+    path.write_bytes(damaged)
+
+    def count_all() -> None:  # as the Files panel's pass reads the kept counts
+        with connections["own"].cursor() as cursor:
+            cursor.execute("SELECT sum(tokens), count(*) FROM chat_tokencount")
+
+    passes = Passes()
+    with caplog.at_level(logging.INFO):
+        assert passes.start("count", root, count_all)
+        passes.wait(60)
+
+    assert [r for r in caplog.records if r.exc_info] == [], caplog.text
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert line.startswith("the count pass stopped: the database ")
+    assert "is damaged (database disk image is malformed); restore it from a backup" in line

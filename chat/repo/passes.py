@@ -5,7 +5,8 @@ are each worked out by one thread per (kind, repository) in the process, however
 connect: `start` runs the work unless a pass of that kind already runs for the repository,
 and says which happened, so a tab that connects meanwhile joins the running pass (its
 progress reaches every tab of the repository) instead of reading and counting everything
-again. A failed pass is logged; the next connection starts another.
+again. A failed pass is logged (a damaged database as its one line, without a traceback); the
+next connection starts another.
 Non-goals: what a pass computes, and how its progress reaches the tabs (chat.live.consumers).
 """
 
@@ -17,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from django.db import close_old_connections
+
+from history import dbfaults
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +57,10 @@ class Passes:
 def _run(kind: str, repo: Path, work: Callable[[], object]) -> None:
     try:
         work()
-    except Exception:
-        log.exception("the %s pass failed for %s", kind, repo)
+    except Exception as exc:
+        if not dbfaults.is_damaged(exc):
+            log.exception("the %s pass failed for %s", kind, repo)
+        else:  # not a bug of the pass: the one line that says what to do, no traceback
+            log.error("the %s pass stopped: %s", kind, dbfaults.damaged_line(exc))
     finally:
         close_old_connections()  # the thread's own database connection, if it opened one

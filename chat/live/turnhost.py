@@ -40,7 +40,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
-from chat.live import aftercheck, presence
+from chat.live import aftercheck, outages, presence
 from chat.live.frames import DeltaCoalescer
 from chat.llm.runtime import Runtime
 from chat.repo import edittools
@@ -53,7 +53,7 @@ from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.branches.kinds import SentMessage, TurnKind, run_message
 from chat.turn.checking import claim_due
 from chat.turn.events import ToolCallFinished, TurnFinished, TurnWatcher
-from chat.turn.turns import TurnRejected, locked_notice
+from chat.turn.turns import TurnRejected
 from chat.web.broadcast import session_group
 from chat.web.conversation import (
     conversation_frame,
@@ -64,7 +64,6 @@ from chat.web.conversation import (
 from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.fragments import render_error
 from contextcore.edits.ops import EDIT_TOOLS
-from history import dbfaults
 from history.ids import new_turn_id
 
 log = logging.getLogger(__name__)
@@ -99,6 +98,8 @@ class _Hosted:
     shared: bool | None = None
     starter: str = ""  # the channel of the tab whose frame started the work
     watcher: TurnWatcher | None = None  # who asked, when not a tab
+    turn_id: str = ""  # the turn's, once it has one
+    finished: TurnFinished | None = None  # its ending, as told to the tabs
 
 
 class TurnHost:
@@ -117,6 +118,7 @@ class TurnHost:
         # The model's commands and the checks (one run per session): the served object's.
         self.commands = commands if commands is not None else CommandRuns()
         self._hosted: dict[str, _Hosted] = {}
+        self._unstored = outages.Unstored()  # endings a fault kept from the store
         self._closing = False
         # Told when a session's work is done and nothing waits (chat.live.keepwarm).
         self.on_idle: Callable[[str], None] = lambda session_id: None
@@ -231,17 +233,14 @@ class TurnHost:
             await _refuse(hosted.watcher, reply_to, str(exc))
         except asyncio.CancelledError:
             pass
-        except Exception as exc:
-            if dbfaults.is_locked(exc) and frame.action != "compact":
-                notice = database_sync_to_async(locked_notice)
-                text = await notice(session_id, frame.message, since)
-                await _refuse(hosted.watcher, reply_to, text)
-                return
-            log.exception("turn failed in session %s", session_id)
-            await _refuse(
-                hosted.watcher, reply_to, "Something went wrong on the server; see its log."
-            )
+        except Exception as exc:  # a fault outside acdc is one line (chat.live.outages)
+            text = await self._unstored.said(exc, session_id, frame, since, hosted)
+            if text is None:
+                log.exception("turn failed in session %s", session_id)
+            await _refuse(hosted.watcher, reply_to, text or outages.FAILED)
         finally:
+            if hosted.finished is not None and not hosted.finished.stored:
+                self._unstored.keep(session_id, hosted.turn_id, hosted.finished, "")
             APPLY_NOW.reset(apply_now)
             if hosted.watcher is not None:
                 hosted.watcher.done()
@@ -255,6 +254,7 @@ class TurnHost:
         async def emit(event) -> None:
             if isinstance(event, TurnFinished):
                 hosted.after_reply = True  # before the tab can see it: a reply to it waits
+                hosted.finished = event
             await hosted.coalescer.emit(event)
             if watcher is not None:
                 await watcher.event(event)
@@ -283,8 +283,9 @@ class TurnHost:
 
         # A dead worker's reply is ended before this one starts, told through the same path
         # as the turn's frames so no tab sees them out of order.
+        await self._unstored.store(session_id, broadcast)  # what a fault kept, first
         await end_dead_turn(session_id, broadcast)
-        turn_id = new_turn_id()
+        turn_id = hosted.turn_id = new_turn_id()
         kind = TurnKind(branch=frame.branch, retry=frame.retry, replaces=frame.replaces)
         message = SentMessage(frame.message, kind, frame.images, frame.model, frame.mentions)
         await run_message(

@@ -68,6 +68,9 @@ class TurnFinished:
     tool_cards: tuple[ToolCallFinished, ...] = ()  # kept when the answer is re-rendered
     question: str = ""  # the user's message, for Retry after a failed or cut reply
     seen: dict[str, Any] | None = None  # what the model saw beside the history (`seen.note`)
+    # False when a fault of the disk or database kept the ending from being stored: the
+    # turn host stores it once storage is back (`chat.turn.reply.store_late`).
+    stored: bool = True
 
 
 @dataclass(frozen=True)

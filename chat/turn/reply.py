@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -25,12 +25,13 @@ from chat.repo.commands.runner import CommandRuns
 from chat.session import SessionContext, hud, renew_lease
 from chat.session.sets import sync_sets
 from chat.session.working import ToolRef, assistant_history_text, is_recorded
+from chat.turn import faults
 from chat.turn.events import HudUpdate, ToolCallFinished, TurnEvent, TurnFinished, TurnNotice
 from chat.turn.preparation.prepare import Prepared
 from contextcore.llm import Usage
 from history import services
-from history.models import Message, PendingEdit, Session
-from history.stream.parts import stream_append
+from history.models import Message, PendingEdit, Session, StreamPart
+from history.stream.parts import stream_append, streamed_texts
 
 log = logging.getLogger(__name__)
 Emit = Callable[[TurnEvent], Awaitable[None]]
@@ -88,15 +89,22 @@ async def end(turn: Turn, state: Stream, status: str, error: str) -> TurnFinishe
     """Store how the turn ended and commit its context, in one transaction; then tell the
     page. The lease is given back in the same commit."""
     notices = _ending_notices(state, status)
+    stored, owner, message_id = True, turn.ctx.owner, state.message_id
     try:
         hud_data = await database_sync_to_async(_commit_with_retry)(
             turn, state, status, error, notices
         )
-    except Exception:
+    except Exception as exc:
         # The answer must not be lost to a failing HUD or header: store it on its own.
-        log.exception("could not commit turn %s", turn.turn_id)
-        hud_data = None
-        await database_sync_to_async(_store_answer)(turn, state, status, error)
+        hud_data, fault = None, faults.fault_of(exc)
+        # The commit is undone: the lease was not given back, no new row was made.
+        turn.ctx.owner, state.message_id = owner, message_id
+        if fault is None:
+            log.exception("could not commit turn %s", turn.turn_id)
+        stored = await _store_answer_alone(turn, state, status, error, fault)
+        # After a fault, the turn host stores the ending again, lease and all, once the
+        # disk or database is back: the lease may not be given back before then.
+        stored = stored and fault is None
     for text in notices:
         await turn.emit(TurnNotice(turn.turn_id, text, "warning"))
     usage = state.usage.as_dict() if state.usage else {}
@@ -107,10 +115,61 @@ async def end(turn: Turn, state: Stream, status: str, error: str) -> TurnFinishe
     finished = TurnFinished(
         turn.turn_id, status, state.text, state.message_id, usage, error, tc, turn.user_text, seen
     )
+    finished = replace(finished, stored=stored) if not stored else finished
     await turn.emit(finished)
     if hud_data is not None:
         await turn.emit(HudUpdate(turn.turn_id, hud_data))
     return finished
+
+
+async def _store_answer_alone(turn: Turn, state: Stream, status, error, fault) -> bool:
+    """The answer without the context's commit; False when a fault of the disk or the
+    database refused it too (said in one line: the turn host stores it later)."""
+    try:
+        await database_sync_to_async(_store_answer)(turn, state, status, error)
+    except Exception as exc:
+        fault = faults.fault_of(exc)
+        if fault is None:
+            raise
+        log.warning("turn %s: its ending waits to be stored: %s", turn.turn_id, fault.line())
+        return False
+    if fault is not None:
+        log.warning("turn %s: stored without its context: %s", turn.turn_id, fault.line())
+    return True
+
+
+@transaction.atomic
+def store_late(session_id: str, turn_id: str, finished: TurnFinished | None, error: str) -> None:
+    """Store the ending a fault kept out of the store (`finished`, or with none only
+    `error` for a reply left streaming) and give the turn's lease back: the session's
+    next turn calls it first, once storage is back (raises while it is not)."""
+    if finished is not None and finished.assistant_message_id:
+        services.message_finish(
+            message_id=finished.assistant_message_id,
+            content=finished.text,
+            status=finished.status,
+            usage=finished.usage,
+            error=finished.error,
+        )
+    elif finished is not None:
+        session = Session.objects.get(pk=session_id)
+        reply = services.message_append(
+            session=session,
+            role=Message.Role.ASSISTANT,
+            content=finished.text,
+            turn_id=turn_id,
+            status=finished.status,
+        )
+        Message.objects.filter(pk=reply.pk).update(error=finished.error)
+    streaming = Message.objects.filter(session_id=session_id, turn_id=turn_id, status="streaming")
+    texts = streamed_texts(streaming.values_list("pk", flat=True))
+    for pk, content in streaming.values_list("pk", "content"):  # its text as saved
+        text = content + texts.get(pk, "")
+        Message.objects.filter(pk=pk).update(content=text, status="error", error=error)
+        StreamPart.objects.filter(message_id=pk).delete()
+    Session.objects.filter(pk=session_id, turn_id=turn_id).update(
+        turn_owner="", turn_id="", turn_expires=None
+    )
 
 
 def _ending_notices(state: Stream, status: str) -> list[str]:
@@ -207,16 +266,20 @@ async def save_partial(turn: Turn, state: Stream) -> None:
 
 def _save_partial_rows(turn: Turn, state: Stream) -> None:
     """One commit: the row (first time, without text), the new text as a part, the lease."""
-    end = len(state.text)
-    with transaction.atomic():
-        if state.message_id is None:
-            _store_new_answer(turn, state, Message.Status.STREAMING, content="")
-        new = state.text[state.stored : end]
-        stream_append(message_id=state.message_id, offset=state.stored, text=new)
-        # Every save learns whether Stop was asked for from a tab on another worker; the
-        # lease is extended every third of its time (writing the session row is not small).
-        extend = time.monotonic() - state.renewed_at >= settings.ACDC_TURN_LEASE_SECONDS / 3
-        renewed = renew_lease(turn.ctx.session_id, turn.ctx.owner, extend=extend)
+    end, message_id = len(state.text), state.message_id
+    try:
+        with transaction.atomic():
+            if state.message_id is None:
+                _store_new_answer(turn, state, Message.Status.STREAMING, content="")
+            new = state.text[state.stored : end]
+            stream_append(message_id=state.message_id, offset=state.stored, text=new)
+            # Every save learns whether Stop was asked for from a tab on another worker; the
+            # lease is extended every third of its time (writing the session row is not small).
+            extend = time.monotonic() - state.renewed_at >= settings.ACDC_TURN_LEASE_SECONDS / 3
+            renewed = renew_lease(turn.ctx.session_id, turn.ctx.owner, extend=extend)
+    except BaseException:
+        state.message_id = message_id  # the row it made is rolled back with the rest
+        raise
     state.renewed_at = time.monotonic() if extend else state.renewed_at
     state.stored = end
     if not renewed:

@@ -24,7 +24,7 @@ from datetime import datetime
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import OperationalError
+from django.db import DatabaseError, OperationalError
 
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.edits.replies import retry_request
@@ -32,7 +32,7 @@ from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools.calls import ToolCall
 from chat.session import SessionBusy, SessionContext, SessionMissing, Wiring, outgoing
-from chat.turn import reply, sending, toolrounds
+from chat.turn import faults, reply, sending, toolrounds
 from chat.turn.events import (
     TurnDelta,
     TurnEvent,
@@ -94,6 +94,20 @@ def locked_notice(session_id: str, user_text: str, since: datetime) -> str:
     return dbfaults.locked_turn_message(sent=sent)
 
 
+def fault_notice(session_id: str, user_text: str, since: datetime, fault: faults.Fault) -> str:
+    """What the tab is told when a fault of the disk, the database or Redis stopped work
+    on its message before its reply began: whether the message was stored decides."""
+    text = (user_text or "").replace("\0", "").strip()
+    mine = Message.objects.filter(session_id=session_id, role=Message.Role.USER, content=text)
+    try:
+        sent = bool(text) and mine.filter(timestamp__gte=since).exists()
+    except DatabaseError:
+        sent = False
+    if sent:
+        return f"{fault.line()} Your message was sent, but its reply could not begin."
+    return f"{fault.line(then='send it again')} Your message was not sent and is still in the box."
+
+
 async def run_turn(
     *,
     session_id: str,
@@ -147,10 +161,15 @@ def _release(ctx: SessionContext) -> None:
     try:
         ctx.release()
     except OperationalError as exc:
-        if not dbfaults.is_locked(exc):
+        if dbfaults.is_locked(exc):
+            # The lock that ended the turn holds still: the lease lapses by itself.
+            log.warning("session %s: database locked, its lease left to expire", ctx.session_id)
+            return
+        fault = faults.fault_of(exc)
+        if fault is None:
             raise
-        # The lock that ended the turn holds still: the lease lapses by itself.
-        log.warning("session %s: database locked, its turn lease left to expire", ctx.session_id)
+        # The turn host gives it back once storage is back (`reply.store_late`).
+        log.warning("session %s: its turn lease waits: %s", ctx.session_id, fault.line())
 
 
 async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
@@ -245,6 +264,10 @@ async def _failed(turn: reply.Turn, state: reply.Stream, exc: Exception) -> Turn
     traceback. Left to escape, it would leave the reply streaming with no way on."""
     if turn.stopping():
         return await reply.end(turn, state, "interrupted", services.INTERRUPTED_NOTE)
+    fault = faults.fault_of(exc)
+    if fault is not None:  # not acdc's: one line, here and in the reply, no traceback
+        log.warning("turn %s stopped: %s", turn.turn_id, fault.line())
+        return await reply.end(turn, state, "error", fault.line())
     log.error("turn %s failed", turn.turn_id, exc_info=exc)
     reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
     return await reply.end(turn, state, "error", f"{FAILED}: {reason}")

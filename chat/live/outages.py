@@ -1,0 +1,79 @@
+"""What a turn host keeps when a fault outside acdc (a full disk, a database or Redis out of
+reach, `chat.turn.faults`) stopped a turn: its ending, until storage is back.
+
+`Unstored` holds, per session, the ending a fault kept from the store (or, when the fault
+came before the reply began, only the turn's id and the reason) and stores it, with the
+turn's lease given back, before the session's next turn (`chat.turn.reply.store_late`):
+so the next message is never "already being written", and the reply's row ends with the
+fault as its reason rather than with the dead-worker note. `told` is what the tab that
+sent the message is told: one line, and whether its message is still in the box.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from channels.db import database_sync_to_async
+
+from chat.turn import faults
+from chat.turn.events import TurnFinished
+from chat.turn.faults import Fault
+from chat.turn.reply import store_late
+from chat.turn.turns import fault_notice, locked_notice
+from chat.web.conversation import ended_frame
+from history import dbfaults
+
+log = logging.getLogger(__name__)
+FAILED = "Something went wrong on the server; see its log."
+
+
+@dataclass(frozen=True)
+class Ending:
+    turn_id: str
+    finished: TurnFinished | None  # as told to the tabs; None before the reply began
+    reason: str
+
+
+class Unstored:
+    """The endings waiting for storage, by session (one per session: the first fault's)."""
+
+    def __init__(self) -> None:
+        self._endings: dict[str, Ending] = {}
+
+    async def said(self, exc: Exception, session_id: str, frame, since, hosted) -> str | None:
+        """The line for the tab whose work `exc` stopped, when it is a fault outside acdc
+        (logged in one line; the ending kept for later), else None: a bug."""
+        if dbfaults.is_locked(exc) and frame.action != "compact":
+            return await database_sync_to_async(locked_notice)(session_id, frame.message, since)
+        fault = faults.fault_of(exc)
+        if fault is None:
+            return None
+        log.warning("session %s: %s", session_id, fault.line())
+        self.keep(session_id, hosted.turn_id, hosted.finished, fault.line())
+        return await told(session_id, frame.message, since, fault, hosted.finished)
+
+    def keep(self, session_id: str, turn_id: str, finished, reason: str) -> None:
+        if turn_id and session_id not in self._endings:
+            self._endings[session_id] = Ending(turn_id, finished, reason)
+
+    async def store(self, session_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
+        """Store the session's waiting ending (raises while the fault lasts: the message
+        that asked stays in its box) and draw the conversation again in every tab."""
+        ending = self._endings.get(session_id)
+        if ending is None:
+            return
+        store = database_sync_to_async(store_late)
+        await store(session_id, ending.turn_id, ending.finished, ending.reason)
+        del self._endings[session_id]
+        await broadcast(await database_sync_to_async(ended_frame)(session_id))
+
+
+async def told(session_id: str, message: str, since: datetime, fault: Fault, finished) -> str:
+    """The line for the tab: after the reply ended, the fault alone (the reply says how it
+    ended); before, whether the message was stored and where it is."""
+    if finished is not None:
+        return fault.line()
+    return await database_sync_to_async(fault_notice)(session_id, message, since, fault)

@@ -1,0 +1,125 @@
+"""Faults of the parts acdc stands on, each as one line that names the cause and what to do.
+
+A full disk, a disk that fails (EIO) or turns read-only (EROFS), a database out of reach
+(PostgreSQL stopped, its connection lost) and a channel layer out of reach (Redis killed)
+are not acdc's bugs: met anywhere in a turn, an apply, a commit, an upload or a panel,
+`fault_of` finds the cause in the exception (or in what it was raised from) and gives a
+`Fault`, whose `line` is what the page shows and the log prints, once, with no traceback.
+Anything else is None: a bug, left to its traceback. The caller decides what comes next
+(the turn ends as an error with the line as its reason, an apply writes nothing, a tab is
+told and reconnects). A SQLite database that is locked is `history.dbfaults`' case, which
+names the program holding it. Non-goals: retrying, and releasing what the fault left held.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import DatabaseError, InterfaceError, OperationalError
+
+from history import dbfaults
+
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+SQLITE_FULL = ("database or disk is full",)
+SQLITE_IO = ("disk i/o error",)
+SQLITE_READ_ONLY = ("attempt to write a readonly database",)
+POSTGRES_FULL = ("no space left on device", "could not extend file")
+# The words of a PostgreSQL server out of reach or gone mid-connection (psycopg's own).
+POSTGRES_GONE = ("connect", "connection", "server closed", "terminating", "shutting down")
+# The channel layer's client library (channels_redis speaks through redis-py).
+REDIS_MODULES = ("redis.", "channels_redis.")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One cause: `kind` is disk-full, disk-failed, read-only, database or redis."""
+
+    kind: str
+    where: str = ""  # the folder, file or server it happened on
+    detail: str = ""  # the library's own words, one line
+
+    def line(self, then: str = "send again") -> str:
+        """The sentence for the page and the log; `then` is what to do once fixed."""
+        where = self.where
+        if self.kind == "disk-full":
+            return f"The disk is full: free space on {where} and {then}."
+        if self.kind == "disk-failed":
+            return f"The disk failed to read or write {where} (an I/O error): check it and {then}."
+        if self.kind == "read-only":
+            return f"{where} became read-only: make it writable and {then}."
+        if self.kind == "database":
+            return (
+                f"The database is unreachable ({self.detail}): start it again (or check "
+                f"DATABASE_URL) and {then}."
+            )
+        return (
+            f"Redis is unreachable ({self.detail}): start it again (or check REDIS_URL); "
+            "the page reconnects by itself."
+        )
+
+
+def fault_of(exc: BaseException | None) -> Fault | None:
+    """The outside cause of `exc` (or of an exception it was raised from), or None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        found = _one(exc)
+        if found is not None:
+            return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def is_fault(exc: BaseException | None) -> bool:
+    return fault_of(exc) is not None
+
+
+def _one(exc: BaseException) -> Fault | None:
+    if _from_redis(exc):
+        return Fault("redis", detail=_first_line(exc))
+    if isinstance(exc, OSError) and not _from_redis(exc):
+        return _os(exc)
+    if isinstance(exc, DatabaseError | sqlite3.DatabaseError):
+        return _database(exc)
+    return None
+
+
+def _from_redis(exc: BaseException) -> bool:
+    return any(kind.__module__.startswith(REDIS_MODULES) for kind in type(exc).__mro__)
+
+
+def _os(exc: OSError) -> Fault | None:
+    where = str(Path(exc.filename).parent) if exc.filename else "the disk"
+    if exc.errno in DISK_FULL:
+        return Fault("disk-full", where)
+    if exc.errno == errno.EIO:
+        return Fault("disk-failed", str(exc.filename or "the disk"))
+    if exc.errno == errno.EROFS:
+        return Fault("read-only", where)
+    return None
+
+
+def _database(exc: BaseException) -> Fault | None:
+    text = str(exc).lower()
+    path = dbfaults.sqlite_path()
+    if path is not None:
+        if any(words in text for words in SQLITE_FULL):
+            return Fault("disk-full", str(path.parent))
+        if any(words in text for words in SQLITE_IO):
+            return Fault("disk-failed", str(path))
+        if any(words in text for words in SQLITE_READ_ONLY):
+            return Fault("read-only", str(path))
+        return None
+    if any(words in text for words in POSTGRES_FULL):
+        return Fault("disk-full", "the database server")
+    if isinstance(exc, OperationalError | InterfaceError) and any(w in text for w in POSTGRES_GONE):
+        return Fault("database", detail=_first_line(exc))
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]

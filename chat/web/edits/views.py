@@ -14,6 +14,7 @@ Edits are off (404) unless `ACDC_EDITS`.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 from django.conf import settings
@@ -24,7 +25,7 @@ from django.views.decorators.http import require_POST
 from chat.repo import edittools, sessionsets
 from chat.repo.edits import applying, disk, undo
 from chat.repo.git import shown
-from chat.turn import checking
+from chat.turn import checking, faults
 from chat.web.broadcast import check_due, to_repository, to_session
 from chat.web.edits.cards import badges_message, render_edits
 from chat.web.edits.commit_view import commit_frame
@@ -34,6 +35,7 @@ from history import edits as rows_
 from history.models import Message, PendingEdit, Session
 
 Status = PendingEdit.Status
+log = logging.getLogger(__name__)
 
 
 OPS = ("accept", "reject", "undo", "reapply")
@@ -100,7 +102,14 @@ def _decide(message: Message, path: str | None, *, accepted: bool, repo) -> tupl
     if not accepted:
         return "\n".join(row.result for row in applying.reject(ids)), False
     if path is None:  # Accept all: the reply's edits together or not at all
-        outcome = applying.accept_reply(message.session, message, repo=repo)
+        try:
+            outcome = applying.accept_reply(message.session, message, repo=repo)
+        except Exception as exc:  # a full disk, the database gone: one line, nothing written
+            fault = faults.fault_of(exc)
+            if fault is None:
+                raise
+            log.warning("Accept all of reply %s: %s", message.id, fault.line("try again"))
+            return f"Nothing was written: {fault.line('try again')}", True
         if outcome.applied and checking.request_after_accept(message):
             check_due(message.session_id)  # the session's check (chat.turn.checking)
     else:

@@ -114,7 +114,9 @@ class ModelSettings:
     output_price: float = 0.0
 
     @classmethod
-    def parse(cls, tools: str = "", window: int = 0, input_price: str = "", output_price: str = ""):
+    def parse(
+        cls, tools: str = "", window: int = 0, input_price: str = "", output_price: str = ""
+    ) -> ModelSettings:
         return cls(
             tools=parse_tools(tools),
             window=window,
@@ -213,24 +215,22 @@ def _unknown_facts(model: str, said: ModelSettings) -> ModelFacts:
 
 def unknown_warning(facts: ModelFacts, said: ModelSettings, tools_refused: bool = False) -> str:
     """What acdc assumes of a model litellm's map lacks, and the setting for each guess."""
-    if said.window:
-        window = f"a {facts.max_input_tokens:,}-token window (ACDC_CONTEXT_WINDOW)"
-    else:
-        window = f"a {facts.max_input_tokens:,}-token window (set ACDC_CONTEXT_WINDOW)"
+    tokens = f"a {facts.max_input_tokens:,}-token window"
+    window = (
+        f"{tokens} (ACDC_CONTEXT_WINDOW)" if said.window else f"{tokens} (set ACDC_CONTEXT_WINDOW)"
+    )
     if said.input_price or said.output_price:
         prices = "the prices of ACDC_INPUT_PRICE and ACDC_OUTPUT_PRICE"
     else:
-        prices = (
-            "no prices (set ACDC_INPUT_PRICE and ACDC_OUTPUT_PRICE, dollars per million tokens)"
-        )
+        prices = "no prices (set ACDC_INPUT_PRICE and ACDC_OUTPUT_PRICE, $ per million tokens)"
     if tools_refused:
-        tools = "no tools (its server refused them)"
+        tools = "it gets no tools: its server refused them"
     elif facts.supports_tools:
-        tools = f"acdc's tools ({TOOLS_SETTING}=off to send none)"
+        tools = f"it is offered acdc's tools ({TOOLS_SETTING}=off sends none)"
     else:
-        tools = f"no tools ({TOOLS_SETTING}=on to offer them)"
+        tools = f"it gets no tools ({TOOLS_SETTING}=on offers them)"
     known = f"litellm's model map has no entry for {facts.name!r}"
-    return f"{known}: assuming {window}, {prices}, {tools}."
+    return f"{known}: assuming {window} and {prices}; {tools}."
 
 
 def _facts_from_info(model: str, info: Mapping[str, Any]) -> ModelFacts:

@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write one session as Markdown or JSON Lines")
     export.add_argument("session", help="the session id")
     export.add_argument("--format", choices=("md", "jsonl"), default="md")
+    export.add_argument("--images", metavar="DIR", help="write the session's images into DIR")
     export.add_argument("--repo", help="repository folder (default: ACDC_REPO or .)")
 
     url = commands.add_parser(

@@ -47,7 +47,7 @@ from chat.turn.turns import TurnRejected, run_turn
 from contextcore.controls import printable
 from history import selectors
 from history.ids import new_turn_id
-from history.interchange.export import session_to_jsonl, session_to_markdown
+from history.interchange.bundle import export_text, images_note
 from history.interchange.importer import import_history
 from history.models import Session
 
@@ -228,12 +228,12 @@ def _import_history(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    session = selectors.session_get(session_id=args.session)
-    if session is None:
+    detail = selectors.get_session(session_id=args.session)
+    if detail is None:
         raise CommandError(f"there is no session {args.session!r}")
-    messages = selectors.session_messages(session=session)
-    writer = session_to_markdown if args.format == "md" else session_to_jsonl
-    sys.stdout.write(writer(session, messages))
+    if note := images_note(detail, args.format, args.images):  # Markdown holds them inline
+        print(f"acdc: {note}", file=sys.stderr)
+    sys.stdout.write(export_text(detail, args.format))
     return 0
 
 

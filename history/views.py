@@ -16,12 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.middleware import HtmxDetails
 
 from history import selectors, services
-from history.interchange.export import (
-    image_ref,
-    session_to_jsonl,
-    session_to_markdown,
-    version_labels,
-)
+from history.interchange.bundle import export_text
+from history.interchange.export import version_labels
 from history.models import Message, Session
 from history.search import SearchResults, search_messages
 
@@ -132,7 +128,7 @@ def export_markdown(request: HttpRequest, session_id: str) -> HttpResponse:
     detail = selectors.get_session(session_id=session_id)
     if detail is None or _session_or_none(session_id) is None:
         return _missing(request, session_id)
-    text = session_to_markdown(detail.session, detail.messages)
+    text = export_text(detail, "md")  # its images inline
     return _download(text, f"{session_id}.md", "text/markdown; charset=utf-8")
 
 
@@ -141,8 +137,7 @@ def export_jsonl(request: HttpRequest, session_id: str) -> HttpResponse:
     detail = selectors.get_session(session_id=session_id)
     if detail is None or _session_or_none(session_id) is None:
         return _missing(request, session_id)
-    refs = {mid: [image_ref(i.sha256, i.mime) for i in imgs] for mid, imgs in detail.images.items()}
-    text = session_to_jsonl(detail.session, detail.messages, refs)
+    text = export_text(detail, "jsonl")
     return _download(text, f"{session_id}.jsonl", "application/jsonl; charset=utf-8")
 
 

@@ -1,21 +1,29 @@
 """One session as a download: Markdown for people, JSON Lines in AC-DC's history.jsonl schema.
 
 Pure functions of a session and its messages (no queries here), shared by the history
-browser and `acdc export`. JSON Lines follow seed 000's HistoryMessage: id, session_id,
-timestamp (ISO 8601 UTC), role, content, files, files_modified, edit_results, image_refs,
-and acdc's `mentions` (the message's @-mentions) when it has any.
-image_refs name files `<sha256>.<ext>` as an `images/` folder beside the file would hold them.
-A reply's edits (`edit_lines`: acdc's rows, or AC-DC's own entries) are listed under it in
-Markdown, in a section of their own. A message with versions (Regenerate, Edit) is labelled
-"version n of m" (`version_labels`), with whether it is in view; JSON Lines add that as
-`version_of` (the first version's id), `version` and `in_view`.
+browser and `acdc export` (`history.interchange.bundle` reads what they need). JSON Lines
+follow seed 000's HistoryMessage: id, session_id, timestamp (ISO 8601 UTC), role, content,
+files, files_modified, edit_results, image_refs, and acdc's `mentions` (the message's
+@-mentions) when it has any. image_refs name files `<sha256>.<ext>` as an `images/` folder
+beside the file would hold them. In Markdown each image follows its message, named by that
+same file name and inline as a `data:` URI (`ExportImage`): one self-contained file,
+downloaded or written to stdout. Markdown's own headings are the title (`#`) and one `##`
+per message; a message's own headings are nested two levels below (`##` in a reply
+becomes `####`, setext ones too; fenced code untouched), so a model's `## Plan` never
+reads as a message of its own. A reply's edits (`edit_lines`: acdc's rows, or AC-DC's own
+entries) are listed under it in Markdown, in a section of their own. A message with
+versions (Regenerate, Edit) is labelled "version n of m" (`version_labels`), with whether
+it is in view; JSON Lines add that as `version_of` (the first version's id), `version`
+and `in_view`.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
 
@@ -30,6 +38,11 @@ IMAGE_EXTENSIONS = MappingProxyType(
     }
 )
 ROLE_HEADINGS = MappingProxyType({"user": "You", "assistant": "acdc", "system": "System"})
+NESTED = 2  # levels a message's own headings move down, below the message's `##`
+_ATX = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_NOT_PARAGRAPH = re.compile(r"^( {4}|\t| {0,3}([-*+>]|\d+[.)])(\s|$)| {0,3}#)")
 _PATH_KEYS = ("path", "file_path", "file", "filename")
 _RESULT_KEYS = ("result", "message", "error", "status")
 
@@ -76,7 +89,61 @@ def image_ref(sha256: str, mime: str) -> str:
     return f"{sha256}.{IMAGE_EXTENSIONS.get(mime, 'bin')}"
 
 
-def session_to_markdown(session: Session, messages: Iterable[Message]) -> str:
+@dataclass(frozen=True)
+class ExportImage:
+    """One image of a message as the Markdown export shows it."""
+
+    sha256: str
+    mime: str
+    width: int
+    height: int
+    data: bytes
+
+    @property
+    def ref(self) -> str:
+        return image_ref(self.sha256, self.mime)
+
+    def markdown(self, number: int) -> str:
+        encoded = base64.b64encode(self.data).decode("ascii")
+        alt = f"Image {number}: {self.ref} ({self.width}×{self.height})"
+        return f"![{alt}](data:{self.mime};base64,{encoded})"
+
+
+def nested_headings(text: str, levels: int = NESTED) -> str:
+    """`text` with its Markdown headings `levels` deeper (at most `######`), setext ones
+    written as ATX; fenced code is left as it is."""
+    out: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        opened = _FENCE.match(line)
+        marker = opened.group(1) if opened else ""
+        if fence or marker:
+            closes = marker[:1] == fence[:1] and len(marker) >= len(fence)
+            fence = "" if fence and closes else fence or marker
+            out.append(line)
+        elif (under := _SETEXT.match(line)) and out and _paragraph(out[-1]):
+            level = 1 if under.group(1)[0] == "=" else 2
+            out[-1] = "#" * min(6, level + levels) + " " + out[-1].strip()
+        else:
+            out.append(_ATX.sub(lambda m: m.group(1) + _deeper(m.group(2), levels), line))
+    return "\n".join(out)
+
+
+def _deeper(hashes: str, levels: int) -> str:
+    return "#" * min(6, len(hashes) + levels)
+
+
+def _paragraph(line: str) -> bool:
+    """Whether `line` may be the text of a setext heading (a plain paragraph line)."""
+    return bool(line.strip()) and not _NOT_PARAGRAPH.match(line)
+
+
+def session_to_markdown(
+    session: Session,
+    messages: Iterable[Message],
+    images: Mapping[str, Sequence[ExportImage]] | None = None,
+) -> str:
+    """The session for reading; `images` maps a message id to its images, in order."""
     lines = [
         f"# {session.display_title}",
         "",
@@ -95,9 +162,11 @@ def session_to_markdown(session: Session, messages: Iterable[Message]) -> str:
             heading += f" · version {number} of {count}" + (
                 "" if not message.rolled_back else ", not in view"
             )
-        lines += ["", f"## {heading}", "", message.content]
+        lines += ["", f"## {heading}", "", nested_headings(message.content)]
         if message.mentions:
             lines += ["", "Mentioned: " + ", ".join(_mention_md(m) for m in message.mentions)]
+        for number, image in enumerate((images or {}).get(message.id, ()), 1):
+            lines += ["", image.markdown(number)]
         if edits := edit_lines(message):
             lines += ["", "### Edits", ""]
             lines += [f"- `{p}`: {r}" if r else f"- `{p}`" for p, r in edits]

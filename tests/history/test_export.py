@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import io
 import json
 
 import pytest
+from PIL import Image as PILImage
 
 from history import selectors, services
+from history.images import DecodeGate, image_store, message_attach_images
 from history.interchange.export import image_ref, session_to_jsonl, session_to_markdown
+from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
 
 pytestmark = pytest.mark.django_db
+
+
+def _png(size: tuple[int, int]) -> bytes:
+    out = io.BytesIO()
+    PILImage.new("RGB", size, (200, 40, 40)).save(out, format="PNG")
+    return out.getvalue()
+
+
+PNG_BYTES = _png((3, 2))
 
 
 def _session():
@@ -79,3 +94,52 @@ def test_jsonl_carries_the_mentions_of_a_message_that_has_them():
     ]
     assert records[0]["mentions"] == mentions
     assert "mentions" not in records[1]  # the schema's keys only, when there are none
+
+
+REPLY = (
+    "## Plan\n\nTwo steps.\n\n```md\n## kept as code\n```\n\nWhy\n===\n\n###### deepest\n"
+    "    ## indented code\n"
+)
+
+
+def test_a_messages_own_headings_nest_below_its_speakers_and_code_is_untouched():
+    session = services.session_create(repository="/repo", title="Headings")
+    services.message_append(session=session, role="user", content="# Asked\nplease")
+    services.message_append(session=session, role="assistant", content=REPLY)
+    detail = selectors.get_session(session_id=session.id)
+    text = session_to_markdown(detail.session, detail.messages)
+    lines = text.splitlines()
+    assert [line.split(" ·")[0] for line in lines if line.startswith("#")] == [
+        "# Headings",  # the title, then one `##` per message
+        "## You",
+        "### Asked",
+        "## acdc",
+        "#### Plan",
+        "## kept as code",  # in its fence, as it was
+        "### Why",
+        "###### deepest",
+    ]
+    assert "```md\n## kept as code\n```" in text and "\n    ## indented code" in text
+
+
+def test_images_are_named_and_inline_in_markdown_and_in_image_refs_from_the_cli(cli, tmp_path):
+    data = PNG_BYTES
+    session = services.session_create(repository="/repo", title="Screens")
+    asked = services.message_append(session=session, role="user", content="What is wrong?")
+    message_attach_images(asked, [image_store(data, decodes=DecodeGate())])
+    services.message_append(session=session, role="assistant", content="The margin.")
+    name = image_ref(hashlib.sha256(data).hexdigest(), "image/png")
+
+    markdown = cli("export", session.id)
+    assert markdown.returncode == 0 and markdown.stderr == "", markdown.stderr
+    inline = f"![Image 1: {name} (3×2)](data:image/png;base64,{base64.b64encode(data).decode()})"
+    assert f"What is wrong?\n\n{inline}\n" in markdown.stdout
+
+    bare = cli("export", session.id, "--format", "jsonl")
+    assert "1 image(s) named in image_refs are not written: add --images DIR" in bare.stderr
+    folder = tmp_path / "images"
+    lines = cli("export", session.id, "--format", "jsonl", "--images", str(folder))
+    assert f"1 image(s) written to {folder}" in lines.stderr
+    records = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert [r["image_refs"] for r in records] == [[name], []]
+    assert (folder / name).read_bytes() == data

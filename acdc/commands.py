@@ -32,6 +32,7 @@ from acdc import chatedits
 from acdc.errors import CommandError
 from acdc.terminal import runfile
 from acdc.terminal.prepare import ChatRequest, find_session, prepare
+from acdc.terminal.printing import log_once_beside_daphne, tool_note
 from chat.live.served import served
 from chat.llm.runtime import chat_model, unreachable
 from chat.repo import sessionsets
@@ -93,6 +94,7 @@ def _serve(args: argparse.Namespace) -> int:
     reactor.addSystemEventTrigger("before", "shutdown", _before_shutdown)
     run = _write_run_file(bind, args.port)
     daphne_server.WebSocketFactory = _ClosingWebSocketFactory
+    log_once_beside_daphne()
     try:
         CommandLineInterface().run(daphne_arguments(bind, args.port))
     finally:
@@ -349,6 +351,8 @@ async def _stream_to_terminal(
             printed = len(event.text)
         elif isinstance(event, TurnNotice):
             print(f"acdc: {printable(event.text)}", file=sys.stderr)
+        elif note := tool_note(event):
+            print(f"acdc: {note}", file=sys.stderr)
 
     async def after(ctx) -> None:
         # As in the browser: the due checkpoint, then compaction (or automatic rollback),

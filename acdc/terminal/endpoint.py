@@ -34,13 +34,21 @@ from acdc import chatedits
 from acdc.access import bearer_token
 from acdc.errors import CommandError
 from acdc.terminal.prepare import ChatRequest, find_session, prepare
+from acdc.terminal.printing import tool_note
 from chat.live.protocol import ClientFrame, FrameError, parse_frame
 from chat.live.served import served
 from chat.live.turnhost import ask_stop
 from chat.repo import edittools
 from chat.turn import checking
 from chat.turn.checking import CheckRun
-from chat.turn.events import CompactionEnded, CompactionStarted, TurnDelta, TurnFinished, TurnNotice
+from chat.turn.events import (
+    CompactionEnded,
+    CompactionStarted,
+    ToolCallFinished,
+    TurnDelta,
+    TurnFinished,
+    TurnNotice,
+)
 
 log = logging.getLogger(__name__)
 PATH = "/cli/chat/"
@@ -225,6 +233,8 @@ async def _relay(stream: _Stream, watcher: _Watcher, session_id: str, apply: boo
                     await stream.line(text="\n")
         elif isinstance(event, TurnNotice):
             await stream.line(note=event.text)
+        elif isinstance(event, ToolCallFinished):
+            await stream.line(note=tool_note(event))
         elif isinstance(event, CompactionStarted):
             await stream.line(note="compacting the history…")
         elif isinstance(event, CompactionEnded) and event.text:

@@ -67,16 +67,20 @@ def encode(found: FileSymbols) -> str:
     return json.dumps([found.language, definitions, found.references], separators=(",", ":"))
 
 
-def decode(body: str) -> FileSymbols:
-    """The symbols of one row; ValueError (or TypeError) for a row of another shape."""
+def decode(body: str, names: dict[str, str] | None = None) -> FileSymbols:
+    """The symbols of one row; ValueError (or TypeError) for a row of another shape.
+    `names` holds one copy of each name and kind already decoded, which this row's take
+    the place of: a restart reads every file's rows, whose words repeat across files
+    (`self`, `get`, `function`), and would otherwise hold a string per use."""
     language, definitions, references = json.loads(body)
+    one = (lambda word: names.setdefault(word, word)) if names is not None else str
     return FileSymbols(
-        str(language),
+        one(str(language)),
         tuple(
-            Definition(str(n), str(k), int(a), int(b), str(s), int(d), bool(local))
+            Definition(one(str(n)), one(str(k)), int(a), int(b), str(s), int(d), bool(local))
             for n, k, a, b, s, d, local in definitions
         ),
-        tuple((str(word), int(times)) for word, times in references),
+        tuple((one(str(word)), int(times)) for word, times in references),
     )
 
 
@@ -121,7 +125,8 @@ class SymbolStore:
                 "(SELECT sha256 FROM stamps WHERE root = ?)",
                 (root,),
             )
-            found = {sha: decode(body) for sha, body in rows}
+            names: dict[str, str] = {}  # one string per name, shared by the rows
+            found = {sha: decode(body, names) for sha, body in rows}
         return stamps, found
 
     def save(self, rows: Iterable[Row]) -> None:

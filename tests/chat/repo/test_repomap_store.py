@@ -170,3 +170,22 @@ def test_a_cache_of_another_format_is_replaced_not_misread(root, cache):
 
     assert first.parsed > 5
     assert build(root, start(cache)).parsed == 0
+
+
+def test_a_restart_holds_one_copy_of_each_name_not_one_per_file(root, cache):
+    # The rows are decoded into shared strings: a name used by many files (`self`, `get`)
+    # is held once, as the parsed map holds it, not once per row that names it.
+    build(root, start(cache))
+
+    symbols, parsed = start(cache).symbols(root)
+
+    first: dict[str, str] = {}
+    names = [
+        name
+        for found in symbols.values()
+        for name in (*(w for w, _ in found.references), *(d.name for d in found.definitions))
+    ]
+    repeated = [name for name in names if first.setdefault(name, name) is not name]
+    assert parsed == 0
+    assert len(names) - len(first) > 10  # names used by more than one file
+    assert repeated == []

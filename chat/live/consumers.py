@@ -29,6 +29,7 @@ from chat.repo import git, sessionsets
 from chat.repo.watcher import FileNews
 from chat.session import live_turn
 from chat.session.setchanges import Choice
+from chat.turn import faults
 from chat.web.broadcast import DRAWN, SEEN, STREAMING, files_group, session_group
 from chat.web.conversation import ended_frame
 from chat.web.fragments import render_error
@@ -38,9 +39,26 @@ from history import dbfaults
 from history.models import Session
 
 log = logging.getLogger(__name__)
+LAYER_LOST = 1013  # "try again later": htmx's socket reconnects on it
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
+    async def __call__(self, scope, receive, send) -> None:
+        """The socket's life; when its channel layer fails (Redis killed), the tab is told
+        in one line and the socket closes with 1013, on which the page reconnects."""
+        try:
+            await super().__call__(scope, receive, send)
+        except Exception as exc:
+            fault = faults.fault_of(exc)
+            if fault is None or fault.kind != "redis":
+                raise
+            log.warning("a tab lost the channel layer: %s", fault.line())
+            try:
+                await self.send(render_error(fault.line()))
+                await self.close(code=LAYER_LOST)
+            except Exception:  # the socket went too
+                log.debug("the tab's socket closed with the layer", exc_info=True)
+
     async def connect(self) -> None:
         self.sends: set[asyncio.Task] = set()  # the counting passes' frames, under way
         self.served = served()  # what the process serves, fetched once per socket

@@ -77,3 +77,25 @@ async def told(session_id: str, message: str, since: datetime, fault: Fault, fin
     if finished is not None:
         return fault.line()
     return await database_sync_to_async(fault_notice)(session_id, message, since, fault)
+
+
+Broadcast = Callable[[str], Awaitable[None]]
+
+
+def guarded(broadcast: Broadcast, hosted) -> Broadcast:
+    """`broadcast`, going on when the channel layer is out of reach (Redis killed): the turn
+    goes on writing to the database, the log says so once per turn, and the tabs, whose
+    own sockets lost the layer, are told there and reconnect (`ChatConsumer.__call__`)."""
+
+    async def send(html: str) -> None:
+        try:
+            await broadcast(html)
+        except Exception as exc:
+            fault = faults.fault_of(exc)
+            if fault is None or fault.kind != "redis":
+                raise
+            if not hosted.layer_down:
+                hosted.layer_down = True
+                log.warning("a turn goes on without its tabs: %s", fault.line())
+
+    return send

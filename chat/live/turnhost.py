@@ -100,6 +100,7 @@ class _Hosted:
     watcher: TurnWatcher | None = None  # who asked, when not a tab
     turn_id: str = ""  # the turn's, once it has one
     finished: TurnFinished | None = None  # its ending, as told to the tabs
+    layer_down: bool = False  # the channel layer failed under it (said once in the log)
 
 
 class TurnHost:
@@ -365,7 +366,7 @@ def _broadcaster(
         else:
             await layer.group_send(group, {"type": "chat.frame", "html": html})
 
-    return broadcast
+    return outages.guarded(broadcast, hosted)  # the turn goes on without the channel layer
 
 
 async def _deliver(send: Callable[[str], Awaitable[None]], html: str) -> None:

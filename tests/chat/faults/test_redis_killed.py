@@ -1,0 +1,105 @@
+"""Redis killed under a streaming reply, for real (a redis-server the test starts on a free
+port and kills with SIGKILL): the tab is told in one line and its socket closes so the
+page reconnects; the turn goes on writing to the database and ends complete; once Redis
+is started again, the next turn works."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import subprocess
+
+import pytest
+from channels.layers import get_channel_layer
+from django.test import override_settings
+
+from chat.llm.fake import FakeStep
+from chat.web.broadcast import session_group
+from tests.chat.sockets import connect, eventually, frames_until, new_session, send, stored
+
+pytestmark = pytest.mark.django_db(transaction=True)
+LONG = " ".join(f"word{n}" for n in range(300))
+
+
+class Redis:
+    def __init__(self) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen([*command, "--bind", "127.0.0.1"], stdout=subprocess.PIPE)
+        for line in self.process.stdout:  # until it says it takes connections
+            if b"Ready to accept connections" in line:
+                break
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        self.process.stdout.close()
+
+
+@pytest.fixture
+def redis(monkeypatch):
+    server = Redis()
+    server.start()
+    layers = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [f"redis://127.0.0.1:{server.port}/0"]},
+        }
+    }
+    with override_settings(CHANNEL_LAYERS=layers):
+        yield server
+    server.kill()
+
+
+async def reconnected(session_id: str):
+    """A socket whose frames come through the layer again, connecting anew on 1013 as the
+    page does (the first try may meet a connection Redis closed when it was killed)."""
+    for _ in range(5):
+        ws = await connect(session_id)
+        frame = {"type": "chat.frame", "html": "<p>through the layer</p>"}
+        try:
+            await get_channel_layer().group_send(session_group(session_id), frame)
+        except Exception:  # the test's own pooled connection, closed by the kill
+            await ws.disconnect()
+            continue
+        output = await ws.receive_output()
+        if output["type"] == "websocket.send" and "through the layer" in output["text"]:
+            return ws
+        if output["type"] == "websocket.send":  # told, then closed: the page connects again
+            assert "Redis is unreachable" in output["text"]
+            output = await ws.receive_output()
+        assert output["code"] == 1013
+    raise AssertionError("no socket through the layer after 5 tries")
+
+
+async def test_redis_killed_mid_stream_the_tab_is_told_and_the_turn_ends_complete(
+    redis, fake, caplog
+):
+    caplog.set_level(logging.INFO)
+    fake.enqueue(FakeStep(text=LONG, chunk_delay=0.01, chunk_size=8), FakeStep(text="Back."))
+    session = await new_session()
+    ws = await connect(session.id)
+    await send(ws, message="Write a lot.")
+    await frames_until(ws, "word0")
+    redis.kill()
+    await frames_until(ws, "Redis is unreachable")
+    assert (await ws.receive_output())["code"] == 1013
+    ended = ("complete", "error", "interrupted")
+    rows = await eventually(
+        lambda: stored(session),
+        lambda rows: (rows[-1].role, rows[-1].status in ended) == ("assistant", True),
+    )
+    assert rows[-1].status == "complete" and rows[-1].content.endswith("word299")
+    redis.start()
+    ws = await reconnected(session.id)
+    await send(ws, message="And now?")
+    await frames_until(ws, 'data-status="complete"')
+    assert (await stored(session))[-1].content == "Back."
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+    await ws.disconnect()

@@ -8,9 +8,15 @@ from __future__ import annotations
 import re
 
 import pytest
+from channels.db import database_sync_to_async
 
+from chat.repo.commands import declaring
 from chat.repo.commands.failures import NAME, SUMMARY, ranked
 from chat.repo.commands.output import Captured, for_model, model_copy
+from chat.turn import checking
+from chat.web.conversation import render_conversation
+from history.models import Session
+from tests.chat.repo.commands_support import PYTHON
 from tests.chat.repo.failure_outputs import (
     go_failures,
     go_test_verbose,
@@ -61,6 +67,23 @@ def test_a_failing_mocha_run_reaches_the_model_with_its_counts_and_every_failure
     for number, title in enumerate(mocha_failure_titles(14), 1):
         assert re.search(rf"^  {number}\) app\n.*\n         {title}:$", text, re.M), title
         assert f'got 500 "Internal Server Error" (case {number})' in text
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_failed_check_is_sent_back_plain_and_its_card_is_drawn_in_colour(
+    served, served_root
+):
+    (served_root / "mocha.out").write_bytes(mocha_spec(passes=1400, failures=14))
+    code = "import sys; sys.stdout.buffer.write(open('mocha.out', 'rb').read()); sys.exit(1)"
+    await database_sync_to_async(declaring.add)(str(served_root), "test", [PYTHON, "-c", code])
+    session = await Session.objects.acreate(repository=str(served_root), model="acdc/fake")
+
+    ran = await checking.run_check(session, "test", runs=served.commands, root=served_root)
+
+    sent = _within(ran.fix_request(), BUDGET + 1024)
+    assert "\n  14 failing\n" in sent and all(t in sent for t in mocha_failure_titles(14))
+    page = await database_sync_to_async(render_conversation)(session)
+    assert '<span class="ansi31">  14 failing</span>' in page and "\x1b" not in page
 
 
 def test_a_failing_go_test_run_reaches_the_model_with_its_failures_and_packages():

@@ -52,7 +52,10 @@ _HEADER = re.compile(r"^_{3,} .+ _{3,}$|^---- \S+ stdout ----$")
 _PYTEST_HEADER = re.compile(r"^_{3,} .+ _{3,}$")
 _PYTEST_FIRST = re.compile(r"^(?:E\s|>\s|\S+:\d+: )")
 _GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)")
-_STACK_FRAME = re.compile(r"^\s+at \S")  # JavaScript's and Java's: not a first line
+# Not a failure's first line: a stack frame (JavaScript's, Java's), TAP's YAML furniture.
+_NOT_FIRST = re.compile(
+    r"^\s+at \S|^\s*(?:---|\.\.\.|duration_ms: .*|failureType: .*|error: [|>]-?)\s*$"
+)
 _MOCHA_FAILING = re.compile(r"^\s*\d+ failing\b")
 _MOCHA_TITLE = re.compile(r"^\s*\d+\) \S")
 _GENERIC = re.compile(
@@ -88,7 +91,7 @@ def ranked(lines: Sequence[str]) -> dict[int, tuple[int, int]]:
         elif _HEADER.match(line):
             ranks[i] = (FIRST_LINES, 0)
             _follow(lines, i, ranks, _PYTEST_FIRST if _PYTEST_HEADER.match(line) else None)
-        elif i not in ranks and _GENERIC.search(line):
+        elif i not in ranks and _GENERIC.search(line) and not _NOT_FIRST.match(line):
             ranks[i] = (GENERIC, 0)
     return ranks
 
@@ -124,7 +127,7 @@ def _follow(
             return
         if _MOCHA_TITLE.match(line):
             return
-        if line.strip() and (only.match(line) if only else not _STACK_FRAME.match(line)):
+        if line.strip() and (only.match(line) if only else not _NOT_FIRST.match(line)):
             if ranks.get(i, (GENERIC + 1,))[0] > FIRST_LINES:
                 ranks[i] = (FIRST_LINES, taken)
             taken += 1

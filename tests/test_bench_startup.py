@@ -26,6 +26,7 @@ def test_the_startup_table_says_which_goals_are_met_on_a_restart():
         "cold": _start(4.2, 150, "3662 files, 972 parsed, in 4.2 s"),
         "restart": _start(0.4, 230, "3662 files, 0 parsed, in 0.4 s"),
         "restart_no_cache": _start(4.0, 150, "3662 files, 972 parsed, in 4.0 s", errors=2),
+        "restart_no_session": _start(0.4, 140, "3662 files, 0 parsed, in 0.4 s"),
         "litellm_import": {"cpu_s": 2.6, "rss_mb": 161.0},
         "cache_mb": 2.7,
         "repeats": 3,
@@ -38,3 +39,6 @@ def test_the_startup_table_says_which_goals_are_met_on_a_restart():
     assert "| restart, nothing changed (symbols from disk), median of 3 | 1.50 | 0.40 |" in text
     assert "972 parsed, in 4.0 s (2 errors logged)" in text
     assert "2.6 s CPU, 161 MB" in text
+    assert "Restart RSS ≤ first start's: missed: at ready without a session 140 against 150" in text
+    assert "with the page open 240 against 160 MB" in text
+    assert "restart, symbols from disk, no session to restore, median of 3 | 1.50 | 0.40 |" in text

@@ -1,7 +1,7 @@
 """The edits benchmark: acdc's matcher beside aider's and "exact text, first occurrence".
 
 The corpus (`bench/edits_corpus/`) holds edits in the shapes models produce, each
-with its expected outcome: 240 built over real files (`bench.edits_cases`) and the
+with its expected outcome: 248 built over real files (`bench.edits_cases`) and the
 hunks of real commits of flask and starlette with the drift models make, stale files and
 token splits (`bench.edits_history`). Every matcher applies every edit to the same
 file; an outcome is right when the file became the expected file (or, for an edit that must

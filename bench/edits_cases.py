@@ -8,7 +8,8 @@ from a true change to logical lines; the expected file is that change written in
 own style, and the model's text is the change with the drift models show. Expectations are
 built here by splicing lines, never by the matcher under test. The files are read from the
 corpus's own plain copies when it has them, so a rerun rebuilds the same cases. Non-goal:
-regenerating on each run. Real history's hunks are `bench.edits_history`'s.
+regenerating on each run. Real history's hunks are `bench.edits_history`'s; the cases that
+went wrong in use, `bench.edits_reported`'s.
 """
 
 from __future__ import annotations
@@ -390,6 +391,9 @@ def build() -> Builder:
         "mixed drift", "tabs", 5, _punctuation_drift, lambda w: _indented(w) and _plain_quoted(w)
     )
     misquoted(b, 10)
+    from bench.edits_reported import reported  # it builds on this module
+
+    reported(b)
     return b
 
 

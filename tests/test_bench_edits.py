@@ -12,7 +12,7 @@ import pytest
 
 from acdc.bench import main
 from bench import edits_aider
-from bench.edits_bench import Verdict, first_occurrence, judge, load
+from bench.edits_bench import Verdict, acdc, first_occurrence, judge, load
 from bench.edits_cases import apply_splice, sha
 
 FAKE_CODER = """
@@ -54,6 +54,20 @@ def test_the_corpus_holds_every_shape_each_with_its_expectation() -> None:
         else:
             assert case["expected_sha256"] != sha(disk), case["id"]
         assert case["op"]["old_text"], case["id"]
+
+
+def test_the_cases_that_went_wrong_in_use_are_in_the_corpus_and_come_out_right() -> None:
+    # Issue 42: a non-breaking space in a comment, the model's curly quotes in code; a
+    # docstring's literal `...` line quoted after a real elision.
+    sources, cases = load()
+    reported = [case for case in cases if case["shape"] == "reported"]
+    typographic = [case for case in reported if "\u2019" in case["op"]["old_text"]]
+    assert len(typographic) >= 3
+    assert all("\u00a0" in case["op"]["old_text"] for case in typographic)
+    assert any("    ...\n" in case["op"]["old_text"] for case in reported)
+    for case in reported:
+        disk = apply_splice(sources[(case["file"], case["variant"])], case["splice"])
+        assert judge(case, disk, acdc(case, disk, None)) == "right", case["id"]
 
 
 def test_the_real_history_cases_name_the_commit_they_come_from() -> None:

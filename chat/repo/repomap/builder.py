@@ -6,7 +6,8 @@ version, ranks it towards the selected and pinned files and fits the `main` part
 budget; that part changes only when files or the selection change (it sits in the cached
 prefix). `focus`, ranked towards identifiers named in recent messages, is sent after the
 history. Files over the size cap, binary files and other languages appear by path only.
-`warm_in_background` makes the first build at start-up. Non-goals: where the texts go in
+`warm_in_background` makes the first build at start-up; a turn waits for it a few seconds
+at most (`wait_warm`, and `progress` says how far it has got). Non-goals: where the texts go in
 the prompt (contextcore), reading and parsing files (`symbolcache`).
 """
 
@@ -70,6 +71,7 @@ class RepoMaps(SymbolCache):
     ) -> None:
         super().__init__(size_cap, workers, store)
         self._warming: set[str] = set()
+        self._warm_ended: dict[str, threading.Event] = {}  # root -> set once its build ends
         self._build_lock = threading.Lock()  # the graph index and the memo, per build
         self._graphs: dict[str, tuple[GraphIndex, int]] = {}  # root -> (index, version)
         self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
@@ -82,6 +84,7 @@ class RepoMaps(SymbolCache):
         root = Path(root).resolve()
         with self._lock:
             self._warming.add(str(root))
+            self._warm_ended[str(root)] = threading.Event()
         thread = threading.Thread(
             target=self._warm, args=(root, time.monotonic()), daemon=True, name="acdc-map-warm"
         )
@@ -108,11 +111,21 @@ class RepoMaps(SymbolCache):
         finally:
             with self._lock:
                 self._warming.discard(str(root))
+                ended = self._warm_ended.pop(str(root), None)
+            if ended is not None:
+                ended.set()
 
     def warming(self, root: Path) -> bool:
         """Whether the start-up build of `root`'s map is still running."""
         with self._lock:
             return str(Path(root).resolve()) in self._warming
+
+    def wait_warm(self, root: Path, seconds: float) -> bool:
+        """Until the start-up build of `root`'s map ends, for at most `seconds`; whether
+        it has ended (True when none runs)."""
+        with self._lock:
+            ended = self._warm_ended.get(str(Path(root).resolve()))
+        return ended is None or ended.wait(seconds)
 
     def build(
         self,

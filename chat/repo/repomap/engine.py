@@ -23,10 +23,11 @@ from contextcore.manager import ContextManager
 
 log = logging.getLogger(__name__)
 RECENT_MESSAGES = 2  # history messages (besides the new one) whose identifiers steer the focus
-WARMING = (
-    "Reading the repository for its map (the first build after the server started); "
-    "the request goes out when it is ready."
-)
+WARMING = "Reading the repository for its map"  # how the notice begins
+# How long a turn waits for the start-up build before it goes without the map: long enough
+# for most repositories' (the first turn's map then sits in the cached prefix from the
+# start), short enough that a huge one never keeps the first turn silent.
+MAP_WAIT_SECONDS = 5.0
 
 
 def warm(maps: RepoMaps, root: Path | None = None) -> bool:
@@ -47,11 +48,19 @@ def use_stored_symbols(maps: RepoMaps) -> None:
 
 
 def warming_notice(maps: RepoMaps, root: Path | None = None) -> str:
-    """What a turn shows while it waits for the start-up build ("" when there is none).
-    It waits rather than go without the map: a first turn without it would put the map
-    into the second turn's cached prefix and lose that cache, which costs more than the
-    few seconds the build has left."""
-    return WARMING if maps.warming(Path(root or settings.ACDC_REPO)) else ""
+    """What a turn shows while the start-up build runs ("" when none does), with how far
+    it has got. The turn waits for it a few seconds (a first turn without the map puts
+    the map into the second turn's cached prefix and loses that cache), then goes
+    without it rather than keep the person waiting on a huge repository."""
+    root = Path(root or settings.ACDC_REPO)
+    if not maps.warming(root):
+        return ""
+    found = maps.progress(root)
+    so_far = f": {found[0]:,} of {found[1]:,} files so far" if found else " (listing its files)"
+    return (
+        f"{WARMING}{so_far}. This request waits for it up to {MAP_WAIT_SECONDS:g} s, then "
+        "goes without the map; a later one has it."
+    )
 
 
 def fill(
@@ -67,9 +76,15 @@ def fill(
     budget = map_budget(manager.facts.max_input_tokens, settings.ACDC_MAP_TOKENS)
     recent = [*_texts(manager.recent_history(RECENT_MESSAGES)), user_text]
     use_stored_symbols(maps)
+    root = Path(root or settings.ACDC_REPO)
+    if not maps.wait_warm(root, MAP_WAIT_SECONDS):
+        log.info("the map of %s is still being read: this request goes without it", root)
+        manager.update_context_texts(repo_map="")
+        manager.map_focus = ""
+        return None
     try:
         built = maps.build(
-            Path(root or settings.ACDC_REPO),
+            root,
             budget=budget,
             count=manager.counter.count_text,
             selected=selected,

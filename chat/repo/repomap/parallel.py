@@ -112,8 +112,13 @@ class Parsing:
                     initargs=(os.getpid(), self.nice),
                 )
             self._sent.append((chunk, self._pool.submit(parse_chunk, chunk, self.size_cap)))
-        except Exception:  # no processes here (limits, a sandbox): parse in this thread
-            log.exception("the map's parsing pool could not start; parsing in one thread")
+        except Exception as exc:  # no processes here (limits, a sandbox): parse in this thread
+            if isinstance(exc, RuntimeError) and "shutdown" in str(exc):
+                # The process is ending (SIGTERM, Ctrl-C) while a build runs: nothing to
+                # report; the build's thread ends with the process.
+                log.debug("the map's parsing pool is shut down: %s", exc)
+            else:
+                log.exception("the map's parsing pool could not start; parsing in one thread")
             self._broken = True
             self._sent.append((chunk, _inline(chunk, self.size_cap)))
 

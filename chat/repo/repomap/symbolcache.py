@@ -26,6 +26,8 @@ from chat.repo.repomap.store import Row, SymbolStore
 from chat.repo.repomap.symbols import NO_SYMBOLS, FileSymbols, language_of
 from contextcore.files import DEFAULT_SIZE_CAP
 
+PROGRESS_EVERY = 1000  # files between two notes of how far a look has got
+
 
 @dataclass(frozen=True)
 class _Looked:
@@ -63,12 +65,19 @@ class SymbolCache:
         self._screens: dict[str, tuple] = {}  # root -> (listing key, boundary.Screened)
         self._looked: dict[str, _Looked] = {}  # root -> what the last build looked at
         self.heard = Heard()  # what the file watcher told of each repository since
+        self._progress: dict[str, tuple[int, int]] = {}  # root -> (files looked at, of)
 
     def symbols(self, root: Path, nice: int = 0) -> tuple[dict[str, FileSymbols], int]:
         """Symbols of every file the map may name (path-only files have none), and how
         many were parsed now. One build at a time: a second finds the first one's."""
         symbols, parsed, _ = self._versioned(root, nice)
         return symbols, parsed
+
+    def progress(self, root: Path) -> tuple[int, int] | None:
+        """(files looked at, files to look at) of the look under way at `root`, or None
+        before the first: how far a long first build has got, for the page to say."""
+        with self._lock:
+            return self._progress.get(str(Path(root).resolve()))
 
     def _versioned(self, root: Path, nice: int) -> tuple[dict[str, FileSymbols], int, int]:
         """`symbols`, and their version number (see `Versions`)."""
@@ -161,12 +170,15 @@ class SymbolCache:
     ) -> int:
         """Each path's symbols into `result` (cached, or parsed now); how many were parsed."""
         pending: dict[str, _Seen] = {}
+        total = len(paths)
 
         def done(path: str, found: FileSymbols) -> None:
             result[path] = self._remember(root, path, pending.pop(path), found)
 
         parsing = Parsing(self.size_cap, self.workers, done, nice)
-        for path in paths:
+        for number, path in enumerate(paths):
+            if number % PROGRESS_EVERY == 0:
+                self._progressed(root, number - len(pending), total)
             looked = self._look(root, path)
             if isinstance(looked, FileSymbols):
                 result[path] = looked
@@ -174,7 +186,13 @@ class SymbolCache:
                 result[path] = NO_SYMBOLS  # keeps the listing's order while parsing
                 pending[path] = looked[1]
                 parsing.add(path, looked[0])
-        return parsing.finish()
+        parsed = parsing.finish()
+        self._progressed(root, total, total)
+        return parsed
+
+    def _progressed(self, root: Path, done: int, total: int) -> None:
+        with self._lock:
+            self._progress[str(root)] = (max(0, done), total)
 
     def _screened(self, root: Path, paths: list[str]) -> boundary.Screened:
         """The boundary's judgement of the listing, judged again only when the listing,

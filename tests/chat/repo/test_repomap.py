@@ -361,7 +361,9 @@ def test_a_turn_says_it_waits_while_the_start_up_build_runs(root):
 
     with maps._symbols_lock:  # a build holds the repository: the warm-up waits behind it
         thread = maps.warm_in_background(root)
-        assert engine.warming_notice(maps, root) == engine.WARMING
+        assert engine.warming_notice(maps, root).startswith(engine.WARMING)
     thread.join()
 
     assert engine.warming_notice(maps, root) == ""
+    done, total = maps.progress(root)  # what the notice counts while the build runs
+    assert done == total > 0

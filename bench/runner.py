@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     repomap.add_argument("--source", type=Path, help="folder of code to copy (default: Django's)")
     startup = names.add_parser("startup", parents=[common], help="run the start-up benchmark")
     startup.add_argument("--source", type=Path, help="folder of code to copy (default: Django's)")
+    startup.add_argument(
+        "--files", type=int, help="serve a synthetic repository of this many files instead"
+    )
     repo = names.add_parser("repo", parents=[common], help="run the repository benchmark")
     repo.add_argument("--files", type=int, help="files in the synthetic repository")
     _add_turn_options(names.add_parser("turn", parents=[common], help="run the turn benchmark"))

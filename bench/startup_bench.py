@@ -13,7 +13,9 @@ is read from /proc once both are seen (no page open, no turn: what the server ho
 before the first turn), with its peak (VmHWM), and again once the chat page, the
 fragments it loads and the Files panel's tree were fetched (a person about to type).
 Beside it, what importing litellm costs a bare process, which every start paid before
-litellm left the start-up path. Figures, never assertions.
+litellm left the start-up path. With `--files N`, a synthetic repository of N files instead
+(bench.startup_huge: cold and warm, a first message sent at once). Figures, never
+assertions.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 
 import django as django_package
 
+from bench import startup_huge
 from bench.map_bench import _copy_source
 from bench.report import QUICK_NOTE, machine, machine_line, markdown_table
 from bench.turn_server import free_port, interruptible
@@ -274,8 +277,12 @@ def _lighter_line(data: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    source = Path(getattr(args, "source", None) or Path(django_package.__file__).parent)
     info = machine()
+    files = getattr(args, "files", None)
+    if files:  # a synthetic repository of that many files instead of Django's source
+        result = startup_huge.measure(1000 if args.quick else files)
+        return startup_huge.huge_markdown(result, info), {**result, "machine": info}
+    source = Path(getattr(args, "source", None) or Path(django_package.__file__).parent)
     with tempfile.TemporaryDirectory(prefix="acdc-startup-bench-") as folder:
         repo, data = Path(folder) / "repo", Path(folder) / "data"
         repo.mkdir()

@@ -187,6 +187,11 @@ async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
         await emit(TurnNotice(turn_id, waiting, "info"))
     try:
         turn.prepared = await prepare.prepare(ctx, user_text=text, turn_id=turn_id, images=images)
+    except asyncio.CancelledError:  # Stop, or the server stopping (SIGTERM) before a token
+        status = "interrupted" if turn.stopping() else "cancelled"
+        note = services.INTERRUPTED_NOTE if turn.stopping() else ""
+        await asyncio.shield(reply.end(turn, reply.Stream(), status, note))
+        raise
     except LLMError as exc:
         return await reply.end(turn, reply.Stream(), "error", exc.user_message)
     except Exception as exc:

@@ -102,3 +102,36 @@ def _stop_warming(maps: RepoMaps, root, warming) -> None:
     subprocess.run(["git", "-C", str(root), "rm", "-rqf", "."], check=True)
     maps._symbols_lock.release()
     warming.join(WAIT)
+
+
+async def test_a_turn_the_server_stops_while_it_waits_for_the_map_stores_its_ending(root, fake):
+    with override_settings(ACDC_REPO=root, ACDC_MAP_TOKENS=2000):
+        session = await new_session()
+        maps, told = RepoMaps(), asyncio.Event()
+
+        async def watch(event) -> None:
+            if isinstance(event, TurnNotice):
+                told.set()
+
+        maps._symbols_lock.acquire()  # the start-up build is still reading the repository
+        try:
+            warming = maps.warm_in_background(root)
+            turn = run_turn(
+                wiring=Wired(served().runtime, maps),
+                session_id=session.id,
+                user_text="Hi",
+                emit=watch,
+                model="acdc/fake",
+                stopping=lambda: True,  # SIGTERM: the turn host's close has begun
+            )
+            running = asyncio.create_task(turn)
+            await asyncio.wait_for(told.wait(), WAIT)  # the turn now waits for the map
+            running.cancel()  # what the turn host's close does to every hosted turn
+            with pytest.raises(asyncio.CancelledError):
+                await running
+        finally:
+            maps._symbols_lock.release()
+            await asyncio.to_thread(warming.join, WAIT)
+
+    stored = await database_sync_to_async(_stored)(session)
+    assert stored == [("user", "complete"), ("assistant", "interrupted")]

@@ -35,8 +35,12 @@ SETTINGS = MappingProxyType(
         "processes": "ACDC_RUN_MAX_PROCESSES",
         "memory": "ACDC_RUN_MEMORY_MB",
         "file": "ACDC_RUN_FILE_MB",
+        "tmp": "ACDC_RUN_TMP_MB",
     }
 )
+# Free room on the work tree's disk above which its ENOSPC cannot be the disk's: the run
+# filled one of its capped private folders (/tmp, /dev/shm, its home).
+DISK_ROOM_BYTES = 64 * 1024 * 1024
 MB = 1024 * 1024
 
 
@@ -45,11 +49,15 @@ class Limits:
     processes: int
     memory_mb: int
     file_mb: int
+    tmp_mb: int = 1024
 
     @classmethod
     def configured(cls) -> Limits:
         return cls(
-            settings.ACDC_RUN_MAX_PROCESSES, settings.ACDC_RUN_MEMORY_MB, settings.ACDC_RUN_FILE_MB
+            settings.ACDC_RUN_MAX_PROCESSES,
+            settings.ACDC_RUN_MEMORY_MB,
+            settings.ACDC_RUN_FILE_MB,
+            settings.ACDC_RUN_TMP_MB,
         )
 
     def said(self, limit: str) -> str:
@@ -58,8 +66,14 @@ class Limits:
             "processes": f"{self.processes:,}",
             "memory": size(self.memory_mb),
             "file": size(self.file_mb),
+            "tmp": size(self.tmp_mb),
         }[limit]
-        what = {"processes": "process", "memory": "memory", "file": "file size"}[limit]
+        what = {
+            "processes": "process",
+            "memory": "memory",
+            "file": "file size",
+            "tmp": "private /tmp",
+        }[limit]
         return f"the {what} limit of {amount} ({SETTINGS[limit]})"
 
 
@@ -223,9 +237,12 @@ class RunGroup:
 
         return in_child
 
-    def stopped_by(self, ending: str, exit_code: int | None, captured: Captured) -> str:
+    def stopped_by(
+        self, ending: str, exit_code: int | None, captured: Captured, root: Path | None = None
+    ) -> str:
         """The limit a run that failed passed, said as a sentence (and added to its
-        output), or "" when none did."""
+        output), or "" when none did. An ENOSPC while the work tree's disk (`root`) has
+        room was a full private /tmp (or /dev/shm, or home: they share the cap)."""
         if ending != "exited" or exit_code == 0:
             return ""
         tail = captured.last(TAIL_BYTES)
@@ -240,9 +257,19 @@ class RunGroup:
             words in tail for words in (b"File too large", b"File size limit exceeded")
         ):  # killed by SIGXFSZ (bubblewrap and a shell say 128 + it), or EFBIG said
             said = f"it passed {self.limits.said('file')}: a write was refused"
+        elif b"No space left on device" in tail and root is not None and _has_room(root):
+            said = f"it filled {self.limits.said('tmp')} (/tmp, /dev/shm and its home each)"
         if said:
             captured.add(f"\n[acdc] stopped: {said}\n".encode())
         return said
+
+
+def _has_room(root: Path) -> bool:
+    try:
+        found = os.statvfs(root)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize > DISK_ROOM_BYTES
 
 
 def _sweep(parent: Path) -> None:

@@ -143,7 +143,7 @@ async def run_argv(
     duration = time.monotonic() - started
     code = process.returncode if ending == "exited" else None
     outcome = RunOutcome(argv, ending, code, duration, captured, sandbox is not None, error)
-    outcome.limit = group.stopped_by(ending, code, captured)
+    outcome.limit = group.stopped_by(ending, code, captured, root)
     return outcome
 
 

@@ -1,5 +1,6 @@
 """Limits on a run, with real bubblewrap and real processes: a run trying 1,000 processes,
-allocating 4 GiB or writing past the file limit is stopped and the outcome names the limit;
+allocating 4 GiB, writing past the file limit or filling its /tmp is stopped and the outcome
+names the limit;
 a normal pytest run passes under the default limits, in a cgroup acdc made for it that is
 gone after it, with no other group changed; a declaration may not ask for a timeout past the
 maximum; the Commands part says which limits hold here and how."""
@@ -113,6 +114,21 @@ async def test_a_run_writing_past_the_file_limit_is_stopped(root, data_dir, sand
         "it passed the file size limit of 1 MiB (ACDC_RUN_FILE_MB): a write was refused"
     )
     assert (root / "big").stat().st_size == 1024 * 1024
+
+
+async def test_a_run_filling_its_private_tmp_is_stopped_by_the_tmp_limit(
+    root, data_dir, sandbox, settings
+):
+    assert Limits.configured().tmp_mb == 1024
+    settings.ACDC_RUN_TMP_MB = 2  # two files of 1.5 MB: each under the file limit
+    code = "for n in range(2):\n    open(f'/tmp/f{n}', 'wb').write(b'x' * 1_500_000)\n"
+    outcome = await run(root, data_dir, sandbox, PYTHON, "-c", code)
+    assert outcome.exit_code == 1
+    assert outcome.limit == (
+        "it filled the private /tmp limit of 2 MiB (ACDC_RUN_TMP_MB) "
+        "(/tmp, /dev/shm and its home each)"
+    )
+    assert b"[acdc] stopped: it filled the private /tmp limit" in outcome.captured.last(4096)
 
 
 async def test_pytest_passes_in_a_group_of_its_own_that_is_gone_after_it(root, data_dir, sandbox):

@@ -27,7 +27,10 @@ from chat.session.sets import Selection
 from chat.web.panels.fileupdates import GIT_NAMES, folder_total, row_key
 from history.models import Session
 
-OPEN_ALL_UP_TO = 300  # a repository this small shows every folder open
+# A tree this small opens whole (express's 212 files, all open, were 304 KB of rows and
+# too long to scan); a larger one opens only the folders holding selected or changed files.
+OPEN_ALL_FILES, OPEN_ALL_FOLDERS = 150, 30
+OPEN_CHANGED_UP_TO = 100  # more changed files than this (a fresh clone's build) open none
 
 
 class TreeRows:
@@ -56,10 +59,13 @@ class TreeRows:
 
     def opened(self) -> set[str]:
         """The folders the page opens at first: all of a small repository, else those that
-        hold a selected file (so the selection is in view)."""
-        if len(self.listing.paths) <= OPEN_ALL_UP_TO:
-            return set(self.listing.folders)
-        return {f for p in self.selection.active for f in folders_of(p)}
+        hold a selected file or one git reports changed (so both are in view)."""
+        folders = self.listing.folders
+        if len(self.listing.paths) <= OPEN_ALL_FILES and len(folders) <= OPEN_ALL_FOLDERS:
+            return set(folders)
+        changed = list(self.badges) if len(self.badges) <= OPEN_CHANGED_UP_TO else []
+        held = {f for p in [*self.selection.active, *changed] for f in folders_of(p)}
+        return held & folders.keys()
 
     def rows(self, folder: str, opened: set[str]) -> list[dict]:
         """`folder`'s children as rows, an open folder's own children inside its row."""
@@ -106,7 +112,8 @@ class TreeRows:
 
     def _folder_row(self, folder: str, total: dict) -> dict:
         name = folder.rsplit("/", 1)[-1]
-        return {"folder": True, "path": folder, "name": name, "open": False, **total}
+        row = {"folder": True, "path": folder, "name": name, "open": False, **total}
+        return {**row, "parts": _breakable(name)}
 
     def _file_row(self, path: str, counts: dict, outline_counts: dict) -> dict:
         sel, locked = self.selection, self.listing.locked.get(path, "")
@@ -168,16 +175,17 @@ def folder_state(files: Iterable[str], sel: Selection, refused: set[str], locked
     return {"sel": state, "as_outline": as_outline}
 
 
-def _folder_of(path: str) -> str:
-    """The folder a found file's row names under it ("" at the top)."""
-    return path.rpartition("/")[0] + "/" if "/" in path else ""
+def _folder_of(path: str) -> list[str]:
+    """The folder a found file's row names under it, in parts (none at the top)."""
+    return _breakable(path.rpartition("/")[0] + "/") if "/" in path else []
 
 
 def _breakable(name: str) -> list[str]:
-    """A long name wraps after "_", "-" or "." before it wraps anywhere (a <wbr> each)."""
+    """A long name or path wraps after "/", "_", "-" or "." (a <wbr> between parts), not
+    inside a word: the CSS breaks a word only when one part is wider than the panel."""
     parts, start = [], 0
     for i, char in enumerate(name):
-        if char in "_.-" and i + 1 < len(name):
+        if char in "/_.-" and i + 1 < len(name):
             parts.append(name[start : i + 1])
             start = i + 1
     parts.append(name[start:])

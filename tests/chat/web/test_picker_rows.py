@@ -94,7 +94,7 @@ def test_the_filters_list_is_the_files_named_in_order_with_their_folders(client,
     html = client.post(f"/s/{chosen.id}/files/rows/", {"found": found}).content.decode()
     rows = re.findall(r'data-row="([^"]+)"', html)
     assert rows == ["other/d.py", "lib/deep/b.py", "README.md"]
-    assert '<span class="folder-hint" aria-hidden="true">lib/deep/</span>' in html
+    assert '<span class="folder-hint" aria-hidden="true">lib/<wbr>deep/</span>' in html
     assert "data-folder=" not in html
     assert html.count('class="folder-hint"') == 2  # a file at the top has no folder to name
 

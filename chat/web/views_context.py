@@ -226,8 +226,11 @@ def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
             sessionsets.unpin(session, path)
     except sessionsets.SetsError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
-    setchanges.refresh_sets(session.id, apps.get_app_config("chat").served)
-    return JsonResponse({"pinned": sessionsets.pinned_paths(session)})
+    hud = setchanges.refresh_sets(session.id, apps.get_app_config("chat").served)
+    # The sets' new name: the page's total takes it, so the follower's news naming them
+    # does not draw the whole tree again.
+    sets = tree.sets_named(session, hud)
+    return JsonResponse({"pinned": sessionsets.pinned_paths(session), "sets": sets})
 
 
 def _pin(session: Session, path: str, *, confirmed: bool) -> None:

@@ -106,7 +106,9 @@
   async function setPin(path, pinned) {
     const body = new URLSearchParams({ path, pinned: String(pinned) });
     const response = await fetch(panel().dataset.pinUrl, { method: "POST", body, headers: { "X-CSRFToken": csrf() } });
-    const pins = new Set((await response.json()).pinned || []);
+    const answer = await response.json(), pins = new Set(answer.pinned || []);
+    // The sets' new name: the follower's news naming it finds this tab drawn from them.
+    if (answer.sets) document.getElementById("picker-total").dataset.sets = answer.sets;
     for (const pin of response.ok ? tree().querySelectorAll("[data-pin]") : []) {
       press(pin, pins.has(pin.dataset.pin), PIN, "pinned");
       pin.setAttribute("aria-label", (pins.has(pin.dataset.pin) ? "Unpin " : "Pin ") + pin.dataset.pin);
@@ -140,8 +142,7 @@
     dialog?.addEventListener("keydown", (event) => event.key === "Escape" && event.stopPropagation());
   }
 
-  // The tree again (the folders open now stay open), or the filter's list: after files came
-  // or went, or the sets changed elsewhere. Scroll and focus stay.
+  // The tree again (open folders stay open) or the filter's list; scroll and focus stay.
   const FOUND_AT_MOST = 200;  // rows the filter asks the server for
   async function refresh() {
     const root = tree();
@@ -293,8 +294,7 @@
     drop: (path) => send("file", path, false),
   };
 
-  // A choice sent on a socket that closed is answered on none; one the server could not
-  // save, with its name alone (chat.live.consumers).
+  // A choice sent on a socket that closed is answered on none (one not saved: its name alone).
   document.addEventListener("htmx:wsOpen", () => unanswered.clear());
   document.addEventListener("DOMContentLoaded", () => (watchDialog(), load()));
 })();

@@ -157,6 +157,17 @@ def held_selection(session: Session, runtime: Runtime) -> Selection:
     )
 
 
+def sets_named(session: Session, hud: dict) -> str:
+    """The name of the sets `session` holds now, with the files `hud` says sending would
+    shed: what the follower's news names (chat.live.follower), so a tab that was told it
+    keeps its rows when that news comes."""
+    active, chosen_outlines, pinned = sessionsets.file_choice(session)
+    shed = frozenset(hud.get("shed", []))
+    return Selection(
+        frozenset(active), frozenset(chosen_outlines), frozenset(pinned), shed
+    ).digest()
+
+
 def file_rows(panel: FilesPanel, repo: Path, paths: Iterable[str]) -> list[dict]:
     """The rows of files new to the repository (none selected: a page shows its own)."""
     rows = TreeRows(panel, repo, Selection(frozenset()))

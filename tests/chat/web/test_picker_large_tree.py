@@ -1,6 +1,7 @@
 """The Files panel on a repository too large to open whole: the first view opens only the
-folders holding a selected file or one git reports changed, and names wrap at their
-separators (a <wbr> after "/", "_", "-", ".")."""
+folders holding a selected file or one git reports changed, names wrap at their separators
+(a <wbr> after "/", "_", "-", "."), and a pin answers with the sets' new name, so the
+follower's news naming them does not draw the whole tree again."""
 
 from __future__ import annotations
 
@@ -59,6 +60,21 @@ def test_a_large_tree_opens_only_the_folders_of_selected_and_changed_files(
     assert '<span class="name">my_<wbr>sub/</span>' in html
 
 
+def test_a_pin_answers_with_the_name_of_the_sets_the_followers_news_will_name(
+    client, session, committed
+):
+    url = f"/s/{session.id}/files/rows/"
+    before = _sets(client.get(url, {"total": "1"}).content.decode())
+    answer = client.post(f"/s/{session.id}/files/pin/", {"path": "pkg03/mod3.py", "pinned": "true"})
+    assert answer.status_code == 200 and answer.json()["pinned"] == ["pkg03/mod3.py"]
+    after = _sets(client.get(url, {"total": "1"}).content.decode())
+    assert answer.json()["sets"] == after != before
+
+
 def _states(html: str) -> dict[str, str]:
     found = re.findall(r'aria-expanded="(true|false)" data-folder-row="([^"]+)"', html)
     return {folder: state for state, folder in found}
+
+
+def _sets(html: str) -> str:
+    return re.search(r'id="picker-total"[^>]*data-sets="(\w+)"', html).group(1)

@@ -13,7 +13,7 @@ import re
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import SLOW, screenshot, send_message
+from tests.e2e.conftest import SLOW, access_cookie, screenshot, send_message
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -58,10 +58,13 @@ async def _legible(locator, least: float = 4.5) -> None:
     assert ratio >= least, f"contrast {ratio:.2f} < {least} for {locator}"
 
 
-async def _context(browser, scheme: str):
-    return await (await browser.get()).new_context(
+async def _context(browser, server, scheme: str):
+    """A context of its own in `scheme`, holding the server's access cookie."""
+    context = await (await browser.get()).new_context(
         viewport={"width": 1400, "height": 900}, color_scheme=scheme
     )
+    await context.add_cookies([access_cookie(server)])
+    return context
 
 
 async def _shots(page, name: str) -> None:
@@ -77,7 +80,7 @@ async def _shots(page, name: str) -> None:
 async def test_a_dark_system_gets_a_dark_page_and_the_toggle_remembers_light(server, browser):
     server.script_replies({"text": REPLY})
     (server.repo / ".env").write_text("ACDC_E2E_SECRET=looks\n")  # for the confirm dialog
-    context = await _context(browser, "dark")
+    context = await _context(browser, server, "dark")
     try:
         page = await context.new_page()
         await page.goto(server.session_url)
@@ -135,7 +138,7 @@ async def test_a_dark_system_gets_a_dark_page_and_the_toggle_remembers_light(ser
 async def test_a_history_transcript_is_drawn_like_the_chat(server, browser):
     server.script_replies({"text": REPLY})
     for scheme in ("light", "dark"):
-        context = await _context(browser, scheme)
+        context = await _context(browser, server, scheme)
         try:
             page = await context.new_page()
             await page.goto(server.session_url if scheme == "light" else server.url + "history/")

@@ -18,7 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError
 
 from history import dbfaults
 
@@ -80,11 +80,15 @@ def is_fault(exc: BaseException | None) -> bool:
 def _one(exc: BaseException) -> Fault | None:
     if _from_redis(exc):
         return Fault("redis", detail=_first_line(exc))
-    if isinstance(exc, OSError) and not _from_redis(exc):
+    if isinstance(exc, OSError):
         return _os(exc)
-    if isinstance(exc, DatabaseError | sqlite3.DatabaseError):
-        return _database(exc)
-    return None
+    if isinstance(exc, sqlite3.DatabaseError):
+        return _sqlite(exc)
+    if type(exc).__module__.startswith("psycopg"):
+        return _postgres(exc)
+    if isinstance(exc, DatabaseError) and exc.__cause__ is None:  # Django's own words
+        return _sqlite(exc) if dbfaults.sqlite_path() is not None else _postgres(exc)
+    return None  # Django's wrapper of a driver's error: the chain reaches the driver's
 
 
 def _from_redis(exc: BaseException) -> bool:
@@ -102,20 +106,25 @@ def _os(exc: OSError) -> Fault | None:
     return None
 
 
-def _database(exc: BaseException) -> Fault | None:
+def _sqlite(exc: BaseException) -> Fault | None:
+    text, path = str(exc).lower(), dbfaults.sqlite_path()
+    folder = str(path.parent) if path is not None else "the data folder"
+    if any(words in text for words in SQLITE_FULL):
+        return Fault("disk-full", folder)
+    if any(words in text for words in SQLITE_IO):
+        return Fault("disk-failed", str(path or folder))
+    if any(words in text for words in SQLITE_READ_ONLY):
+        return Fault("read-only", str(path or folder))
+    return None
+
+
+def _postgres(exc: BaseException) -> Fault | None:
     text = str(exc).lower()
-    path = dbfaults.sqlite_path()
-    if path is not None:
-        if any(words in text for words in SQLITE_FULL):
-            return Fault("disk-full", str(path.parent))
-        if any(words in text for words in SQLITE_IO):
-            return Fault("disk-failed", str(path))
-        if any(words in text for words in SQLITE_READ_ONLY):
-            return Fault("read-only", str(path))
-        return None
     if any(words in text for words in POSTGRES_FULL):
         return Fault("disk-full", "the database server")
-    if isinstance(exc, OperationalError | InterfaceError) and any(w in text for w in POSTGRES_GONE):
+    kinds = {kind.__name__ for kind in type(exc).__mro__}  # Django's or psycopg's classes
+    lost = bool(kinds & {"OperationalError", "InterfaceError"})
+    if lost and any(words in text for words in POSTGRES_GONE):
         return Fault("database", detail=_first_line(exc))
     return None
 

@@ -21,6 +21,7 @@ from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 
+from chat.turn import faults
 from chat.web.params import BadNumber, whole_number
 from history.images import (
     MAX_IMAGE_BYTES,
@@ -71,6 +72,13 @@ def accept_uploads(
         except ImageRejected as exc:
             result.errors.append(f"{name}: {exc}")
             continue
+        except Exception as exc:  # a full disk, the database gone: one line, not a 500
+            fault = faults.fault_of(exc)
+            if fault is None:
+                raise
+            log.warning("an upload was not stored: %s", fault.line("attach it again"))
+            result.errors.append(f"{name} was not stored: {fault.line('attach it again')}")
+            break
         if image.sha256 not in pending and image not in result.images:
             result.images.append(image)
     return result

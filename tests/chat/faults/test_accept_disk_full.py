@@ -1,6 +1,6 @@
-"""Accept all with the disk full, for real (the repository and the database on a tmpfs the
-test mounts and fills): one line under the cards saying so, nothing written, the rows
-unclaimed; once space is back, Accept all applies."""
+"""Accept all and an upload with the disk full, for real (the repository and the database
+on a tmpfs the test mounts and fills): one line saying so, nothing written, the rows
+unclaimed; once space is back, Accept all applies and the image is stored."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ from django.test import Client
 
 from chat.web.broadcast import session_group
 from contextcore.edits import EditOp
+from history import services
+from history.models import Image
 from tests.chat.faults.smalldisk import SmallDisk
 from tests.chat.web.test_edits_frames import reply_with_edits
+from tests.chat.web.test_images_views import picture, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 GREET = EditOp("app.py", "replace", "return 'hi'", "return 'hello'")
@@ -68,3 +71,17 @@ def test_accept_all_with_the_disk_full_says_so_and_applies_once_space_is_back(
     assert "applied: app.py" in frame()
     assert (edits_on / "app.py").read_text() == "def greet():\n    return 'hello'\n"
     assert message.edits.get().status == "applied"
+
+
+def test_an_upload_with_the_disk_full_says_so_and_stores_once_space_is_back(disk, client):
+    session = services.session_create(repository="", model="acdc/fake")
+    disk.fill()
+    image = upload("a.png", picture())
+    response = client.post(f"/s/{session.id}/images/", {"file": image})
+    assert response.status_code == 400
+    assert f"a.png was not stored: The disk is full: free space on {disk.folder}" in (
+        response.content.decode()
+    )
+    disk.free()
+    response = client.post(f"/s/{session.id}/images/", {"file": upload("a.png", picture())})
+    assert response.status_code == 200 and Image.objects.count() == 1

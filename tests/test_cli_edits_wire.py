@@ -74,6 +74,9 @@ def chat(fake: WireFake, root: Path, data: Path, *args: str) -> subprocess.Compl
         NO_PROXY="127.0.0.1,localhost",
         no_proxy="127.0.0.1,localhost",
         ACDC_EDITS="1",
+        # The model is offered acdc's tools, whose definitions count against the window:
+        # room for them beside these files, so the next request keeps its cached prefix.
+        ACDC_CONTEXT_WINDOW="40000",
         ACDC_DATA_DIR=str(data),
         ACDC_REPO=str(root),
     )

@@ -33,7 +33,10 @@ PAGE = textwrap.dedent(
     import acdc.asgi, acdc.commands  # what `acdc serve` loads before it serves
     from chat.live.served import served
     from chat.session.hud import request_facts
-    client = Client(HTTP_HOST="127.0.0.1")
+    from django.conf import settings
+    from acdc.access import cookie_name
+    client = Client(HTTP_HOST="127.0.0.1")  # with the access cookie, as a browser has it
+    client.cookies[cookie_name("127.0.0.1")] = settings.ACDC_TOKEN
     page = client.get("/", follow=True)
     session = page.redirect_chain[-1][0].strip("/").split("/")[-1]
     loads = re.findall(r'hx-get="([^"]+)" hx-trigger="load"', page.content.decode())

@@ -17,6 +17,12 @@ list of files:
 "What the code reaches" follows the names a test function and its fixtures use, through
 the functions of `tests` and `bench` they name, a few calls deep. The terminal summary says
 how many were left out and why.
+
+Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup` when it is installed) every
+browser test is in one group, `browser`, so one worker drives Chromium while the other runs
+the rest test by test (the group is the largest unit, so it is handed out first); each
+Chromium and its server is heavy on two cores. The workers collect and choose; the summary
+line is the first worker's count, sent back to the controller.
 """
 
 from __future__ import annotations
@@ -61,6 +67,16 @@ LAYER_USERS = (
 RUNS_ACDC = re.compile(r'"-m",\s*"acdc"|-m acdc\b')
 DEPTH = 4
 REASONS = pytest.StashKey[Counter]()
+BROWSER_GROUP = pytest.mark.xdist_group("browser")
+
+
+# xdist's own hook (registered after this plugin, so called before its untagged ones) reads
+# the groups: this one is tryfirst, after tests/e2e's tryfirst one, which marks the tests.
+@pytest.hookimpl(tryfirst=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_browser_group(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("browser"):
+            item.add_marker(BROWSER_GROUP)
 
 
 @pytest.hookimpl(trylast=True)  # after the conftests' own (tests/e2e marks its tests)
@@ -76,6 +92,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=left)
         items[:] = kept
     config.stash[REASONS] = why
+    if hasattr(config, "workeroutput"):  # an xdist worker: the controller prints the line
+        config.workeroutput[PASS] = dict(why)
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: in the controller, as a worker ends
+def pytest_testnodedown(node, error) -> None:
+    counts = getattr(node, "workeroutput", {}).get(PASS)
+    if counts is not None and REASONS not in node.config.stash:
+        node.config.stash[REASONS] = Counter(counts)
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:

@@ -67,6 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # marked before tests/passes.py groups them for xdist
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HERE not in Path(str(item.path)).parents:

@@ -29,8 +29,14 @@ bubblewrap:
 # PYTEST_ARGS: more for pytest (.ci/run asks for the slowest tests). Exit 5 is pytest's
 # "no test selected", which a pass that selects by what tests use may meet: not a failure.
 PYTEST_ARGS ?=
+# Both cores: with pytest-xdist installed and two or more CPUs, two workers; the browser
+# tests are one group (tests/passes.py), run by one worker while the other runs the rest.
+# PYTEST_WORKERS=0 runs every test in this one process.
+PYTEST_WORKERS ?= $(shell [ "$$(nproc 2>/dev/null || echo 1)" -ge 2 ] && echo 2 || echo 0)
+XDIST = $(shell [ "$(PYTEST_WORKERS)" != 0 ] && $(BIN)/python -c "import xdist" 2>/dev/null \
+  && echo "-n $(PYTEST_WORKERS) --dist loadgroup")
 test: $(STAMP) chromium bubblewrap
-	status=0; $(BIN)/python -m pytest $(PYTEST_ARGS) || status=$$?; \
+	status=0; $(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS) || status=$$?; \
 	  if [ $$status -eq 5 ]; then echo "make test: no test was selected"; exit 0; fi; exit $$status
 
 lint: $(STAMP)

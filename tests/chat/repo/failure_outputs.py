@@ -12,6 +12,7 @@ indented, FAIL, "FAIL\\tpkg\\t0.012s", "ok  \\tpkg\\t0.004s").
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,8 +37,15 @@ def pytest_failing(folder: Path, failures: int, passes: int) -> bytes:
         )
     (folder / "test_generated.py").write_text("\n".join(tests))
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--color=yes"]
+    # As a person's terminal shows it: under CI (CI=true) pytest writes each summary line
+    # whole instead of cut to the terminal's width, and a worker's width is not a person's.
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}
     done = subprocess.run(
-        [*argv, "test_generated.py"], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        [*argv, "test_generated.py"],
+        cwd=folder,
+        env={**env, "COLUMNS": "80"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     assert done.returncode == 1, done.stdout[-2000:]
     return done.stdout

@@ -118,6 +118,8 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
 
 def why_it_differs(item: pytest.Item) -> str:
     """What `item` uses that can differ by database or channel layer ("" when nothing)."""
+    if item.get_closest_marker("sqlite_file"):  # its subject is the SQLite file itself
+        return ""
     if item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(item.fixturenames):
         return "database"
     if item.get_closest_marker("browser"):  # its fixtures open the first page

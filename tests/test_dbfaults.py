@@ -214,6 +214,7 @@ def test_random_bytes_over_middle_pages_are_one_line_at_start(own_database):
         assert f"sqlite3 {aside} .recover | sqlite3 {path} before starting acdc" in line
 
 
+@pytest.mark.sqlite_file
 def test_a_damaged_page_met_while_serving_is_one_line_in_the_log(own_database, root, caplog):
     path = Path(own_database.settings_dict["NAME"])
     own_database.close()

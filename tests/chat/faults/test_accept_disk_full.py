@@ -19,7 +19,7 @@ from tests.chat.faults.smalldisk import SmallDisk
 from tests.chat.web.test_edits_frames import reply_with_edits
 from tests.chat.web.test_images_views import picture, upload
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sqlite_file]
 GREET = EditOp("app.py", "replace", "return 'hi'", "return 'hello'")
 
 

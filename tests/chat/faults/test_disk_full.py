@@ -18,7 +18,7 @@ from history.models import Session
 from tests.chat.faults.smalldisk import SmallDisk
 from tests.chat.sockets import connect, frames_until, new_session, send, stored
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sqlite_file]
 LONG = " ".join(f"word{n}" for n in range(400))
 
 

@@ -15,20 +15,11 @@ from chat.web.broadcast import session_group
 from contextcore.edits import EditOp
 from history import services
 from history.models import Image
-from tests.chat.faults.smalldisk import SmallDisk
 from tests.chat.web.test_edits_frames import reply_with_edits
 from tests.chat.web.test_images_views import picture, upload
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sqlite_file]
 GREET = EditOp("app.py", "replace", "return 'hi'", "return 'hello'")
-
-
-@pytest.fixture
-def disk(tmp_path):
-    small = SmallDisk(tmp_path / "small")
-    small.take_database()
-    yield small
-    small.close()
 
 
 @pytest.fixture

@@ -15,19 +15,10 @@ from channels.db import database_sync_to_async
 
 from chat.llm.fake import FakeStep
 from history.models import Session
-from tests.chat.faults.smalldisk import SmallDisk
 from tests.chat.sockets import connect, frames_until, new_session, send, stored
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sqlite_file]
 LONG = " ".join(f"word{n}" for n in range(400))
-
-
-@pytest.fixture
-def disk(tmp_path):
-    small = SmallDisk(tmp_path / "small")
-    small.take_database()
-    yield small
-    small.close()
 
 
 def _tracebacks(caplog) -> list[str]:

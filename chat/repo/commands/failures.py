@@ -6,7 +6,8 @@ vitest's "Tests:" lines, go's "FAIL pkg", cargo's "test result:", TAP's "# fail 
 the failures' names (pytest's FAILED lines, mocha's numbered titles after "N failing",
 jest's "●", go's "--- FAIL:", cargo's "... FAILED", TAP's "not ok"), then the first lines
 of each failure (round robin, so every failure gets its first line before any its
-second), then any line saying error, fail, assert, panic or exception. `cut` keeps those
+second), then any line saying error, fail, assert, panic or exception (unless it reports
+a pass: "✔ should handle errors" is a passing test's name). `cut` keeps those
 lines within about three quarters of the budget, best rank first, and spends what is left
 on the head and the tail; lines stay in their order, a marker stands in each gap, and a
 first line says what was cut and how many failure names did not fit. It works on lines
@@ -56,6 +57,12 @@ _GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)")
 _NOT_FIRST = re.compile(
     r"^\s+at \S|^\s*(?:---|\.\.\.|duration_ms: .*|failureType: .*|error: [|>]-?)\s*$"
 )
+# A line reporting a pass, whatever its test's name says: mocha's and jest's ticks, pytest -v's
+# PASSED, go's and cargo's and TAP's "ok".
+_PASSED = re.compile(
+    r"^\s*[✔✓√]\s|\sPASSED\b|^\s*--- PASS: |^ok\s+\S+\s+[\d.]+s$|\s\.\.\. ok$|^ok \d+\b"
+)
+_NOT_GENERIC = re.compile(f"{_NOT_FIRST.pattern}|{_PASSED.pattern}")
 _MOCHA_FAILING = re.compile(r"^\s*\d+ failing\b")
 _MOCHA_TITLE = re.compile(r"^\s*\d+\) \S")
 _GENERIC = re.compile(
@@ -91,7 +98,7 @@ def ranked(lines: Sequence[str]) -> dict[int, tuple[int, int]]:
         elif _HEADER.match(line):
             ranks[i] = (FIRST_LINES, 0)
             _follow(lines, i, ranks, _PYTEST_FIRST if _PYTEST_HEADER.match(line) else None)
-        elif i not in ranks and _GENERIC.search(line) and not _NOT_FIRST.match(line):
+        elif i not in ranks and _GENERIC.search(line) and not _NOT_GENERIC.search(line):
             ranks[i] = (GENERIC, 0)
     return ranks
 

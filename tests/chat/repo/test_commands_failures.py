@@ -130,3 +130,20 @@ def printable_lines(text: str) -> list[str]:
 )
 def test_cargo_jest_vitest_and_tap_summaries_and_names_rank_first(line, rank):
     assert ranked(["some output", line, "more output"])[1][0] == rank
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "    ✔ should handle errors via arity 4 functions",  # mocha's spec reporter
+        "  ✓ rejects a failing promise (3 ms)",  # jest, vitest
+        "tests/test_io.py::test_read[disk error] PASSED                [ 40%]",  # pytest -v
+        "ok  \texample.com/project/errors\t0.012s",  # go test
+        "test io::error::tests::wraps ... ok",  # cargo test
+        "ok 7 - an assertion holds",  # TAP
+    ],
+)
+def test_a_passing_test_whose_name_says_error_is_not_kept_as_an_error_line(line):
+    """Express's 83 KB mocha run spent the cut's room on passing tests named for errors
+    ("✔ should handle errors …"): a line that reports a pass is not an error line."""
+    assert 1 not in ranked(["some output", line, "more output"])

@@ -116,7 +116,7 @@ def _add_assembly_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_turn_options(parser: argparse.ArgumentParser) -> None:
-    parts = ("cpu", "storage", "stream", "kill", "load")
+    parts = ("cpu", "storage", "stream", "kill", "load", "oneline")
     parser.add_argument("--part", action="append", choices=parts, help="repeatable; default all")
     parser.add_argument("--trials", type=int, help="kill -9 trials (default 12)")
     parser.add_argument("--sessions", type=int, help="load: sessions (default 100)")
@@ -137,6 +137,7 @@ def _add_turn_options(parser: argparse.ArgumentParser) -> None:
         help="stream: the provider's format (default both)",
     )
     parser.add_argument("--stream-rounds", type=int, help="stream: rounds (default 3)")
+    parser.add_argument("--oneline-turns", type=int, help="oneline: turns per server (default 20)")
     parser.add_argument("--database-url", help="PostgreSQL server (default DATABASE_URL)")
     parser.add_argument("--redis-url", help="Redis for the channel layer (default REDIS_URL)")
     parser.add_argument(

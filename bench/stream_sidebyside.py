@@ -124,7 +124,7 @@ def _one(folder: Path, repo: Path, api: str, provider: ReplayFake, name: str) ->
     else:
         mode = name.split()[0]
         extra = {"RELAY_MODE": mode, "RELAY_MODEL": MODELS[api], "RELAY_API_BASE": base, **keys}
-        worker = _start_relay(folder / "log", extra)
+        worker = start_relay(folder / "log", extra)
         measure = _relay(worker)
     try:
         return asyncio.run(measure)
@@ -137,16 +137,16 @@ async def _acdc(worker: Worker) -> Run:
         session_id = await new_session(http, worker.url)
         socket = await ChatSocket.open(http, worker.url, session_id)
         await socket.turn(WARM, 120.0)
-        await _idle(worker)
-        before, written = worker.cpu_seconds(), _written(worker)
+        await idle_cpu(worker)
+        before, written = worker.cpu_seconds(), written_bytes(worker)
         outcome = await socket.turn("Show me the whole change.", 900.0)
-        cpu = await _idle(worker) - before
-        written = _written(worker) - written
+        cpu = await idle_cpu(worker) - before
+        written = written_bytes(worker) - written
         await socket.close()
     return Run(cpu, outcome.wire_bytes, outcome.seconds, outcome.status, written)
 
 
-def _written(worker: Worker) -> int:
+def written_bytes(worker: Worker) -> int:
     for line in Path(f"/proc/{worker.process.pid}/io").read_text().splitlines():
         if line.startswith("write_bytes:"):
             return int(line.split()[1])
@@ -157,16 +157,16 @@ async def _relay(worker: Worker) -> Run:
     async with aiohttp.ClientSession() as http:
         address = worker.url.replace("http://", "ws://") + "ws/relay/"
         async with http.ws_connect(address, max_msg_size=0) as ws:
-            await _relayed(ws, WARM)
-            await _idle(worker)
+            await relayed(ws, WARM)
+            await idle_cpu(worker)
             before, started = worker.cpu_seconds(), time.monotonic()
-            wire = await _relayed(ws, "Show me the whole change.")
+            wire = await relayed(ws, "Show me the whole change.")
             seconds = time.monotonic() - started
-            cpu = await _idle(worker) - before
+            cpu = await idle_cpu(worker) - before
     return Run(cpu, wire, seconds, "done")
 
 
-async def _relayed(ws: aiohttp.ClientWebSocketResponse, text: str) -> int:
+async def relayed(ws: aiohttp.ClientWebSocketResponse, text: str) -> int:
     await ws.send_str(text)
     wire = 0
     async for message in ws:
@@ -176,7 +176,7 @@ async def _relayed(ws: aiohttp.ClientWebSocketResponse, text: str) -> int:
     return wire
 
 
-async def _idle(worker: Worker, limit: float = 60.0) -> float:
+async def idle_cpu(worker: Worker, limit: float = 60.0) -> float:
     """The server's CPU seconds once it has used none for IDLE seconds."""
     last, since, deadline = worker.cpu_seconds(), time.monotonic(), time.monotonic() + limit
     while time.monotonic() < deadline:
@@ -189,7 +189,7 @@ async def _idle(worker: Worker, limit: float = 60.0) -> float:
     return last
 
 
-def _start_relay(log: Path, extra: dict[str, str]) -> Worker:
+def start_relay(log: Path, extra: dict[str, str]) -> Worker:
     port = free_port()
     environ = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", **extra}
     command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]

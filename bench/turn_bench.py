@@ -8,7 +8,8 @@ Five parts, each runnable alone with `--part` (repeatable; all by default):
     `bench.stream_bench.stream_figures()` when that module is present; (d) `kill`:
     kill -9 the server mid-answer and compare the stored answer with what was shown
     (`turn_kill`); (e) `load`: sessions chatting at once over websockets, SQLite with one
-    worker against PostgreSQL + Redis with one and two (`turn_load`).
+    worker against PostgreSQL + Redis with one and two (`turn_load`); (f) `oneline`: a
+    one-line reply's turn beside the bare relays, CPU and bytes written (`turn_oneline`).
 The report names the machine and its load average at the start and the end. Everything
 runs in a temporary folder, and PostgreSQL gets a database of the run's own
 (`acdc_bench_turn_<pid>`). Figures, never assertions.
@@ -32,11 +33,12 @@ from bench.turn_cost import QUICK as COST_QUICK
 from bench.turn_cost import CostSpec, cost_markdown, measure_costs
 from bench.turn_kill import kill_data, kill_markdown, run_trials
 from bench.turn_load import LoadResult, Setup, load_markdown, run_load
+from bench.turn_oneline import goal_line, oneline
 from bench.turn_server import make_repo
 from bench.turn_storage import QUICK as STORAGE_QUICK
 from bench.turn_storage import StorageSpec, storage_markdown, storage_rows
 
-PARTS = ("cpu", "storage", "stream", "kill", "load")
+PARTS = ("cpu", "storage", "stream", "kill", "load", "oneline")
 SETUPS = ("sqlite", "pg1", "pg2")
 DEFAULT_SETUPS = ("sqlite", "pg2")
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
@@ -47,6 +49,7 @@ TITLES = {
     "stream": "(c) Streaming: CPU and wire bytes",
     "kill": "(d) kill -9 mid-answer",
     "load": "(e) Many sessions at once",
+    "oneline": "(f) A one-line turn beside the relays",
 }
 
 
@@ -161,4 +164,21 @@ def _setup(name: str, args: argparse.Namespace, extra: tuple) -> Setup:
     return Setup(label, workers, args.database_url, args.redis_url, extra)
 
 
-_PARTS = {"cpu": _cpu, "storage": _storage, "stream": _stream, "kill": _kill, "load": _load_part}
+def _oneline(args: argparse.Namespace, folder: Path) -> tuple[str, Any]:
+    turns = args.oneline_turns or (3 if args.quick else 20)
+    rows = oneline(folder, make_repo(folder / "repo"), turns)
+    head = (
+        f"{turns} turns of a one-line reply (one event, no delay) per server, the servers "
+        "at once, one turn at a time in rotated order; medians per turn:"
+    )
+    return f"{head}\n\n{_rows_table(rows)}\n\n{goal_line(rows)}", rows
+
+
+_PARTS = {
+    "cpu": _cpu,
+    "storage": _storage,
+    "stream": _stream,
+    "kill": _kill,
+    "load": _load_part,
+    "oneline": _oneline,
+}

@@ -122,6 +122,15 @@ def _ground(ctx: SessionContext, user_text: str) -> list[RelatedItem]:
     return items
 
 
+def _first_time(ctx: SessionContext, note: str | None) -> bool:
+    """Whether the session's conversation does not hold this note yet: what acdc assumes of
+    a model is said once a session (and again when it changes), not before every reply."""
+    if not note:
+        return False
+    held = Message.objects.filter(session_id=ctx.session.id, system_event=True, content=note)
+    return not held.exists()
+
+
 def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None) -> Prepared:
     session, manager = ctx.session, ctx.manager
     set_notices, entries = sync_sets(session, manager, ctx.maps)
@@ -142,7 +151,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None)
     cut = substitute is None and any(n.kind == "history_truncated" for n in prompt.notices)
     ctx.note_engine_history(cut)
     release_dropped(session, manager, entries)
-    notices = [Notice(ctx.warning, "warning")] if ctx.warning else []
+    notices = [Notice(ctx.warning, "warning")] if _first_time(ctx, ctx.warning) else []
     if managed is not None and managed.notice:
         notices.append(Notice(managed.notice, "warning"))
     notices += unique_notices(

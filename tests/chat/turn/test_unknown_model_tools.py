@@ -125,3 +125,25 @@ def test_the_settings_turn_tools_off_and_name_the_window_and_prices():
     assert not model_facts("someprovider/x", unknown)[0].supports_tools
     runtime = Runtime(None, model_info=unknown, model_settings=ModelSettings.parse("off"))
     assert not runtime.supports_tools("openai/gpt-4o")
+
+
+async def test_what_acdc_assumes_of_an_unknown_model_is_said_once_a_session(openai_server):
+    """The window, prices and tools acdc assumes are a note in the conversation the first
+    time, not again on every turn (the journey on express showed one before each reply)."""
+    from channels.db import database_sync_to_async
+
+    from history.models import Message
+
+    openai_server.enqueue(answer(["One."]), answer(["Two."]))
+    session = await new_session(model=MODEL)
+    for text in ("first", "second"):
+        finished, _ = await ask(openai_server, session, text)
+        assert finished.status == "complete"
+    notes = await database_sync_to_async(list)(
+        Message.objects.filter(session_id=session.id, system_event=True).values_list(
+            "content", flat=True
+        )
+    )
+    assert [n for n in notes if "has no entry for 'openai/my-model'" in n] == [
+        next(n for n in notes if "has no entry" in n)
+    ]

@@ -87,7 +87,7 @@ class LiteLLMClient:
         self._clock = clock
         # False sends every request through litellm's wrapper (the differential test's reference).
         self.direct = direct
-        self._http: tuple[asyncio.AbstractEventLoop, Any] | None = None  # litellm's handler
+        self._http: tuple[asyncio.AbstractEventLoop, Any, Any] | None = None  # litellm's handler
         self._fallen_back: set[str] = set()
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
@@ -178,23 +178,24 @@ class LiteLLMClient:
         offline = model.startswith(OFFLINE_PREFIX)
         call = plan(litellm, arguments) if self.direct and not offline else None
         if call is not None:
-            return await DirectStream.open(litellm, self._http_client(litellm), call)
+            return await DirectStream.open(litellm, await self._http_client(litellm), call)
         if self.direct and not offline and model not in self._fallen_back:
             self._fallen_back.add(model)
             logger.info("%s streams through litellm's stream wrapper (no direct reader)", model)
         return await litellm.acompletion(**arguments)
 
-    def _http_client(self, litellm: Any) -> httpx.AsyncClient:
+    async def _http_client(self, litellm: Any) -> httpx.AsyncClient:
         """litellm's own HTTP client (its transport, aiohttp unless litellm is told
         otherwise, its proxies, TLS settings and headers), one per event loop (a pool
-        cannot move between loops). No timeouts of its own: the attempt's limits above are
-        the only ones."""
+        cannot move between loops), closed when its loop shuts down. No timeouts of its
+        own: the attempt's limits above are the only ones."""
         loop = asyncio.get_running_loop()
         if self._http is None or self._http[0] is not loop:
-            # The handler is kept, not only its client: when it goes, it closes the client's
-            # connections on the loop they belong to (else aiohttp warns of them at exit).
             handlers = litellm.llms.custom_httpx.http_handler
-            self._http = (loop, handlers.AsyncHTTPHandler(timeout=httpx.Timeout(None)))
+            handler = handlers.AsyncHTTPHandler(timeout=httpx.Timeout(None))
+            held = _closed_with_its_loop(handler)
+            await anext(held)
+            self._http = (loop, handler, held)
         return self._http[1].client
 
     async def _events(
@@ -366,6 +367,17 @@ def _delta_events(delta: Any) -> list[StreamEvent]:
             )
         )
     return events
+
+
+async def _closed_with_its_loop(handler: Any) -> AsyncIterator[None]:
+    """Parks once started, until its loop shuts down: asyncio.run and the loop runners
+    close a loop's async generators while it still runs, so the handler's connections are
+    closed on the loop they belong to. Left to the garbage collector after the loop has
+    closed, an aiohttp pool cannot close its sockets (ResourceWarning: unclosed socket)."""
+    try:
+        yield
+    finally:
+        await handler.close()
 
 
 async def _close(response: Any) -> None:

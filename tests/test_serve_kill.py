@@ -88,6 +88,7 @@ def test_a_server_killed_while_parsing_leaves_no_process_behind(tmp_path):
         if server.poll() is None:
             server.kill()
             server.wait()
+        log.close()
     assert workers
     try:
         _until(lambda: not (left & set(_parents())), f"the server's processes {left} ended")

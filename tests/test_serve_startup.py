@@ -61,6 +61,7 @@ def test_a_folder_that_is_not_a_git_repository_is_served_after_a_warning(root, t
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=30)
+        server.stdout.close()
     assert lines[0] == (
         f"acdc: warning: {root} is not a git repository; serving it as a plain folder "
         "(no git status; every file in it is listed, .gitignore not applied)"

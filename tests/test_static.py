@@ -40,11 +40,13 @@ def test_a_static_file_is_served(debug):
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/css")
     assert b"".join(response.streaming_content)
+    response.close()  # the file's handle, as the server closes it after sending
 
 
 def test_a_static_file_of_an_installed_app_is_served_without_collectstatic():
     response = _client().get("/static/admin/css/base.css")
     assert response.status_code == 200
+    response.close()
 
 
 @pytest.mark.parametrize("debug", [False, True], ids=["indexed", "autorefresh"])
@@ -58,7 +60,9 @@ def test_paths_outside_the_static_files_answer_404(debug, path):
 def test_static_files_need_no_access_token():
     client = _client()
     client.cookies.clear()
-    assert client.get("/static/acdc/acdc.css").status_code == 200
+    served = client.get("/static/acdc/acdc.css")
+    assert served.status_code == 200
+    served.close()
     assert client.get("/").status_code == 403
 
 
@@ -107,4 +111,5 @@ async def test_the_async_client_path_refuses_escapes_too():
     client = AsyncClient(raise_request_exception=False)
     served = await client.get("/static/acdc/chat.js")
     assert served.status_code == 200
+    served.close()
     assert (await client.get("/static/../../etc/passwd")).status_code == 404

@@ -152,6 +152,7 @@ def test_a_server_killed_between_two_renames_is_finished_on_its_next_start(tmp_p
     finally:
         server.kill()
         server.wait(WAIT)
+        server.stdout.close()
     assert any("finished an interrupted apply of 2 file(s): 1 written" in line for line in said)
     after = _rows(data)
     assert after["journals"] == ["recovered"]

@@ -238,8 +238,14 @@ def _restore(session_id: str, owner: str, wiring: Wiring) -> tuple[Session, list
     notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
     for text in notices:
         ctx.append(role=Message.Role.SYSTEM, content=text, system_event=True)
-    ctx.commit(hud=hud.figures(ctx))  # its preview warms the token counts too
+    # The figures are left to the first page that asks (`current_hud`): counting them here
+    # would load the token counter's encoding (about 40 MB) before anyone looks, and a
+    # restart would hold more than a first start. The saved ones stay, marked out of date.
+    ctx.commit(hud={**ctx.hud(), "instructions_mark": RESTORED})
     return ctx.session, notices
+
+
+RESTORED = "restored"  # never a mark of files on disk: figures a start left out of date
 
 
 def current_hud(session: Session, wiring: Wiring) -> dict | None:

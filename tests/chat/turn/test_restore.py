@@ -6,7 +6,13 @@ import pytest
 from django.conf import settings
 
 from chat.live.served import served
-from chat.session.setchanges import restore_latest_session, select_files, selected_files
+from chat.session.setchanges import (
+    RESTORED,
+    current_hud,
+    restore_latest_session,
+    select_files,
+    selected_files,
+)
 from history import services
 from history.models import Message, Session
 
@@ -32,7 +38,25 @@ def test_the_newest_session_comes_back_with_its_selection(root):
     assert len(notices) == 1 and "gone.py" in notices[0]
     note = Message.objects.get(session=newest, system_event=True)
     assert "gone.py" in note.content
-    assert Session.objects.get(pk=newest.id).context_state["hud"]["files"] == 1
+    assert current_hud(Session.objects.get(pk=newest.id), served())["files"] == 1
+
+
+def test_a_restore_leaves_the_counting_to_the_page(root):
+    """Counting at start-up loads the counter's encoding (about 40 MB) before anyone looks:
+    the restore keeps the saved figures, marked out of date, and the page's `current_hud`
+    counts them afresh (a file changed while the server was off is counted as it is now)."""
+    session = services.session_create(repository=str(root), model="acdc/fake")
+    services.message_append(session=session, role="user", content="hello")
+    assert select_files(session.id, wiring=served(), add=["keep.py"]) == []
+    before = Session.objects.get(pk=session.id).context_state["hud"]
+    (root / "keep.py").write_text("KEEP = 1\n" * 400)
+
+    restore_latest_session(str(settings.ACDC_REPO), served())
+
+    saved = Session.objects.get(pk=session.id).context_state["hud"]
+    assert saved == {**before, "instructions_mark": RESTORED}
+    shown = current_hud(Session.objects.get(pk=session.id), served())
+    assert shown["instructions_mark"] != RESTORED and shown != before
 
 
 def test_restoring_with_no_sessions_is_quiet(root):

@@ -137,6 +137,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "chat.web.broadcast.ActMiddleware",
+    # A full disk, a damaged database, PostgreSQL gone: a 503 with one line, no traceback.
+    "chat.turn.faults.FaultMiddleware",
 ]
 
 ROOT_URLCONF = "acdc.urls"

@@ -98,6 +98,12 @@ def damaged_line(exc: BaseException) -> str:
     return _damaged(path, _one_line(str(exc))) if path else _one_line(str(exc))
 
 
+def damaged_while_serving(path: Path, detail: str) -> str:
+    """The sentence for the page when a turn or a page meets the damage: the way out of
+    `_damaged`, after stopping acdc (the file may not be replaced under a running server)."""
+    return f"The database {path} is damaged ({_one_line(detail)}): stop acdc, then {_way_out(path)}"
+
+
 def check_integrity(connection=None) -> None:
     """`PRAGMA quick_check` of the SQLite database (a DatabaseFault naming the first
     problem and the way out when it fails). It reads every page once, without the
@@ -151,12 +157,16 @@ def start_fault(exc: BaseException) -> str | None:
 
 
 def _damaged(path: Path, detail: str) -> str:
+    return f"the database {path} is damaged ({detail}); {_way_out(path)}"
+
+
+def _way_out(path: Path) -> str:
     aside = path.parent / "damaged"
     return (
-        f"the database {path} is damaged ({detail}); restore it from a backup, or move it "
-        f"aside with its -wal and -shm files (mkdir {aside} && mv {path}* {aside}/) "
-        "and acdc starts a new, empty history; to save what can be read, then run "
-        f"sqlite3 {aside / path.name} .recover | sqlite3 {path} before starting acdc"
+        f"restore it from a backup, or move it aside with its -wal and -shm files (mkdir "
+        f"{aside} && mv {path}* {aside}/) and acdc starts a new, empty history; to save what "
+        f"can be read, then run sqlite3 {aside / path.name} .recover | sqlite3 {path} before "
+        "starting acdc"
     )
 
 

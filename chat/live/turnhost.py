@@ -196,6 +196,7 @@ class TurnHost:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._unstored.close()  # the tries to store what a fault kept
 
     async def send_snapshot(self, session_id: str, reply_to: str) -> None:
         hosted = self._hosted.get(session_id)

@@ -1,30 +1,39 @@
 """Faults of the parts acdc stands on, each as one line that names the cause and what to do.
 
 A full disk, a disk that fails (EIO) or turns read-only (EROFS), a database out of reach
-(PostgreSQL stopped, its connection lost) and a channel layer out of reach (Redis killed)
-are not acdc's bugs: met anywhere in a turn, an apply, a commit, an upload or a panel,
-`fault_of` finds the cause in the exception (or in what it was raised from) and gives a
-`Fault`, whose `line` is what the page shows and the log prints, once, with no traceback.
-Anything else is None: a bug, left to its traceback. The caller decides what comes next
-(the turn ends as an error with the line as its reason, an apply writes nothing, a tab is
-told and reconnects). A SQLite database that is locked is `history.dbfaults`' case, which
-names the program holding it. Non-goals: retrying, and releasing what the fault left held.
+(PostgreSQL stopped, its connection lost), a channel layer out of reach (Redis killed) and
+a SQLite file damaged under acdc (random bytes over its pages) are not acdc's bugs: met
+anywhere in a turn, an apply, a commit, an upload or a panel, `fault_of` finds the cause
+in the exception (or in what it was raised from) and gives a `Fault`, whose `line` is what
+the page shows and the log prints, once, with no traceback. Anything else is None: a bug,
+left to its traceback. The caller decides what comes next (the turn ends as an error with
+the line as its reason, an apply writes nothing, a tab is told and reconnects); a page
+whose view met one answers 503 with the line (`FaultMiddleware`), so the server goes on
+serving. A SQLite database that is locked is `history.dbfaults`' case, which names the
+program holding it. Non-goals: retrying (the turn host stores a kept ending once storage
+is back, `chat.live.outages`), and releasing what the fault left held.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse
+from django.utils.html import escape
 
 from history import dbfaults
 
+log = logging.getLogger(__name__)
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 SQLITE_FULL = ("database or disk is full",)
 SQLITE_IO = ("disk i/o error",)
+FULL_BELOW = 256 * 1024  # bytes free under which a SQLite I/O error is taken for a full disk
 SQLITE_READ_ONLY = ("attempt to write a readonly database",)
 POSTGRES_FULL = ("no space left on device", "could not extend file")
 # The words of a PostgreSQL server out of reach or gone mid-connection (psycopg's own).
@@ -35,7 +44,7 @@ REDIS_MODULES = ("redis.", "channels_redis.")
 
 @dataclass(frozen=True)
 class Fault:
-    """One cause: `kind` is disk-full, disk-failed, read-only, database or redis."""
+    """One cause: `kind` is disk-full, disk-failed, read-only, damaged, database or redis."""
 
     kind: str
     where: str = ""  # the folder, file or server it happened on
@@ -50,6 +59,8 @@ class Fault:
             return f"The disk failed to read or write {where} (an I/O error): check it and {then}."
         if self.kind == "read-only":
             return f"{where} became read-only: make it writable and {then}."
+        if self.kind == "damaged":  # `then` waits for a new start: the file is replaced
+            return dbfaults.damaged_while_serving(Path(where), self.detail)
         if self.kind == "database":
             return (
                 f"The database is unreachable ({self.detail}): start it again (or check "
@@ -84,6 +95,8 @@ def _one(exc: BaseException) -> Fault | None:
         return _os(exc)
     if isinstance(exc, sqlite3.DatabaseError):
         return _sqlite(exc)
+    if dbfaults.is_damaged(exc) and dbfaults.sqlite_path() is not None:
+        return Fault("damaged", str(dbfaults.sqlite_path()), _first_line(exc))
     if type(exc).__module__.startswith("psycopg"):
         return _postgres(exc)
     if isinstance(exc, DatabaseError) and exc.__cause__ is None:  # Django's own words
@@ -111,11 +124,23 @@ def _sqlite(exc: BaseException) -> Fault | None:
     folder = str(path.parent) if path is not None else "the data folder"
     if any(words in text for words in SQLITE_FULL):
         return Fault("disk-full", folder)
-    if any(words in text for words in SQLITE_IO):
-        return Fault("disk-failed", str(path or folder))
+    if any(words in text for words in SQLITE_IO):  # SQLite says so of some full-disk writes
+        return Fault("disk-full" if _full(folder) else "disk-failed", str(path or folder))
     if any(words in text for words in SQLITE_READ_ONLY):
         return Fault("read-only", str(path or folder))
+    if path is not None and dbfaults.is_damaged(exc):
+        return Fault("damaged", str(path), _first_line(exc))
     return None
+
+
+def _full(folder: str) -> bool:
+    """Whether the file system of `folder` has (next to) no space left for SQLite to write
+    its log and its shared-memory file: SQLite reports some of those refusals as I/O errors."""
+    try:
+        found = os.statvfs(folder)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < FULL_BELOW
 
 
 def _postgres(exc: BaseException) -> Fault | None:
@@ -132,3 +157,25 @@ def _postgres(exc: BaseException) -> Fault | None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:200]
+
+
+class FaultMiddleware:
+    """A view that met a fault outside acdc answers 503 with its line (the page shows it,
+    the log has it once, with no traceback); any other exception is left to Django."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        fault = fault_of(exc)
+        if fault is None:
+            return None
+        line = fault.line("reload the page")
+        log.warning("%s %s: %s", request.method, request.path, line)
+        html = f'<p class="error" role="alert">{escape(line)}</p>'
+        response = HttpResponse(html, status=503, headers={"Retry-After": "5"})
+        response._has_been_logged = True  # said above in one line: not again by django.request
+        return response

@@ -31,17 +31,9 @@ class SmallDisk:
 
     def take_database(self) -> Path:
         """The test database, from now on on this disk (the tmpfs grows by its size)."""
-        settings = connections["default"].settings_dict
-        original = Path(settings["NAME"])
-        connections.close_all()
-        with sqlite3.connect(original) as db:
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        size = original.stat().st_size + HEADROOM
+        size = checkpointed().stat().st_size + HEADROOM  # the log's pages in the file
         subprocess.run(["mount", "-o", f"remount,size={size}", str(self.folder)], check=True)
-        copy = self.folder / "acdc.sqlite3"
-        shutil.copyfile(original, copy)
-        self._database = settings["NAME"]
-        settings["NAME"] = str(copy)
+        copy, self._database = moved_database(self.folder)
         return copy
 
     def fill(self) -> None:
@@ -66,6 +58,31 @@ class SmallDisk:
 
     def close(self) -> None:
         if self._database is not None:
-            connections.close_all()
-            connections["default"].settings_dict["NAME"] = self._database
+            put_back(self._database)
         subprocess.run(["umount", "-l", str(self.folder)], check=True)
+
+
+def moved_database(folder: Path) -> tuple[Path, str]:
+    """The test database copied into `folder` (its write-ahead log checkpointed first) and
+    used from now on, by every connection opened afterwards in any thread; returns the copy
+    and the original's name, for `put_back`."""
+    settings = connections["default"].settings_dict
+    original = checkpointed()
+    copy = folder / "acdc.sqlite3"
+    shutil.copyfile(original, copy)
+    settings["NAME"] = str(copy)
+    return copy, str(original)
+
+
+def checkpointed() -> Path:
+    """The test database's file, with what its write-ahead log held moved into it."""
+    original = Path(connections["default"].settings_dict["NAME"])
+    connections.close_all()
+    with sqlite3.connect(original) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return original
+
+
+def put_back(name: str) -> None:
+    connections.close_all()
+    connections["default"].settings_dict["NAME"] = name

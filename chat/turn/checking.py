@@ -163,7 +163,12 @@ def _due(session_id: str, turn_id: str, asked: str) -> tuple[Session, str] | Non
     """The session and the check to run after the turn, or None. The session's check runs
     once the turn's edits applied; one asked for (`--check`) also after a turn that
     proposed none, and never while an edit of the turn is left unapplied."""
-    session = Session.objects.filter(pk=session_id).first()
+    sessions = Session.objects.filter(pk=session_id)
+    # Most sessions declare no check: learn that from the one column, not the whole row
+    # and its context header (a one-line turn's fixed cost, issue 42 item 13).
+    if not asked and not sessions.values_list("check_command", flat=True).first():
+        return None
+    session = sessions.first()
     name = asked or (session.check_command if session is not None else "")
     if session is None or not name:
         return None

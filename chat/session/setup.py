@@ -8,8 +8,13 @@ session context, from the runtime it was handed.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import replace
+from pathlib import Path
+
+from django.conf import settings
 
 from chat.llm.runtime import Runtime
 from chat.repo.commands.model_tools import with_command_tools
@@ -28,10 +33,43 @@ def chat_tools(runtime: Runtime, model: str) -> list[dict] | None:
 
 
 def tool_tokens(runtime: Runtime, tools: list[dict] | None) -> int:
-    """What the tool definitions cost in every request (counted like message text)."""
+    """What the tool definitions cost in every request (counted like message text). The
+    count is kept in the data folder by the definitions' digest: a restart that restores a
+    session reads it instead of loading the token counter's encoding (about 40 MB) before
+    anyone sends, so it holds no more than a first start."""
     if not tools:
         return 0
-    return runtime.counter(TOOL_ENCODING).count(json.dumps(tools)) + 16 * len(tools)
+    text = json.dumps(tools)
+    key = hashlib.sha256(f"{TOOL_ENCODING}\0{text}".encode()).hexdigest()
+    store = Path(settings.ACDC_DATA_DIR) / COUNTS_FILE
+    kept = _read_counts(store)
+    if isinstance(kept.get(key), int):
+        return kept[key]
+    count = runtime.counter(TOOL_ENCODING).count(text) + 16 * len(tools)
+    _write_counts(store, {key: count})
+    return count
+
+
+COUNTS_FILE = "tool-tokens.json"
+
+
+def _read_counts(store: Path) -> dict:
+    try:
+        kept = json.loads(store.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return kept if isinstance(kept, dict) else {}
+
+
+def _write_counts(store: Path, counts: dict) -> None:
+    """Best effort, whole or not at all: a full disk only means counting again next time."""
+    partial = store.with_name(f".{store.name}.{os.getpid()}")
+    try:
+        partial.write_text(json.dumps(counts), encoding="utf-8")
+        partial.chmod(0o600)
+        partial.replace(store)
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 def request_setup(runtime: Runtime, model: str) -> tuple[ModelFacts, str | None, list[dict] | None]:

@@ -68,3 +68,20 @@ def test_a_selection_refusal_says_why(root):
     problems = select_files(session.id, wiring=served(), add=["../outside.py", "missing.py"])
     assert len(problems) == 2
     assert all(":" in p for p in problems)
+
+
+def test_a_restart_restores_its_session_without_loading_the_encoding(root):
+    """A restart's restore opens the session, whose requests' budget counts the tools'
+    definitions: the count kept in the data folder serves it, so no encoding is loaded
+    before anyone sends (a restart held 180 MB against a first start's 160)."""
+    from chat.live.served import Served
+
+    session = services.session_create(repository=str(root), model="acdc/fake")
+    services.message_append(session=session, role="user", content="hello")
+    assert select_files(session.id, wiring=served(), add=["keep.py"]) == []
+
+    restarted = Served.build()
+    restore_latest_session(str(settings.ACDC_REPO), restarted)
+
+    counters = restarted.runtime._counters.values()
+    assert [c.encoding_name for c in counters if c._encoding is not None] == []

@@ -131,9 +131,7 @@ class Screened:
     locked: dict[str, str]
 
 
-def screen(
-    paths: Iterable[str], *, root: Path, floor: tuple[str, ...] = ()
-) -> Screened:
+def screen(paths: Iterable[str], *, root: Path, floor: tuple[str, ...] = ()) -> Screened:
     """Judge a listing (repo-relative paths) at one `lstat` per path: a listing from git
     never descends into a symlinked folder, so only a symlink itself needs resolving. A
     plainly written path (git's own spelling) is judged on its text; any other, the slow

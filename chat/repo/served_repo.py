@@ -1,11 +1,12 @@
 """The repository this process serves, one part of the served object (`chat.live.served`).
 
 `ServedRepository` holds what the process knows of it: its path (as the wiring resolves
-it), the listings the Files panel's pages were drawn from, and acdc's own writes to it
-(which the watcher asks). `indexed` hands out the repository as indexing, the sets and the
-edits read and write it: with this host's filesystem id, the configured mounts, the own
-writes, and for a session the `.acdcignore` texts its turns started with. Entry points take
-it from the served object and hand it down; nothing below them reads `settings.ACDC_REPO`.
+it; the boundary judges every path against it), the listings the Files panel's pages were
+drawn from, and acdc's own writes to it (which the watcher asks). `indexed` hands out the
+repository as indexing, the sets and the edits read and write it: with this host's
+filesystem id, the configured mounts, the own writes, and for a session the `.acdcignore`
+texts its turns started with. Entry points take it from the served object and hand it
+down; nothing below them reads `settings.ACDC_REPO`.
 Non-goals: the boundary's rules (boundary), the listings themselves (listings).
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from chat.repo import boundary, indexing
+from chat.repo import indexing
 from chat.repo.listings import FileListings
 from chat.repo.own_writes import OwnWrites
 from history import objects
@@ -58,7 +59,3 @@ class ServedRepository:
         return indexing.Repository(
             self.root, _filesystem_id(), mounts, secret_floor=floor, own_writes=self.own_writes
         )
-
-    def verdict(self, path: str) -> boundary.Verdict:
-        """What acdc may do with `path` in this repository (the boundary's one rule)."""
-        return boundary.verdict(path, root=self.root)

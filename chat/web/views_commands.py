@@ -153,9 +153,7 @@ def _add_typed(name: str, request: HttpRequest) -> Declared:
     except BadNumber as exc:
         raise DeclarationError(str(exc).rstrip(".") + " (seconds)") from None
     network = request.POST.get("network") == "on"
-    return declaring.add(
-        _repository(), name, argv, timeout_seconds=seconds, network=network
-    )
+    return declaring.add(_repository(), name, argv, timeout_seconds=seconds, network=network)
 
 
 @require_POST

@@ -1,6 +1,6 @@
 """`acdc chat`'s edits: the reply's proposed edits as unified diffs, applied with --apply.
 
-With `--apply` the turn runs with `APPLY_NOW` set, so the reply's edits (tool calls and
+With `--apply` the turn runs with `apply_now`, so the reply's edits (tool calls and
 SEARCH/REPLACE blocks) go through the same matcher and repository boundary as in the page
 and apply together when the reply ends, or not at all (a failing edit, a protected file:
 the reason is printed). Without it the edits stay pending for the page. Either way each
@@ -17,8 +17,6 @@ Non-goals: the review page, undo from the terminal.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import groupby
 from types import MappingProxyType
@@ -26,8 +24,9 @@ from types import MappingProxyType
 from channels.db import database_sync_to_async
 
 from acdc.terminal import consent
-from chat.repo import edittools, sessionsets
-from chat.repo.edits.applying import APPLY_NOW, accept_reply, preview
+from chat.live.served import served
+from chat.repo import edittools
+from chat.repo.edits.applying import accept_reply, preview
 from chat.repo.edits.commit import CommitRefused, Hooks, HooksNeedConsent, commit
 from contextcore.controls import printable
 from contextcore.edits import unified_diff
@@ -46,20 +45,10 @@ class TurnEdits:
     all_applied: bool = True
 
 
-@contextmanager
-def applying(apply: bool) -> Iterator[None]:
-    """Around the turn: with --apply, edits apply as they come (this context only)."""
-    token = APPLY_NOW.set(apply)
-    try:
-        yield
-    finally:
-        APPLY_NOW.reset(token)
-
-
 def turn_edits(session_id: str, turn_id: str, *, apply: bool) -> TurnEdits:
     """What became of the turn's proposed edits, applying the pending ones with --apply."""
     session = Session.objects.get(pk=session_id)
-    repo = sessionsets.repository()
+    repo = served().repository.indexed()
     rows = _rows(session_id, turn_id)
     pending = [row for row in rows if row.status == Status.PENDING]
     found = TurnEdits(all_applied=all(row.status in _DONE for row in rows))
@@ -144,7 +133,7 @@ def commit_answer(session_id: str, message: str, hooks: Hooks = "ask") -> Commit
         return CommitAnswer(1, "--commit needs edits on (ACDC_EDITS=1)")
     session = Session.objects.get(pk=session_id)
     try:
-        done = commit(session, message, repo=sessionsets.repository(), hooks=hooks)
+        done = commit(session, message, repo=served().repository.indexed(), hooks=hooks)
     except HooksNeedConsent as exc:
         return CommitAnswer(1, consent.refusal(exc.hooks), exc.hooks)
     except CommitRefused as exc:

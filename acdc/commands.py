@@ -35,7 +35,6 @@ from acdc.terminal.prepare import ChatRequest, find_session, prepare
 from acdc.terminal.printing import log_once_beside_daphne, tool_note
 from chat.live.served import served
 from chat.llm.runtime import chat_model, unreachable
-from chat.repo import sessionsets
 from chat.repo.edits import journal as edit_journal
 from chat.repo.git import is_work_tree
 from chat.repo.repomap import engine as repomap_engine
@@ -77,13 +76,13 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"acdc: warning: {warning}", flush=True)
     # First: with its symbols on disk a restart's map is mostly graph building, which can
     # run while the database is read below; a turn that comes sooner waits for it.
-    repomap_engine.warm(served().maps)
+    repomap_engine.warm(served().maps, served().repository.root)
     ended = end_dead_turns()
     if ended:
         print(
             f"acdc: {ended} reply(s) cut off by a stop of the server marked interrupted", flush=True
         )
-    for line in edit_journal.recover(sessionsets.repository()):
+    for line in edit_journal.recover(served().repository.indexed()):
         print(f"acdc: {line}", flush=True)
     session, notices = restore_latest_session(str(settings.ACDC_REPO), served())
     if session is not None:
@@ -330,7 +329,10 @@ async def _checked(session_id: str, message: str, model: str, check: str) -> int
 
 
 async def _show_check(session_id: str, turn_id: str, check: str) -> checking.CheckRun | None:
-    ran = await checking.after_apply(session_id, turn_id, runs=served().commands, asked=check)
+    repo = served().repository.indexed()
+    ran = await checking.after_apply(
+        session_id, turn_id, runs=served().commands, repo=repo, asked=check
+    )
     if ran is not None:
         print(f"acdc: {ran.line()}", file=sys.stderr)
         if not ran.passed and ran.output:
@@ -362,16 +364,16 @@ async def _stream_to_terminal(
         await after_turn_tasks(ctx, _show_after_turn, start_delay=0)
 
     try:
-        with chatedits.applying(apply):
-            finished = await run_turn(
-                session_id=session_id,
-                user_text=message,
-                model=model,
-                wiring=served(),
-                emit=emit,
-                after=after,
-                turn_id=turn_id,
-            )
+        finished = await run_turn(
+            session_id=session_id,
+            user_text=message,
+            model=model,
+            wiring=served(),
+            emit=emit,
+            after=after,
+            turn_id=turn_id,
+            apply_now=apply,
+        )
     except TurnRejected as exc:
         raise CommandError(str(exc)) from None
     if printed and finished.status != "complete":

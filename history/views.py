@@ -8,7 +8,7 @@ to the chat page, and images link to the chat app's image URLs (by name).
 
 from __future__ import annotations
 
-from django.conf import settings
+from django.apps import apps
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -30,8 +30,14 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails  # set by django_htmx's middleware
 
 
+def _served():
+    """The process's served object, which the chat app builds (history imports nothing of
+    chat; it reads two parts by name): the repository it serves, the histories it holds."""
+    return apps.get_app_config("chat").served
+
+
 def _repository() -> str:
-    return str(settings.ACDC_REPO)
+    return _served().repository.path
 
 
 def _search(request: HttpRequest) -> SearchResults:
@@ -41,6 +47,7 @@ def _search(request: HttpRequest) -> SearchResults:
         query=request.GET.get("q", ""),
         role=role if role in Message.Role.values else None,
         limit=HIT_LIMIT,
+        recent=_served().histories,
     )
 
 

@@ -90,3 +90,12 @@ def root(tmp_path: Path, repo_files: dict[str, str | bytes], repo_is_git: bool) 
     if repo_is_git:
         subprocess.run(["git", "init", "-q", str(folder)], check=True)
     return folder
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The layout's figures (tests/test_layers.py), printed for a reviewer to read."""
+    for report in terminalreporter.stats.get("passed", []):
+        for name, value in getattr(report, "user_properties", ()):
+            if name == "layout figures":
+                terminalreporter.write_sep("-", "layout figures")
+                terminalreporter.write_line(value)

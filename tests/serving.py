@@ -19,3 +19,9 @@ def install(monkeypatch: pytest.MonkeyPatch, **parts) -> Served:
     fresh = Served.build(**parts)
     monkeypatch.setattr(apps.get_app_config("chat"), "served", fresh)
     return fresh
+
+
+def repository(session=None):
+    """The installed served object's repository as indexing reads it (for `session`, with
+    its secret floor): what an entry point hands down."""
+    return apps.get_app_config("chat").served.repository.indexed(session)

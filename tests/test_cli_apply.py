@@ -13,11 +13,11 @@ import pytest
 
 from acdc import chatedits
 from chat.llm.facts import PROVIDER_KEYS
-from chat.repo import sessionsets
 from chat.repo.edits import journal
 from chat.repo.edits.proposing import propose
 from contextcore.edits import EditOp
 from history import services
+from tests import serving
 from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
 from tests.test_cli import acdc
 
@@ -121,7 +121,7 @@ def test_a_full_disk_while_applying_is_one_line_and_a_failed_status(root, settin
     session = services.session_create(repository=str(root), model="acdc/fake")
     said = services.message_append(session=session, role="assistant", content="ok", turn_id="t1")
     op = EditOp("main.py", "replace", "print('hi')", "print('bye')")
-    propose(session, [op], repo=sessionsets.repository(), turn_id="t1", message=said)
+    propose(session, [op], repo=serving.repository(), turn_id="t1", message=said)
 
     def full_disk(handle, data: bytes) -> None:  # the disk is full: nothing is written
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

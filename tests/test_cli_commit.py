@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from acdc import chatedits
-from chat.repo import sessionsets
 from contextcore.edits import EditOp
 from history import services
+from tests import serving
 from tests.chat.repo.edits_support import written
 from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
 from tests.test_cli import acdc
@@ -82,7 +82,7 @@ def test_commit_in_this_process_refuses_a_changed_hook_without_the_persons_word(
     git(root, "commit", "-qm", "start")
     session = services.session_create(repository=str(root), model="acdc/fake")
     change = EditOp(".githooks/pre-commit", "replace", "exit 0", "touch hook-ran")
-    assert written(session, [change], repo=sessionsets.repository(), turn_id="t1").applied
+    assert written(session, [change], repo=serving.repository(), turn_id="t1").applied
 
     assert chatedits.commit_files(session.id, "Hook") == 1
     assert capsys.readouterr().err == (

@@ -15,7 +15,7 @@ from django.conf import settings
 
 from acdc.errors import CommandError
 from chat.llm.runtime import chat_model
-from chat.repo import boundary, sessionsets
+from chat.repo import boundary, indexing, sessionsets
 from chat.session import Wiring
 from chat.session.setchanges import select_files
 from history import selectors, services
@@ -60,7 +60,7 @@ def find_session(request: ChatRequest) -> Session | None:
 def prepare(request: ChatRequest, session: Session | None, wiring: Wiring) -> Prepared:
     """Check the choice, make the session if needed, and change its selection."""
     allowed = set(request.allow_secret)
-    check_choice([*request.add, *request.pin], allowed, session)
+    check_choice([*request.add, *request.pin], allowed, session, wiring.repository.indexed())
     if session is None:
         repository = str(settings.ACDC_REPO)
         session = services.session_create(repository=repository, model=chat_model(request.model))
@@ -81,20 +81,22 @@ def prepare(request: ChatRequest, session: Session | None, wiring: Wiring) -> Pr
     return Prepared(session.id, list(problems))
 
 
-def check_choice(paths: list[str], allowed: set[str], session: Session | None) -> None:
+def check_choice(
+    paths: list[str], allowed: set[str], session: Session | None, repo: indexing.Repository
+) -> None:
     """Every --add and --pin names a file or folder of the repository that may be sent (a
     secret-shaped one confirmed by --allow-secret, or earlier in the session), or an object
     of the session; else an error (exit status 2) before anything changes or is sent."""
     root = Path(settings.ACDC_REPO)
     problems = []
     for path in paths:
-        found = boundary.verdict(path)
+        found = boundary.verdict(path, root=root)
         known = session is not None and _session_object(session, path)
         if found.kind == "internal":
             problems.append(f"{path} cannot be sent: {found.reason}")
         elif not known and not (root / path).exists():
             problems.append(f"{path}: no such file in {root}")
-        elif found.kind == "secret" and path not in allowed and not _confirmed(session, path):
+        elif found.kind == "secret" and path not in allowed and not _confirmed(session, path, repo):
             problems.append(f"{path} looks like a secret; add --allow-secret {path} to send it")
     if problems:
         raise CommandError("; ".join(problems) + " (nothing was sent)")
@@ -104,5 +106,5 @@ def _session_object(session: Session, ref: str) -> bool:
     return ContentObject.objects.filter(pk=ref, session_links__session=session).exists()
 
 
-def _confirmed(session: Session | None, path: str) -> bool:
-    return session is not None and sessionsets.confirmed_secret(session.id, path)
+def _confirmed(session: Session | None, path: str, repo: indexing.Repository) -> bool:
+    return session is not None and sessionsets.confirmed_secret(session.id, path, repo)

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from channels.db import database_sync_to_async
 
 from chat.live.protocol import ClientFrame
+from chat.repo import indexing
 from chat.repo.commands.runner import CommandRuns
 from chat.turn.checking import CheckRun, after_apply
 from chat.turn.events import TurnWatcher
@@ -40,11 +41,13 @@ async def after_turn(
     model: str,
     broadcast: Broadcast,
     runs: CommandRuns,
+    repo: indexing.Repository,
     starter: str = "",
 ) -> CheckRun | None:
     """The check after the turn `turn_id`, when one is due; the fix round queued first in
     `waiting` (the host's queue of the session) when it failed and may be sent back."""
-    ran = await after_apply(session_id, turn_id, runs=runs, asked=getattr(watcher, "check", ""))
+    asked = getattr(watcher, "check", "")
+    ran = await after_apply(session_id, turn_id, runs=runs, repo=repo, asked=asked)
     if ran is None:
         return None
     await broadcast(await database_sync_to_async(conversation_frame)(session_id))
@@ -57,7 +60,12 @@ async def after_turn(
 
 
 async def after_accept(
-    session_id: str, turn_id: str, waiting: deque, broadcast: Broadcast, runs: CommandRuns
+    session_id: str,
+    turn_id: str,
+    waiting: deque,
+    broadcast: Broadcast,
+    runs: CommandRuns,
+    repo: indexing.Repository,
 ):
     """The check Accept all asked for: a failure or a fault is logged, never raised (the
     edits are written; nobody waits on this work)."""
@@ -70,6 +78,7 @@ async def after_accept(
             model="",
             broadcast=broadcast,
             runs=runs,
+            repo=repo,
         )
     except Exception:
         log.exception("the check after Accept all failed in %s", session_id)

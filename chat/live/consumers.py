@@ -13,7 +13,6 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from urllib.parse import parse_qsl
 
 from channels.db import database_sync_to_async
@@ -25,7 +24,7 @@ from chat.live import presence
 from chat.live.protocol import ClientFrame, FrameError, parse_frame
 from chat.live.served import Served, served
 from chat.live.turnhost import ask_snapshot, ask_stop, end_dead_turn
-from chat.repo import git, sessionsets
+from chat.repo import git
 from chat.repo.watcher import FileNews
 from chat.session import live_turn
 from chat.session.setchanges import Choice
@@ -84,10 +83,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 await self.send(await database_sync_to_async(ended_frame)(self.session_id))
             self.served.warmer.wake(self.session_id)
         await self.served.follower.watch(self.session_id, query.get(SEEN, ""), self.send)
-        self.files_group = files_group(settings.ACDC_REPO)
+        self.files_group = files_group(self.served.repository.root)
         await self.channel_layer.group_add(self.files_group, self.channel_name)
         await self._count_tokens()
-        self.repository = sessionsets.repository()
+        self.repository = self.served.repository.indexed()
         on_change = functools.partial(files_changed, self.served)
         await self.served.watchers.attach(self.repository, on_change)
 
@@ -151,7 +150,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """Count the repository's files and their outlines in the background, one pass of
         each per repository whatever the number of tabs; every tab on the repository sees
         the progress, and a tab that joins a running pass first gets what it has found."""
-        repo = Path(settings.ACDC_REPO)
+        repo = self.served.repository.root
         listing = await asyncio.to_thread(git.list_files, repo)
         paths = listing.paths
         send = _sender(self.channel_layer, self.files_group, self.sends)
@@ -247,7 +246,7 @@ async def files_changed(served: Served, changes: list) -> None:
     """From the file watcher: its news, drawn by the product with what `served` counts, to
     every tab of the repository and of each session holding a changed file."""
     layer = get_channel_layer()
-    repo = Path(settings.ACDC_REPO)
+    repo = served.repository.root
     news = FileNews.of(repo, changes)
     html = await database_sync_to_async(files_frame)(served.files, repo, news)
     await layer.group_send(files_group(repo), {"type": "chat.frame", "html": html})

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -27,7 +28,7 @@ from django.template.loader import render_to_string
 
 from chat.live.turnhost import LocalTabs, TurnHost
 from chat.llm.runtime import chat_model
-from chat.repo import sessionsets
+from chat.repo import indexing, sessionsets
 from chat.session import Wiring, version
 from chat.session.setchanges import current_hud
 from chat.session.sets import Selection
@@ -54,7 +55,7 @@ class PanelFollower:
         """A tab of the session connected here: follow the session from now on, and send
         the tab what changed since its page was drawn (`seen`, the page's version token).
         One reading serves both, so nothing changed between them goes unseen."""
-        now = await _read(session_id)
+        now = await _read(session_id, self.host.repository.root)
         if session_id not in self._loops and now is not None:
             self._seen[session_id] = now
             self._wake[session_id] = asyncio.Event()
@@ -121,7 +122,7 @@ class PanelFollower:
 
     async def _check(self, session_id: str) -> None:
         try:
-            now = await _read(session_id)
+            now = await _read(session_id, self.host.repository.root)
         except Exception:  # a locked or busy database: the next poll looks again
             log.debug("reading the version of session %s failed", session_id, exc_info=True)
             return
@@ -152,8 +153,8 @@ class PanelFollower:
 
 
 @database_sync_to_async
-def _read(session_id: str) -> version.Version | None:
-    return version.read(session_id)
+def _read(session_id: str, root: Path) -> version.Version | None:
+    return version.read(session_id, root)
 
 
 def frames(session_id: str, changed: set[str], now: version.Version, wiring: Wiring) -> list[str]:
@@ -166,7 +167,7 @@ def frames(session_id: str, changed: set[str], now: version.Version, wiring: Wir
         hud = current_hud(session, wiring)
         if hud:
             out.append(render_hud(hud))
-        out.append(_sets_message(session, hud or {}))
+        out.append(_sets_message(session, hud or {}, wiring.repository.indexed()))
     stale = {
         "tools": now.parts["tools"] if "tools" in changed else "",
         "model": chat_model(now.model) if "model" in changed else "",
@@ -178,10 +179,10 @@ def frames(session_id: str, changed: set[str], now: version.Version, wiring: Wir
     return out
 
 
-def _sets_message(session: Session, hud: dict) -> str:
+def _sets_message(session: Session, hud: dict, repo: indexing.Repository) -> str:
     """The name of the Files panel's sets as the session holds them (`acdc chat --add`
     changes them): a tab whose rows were drawn from others draws them again."""
-    active, outlines, pinned = sessionsets.file_choice(session)
+    active, outlines, pinned = sessionsets.file_choice(session, repo)
     shed = frozenset(hud.get("shed", []))
     held = Selection(frozenset(active), frozenset(outlines), frozenset(pinned), shed)
     return render_to_string("chat/_picker_sets.html", {"sets": held.digest()})

@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
-from django.conf import settings
 from django.template.loader import render_to_string
 
 from chat.live.stream import (
@@ -73,7 +72,7 @@ def sets_frame(event: SetsChanged, panel: FilesPanel) -> str:
     active = frozenset(event.active)
     chosen = Selection(active, frozenset(event.outlines) & active, frozenset(event.pinned))
     chosen = replace(chosen, shed=frozenset(event.shed) & active, budget=event.budget)
-    repo = Path(settings.ACDC_REPO)
+    repo = Path(event.root)
     touched, turn_id = event.touched, event.turn_id
     return sets_update(panel, repo, event.paths, chosen, flash=touched, turn_id=turn_id)
 

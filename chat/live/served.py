@@ -1,7 +1,9 @@
 """What this process serves, built once and handed down: the one served object.
 
 `Served.build` makes, from settings, every part whose state lives as long as the process:
-the runtime a turn is given (model client, facts, token counters), the repository maps,
+the runtime a turn is given (model client, facts, token counters), the repository served
+(its path, the listings drawn from it, acdc's own writes), the working histories search
+falls back on, the repository maps,
 the Files panel's token and outline counts and the background passes that make them, the
 listings the pages were drawn from, the file watchers, the tabs of this process, the turn
 host, the keep-warm loops and the panel follower, the model chooser's listings and the
@@ -17,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.apps import apps
+from django.conf import settings
 
 from chat.live.follower import PanelFollower
 from chat.live.keepwarm import Warmer
@@ -26,15 +30,17 @@ from chat.live.turnhost import LocalTabs, TurnHost
 from chat.llm.costmap import ModelListings
 from chat.llm.runtime import Runtime
 from chat.repo.commands.runner import CommandRuns
-from chat.repo.edits.disk import OWN_WRITES, OwnWrites
 from chat.repo.listings import FileListings, FilesPanel
 from chat.repo.outlines import OutlineCounts
+from chat.repo.own_writes import OwnWrites
 from chat.repo.passes import Passes
 from chat.repo.picker import ENCODING, TokenCounts
 from chat.repo.repomap.builder import RepoMaps
+from chat.repo.served_repo import ServedRepository
 from chat.repo.watcher import WatcherRegistry
 from contextcore.tokens import TokenCounter
 from history.images import DecodeGate
+from history.memory import WorkingHistories
 
 
 @dataclass(frozen=True)
@@ -43,11 +49,12 @@ class Served:
 
     runtime: Runtime
     maps: RepoMaps
+    repository: ServedRepository  # its path, the listings drawn from it, acdc's own writes
+    histories: WorkingHistories  # the working histories search falls back on
     passes: Passes
     counts: TokenCounts
     outlines: OutlineCounts
     files: FilesPanel  # the counts, the outline counts and the listings, as the panel reads them
-    own_writes: OwnWrites
     watchers: WatcherRegistry
     tabs: LocalTabs
     host: TurnHost
@@ -73,11 +80,15 @@ class Served:
         counter = TokenCounter(ENCODING)
         counts = TokenCounts(passes, counter)
         outlines = outline_counts(maps, counter, passes)
-        files = FilesPanel(counts, outlines, FileListings())
-        watchers = WatcherRegistry(maps, OWN_WRITES)
+        repository = ServedRepository(_configured_repository, FileListings(), OwnWrites())
+        histories = WorkingHistories()
+        files = FilesPanel(counts, outlines, repository.listings)
+        watchers = WatcherRegistry(maps, repository.own_writes)
         tabs = LocalTabs()
         commands = CommandRuns()
-        host = TurnHost(tabs, runtime, maps, files, commands)
+        host = TurnHost(
+            tabs, runtime, maps, files, commands, repository=repository, histories=histories
+        )
         warmer = Warmer(host, tabs)
         follower = PanelFollower(host, tabs)
 
@@ -91,11 +102,12 @@ class Served:
         return cls(
             runtime=runtime,
             maps=maps,
+            repository=repository,
+            histories=histories,
             passes=passes,
             counts=counts,
             outlines=outlines,
             files=files,
-            own_writes=OWN_WRITES,
             watchers=watchers,
             tabs=tabs,
             host=host,
@@ -112,6 +124,12 @@ class Served:
         await asyncio.gather(
             self.host.close(), self.watchers.close(), self.warmer.close(), self.follower.close()
         )
+
+
+def _configured_repository() -> Path:
+    """The repository the settings name (ACDC_REPO), read when asked: the process's one
+    place that reads it below `acdc` (a test's settings may name another for its length)."""
+    return Path(settings.ACDC_REPO)
 
 
 def served() -> Served:

@@ -45,9 +45,9 @@ from chat.live.frames import DeltaCoalescer
 from chat.llm.runtime import Runtime
 from chat.repo import edittools
 from chat.repo.commands.runner import CommandRuns
-from chat.repo.edits.applying import APPLY_NOW
 from chat.repo.listings import FilesPanel
 from chat.repo.repomap.builder import RepoMaps
+from chat.repo.served_repo import ServedRepository
 from chat.session import end_expired_turn, request_stop
 from chat.turn.after_turn import after_turn_tasks, run_compaction
 from chat.turn.branches.kinds import SentMessage, TurnKind, run_message
@@ -65,6 +65,7 @@ from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.fragments import render_error
 from contextcore.edits.ops import EDIT_TOOLS
 from history.ids import new_turn_id
+from history.memory import WorkingHistories
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +115,12 @@ class TurnHost:
         maps: RepoMaps,
         panel: FilesPanel,
         commands: CommandRuns | None = None,
+        *,
+        repository: ServedRepository,
+        histories: WorkingHistories,
     ) -> None:
         self.tabs, self.runtime, self.maps, self.panel = tabs, runtime, maps, panel
+        self.repository, self.histories = repository, histories  # the served object's
         # The model's commands and the checks (one run per session): the served object's.
         self.commands = commands if commands is not None else CommandRuns()
         self._hosted: dict[str, _Hosted] = {}
@@ -218,16 +223,18 @@ class TurnHost:
 
     async def _host(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
         since = timezone.now()
-        # `acdc chat --apply` through the server: its reply applies whole when it ends, as
-        # in-process. Set in this turn's own task, and unset before the next one starts.
-        apply_now = APPLY_NOW.set(bool(getattr(hosted.watcher, "apply_edits", False)))
         try:
             if frame.action == "compact":
                 await self._compact(session_id, hosted, frame.focus)
             elif frame.action == aftercheck.CHECK:  # after Accept all (chat.live.aftercheck)
                 broadcast = _broadcaster(self.tabs, session_id, hosted)
                 await aftercheck.after_accept(
-                    session_id, frame.message, hosted.waiting, broadcast, self.commands
+                    session_id,
+                    frame.message,
+                    hosted.waiting,
+                    broadcast,
+                    self.commands,
+                    self.repository.indexed(),
                 )
             else:
                 await self._turn(session_id, hosted, frame, reply_to)
@@ -243,7 +250,6 @@ class TurnHost:
         finally:
             if hosted.finished is not None and not hosted.finished.stored:
                 self._unstored.keep(session_id, hosted.turn_id, hosted.finished, "")
-            APPLY_NOW.reset(apply_now)
             if hosted.watcher is not None:
                 hosted.watcher.done()
             self._next(session_id, hosted)
@@ -261,12 +267,12 @@ class TurnHost:
             if watcher is not None:
                 await watcher.event(event)
             if isinstance(event, ToolCallFinished) and event.tool in EDIT_TOOLS:
-                await _turn_edits(event.turn_id, broadcast)  # its cards, as it streams
+                await _turn_edits(event.turn_id, broadcast, self.repository)  # its cards
 
         async def after(ctx) -> None:
             await after_turn_tasks(ctx, _reporter(broadcast, watcher))
             if edittools.enabled():  # the reply's diff cards, under the finished reply
-                await _reply_edits(session_id, broadcast)
+                await _reply_edits(session_id, broadcast, self.repository)
                 await aftercheck.after_turn(
                     session_id,
                     turn_id,
@@ -275,6 +281,7 @@ class TurnHost:
                     model=frame.model,
                     broadcast=broadcast,
                     runs=self.commands,
+                    repo=self.repository.indexed(),
                     starter=hosted.starter,
                 )
 
@@ -289,7 +296,10 @@ class TurnHost:
         await end_dead_turn(session_id, broadcast)
         turn_id = hosted.turn_id = new_turn_id()
         kind = TurnKind(branch=frame.branch, retry=frame.retry, replaces=frame.replaces)
-        message = SentMessage(frame.message, kind, frame.images, frame.model, frame.mentions)
+        # `acdc chat --apply` through the server: its reply applies whole when it ends, as
+        # in-process.
+        apply = bool(getattr(watcher, "apply_edits", False))
+        message = SentMessage(frame.message, kind, frame.images, frame.model, frame.mentions, apply)
         await run_message(
             session_id,
             message,
@@ -312,14 +322,19 @@ class TurnHost:
         await run_compaction(session_id, report, wiring=self, focus=focus, force=True)
 
 
-async def _turn_edits(turn_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
+async def _turn_edits(
+    turn_id: str, broadcast: Callable[[str], Awaitable[None]], served: ServedRepository
+) -> None:
     if edittools.enabled():
-        for frame in await database_sync_to_async(turn_frames)(turn_id):
+        for frame in await database_sync_to_async(turn_frames)(turn_id, served.indexed()):
             await broadcast(frame)
 
 
-async def _reply_edits(session_id: str, broadcast: Callable[[str], Awaitable[None]]) -> None:
-    for frame in await database_sync_to_async(latest_reply_frames)(session_id):
+async def _reply_edits(
+    session_id: str, broadcast: Callable[[str], Awaitable[None]], served: ServedRepository
+) -> None:
+    repo = served.indexed()
+    for frame in await database_sync_to_async(latest_reply_frames)(session_id, repo):
         await broadcast(frame)
 
 

@@ -6,7 +6,8 @@ real provider produces) and `acdc/dry-run` (streams a report of the request inst
 answer). Both go through litellm's real streaming path and end with a usage chunk that
 includes simulated cache reads and writes (unless a step is `cut`). Only async streaming
 is implemented: `LiteLLMClient` never asks for more.
-This module is imported by `chat.llm.sdk` when litellm is first needed, never at start-up.
+This module is imported by `chat.llm.sdk` when litellm is first needed, never at start-up;
+its import sets litellm up (`LITELLM`), once.
 """
 
 from __future__ import annotations
@@ -230,3 +231,24 @@ def provider_error(step: FakeStep) -> Exception:
         "not_found": litellm.NotFoundError,
     }
     return classes[str(step.error)](**common)
+
+
+def _register() -> Any:
+    """litellm set up for acdc, the offline models registered as the custom provider
+    "acdc": run once, by this module's import (`chat.llm.sdk.litellm`)."""
+    litellm.suppress_debug_info = True
+    # A parameter one provider lacks (stream_options, temperature on reasoning models) is
+    # dropped rather than failing the turn.
+    litellm.drop_params = True
+    # The wrapper path (providers `chat.llm.direct` does not read) would otherwise start a
+    # thread-pool task and an event loop per chunk for success callbacks acdc never set.
+    litellm.disable_streaming_logging = True
+    provider = AcdcProvider(FakeScript.from_env())
+    others = [p for p in litellm.custom_provider_map if p.get("provider") != "acdc"]
+    litellm.custom_provider_map = [*others, {"provider": "acdc", "custom_handler": provider}]
+    # litellm runs this on every call too; doing it now lets get_llm_provider know "acdc".
+    litellm.utils.custom_llm_setup()
+    return litellm
+
+
+LITELLM = _register()

@@ -11,15 +11,9 @@ moment, so every caller sees a litellm that knows them. Thread-safe.
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
-import threading
 from collections.abc import Mapping
 from typing import Any
-
-from chat.llm.environment import configure_offline_environment
-
-_SETUP_LOCK = threading.Lock()
 
 
 def missing_keys(model: str) -> list[str]:
@@ -37,33 +31,12 @@ def missing_keys(model: str) -> list[str]:
 
 
 def litellm() -> Any:
-    """The litellm module with the acdc provider registered."""
-    with _SETUP_LOCK:
-        return _setup()
+    """The litellm module with the acdc provider registered. The setup is
+    `chat.llm.offline`'s import (lazy on purpose: litellm takes seconds and ~175 MB), which
+    the import system runs once, whatever the number of threads asking at once."""
+    from chat.llm import offline
 
-
-@functools.cache
-def _setup() -> Any:
-    configure_offline_environment()
-    # Lazy on purpose: importing litellm takes seconds and ~175 MB.
-    import litellm as module
-
-    module.suppress_debug_info = True
-    # A parameter one provider lacks (stream_options, temperature on reasoning models) is
-    # dropped rather than failing the turn.
-    module.drop_params = True
-    # The wrapper path (providers `chat.llm.direct` does not read) would otherwise start a
-    # thread-pool task and an event loop per chunk for success callbacks acdc never set.
-    module.disable_streaming_logging = True
-    # Lazy for the same reason: the provider subclasses litellm's CustomLLM.
-    from chat.llm.offline import AcdcProvider, FakeScript
-
-    provider = AcdcProvider(FakeScript.from_env())
-    others = [p for p in module.custom_provider_map if p.get("provider") != "acdc"]
-    module.custom_provider_map = [*others, {"provider": "acdc", "custom_handler": provider}]
-    # litellm runs this on every call too; doing it now lets get_llm_provider know "acdc".
-    module.utils.custom_llm_setup()
-    return module
+    return offline.LITELLM
 
 
 def acdc_provider() -> Any:

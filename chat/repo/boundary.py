@@ -91,10 +91,10 @@ class Verdict:
 OK = Verdict("ok")
 
 
-def verdict(path: str, *, root: Path | None = None, floor: tuple[str, ...] = ()) -> Verdict:
+def verdict(path: str, *, root: Path, floor: tuple[str, ...] = ()) -> Verdict:
     """What acdc may do with `path` (repo-relative, or absolute inside the repository);
     `floor` holds earlier `.acdcignore` texts that still count (a session's)."""
-    root = Path(root or settings.ACDC_REPO).resolve()
+    root = Path(root).resolve()
     key = path.replace("\\", "/").rstrip("/")
     full = Path(key) if os.path.isabs(key) else root / key.lstrip("/")
     for candidate in _spellings(full, root, inside_only=False):
@@ -110,7 +110,7 @@ def verdict(path: str, *, root: Path | None = None, floor: tuple[str, ...] = ())
     return OK
 
 
-def may_send(path: str, *, root: Path | None = None, confirmed: bool = False) -> Verdict:
+def may_send(path: str, *, root: Path, confirmed: bool = False) -> Verdict:
     """The person's own choice (picker, select frame, pin): a secret needs confirming."""
     found = verdict(path, root=root)
     if found.kind == "secret" and confirmed:
@@ -131,14 +131,12 @@ class Screened:
     locked: dict[str, str]
 
 
-def screen(
-    paths: Iterable[str], *, root: Path | None = None, floor: tuple[str, ...] = ()
-) -> Screened:
+def screen(paths: Iterable[str], *, root: Path, floor: tuple[str, ...] = ()) -> Screened:
     """Judge a listing (repo-relative paths) at one `lstat` per path: a listing from git
     never descends into a symlinked folder, so only a symlink itself needs resolving. A
     plainly written path (git's own spelling) is judged on its text; any other, the slow
     way, as `verdict` would."""
-    root = Path(root or settings.ACDC_REPO).resolve()
+    root = Path(root).resolve()
     data_dir = _data_dir()
     if root.is_relative_to(data_dir):  # a repository inside the data folder: all of it
         data_prefix: str | None = "."

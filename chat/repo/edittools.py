@@ -20,7 +20,7 @@ from types import MappingProxyType
 from django.conf import settings
 from pydantic import Field
 
-from chat.repo import credentials, indexing, sessionsets
+from chat.repo import credentials, indexing
 from chat.repo.edits.applying import auto_applies
 from chat.repo.edits.proposing import propose
 from chat.repo.tools.calls import (
@@ -123,17 +123,17 @@ def run_edit_tool(
     call: ToolCall,
     *,
     turn_id: str = "",
-    repo: indexing.Repository | None = None,
+    repo: indexing.Repository,
+    apply_now: bool = False,
 ) -> ToolResult:
     """Carry out one edit call and record it as a toolcall object; never raises for bad
     input (a hostile argument fails the call, not the turn)."""
-    repo = repo or sessionsets.repository(session)
     result = ToolResult(stored_call_id(call.call_id), call.name, "ok", "")
     try:
         result.args = _arguments(call)
         result.args_display = display(call.name, {"path": result.args.get("path", "")})
         op = op_from_tool(call.name, result.args)
-        auto = auto_applies(session)
+        auto = auto_applies(session, apply_now)
         outcome = propose(
             session, [op], repo=repo, turn_id=turn_id, call_id=result.call_id, auto=auto
         )

@@ -15,13 +15,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from django.db import transaction
 
 from chat.repo import boundary, git
+from chat.repo.own_writes import OwnWrites
 from contextcore.files import DEFAULT_SIZE_CAP, PathRejected, check_text, normalize_path
 from history import objects
 from history.models import ContentObject, ObjectVersion, Session, SessionObject
@@ -55,6 +56,8 @@ class Repository:
     size_cap: int = DEFAULT_SIZE_CAP
     # Earlier `.acdcignore` texts that still count for the session reading (boundary).
     secret_floor: tuple[str, ...] = ()
+    # Where acdc's writes to it are noted for the watcher (the served repository's).
+    own_writes: OwnWrites | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root).resolve())

@@ -35,7 +35,7 @@ MODES = ("first", "all", "off")
 
 
 def load(
-    root: Path | None = None,
+    root: Path,
     *,
     count: Callable[[str], int],
     enabled: bool = True,
@@ -44,7 +44,7 @@ def load(
 ) -> Instructions:
     """The instructions a session sends: none when the mode is `off`, and none but the
     names of the files found when `enabled` (the session's switch) is False."""
-    root = Path(root or settings.ACDC_REPO).resolve()
+    root = Path(root).resolve()
     mode = mode or settings.ACDC_INSTRUCTIONS
     max_tokens = max_tokens or settings.ACDC_INSTRUCTIONS_TOKENS
     if mode == "off":
@@ -72,18 +72,18 @@ def load(
     return Instructions(tuple(files), off, tuple(refused), seen)
 
 
-def present(root: Path | None = None) -> bool:
+def present(root: Path) -> bool:
     """Whether any candidate exists at all (a stat each; nothing is read)."""
-    root = Path(root or settings.ACDC_REPO)
+    root = Path(root)
     return settings.ACDC_INSTRUCTIONS != "off" and any(os.path.lexists(root / n) for n in NAMES)
 
 
-def mark(root: Path | None = None) -> str:
+def mark(root: Path) -> str:
     """What the candidates are on disk, in a few stats (nothing is read): it changes when
     one comes, goes or is written, so a figure drawn from them knows it is out of date."""
     if settings.ACDC_INSTRUCTIONS == "off":
         return ""
-    root = Path(root or settings.ACDC_REPO)
+    root = Path(root)
     seen = []
     for name in NAMES:
         try:

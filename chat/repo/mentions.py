@@ -73,7 +73,7 @@ def symbol_index(root: Path, maps: repomap.RepoMaps) -> dict:
 def checked(
     mentions: tuple[Mention, ...],
     session: Session,
-    repo: indexing.Repository | None = None,
+    repo: indexing.Repository,
     *,
     maps: repomap.RepoMaps,
 ) -> list[dict]:
@@ -81,7 +81,6 @@ def checked(
     bodies asked for are recorded once all are known to be sendable."""
     if len(mentions) > MAX_MENTIONS:
         raise MentionRefused(f"At most {MAX_MENTIONS} mentions per message.")
-    repo = repo or sessionsets.repository()
     kept: list[Mention] = []
     bodies: list[tuple[str, Definition, str]] = []
     for mention in dict.fromkeys(mentions):

@@ -37,7 +37,8 @@ from channels.db import database_sync_to_async
 from django.db.models import Q
 
 from chat.repo import boundary, git, indexing, instructions
-from chat.repo.edits.disk import OwnWrites, is_temporary
+from chat.repo.edits.disk import is_temporary
+from chat.repo.own_writes import OwnWrites
 from chat.repo.repomap.builder import RepoMaps
 from chat.repo.repomap.heard import EXCLUDE_FILE
 from history import objects

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from chat.repo import edittools, sessionsets
+from chat.repo import edittools, indexing
 from chat.repo.edits.restore import restore
 from chat.session import SessionBusy, SessionContext, SessionMissing, Wiring, held
 from history import services
@@ -86,16 +86,22 @@ def listing(session: Session) -> list[Checkpoint]:
     return list(session.checkpoints.order_by("-created_at", "-id"))
 
 
-def rollback(session_id: str, checkpoint_id: int, scope: str = "conversation") -> str:
+def rollback(
+    session_id: str,
+    checkpoint_id: int,
+    scope: str = "conversation",
+    *,
+    repo: indexing.Repository,
+) -> str:
     """Restore the checkpoint's context state and sets ("conversation"), the files acdc
-    changed since ("files", edits on), or both; returns the system event's text."""
+    changed since ("files", edits on: in `repo`), or both; returns the system event's text."""
     if scope not in SCOPES or (scope != "conversation" and not edittools.enabled()):
         raise RollbackRefused("Choose what to roll back: the conversation, files or both.")
     try:
         with held(session_id):
             note = _rollback(session_id, checkpoint_id) if scope != "files" else ""
             if scope != "conversation":
-                note = _rollback_files(session_id, checkpoint_id, note)
+                note = _rollback_files(session_id, checkpoint_id, note, repo)
             return note
     except SessionMissing:
         raise RollbackRefused(f"There is no session {session_id!r}.") from None
@@ -117,11 +123,13 @@ def _found(session_id: str, checkpoint_id: int) -> tuple[Session, Checkpoint]:
     return session, checkpoint
 
 
-def _rollback_files(session_id: str, checkpoint_id: int, note: str) -> str:
+def _rollback_files(
+    session_id: str, checkpoint_id: int, note: str, repo: indexing.Repository
+) -> str:
     """The files acdc changed since the checkpoint, back as they were: a note of one line
     per file, after the conversation's note when both were rolled back."""
     session, checkpoint = _found(session_id, checkpoint_id)
-    done = restore(session, checkpoint, repo=sessionsets.repository())
+    done = restore(session, checkpoint, repo=repo)
     lines = done.lines or ["acdc changed no files since this checkpoint."]
     text = "Files rolled back to the checkpoint:\n" + "\n".join(f"- {line}" for line in lines)
     services.message_append(

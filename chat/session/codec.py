@@ -29,14 +29,15 @@ HEADER_VERSION = 2
 LAYOUT_BODY = ("l0_digest", "snapshot", "updates", "blobs")
 
 
-def system_prompt() -> str:
+def system_prompt(repository: str) -> str:
+    """acdc's own prompt, naming the served repository (`repository`: its folder's name)."""
     template = (Path(__file__).parent / "prompts" / "system.md").read_text()
-    return template.replace("{repository}", Path(settings.ACDC_REPO).name)
+    return template.replace("{repository}", repository)
 
 
-def context_config(facts: ModelFacts | None = None) -> ContextConfig:
+def context_config(facts: ModelFacts | None = None, *, repository: str) -> ContextConfig:
     return ContextConfig(
-        system_prompt=edittools.instruction(system_prompt(), facts),
+        system_prompt=edittools.instruction(system_prompt(repository), facts),
         tier_scheme=settings.ACDC_TIER_SCHEME,
         compaction_trigger_tokens=settings.ACDC_COMPACTION_TRIGGER_TOKENS or None,
         keep_alive=settings.ACDC_KEEP_WARM,
@@ -79,10 +80,12 @@ def build_manager(
     history: list,
     guard: Callable[[str], str],
     counter: TokenCounter,
+    repo: Path,
 ) -> ContextManager:
-    repo = Path(settings.ACDC_REPO)
+    """The session's engine for the served repository at `repo`."""
+    config = context_config(facts, repository=repo.name)
     if not engine:
-        manager = ContextManager(facts, counter, repo_root=repo, config=context_config(facts))
+        manager = ContextManager(facts, counter, repo_root=repo, config=config)
         manager.file_context.guard = guard
         manager.set_history(history)
         return manager
@@ -95,9 +98,7 @@ def build_manager(
         stability["layout"] = {**layout.body, **head}
     state["stability"] = stability
     state["history"] = history
-    manager = ContextManager.from_state(
-        state, facts, counter, repo_root=repo, config=context_config(facts)
-    )
+    manager = ContextManager.from_state(state, facts, counter, repo_root=repo, config=config)
     manager.file_context.guard = guard
     return manager
 

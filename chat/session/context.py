@@ -3,8 +3,9 @@
 `SessionContext.open` reads in a few queries what a turn needs: the session row with its
 layout and last message number, the message rows the working history is derived from
 (`chat.session.working`), the live compactions, and builds the context engine once,
-with the `Wiring` it was handed (the runtime: client, facts, counters; and the repository
-maps), which its caller got from an entry point: nothing here looks the process up.
+with the `Wiring` it was handed (the runtime: client, facts, counters; the repository maps;
+the served repository; the working histories the process holds), which its caller got
+from an entry point: nothing here looks the process up.
 `commit` writes, in one transaction, the small header (`chat.session.codec`), and,
 only when they changed, a new layout row and a record of a history the engine rewrote
 itself. After-turn work and the CLI use the same object. Message numbers come from the
@@ -25,6 +26,7 @@ from chat.llm.facts import OFFLINE_MODELS
 from chat.llm.runtime import Runtime, chat_model
 from chat.repo import sessionsets
 from chat.repo.repomap.builder import RepoMaps
+from chat.repo.served_repo import ServedRepository
 from chat.session import codec, setup, working
 from chat.session.codec import HEADER_VERSION
 from chat.session.lease import SessionMissing, release_lease
@@ -32,7 +34,8 @@ from contextcore.calibration import WINDOW, correction_factor
 from contextcore.llm import Message as ChatMessage
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
-from history import memory, selectors, services
+from history import selectors, services
+from history.memory import WorkingHistories
 from history.models import Compaction, Message, Session, SessionLayout
 
 log = logging.getLogger(__name__)
@@ -48,6 +51,12 @@ class Wiring(Protocol):
     @property
     def maps(self) -> RepoMaps: ...
 
+    @property
+    def repository(self) -> ServedRepository: ...
+
+    @property
+    def histories(self) -> WorkingHistories: ...
+
 
 @dataclass(frozen=True)
 class Wired:
@@ -56,6 +65,8 @@ class Wired:
 
     runtime: Runtime
     maps: RepoMaps
+    repository: ServedRepository
+    histories: WorkingHistories = field(default_factory=WorkingHistories)
 
 
 def calibrated(facts: ModelFacts) -> ModelFacts:
@@ -79,7 +90,10 @@ class SessionContext:
     last_seq: int  # the session's newest message number when opened (or since appended)
     runtime: Runtime  # what opened it: the turn's client, facts and counters
     maps: RepoMaps  # the process's repository maps (the map, outlines, mentions)
+    repository: ServedRepository  # the served repository (its path, listings, own writes)
+    histories: WorkingHistories  # where `commit` leaves the working history for search
     owner: str = ""  # the lease token, when this context runs a turn
+    apply_now: bool = False  # the turn's edits apply when its reply ends (`acdc chat --apply`)
     header: dict[str, Any] = field(default_factory=dict)
     # The working history as derived from the rows when opened: the engine holds its own
     # entries, so this is read, never copied again (a rewrite record names its messages).
@@ -129,9 +143,12 @@ class SessionContext:
         engine = header.get("engine") or {}
         if header.get("version") != HEADER_VERSION and engine.get("history"):
             history, compactions = codec.adopt_saved_history(session, engine, history, last_seq)
-        guard = sessionsets.file_guard(session_id, session.secret_floor or ())
+        guard = sessionsets.file_guard(
+            session_id, wiring.repository.indexed(), session.secret_floor or ()
+        )
         counter = runtime.counter(facts.tokenizer)
-        manager = codec.build_manager(facts, engine, session.layout, history, guard, counter)
+        root = wiring.repository.root
+        manager = codec.build_manager(facts, engine, session.layout, history, guard, counter, root)
         return cls(
             session=session,
             model=model,
@@ -143,6 +160,8 @@ class SessionContext:
             last_seq=last_seq,
             runtime=runtime,
             maps=maps,
+            repository=wiring.repository,
+            histories=wiring.histories,
             owner=owner,
             header=header,
             history=history,
@@ -256,7 +275,7 @@ class SessionContext:
                 self.session.model = self.model
         if release:
             self.owner = ""
-        memory.remember(
+        self.histories.remember(
             self.session_id,
             self.session.repository,
             self.session.display_title,

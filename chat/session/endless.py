@@ -61,16 +61,18 @@ def config() -> endless.EndlessConfig:
     )
 
 
-def templates() -> list[endless.TemplateInfo]:
-    return endless.list_templates(Path(settings.ACDC_REPO))
+def templates(root: Path) -> list[endless.TemplateInfo]:
+    """The templates to choose from: the built-in ones and those of the repository at `root`."""
+    return endless.list_templates(root)
 
 
-def set_endless(session_id: str, *, enabled: bool, template: str) -> str:
-    """Turn Endless mode on or off for a session; returns a refusal or ""."""
+def set_endless(session_id: str, *, enabled: bool, template: str, root: Path) -> str:
+    """Turn Endless mode on or off for a session (its template looked up in `root`, the
+    served repository, too); returns a refusal or ""."""
     template = (template or DEFAULT_TEMPLATE).strip()
     if enabled:
         try:
-            endless.resolve_template(template, Path(settings.ACDC_REPO))
+            endless.resolve_template(template, root)
         except endless.TemplateError as exc:
             return str(exc)
     Session.objects.filter(pk=session_id).update(endless={"enabled": enabled, "template": template})
@@ -85,11 +87,13 @@ async def managed_history(
     runtime: Runtime,
     manager: ContextManager | None = None,
     tools: list[dict] | None = None,
+    *,
+    root: Path,
 ) -> Managed:
     """The managed view for this turn, or the normal history (with a notice on failure).
     With the chat's `manager` (and its `tools`), and the manager model being the chat's
     model, the request reuses what the chat sent last turn where that is cheaper (see
-    `_chat_prefix`)."""
+    `_chat_prefix`). `root` is the served repository (its templates, its name)."""
     state = endless_state(session)
     if not state["enabled"]:
         return Managed()
@@ -106,7 +110,7 @@ async def managed_history(
             session.id, history, manager, (tools, facts, counter), settings_now
         )
     try:
-        template = endless.resolve_template(state["template"], Path(settings.ACDC_REPO))
+        template = endless.resolve_template(state["template"], root)
     except endless.TemplateError as exc:
         view = endless.ManagedView(
             template_name=state["template"], model=model, failed=True, error=str(exc)
@@ -120,8 +124,8 @@ async def managed_history(
             client=outgoing.client(runtime.client),
             model=model,
             counter=counter,
-            repo_root=Path(settings.ACDC_REPO),
-            repository=Path(settings.ACDC_REPO).name,
+            repo_root=root,
+            repository=root.name,
             previous_summary=previous,
             prefix=prefix,
         )

@@ -76,7 +76,7 @@ def next_refresh(session_id: str, runtime: Runtime) -> float | None:
     session = Session.objects.filter(pk=session_id).first()
     if session is None or live_turn(session) or _endless(session):
         return None
-    if not context_config().keeps_warm:
+    if not context_config(repository="").keeps_warm:  # its rule alone, no prompt read
         return None
     engine = (session.context_state or {}).get("engine") or {}
     tracker = StabilityTracker.from_state(engine.get("stability") or {})

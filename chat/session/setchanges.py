@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.repo import boundary, instructions, sessionsets
+from chat.repo import boundary, indexing, instructions, sessionsets
 from chat.session import SessionBusy, SessionContext, Wiring, held, hud
 from chat.session.sets import sync_sets, unique_notices
 from history.models import Message, Session
@@ -37,8 +37,9 @@ def select_files(
     returns a message for every refusal. A secret-shaped file is added or pinned only when
     it is in `confirmed`."""
     session = Session.objects.get(pk=session_id)
-    added, secrets, problems = _screen_choice(session, add, confirmed)
-    pinned, pin_secrets, pin_problems = _screen_choice(session, pin, confirmed)
+    repo = wiring.repository.indexed()
+    added, secrets, problems = _screen_choice(session, add, confirmed, repo)
+    pinned, pin_secrets, pin_problems = _screen_choice(session, pin, confirmed, repo)
     problems += pin_problems
     steps = [
         (drop, sessionsets.deactivate, "was not selected"),
@@ -52,30 +53,31 @@ def select_files(
             if change in (sessionsets.activate, sessionsets.pin):
                 extra["allow_secret"] = path in secrets or path in pin_secrets
             try:
-                change(session, path, **extra)
+                change(session, path, repo=repo, **extra)
             except sessionsets.SetsError as exc:
                 problems.append(f"{path} {refusal}" if refusal else str(exc))
     with held(session_id) as owner:
         model = model or session.model or settings.ACDC_MODEL
         ctx = SessionContext.open(session_id, wiring, model=model, owner=owner)
-        problems += [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps)[0]]
+        repo = ctx.repository.indexed()
+        problems += [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps, repo)[0]]
         ctx.commit(hud=hud.figures(ctx))
     return problems
 
 
 def _screen_choice(
-    session: Session, paths: Sequence[str], confirmed: Collection[str]
+    session: Session, paths: Sequence[str], confirmed: Collection[str], repo: indexing.Repository
 ) -> tuple[list[str], set[str], list[str]]:
     """The person's choice through the repository boundary: (paths that may go on, the
     secrets among them, refusals). A secret goes on when confirmed now, or when it is
     already in the session's active or pinned set (confirmed before)."""
     allowed, secrets, problems = [], set(), []
     for path in paths:
-        found = boundary.verdict(path) if path else boundary.OK
+        found = boundary.verdict(path, root=repo.root) if path else boundary.OK
         if found.kind == "internal":
             problems.append(f"{path} was not added: {found.reason}")
         elif found.kind == "secret" and not (
-            path in confirmed or sessionsets.confirmed_secret(session.id, path)
+            path in confirmed or sessionsets.confirmed_secret(session.id, path, repo)
         ):
             problems.append(boundary.secret_refusal(path))
         else:
@@ -85,9 +87,9 @@ def _screen_choice(
     return allowed, secrets, problems
 
 
-def selected_files(session: Session) -> list[str]:
+def selected_files(session: Session, repo: indexing.Repository) -> list[str]:
     """The session's active files (what the picker shows ticked)."""
-    return sessionsets.active_paths(session)
+    return sessionsets.active_paths(session, repo)
 
 
 @dataclass(frozen=True)
@@ -157,27 +159,28 @@ def change_selection(session_id: str, resolve: Resolve, wiring: Wiring) -> Selec
 def _change(session_id: str, resolve: Resolve, owner: str, wiring: Wiring) -> SelectionChange:
     ctx = SessionContext.open(session_id, wiring, owner=owner)
     session = ctx.session
-    before = _chosen(session)
+    repo = ctx.repository.indexed()
+    before = _chosen(session, repo)
     shed_before = ((session.context_state or {}).get("hud") or {}).get("shed") or ()
     wanted = resolve(*before)
-    allowed, secrets, problems = _screen_choice(session, wanted.paths, wanted.confirmed)
+    allowed, secrets, problems = _screen_choice(session, wanted.paths, wanted.confirmed, repo)
     refused = sessionsets.set_active_files(
-        session, allowed, confirmed=secrets, outlines=wanted.outlines
+        session, allowed, repo=repo, confirmed=secrets, outlines=wanted.outlines
     )
     problems += [f"{path} was not added: {reason}" for path, reason in _by_path(refused, allowed)]
-    problems += [n.text for n in sync_sets(session, ctx.manager, ctx.maps)[0]]
+    problems += [n.text for n in sync_sets(session, ctx.manager, ctx.maps, repo)[0]]
     data = hud.figures(ctx)
     if owner:
         ctx.commit(hud=data)
-    active, outlines, pinned = sessionsets.file_choice(session)
+    active, outlines, pinned = sessionsets.file_choice(session, repo)
     after = (list(active), list(outlines))
     return SelectionChange(
         problems, data, before, after, tuple(shed_before), wanted.note, tuple(pinned)
     )
 
 
-def _chosen(session: Session) -> Chosen:
-    active, outlines, _ = sessionsets.file_choice(session)
+def _chosen(session: Session, repo: indexing.Repository) -> Chosen:
+    active, outlines, _ = sessionsets.file_choice(session, repo)
     return list(active), list(outlines)
 
 
@@ -198,7 +201,8 @@ def _follow_sets(session_id: str, wiring: Wiring) -> tuple[list[str], dict]:
 
 def _sync_sets_and_hud(session_id: str, owner: str, wiring: Wiring) -> tuple[list[str], dict]:
     ctx = SessionContext.open(session_id, wiring, owner=owner)
-    notices = [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps)[0]]
+    repo = ctx.repository.indexed()
+    notices = [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps, repo)[0]]
     data = hud.figures(ctx)
     if owner:
         ctx.commit(hud=data)
@@ -232,8 +236,9 @@ def restore_latest_session(repository: str, wiring: Wiring) -> tuple[Session | N
 
 def _restore(session_id: str, owner: str, wiring: Wiring) -> tuple[Session, list[str]]:
     ctx = SessionContext.open(session_id, wiring, owner=owner)
-    sessionsets.resume(ctx.session)
-    sync_notices = sync_sets(ctx.session, ctx.manager, ctx.maps)[0]
+    repo = ctx.repository.indexed()
+    sessionsets.resume(ctx.session, repo)
+    sync_notices = sync_sets(ctx.session, ctx.manager, ctx.maps, repo)[0]
     found = unique_notices([*ctx.manager.restore_notices, *sync_notices])
     notices = [f"Dropped from the selection on restore: {n.text}" for n in found]
     for text in notices:
@@ -252,9 +257,10 @@ def current_hud(session: Session, wiring: Wiring) -> dict | None:
     """The figures to draw: the saved ones, unless the instructions on disk changed since
     they were figured (then new ones); None for a session with nothing to show yet."""
     saved = (session.context_state or {}).get("hud")
-    if saved is None and not instructions.present():
+    root = wiring.repository.root
+    if saved is None and not instructions.present(root):
         return None
-    if saved is not None and saved.get("instructions_mark") == instructions.mark():
+    if saved is not None and saved.get("instructions_mark") == instructions.mark(root):
         return saved
     return refresh_sets(session.id, wiring)
 

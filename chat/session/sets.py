@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.repo import instructions, outlines, sessionsets
+from chat.repo import indexing, instructions, outlines, sessionsets
 from chat.repo.repomap.builder import RepoMaps
 from contextcore import objectview
 from contextcore.manager import ContextManager
@@ -60,14 +60,14 @@ class Collapse:
 
 
 def sync_sets(
-    session: Session, manager: ContextManager, maps: RepoMaps
+    session: Session, manager: ContextManager, maps: RepoMaps, repo: indexing.Repository
 ) -> tuple[list[Notice], list[sessionsets.Entry]]:
     """Make the engine show the session's object sets (seed 001 §4.1): active files and
     active tool outputs as content blocks, the whole pool as metadata lines, pins exempt
     from shedding. Applies the auto-collapse window to tool outputs first. Returns
     notices for active files that could not be read, and the entries it read. Reads
-    first (the sets, the turns, the outlines from disk), plans, then applies."""
-    repo = sessionsets.repository()
+    first (the sets, the turns, the outlines from disk), plans, then applies. `repo` is
+    the served repository as indexing reads it."""
     entries = sessionsets.entries(session, repo)
     if not any(e.type == "file" for e in entries) and manager.file_context.get_files():
         _adopt_engine_selection(session, manager, repo)  # a session from before the sets
@@ -146,7 +146,7 @@ def apply_plan(session: Session, manager: ContextManager, plan: SetsPlan, repo) 
     files.pinned = {key for key in files.get_files() if key in plan.pinned}
     manager.update_context_texts(metadata=plan.metadata)
     manager.instructions = instructions.load(
-        count=manager.counter.count_text, enabled=session.instructions
+        repo.root, count=manager.counter.count_text, enabled=session.instructions
     )
     return notices
 
@@ -227,14 +227,17 @@ def _collapsed(
 
 
 def release_dropped(
-    session: Session, manager: ContextManager, entries: list[sessionsets.Entry]
+    session: Session,
+    manager: ContextManager,
+    entries: list[sessionsets.Entry],
+    repo: indexing.Repository,
 ) -> None:
     """Files the engine shed (or could not read) leave the active set too, so the picker
     shows what the prompt holds. `entries` are the sets as `sync_sets` read them."""
     present = set(manager.file_context.get_files())
     for entry in entries:
         if entry.active and entry.type == "file" and not entry.stub and entry.path not in present:
-            sessionsets.deactivate(session, entry.object_id)
+            sessionsets.deactivate(session, entry.object_id, repo=repo)
 
 
 def unique_notices(notices: Sequence[Any]) -> list[Any]:

@@ -16,6 +16,7 @@ import functools
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from django.db import connection
 from django.db.models import Count, OuterRef, Subquery
@@ -69,7 +70,7 @@ def _count(queryset) -> Subquery:
     return Subquery(queryset.values("session").annotate(n=Count("pk")).values("n")[:1])
 
 
-def read(session_id: str) -> Version | None:
+def read(session_id: str, root: Path) -> Version | None:
     """The session's panel tokens (None: no such session). An open tab asks every
     ACDC_PANEL_POLL_MS, all day: the query is built once per database (`_compiled`);
     building it with the ORM each time cost 2 ms, running it 10 µs."""
@@ -83,7 +84,7 @@ def read(session_id: str) -> Version | None:
     row = dict(zip(names, found, strict=True))
     compactions = f"{row['live_ids']}/{row['live_count']}"
     updated = _moment(row["updated_at"])
-    mark = instructions.mark()
+    mark = instructions.mark(root)
     parts = {
         "conversation": f"{row['last_seq']}:{row['last_status']}:{compactions}",
         # The instructions on disk too: a new AGENTS.md changes the panel, not the row.
@@ -144,13 +145,13 @@ def _moment(value) -> datetime | None:
     return moment
 
 
-def page_token(session_id: str) -> str:
+def page_token(session_id: str, root: Path) -> str:
     """What a page about to be drawn shows, for its socket to say when it connects."""
-    found = read(session_id)
+    found = read(session_id, root)
     return found.token if found else ""
 
 
-def tools_token(session_id: str) -> str:
+def tools_token(session_id: str, root: Path) -> str:
     """The session tools' token, for the fragment to carry (the tab refetches on a change)."""
-    found = read(session_id)
+    found = read(session_id, root)
     return found.parts["tools"] if found else ""

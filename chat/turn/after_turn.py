@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.repo import edittools, sessionsets
+from chat.repo import edittools
 from chat.repo.edits import replies
 from chat.session import SessionContext, Wiring, checkpoints
 from chat.session.compaction import CompactionOutcome, CompactionRefused, compact_session
@@ -66,7 +66,9 @@ def _may_have_edits(ctx: SessionContext) -> bool:
 
 async def _reply_edits(ctx: SessionContext) -> None:
     try:
-        await database_sync_to_async(replies.after_turn)(ctx.session, sessionsets.repository())
+        await database_sync_to_async(replies.after_turn)(
+            ctx.session, ctx.repository.indexed(), ctx.apply_now
+        )
     except Exception:
         log.exception("the reply's edits could not be stored in %s", ctx.session_id)
 
@@ -87,7 +89,7 @@ def _rollback_if_asked(session_id: str, wiring: Wiring) -> str:
     if target is None:
         return ""
     try:
-        note = checkpoints.rollback(session_id, target.id)
+        note = checkpoints.rollback(session_id, target.id, repo=wiring.repository.indexed())
     except checkpoints.RollbackRefused as exc:
         log.warning("automatic rollback refused in %s: %s", session_id, exc)
         return ""

@@ -27,12 +27,10 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from channels.db import database_sync_to_async
-from django.conf import settings
 
-from chat.repo import edittools, sessionsets
+from chat.repo import edittools, indexing, sessionsets
 from chat.repo.commands import declaring
 from chat.repo.commands.model_tools import output_budget, store_run
 from chat.repo.commands.output import model_copy
@@ -181,7 +179,12 @@ def _due(session_id: str, turn_id: str, asked: str) -> tuple[Session, str] | Non
 
 
 async def after_apply(
-    session_id: str, turn_id: str, *, runs: CommandRuns, asked: str = ""
+    session_id: str,
+    turn_id: str,
+    *,
+    runs: CommandRuns,
+    repo: indexing.Repository,
+    asked: str = "",
 ) -> CheckRun | None:
     """The check run after the turn's edits applied (None when none was due). A check that
     cannot run is logged and is None: the reply and its edits stand."""
@@ -190,7 +193,7 @@ async def after_apply(
         return None
     session, name = due
     try:
-        ran = await run_check(session, name, runs=runs)
+        ran = await run_check(session, name, runs=runs, repo=repo)
     except CheckRefused as exc:
         log.warning("session %s: the check after applying did not run: %s", session_id, exc)
         return None
@@ -199,11 +202,12 @@ async def after_apply(
 
 
 async def run_check(
-    session: Session, name: str, *, runs: CommandRuns, root: Path | None = None
+    session: Session, name: str, *, runs: CommandRuns, repo: indexing.Repository
 ) -> CheckRun:
-    """Run the declared command `name` as the check and store the run; the caller's task
-    owns it (cancelling it kills the command's processes)."""
-    root = Path(root or settings.ACDC_REPO)
+    """Run the declared command `name` as the check, in `repo` (whose path keys the
+    declarations), and store the run; the caller's task owns it (cancelling it kills the
+    command's processes)."""
+    root = repo.root
     reason = await database_sync_to_async(refusal)(str(root), name, runs)
     if reason:
         raise CheckRefused(reason)
@@ -221,11 +225,11 @@ async def run_check(
         exit_code=outcome.exit_code,
         duration=outcome.duration,
     )
-    object_id = await database_sync_to_async(_store)(session, run, outcome)
+    object_id = await database_sync_to_async(_store)(session, run, outcome, repo)
     return replace(run, object_id=object_id)
 
 
-def _store(session: Session, run: CheckRun, outcome: RunOutcome) -> str:
+def _store(session: Session, run: CheckRun, outcome: RunOutcome, repo: indexing.Repository) -> str:
     """The run as a `CommandRun`, a toolcall object out of the active set, and a tool
     message of its own turn; returns the toolcall's id."""
     turn_id = new_turn_id()
@@ -234,7 +238,7 @@ def _store(session: Session, run: CheckRun, outcome: RunOutcome) -> str:
     status = "ok" if run.passed else "fail"
     result = ToolResult(f"check-{turn_id}", TOOL, status, text, args_display=f"check({run.name})")
     record(session, result, tool=TOOL, args={"name": run.name})
-    sessionsets.deactivate(session, result.object_id)  # its output goes in the fix request
+    sessionsets.deactivate(session, result.object_id, repo=repo)  # it goes in the fix request
     details = {"tool": TOOL, "args": result.args_display, "status": status}
     details |= {"object_id": result.object_id, "call_id": result.call_id, "at": 0}
     if run.shown:  # the card draws the colours the model is not sent

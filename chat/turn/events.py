@@ -121,7 +121,8 @@ class ToolCallOutput:
 class SetsChanged:
     """The model's tools (or the engine, dropping files: not `touched`) changed the
     session's sets: the file picker shows `paths` again (`active` says which of them are
-    now checked); `shed` and `budget` are the last HUD's, for the panel's total."""
+    now checked); `shed` and `budget` are the last HUD's, for the panel's total; `root`
+    is the repository they are files of (the served one)."""
 
     turn_id: str
     paths: tuple[str, ...]
@@ -131,6 +132,7 @@ class SetsChanged:
     shed: tuple[str, ...] = ()
     budget: int = 0
     touched: bool = True  # by the model: its rows flash
+    root: str = ""
 
 
 @dataclass(frozen=True)

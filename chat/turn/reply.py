@@ -330,7 +330,7 @@ def finish_turn(
     ctx.breakdown, ctx.relevance = prepared.breakdown, prepared.grounding_relevance
     if refs:
         held_before = manager.file_context.items()
-        sync_sets(ctx.session, manager, ctx.maps)
+        sync_sets(ctx.session, manager, ctx.maps, ctx.repository.indexed())
         if manager.file_context.items() != held_before:
             ctx.breakdown = None
     data = hud.figures(ctx, extra_usage=row, requests=requests)

@@ -20,7 +20,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from chat.repo import edittools, sessionsets
+from chat.repo import edittools, indexing, sessionsets
 from chat.repo.commands import model_tools
 from chat.repo.commands.livefeed import LiveOutput
 from chat.repo.tools.calls import ToolCall, ToolResult
@@ -110,7 +110,11 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
         if result.changed_paths:
             budget = turn.prepared.facts.input_budget
             changed = await sets_changed(
-                turn.turn_id, turn.session, result.changed_paths, budget=budget
+                turn.turn_id,
+                turn.session,
+                result.changed_paths,
+                budget=budget,
+                repo=turn.ctx.repository.indexed(),
             )
             await turn.emit(changed)
         results.append(result)
@@ -125,7 +129,13 @@ async def _command_call(turn: Any, call: ToolCall, display: str) -> ToolResult:
     live = _live(turn, call) if turn.page_served else None
     try:
         return await model_tools.run_command_call(
-            turn.session, call, turn.commands, turn_id=turn.turn_id, waiting=waiting, on_output=live
+            turn.session,
+            call,
+            turn.commands,
+            turn_id=turn.turn_id,
+            root=turn.ctx.repository.root,
+            waiting=waiting,
+            on_output=live,
         )
     except asyncio.CancelledError:
         if live is not None and call.name == "run_command" and not turn.commands.needs_approval:
@@ -163,9 +173,12 @@ def run_and_store(ctx: SessionContext, turn_id: str, call: ToolCall, at: int = 0
     model made the call, so a page drawn from the store puts its card there."""
     if edittools.handles(call.name):
         ctx.edit_calls += 1  # its rows wait for the answer (the after-turn work binds them)
-        result = edittools.run_edit_tool(ctx.session, call, turn_id=turn_id)
+        repo = ctx.repository.indexed(ctx.session)
+        result = edittools.run_edit_tool(
+            ctx.session, call, turn_id=turn_id, repo=repo, apply_now=ctx.apply_now
+        )
     else:
-        result = run_tool(ctx.session, call, maps=ctx.maps)
+        result = run_tool(ctx.session, call, ctx.repository.indexed(ctx.session), maps=ctx.maps)
     store_result(ctx, turn_id, result, at)
     return result
 
@@ -193,15 +206,21 @@ def store_result(ctx: SessionContext, turn_id: str, result: ToolResult, at: int 
 
 @database_sync_to_async
 def sets_changed(
-    turn_id: str, session: Session, paths, *, budget: int, touched: bool = True
+    turn_id: str,
+    session: Session,
+    paths,
+    *,
+    budget: int,
+    repo: indexing.Repository,
+    touched: bool = True,
 ) -> SetsChanged:
     """`paths` changed in the session's sets: what the Files panel shows of them now.
     `budget` is the turn's input budget, for a session whose HUD has none yet."""
-    active, outlines, pinned = map(tuple, sessionsets.file_choice(session))
+    active, outlines, pinned = map(tuple, sessionsets.file_choice(session, repo))
     hud = (session.context_state or {}).get("hud") or {}
     shed, budget = tuple(hud.get("shed") or ()), int(hud.get("window") or budget)
     sets = (active, pinned, outlines, shed, budget)
-    return SetsChanged(turn_id, tuple(paths), *sets, touched=touched)
+    return SetsChanged(turn_id, tuple(paths), *sets, touched=touched, root=str(repo.root))
 
 
 def round_messages(calls: list[ToolCall], results: list[ToolResult], text: str = "") -> list[dict]:

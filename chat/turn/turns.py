@@ -124,6 +124,7 @@ async def run_turn(
     alt_of: str = "",  # the message is a new version of this one (Regenerate, Edit)
     commands: CommandRuns | None = None,
     page_served: bool = False,
+    apply_now: bool = False,
 ) -> TurnFinished:
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
     runs in the session, in any tab or worker. `after` runs once the reply is delivered,
@@ -133,10 +134,12 @@ async def run_turn(
     the model's commands (a new owner per turn when not given); with `page_served` (a page
     serves the turn) a command the model proposes waits for the person's answer. Once
     `stopping()` says the server stops, whatever ends the turn (even a provider error)
-    interrupts it."""
+    interrupts it. With `apply_now` (`acdc chat --apply`) the reply's edits apply when it
+    ends, as with the session's Auto-apply."""
     text = _validated(user_text)
     turn_id = turn_id or new_turn_id()
     ctx = await _open(session_id, turn_id, text, model, wiring)
+    ctx.apply_now = apply_now
     try:
         attached = (tuple(images), tuple(mentions), alt_of)
         parts = (client, after, stopping, commands, page_served)
@@ -182,7 +185,7 @@ async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
     if commands is not None:
         turn.commands = commands
     turn.page_served = page_served
-    waiting = repomap_engine.warming_notice(ctx.maps)
+    waiting = repomap_engine.warming_notice(ctx.maps, ctx.repository.root)
     if waiting:
         await emit(TurnNotice(turn_id, waiting, "info"))
     try:
@@ -200,7 +203,10 @@ async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
         await emit(TurnNotice(turn_id, notice.text, notice.level, notice.paths))
     if dropped := [p for notice in turn.prepared.notices for p in notice.paths]:
         budget = turn.prepared.facts.input_budget
-        changed = toolrounds.sets_changed(turn_id, session, dropped, budget=budget, touched=False)
+        repo = ctx.repository.indexed()
+        changed = toolrounds.sets_changed(
+            turn_id, session, dropped, budget=budget, repo=repo, touched=False
+        )
         await emit(await changed)
     request = LLMRequest(
         model=ctx.model,
@@ -219,6 +225,7 @@ async def _stream(turn: reply.Turn, request: LLMRequest, client: LLMClient) -> T
     hand back their results and stream again. All text goes into one answer."""
     state = reply.Stream()
     rounds, retried = 0, False  # at most one retry round for failed edit blocks
+    again = (turn.ctx.repository.indexed(), turn.ctx.apply_now)  # a retry's blocks: stored
     try:
         while True:
             said = len(state.text)  # where this response's own text starts
@@ -227,7 +234,7 @@ async def _stream(turn: reply.Turn, request: LLMRequest, client: LLMClient) -> T
             said_text = state.text[said:]
             if not calls:
                 if retried or not (
-                    ask := await _retry(turn.session, request, state.text, turn.turn_id)
+                    ask := await _retry(turn.session, request, state.text, turn.turn_id, *again)
                 ):
                     break
                 request, retried = ask, True
@@ -329,7 +336,8 @@ def _store_user_message(
     images as read (the request is assembled from them, not from another read)."""
     try:
         attached = images_get(images) if images else []
-        named = checked(mentioned, ctx.session, maps=ctx.maps) if mentioned else []
+        repo = ctx.repository.indexed()
+        named = checked(mentioned, ctx.session, repo, maps=ctx.maps) if mentioned else []
     except (ImageRejected, MentionRefused) as exc:
         raise TurnRejected(str(exc)) from None
     fields = {"turn_id": turn_id, "model": ctx.model, "mentions": named, "alt_of": alt_of}

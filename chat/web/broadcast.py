@@ -11,7 +11,6 @@ This module owns those names, so the pages never import the socket; it imports n
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import re
 from collections.abc import Callable
@@ -32,28 +31,24 @@ _GROUP_SAFE = re.compile(r"[A-Za-z0-9_.-]{1,80}")  # what a channel group name m
 # The act a tab's request says it carries (static/acdc/acts.js): "tab:number".
 ACT_HEADER = "X-Acdc-Act"
 _ACT = re.compile(r"[a-z0-9]{1,16}:\d{1,15}")
-_acting: contextvars.ContextVar[str] = contextvars.ContextVar("acting", default="")
 
 
 class ActMiddleware:
-    """Keeps the act a request carries while its view runs, so each frame the view sends
-    says which act drew it: the tab that made a later act leaves it out instead of drawing
-    an older state over the person's change. A header of any other shape is no act."""
+    """Reads the act a request carries (`request.act`, "" for none), so each frame its view
+    sends says which act drew it (`to_session(..., act=request.act)`): the tab that made a
+    later act leaves it out instead of drawing an older state over the person's change. A
+    header of any other shape is no act."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         value = request.headers.get(ACT_HEADER, "")
-        token = _acting.set(value if _ACT.fullmatch(value) else "")
-        try:
-            return self.get_response(request)
-        finally:
-            _acting.reset(token)
+        request.act = value if _ACT.fullmatch(value) else ""
+        return self.get_response(request)
 
 
-def _marked(html: str) -> str:
-    act = _acting.get()
+def _marked(html: str, act: str) -> str:
     return f"<!--acdc-act {act}-->{html}" if act else html
 
 
@@ -72,14 +67,15 @@ def files_group(repo) -> str:
     return "files." + hashlib.sha1(str(repo).encode()).hexdigest()[:20]
 
 
-def to_session(session_id: str, html: str) -> None:
-    """Every tab of the session draws `html` (a frame of out-of-band fragments)."""
-    _send(session_group(session_id), {"type": "chat.frame", "html": _marked(html)})
+def to_session(session_id: str, html: str, *, act: str = "") -> None:
+    """Every tab of the session draws `html` (a frame of out-of-band fragments), marked
+    with the `act` that drew it (the request's, when a view sends it)."""
+    _send(session_group(session_id), {"type": "chat.frame", "html": _marked(html, act)})
 
 
-def to_repository(repo, html: str) -> None:
+def to_repository(repo, html: str, *, act: str = "") -> None:
     """Every tab on the repository takes `html` (a Files panel update)."""
-    _send(files_group(repo), {"type": "chat.frame", "html": _marked(html)})
+    _send(files_group(repo), {"type": "chat.frame", "html": _marked(html, act)})
 
 
 def announce(session_id: str) -> None:

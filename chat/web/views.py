@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.apps import apps
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified
@@ -24,7 +22,7 @@ from history.models import Image, Session
 
 
 def _repository() -> str:
-    return str(settings.ACDC_REPO)
+    return apps.get_app_config("chat").served.repository.path
 
 
 @require_GET
@@ -41,11 +39,10 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     if session is None:
         return render(request, "chat/missing_session.html", {"session_id": session_id}, status=404)
     # Seed 001 §3.6: files the session knows are reconciled with the disk on every load.
-    sessionsets.resume(session)
+    served = apps.get_app_config("chat").served
+    sessionsets.resume(session, served.repository.indexed())
     end_expired_turn(session.id)  # what a dead worker left streaming ends, truthfully
-    return render(
-        request, "chat/session.html", _page_context(session, apps.get_app_config("chat").served)
-    )
+    return render(request, "chat/session.html", _page_context(session, served))
 
 
 @require_POST
@@ -55,7 +52,8 @@ def session_new(request: HttpRequest) -> HttpResponse:
 
 
 def _page_context(session: Session, wiring: Wiring) -> dict:
-    seen = page_token(session.id)  # before drawing: a change from here on reaches the tab
+    # Before drawing: a change from here on reaches the tab.
+    seen = page_token(session.id, wiring.repository.root)
     messages = conversation_items(session)
     streaming = bool(live_turn(session))
     return {
@@ -65,8 +63,8 @@ def _page_context(session: Session, wiring: Wiring) -> dict:
         "session": session,
         "messages": messages,
         "model": chat_model(session.model),
-        "repository_name": Path(settings.ACDC_REPO).name,
-        "repository_path": settings.ACDC_REPO,
+        "repository_name": wiring.repository.root.name,
+        "repository_path": wiring.repository.root,
         # The composer checks a message against these before sending it (chat.js).
         "max_message_chars": settings.ACDC_MAX_MESSAGE_CHARS,
         "max_frame_bytes": settings.ACDC_MAX_FRAME_BYTES,

@@ -2,7 +2,7 @@
 served repository, and the session's "Check after applying edits".
 
 The part lists the declared commands (`chat.repo.commands.declaring`, keyed by
-`settings.ACDC_REPO` as `acdc commands` keys them), what the repository's files suggest
+the served repository's path as `acdc commands` keys them), what the repository's files suggest
 (offered with an Add button, never added by themselves), a form to declare one by hand
 (the command as words, split as a shell would, no shell run unless the person writes one),
 the check switch, and, on a machine without bubblewrap, that every run waits for approval.
@@ -16,7 +16,6 @@ import posixpath
 import shlex
 
 from django.apps import apps
-from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
@@ -40,6 +39,16 @@ def _session(session_id: str) -> Session:
     return session
 
 
+def _served_repository():
+    """The repository the process serves (the served object's part)."""
+    return apps.get_app_config("chat").served.repository
+
+
+def _repository() -> str:
+    """The served repository's path: its declared commands are keyed by it."""
+    return _served_repository().path
+
+
 def _runs() -> CommandRuns:
     return apps.get_app_config("chat").served.commands
 
@@ -49,7 +58,7 @@ def offered(declared: list[Declared]) -> list[Suggestion]:
     second `test` (pytest and a Makefile both suggest one) is named after its program."""
     taken = {command.name for command in declared}
     kept = []
-    for suggestion in suggest(settings.ACDC_REPO, tuple(c.argv for c in declared)):
+    for suggestion in suggest(_served_repository().root, tuple(c.argv for c in declared)):
         name = suggestion.name
         if name in taken:
             program = posixpath.basename(suggestion.argv[0]) or "command"
@@ -64,7 +73,7 @@ def offered(declared: list[Declared]) -> list[Suggestion]:
 def commands_context(
     session: Session, runs: CommandRuns, *, error: str = "", note: str = "", typed=None
 ) -> dict:
-    declared = declaring.declared(str(settings.ACDC_REPO))
+    declared = declaring.declared(_repository())
     return {
         "session": session,
         "declared": declared,
@@ -113,13 +122,13 @@ def command_add(request: HttpRequest, session_id: str) -> HttpResponse:
 
 def _add_suggested(name: str, argv: tuple[str, ...]) -> Declared:
     """Only what the repository suggests now, as it was offered."""
-    offers = offered(declaring.declared(str(settings.ACDC_REPO)))
+    offers = offered(declaring.declared(_repository()))
     if not any(s.name == name and s.argv == argv for s in offers):
         raise DeclarationError(
             f"{declaring.shown(argv)[:80]!r} is not suggested here any more (its file "
             "changed, or it was declared already); declare it by hand below"
         )
-    return declaring.add(str(settings.ACDC_REPO), name, argv)
+    return declaring.add(_repository(), name, argv)
 
 
 def _add_typed(name: str, request: HttpRequest) -> Declared:
@@ -144,9 +153,7 @@ def _add_typed(name: str, request: HttpRequest) -> Declared:
     except BadNumber as exc:
         raise DeclarationError(str(exc).rstrip(".") + " (seconds)") from None
     network = request.POST.get("network") == "on"
-    return declaring.add(
-        str(settings.ACDC_REPO), name, argv, timeout_seconds=seconds, network=network
-    )
+    return declaring.add(_repository(), name, argv, timeout_seconds=seconds, network=network)
 
 
 @require_POST
@@ -154,7 +161,7 @@ def command_remove(request: HttpRequest, session_id: str) -> HttpResponse:
     session = _session(session_id)
     name = request.POST.get("name", "")
     try:
-        declaring.remove(str(settings.ACDC_REPO), name)
+        declaring.remove(_repository(), name)
     except DeclarationError as exc:
         return _part(request, session, error=str(exc))
     note = f"Removed {name}."

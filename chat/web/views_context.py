@@ -28,6 +28,11 @@ from history import selectors
 from history.models import Message, Session
 
 
+def _served():
+    """The process's served object (chat.live.served), as the chat app built it."""
+    return apps.get_app_config("chat").served
+
+
 def _session(session_id: str) -> Session:
     session = selectors.session_get(session_id=session_id)
     if session is None:
@@ -45,7 +50,8 @@ def tools_context(session: Session, error: str = "", note: str = "") -> dict:
         "last_compaction": live,
         "tools_error": error,
         "tools_note": note,
-        "tools_version": tools_token(session.id),  # the other tabs refetch when it moves
+        # The other tabs refetch when it moves.
+        "tools_version": tools_token(session.id, _served().repository.root),
     }
 
 
@@ -90,7 +96,8 @@ def checkpoint_rollback(request: HttpRequest, session_id: str, checkpoint_id: st
     except params.BadNumber as exc:
         return params.bad_request(exc)
     try:
-        checkpoints.rollback(session.id, number, request.POST.get("scope", "conversation"))
+        scope = request.POST.get("scope", "conversation")
+        checkpoints.rollback(session.id, number, scope, repo=_served().repository.indexed())
     except checkpoints.RollbackRefused as exc:
         return _tools(request, session, error=str(exc))
     _follow(session.id, apps.get_app_config("chat").served)
@@ -138,7 +145,7 @@ def endless_context(session: Session, error: str = "") -> dict:
     return {
         "session": session,
         "endless": endless.endless_state(session),
-        "templates": endless.templates(),
+        "templates": endless.templates(_served().repository.root),
         "endless_error": error,
     }
 
@@ -153,6 +160,7 @@ def endless_choose(request: HttpRequest, session_id: str) -> HttpResponse:
         session.id,
         enabled=request.POST.get("enabled") == "on",
         template=request.POST.get("template", ""),
+        root=_served().repository.root,
     )
     session.refresh_from_db()
     return render(request, "chat/_endless.html", endless_context(session, error))
@@ -164,9 +172,9 @@ def files_json(request: HttpRequest, session_id: str) -> JsonResponse:
     locked and refused ones, the selection, pins and shed files as the rows show them;
     and the suffixes that have an outline."""
     session = _session(session_id)
-    repo = sessionsets.repository()
     served = apps.get_app_config("chat").served
-    chosen = tree.held_selection(session, served.runtime)
+    repo = served.repository.indexed()
+    chosen = tree.held_selection(session, served.runtime, repo)
     counts = served.counts
     payload = picker.tree_payload(repo.root, counts, chosen.active, chosen.outlines)
     payload["pinned"], payload["shed"] = sorted(chosen.pinned), sorted(chosen.shed)
@@ -182,8 +190,9 @@ def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
     filter's list, best first."""
     session = _session(session_id)
     served = apps.get_app_config("chat").served
-    chosen = tree.held_selection(session, served.runtime)
-    rows = tree.TreeRows(served.files, sessionsets.repository().root, chosen)
+    repo = served.repository.indexed()
+    chosen = tree.held_selection(session, served.runtime, repo)
+    rows = tree.TreeRows(served.files, repo.root, chosen)
     url = reverse("chat:files_rows", args=[session.id])
     data = request.POST if request.method == "POST" else request.GET
     if "total" in data:
@@ -208,8 +217,8 @@ def files_rows(request: HttpRequest, session_id: str) -> HttpResponse:
 def symbols_json(request: HttpRequest, session_id: str) -> JsonResponse:
     """The definitions the message box's @-completion offers (chat.repo.mentions)."""
     _session(session_id)
-    maps = apps.get_app_config("chat").served.maps
-    return JsonResponse(mentions.symbol_index(sessionsets.repository().root, maps))
+    served = apps.get_app_config("chat").served
+    return JsonResponse(mentions.symbol_index(served.repository.root, served.maps))
 
 
 @require_POST
@@ -219,27 +228,29 @@ def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
     only with `confirm=1` (the person confirmed it goes to the model provider)."""
     session = _session(session_id)
     path = request.POST.get("path", "")
+    served = apps.get_app_config("chat").served
+    repo = served.repository.indexed()
     try:
         if request.POST.get("pinned") == "true":
-            _pin(session, path, confirmed=request.POST.get("confirm") == "1")
+            _pin(session, path, repo, confirmed=request.POST.get("confirm") == "1")
         else:
-            sessionsets.unpin(session, path)
+            sessionsets.unpin(session, path, repo=repo)
     except sessionsets.SetsError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
-    hud = setchanges.refresh_sets(session.id, apps.get_app_config("chat").served)
+    hud = setchanges.refresh_sets(session.id, served)
     # The sets' new name: the page's total takes it, so the follower's news naming them
     # does not draw the whole tree again.
-    sets = tree.sets_named(session, hud)
-    return JsonResponse({"pinned": sessionsets.pinned_paths(session), "sets": sets})
+    sets = tree.sets_named(session, hud, repo)
+    return JsonResponse({"pinned": sessionsets.pinned_paths(session, repo), "sets": sets})
 
 
-def _pin(session: Session, path: str, *, confirmed: bool) -> None:
-    found = boundary.verdict(path) if path else boundary.OK
+def _pin(session: Session, path: str, repo, *, confirmed: bool) -> None:
+    found = boundary.verdict(path, root=repo.root) if path else boundary.OK
     if found.kind == "internal":
         raise sessionsets.SetsError(f"{path}: {found.reason}")
     if found.kind == "secret" and not confirmed:
         raise sessionsets.SetsError(boundary.secret_refusal(path))
-    sessionsets.pin(session, path, allow_secret=confirmed)
+    sessionsets.pin(session, path, repo=repo, allow_secret=confirmed)
 
 
 @require_POST

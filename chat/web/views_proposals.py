@@ -13,13 +13,11 @@ also gets the card as the answer.
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import MappingProxyType
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.apps import apps
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
@@ -65,7 +63,7 @@ async def proposal_answer(request: HttpRequest, proposal_id: str) -> HttpRespons
         fields = await database_sync_to_async(proposals.of_row)(exc.proposal, first)
         return HttpResponse(proposals.render(fields), status=409)
     if decision != answering.DENY:
-        root = Path(settings.ACDC_REPO)
+        root = apps.get_app_config("chat").served.repository.root
         declared = None
         if decision == answering.ALWAYS:
             declared = await database_sync_to_async(answering.declare)(str(root), row.argv)

@@ -47,8 +47,15 @@ _BACKENDS = MappingProxyType({"sqlite": sqlite, "postgresql": postgres})
 
 
 def search_messages(
-    *, repository: str, query: str, role: str | None = None, limit: int = 20
+    *,
+    repository: str,
+    query: str,
+    role: str | None = None,
+    limit: int = 20,
+    recent: memory.WorkingHistories | None = None,
 ) -> SearchResults:
+    """The hits for `query`; when the store has none, those of `recent` (the working
+    histories the process holds, when the caller has them)."""
     text, truncated = clean_query(query)
     if not text:
         return SearchResults(query=text, truncated=truncated)
@@ -58,8 +65,8 @@ def search_messages(
         mode, hits = _indexed(terms, repository, role, limit)
     except DatabaseError:
         mode, hits = "ranked", []  # the store failed: the in-memory histories still answer
-    if not hits:
-        remembered = _in_memory(text, repository, role, limit)
+    if not hits and recent is not None:
+        remembered = _in_memory(recent, text, repository, role, limit)
         if remembered:
             return SearchResults(query=text, truncated=truncated, mode="memory", hits=remembered)
     short = mode == "ranked" and not terms.long_pieces
@@ -106,13 +113,15 @@ def _scanned(
     return list(rows.order_by("-timestamp", "-seq").values_list("id", flat=True)[:limit])
 
 
-def _in_memory(text: str, repository: str, role: str | None, limit: int) -> list[SearchHit]:
+def _in_memory(
+    recent: memory.WorkingHistories, text: str, repository: str, role: str | None, limit: int
+) -> list[SearchHit]:
     """Seed 000's fallback: a case-insensitive match in the working histories this
     process holds (see history.memory), newest session first."""
     needle = text.casefold()
     now = datetime.now(UTC)
     hits: list[SearchHit] = []
-    for session in memory.sessions(repository):
+    for session in recent.sessions(repository):
         for message in reversed(session.history):
             content = message.get("content")
             if not isinstance(content, str) or needle not in content.casefold():

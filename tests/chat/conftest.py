@@ -94,10 +94,11 @@ def served_root(root):
 
 @pytest.fixture
 def repo(root):
-    """`root` as the chat reads it, with a fixed filesystem id."""
+    """`root` as the chat reads it, with a fixed filesystem id and a note of its own writes."""
     from chat.repo.indexing import Repository
+    from chat.repo.own_writes import OwnWrites
 
-    return Repository(root=root, filesystem_id="fs-test")
+    return Repository(root=root, filesystem_id="fs-test", own_writes=OwnWrites())
 
 
 @pytest.fixture

@@ -209,9 +209,9 @@ def test_sqlite_ranks_only_the_newest_matches_and_postgresql_ranks_all(monkeypat
 def test_when_the_store_fails_search_falls_back_to_the_histories_in_memory():
     from django.db import connection
 
-    from history import memory
+    from history.memory import WorkingHistories
 
-    memory.forget_all()
+    memory = WorkingHistories()
     memory.remember(
         "sess_1_abcdef",
         "/repo",
@@ -227,19 +227,17 @@ def test_when_the_store_fails_search_falls_back_to_the_histories_in_memory():
         raise DatabaseError("the store is unavailable")
 
     with connection.execute_wrapper(broken):
-        results = search_messages(repository="/repo", query="tokenizer CACHE")
+        results = search_messages(repository="/repo", query="tokenizer CACHE", recent=memory)
     assert results.mode == "memory"
     [hit] = results.hits
     assert (hit.session_id, hit.message_id, hit.role) == ("sess_1_abcdef", "m1", "user")
     assert [p.text for p in hit.parts if p.marked] == ["Tokenizer cache"]
-    memory.forget_all()
 
 
 def test_a_search_the_store_cannot_answer_finds_the_working_history():
-    from history import memory
+    from history.memory import WorkingHistories
 
-    memory.forget_all()
+    memory = WorkingHistories()
     memory.remember("sess_3_abcdef", "/repo", "t", [{"role": "user", "content": "quokka notes"}])
-    assert search_messages(repository="/repo", query="quokka").mode == "memory"
-    assert search_messages(repository="/repo", query="nothing like it").hits == []
-    memory.forget_all()
+    assert search_messages(repository="/repo", query="quokka", recent=memory).mode == "memory"
+    assert search_messages(repository="/repo", query="nothing like it", recent=memory).hits == []

@@ -207,13 +207,10 @@ def test_thumbnails_show_in_the_session_and_in_search_hits(client):
     assert thumb in client.get("/history/", {"q": "pipeline"}).content.decode()
 
 
-def test_the_search_fragment_answers_from_memory_when_the_store_fails(client):
+def test_the_search_fragment_answers_from_memory_when_the_store_fails(client, served):
     from django.db import DatabaseError, connection
 
-    from history import memory
-
-    memory.forget_all()
-    memory.remember("sess_9_abcdef", str(settings.ACDC_REPO), "Kept in memory", [
+    served.histories.remember("sess_9_abcdef", str(settings.ACDC_REPO), "Kept in memory", [
         {"role": "assistant", "content": "The wombat module parses tokens.", "id": "m9"},
     ])  # fmt: skip
 
@@ -222,7 +219,6 @@ def test_the_search_fragment_answers_from_memory_when_the_store_fails(client):
 
     with connection.execute_wrapper(broken):
         response = client.get("/history/search/", {"q": "wombat"}, HTTP_HX_REQUEST="true")
-    memory.forget_all()
     assert response.status_code == 200
     html = response.content.decode()
     assert "<mark>wombat</mark>" in html and "Kept in memory" in html

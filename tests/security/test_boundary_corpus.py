@@ -24,6 +24,7 @@ from chat.session import setchanges
 from chat.turn.turns import run_turn
 from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.models import Message, ObjectVersion, Session
+from tests import serving
 from tests.chat.sockets import new_session
 from tests.serving import install
 
@@ -132,9 +133,9 @@ def _other_surfaces(session, paths: list[str], served) -> list[str]:
             data = {"path": path, "pinned": "true", "confirm": confirm}
             answer = client.post(f"/s/{session.id}/files/pin/", data)
             assert answer.status_code == 400, (path, answer.content)
-    repo = sessionsets.repository()
+    repo = serving.repository()
     sessionsets.resume(session, repo)
-    parts = {"maps": served.maps, "own_writes": served.own_writes}
+    parts = {"maps": served.maps, "own_writes": served.repository.own_writes}
     watched = watcher.RepositoryWatcher(repo, None, **parts)
     relevant = watched.relevant(str(repo.root / p) for p in paths)
     assert watched.index(relevant + paths) == []
@@ -212,15 +213,15 @@ def test_a_secret_needs_the_persons_confirmation(corpus, path):
     session = Session.objects.create(repository=str(settings.ACDC_REPO))
     problems, _ = setchanges._set_selection(session.id, (path,), wiring=served)
     assert problems == [f"{path} looks like a secret; confirm to send it to the model provider"]
-    assert sessionsets.active_paths(session) == []
+    assert sessionsets.active_paths(session, repo=serving.repository()) == []
     problems, _ = setchanges._set_selection(
         session.id, (path,), confirmed=frozenset({path}), wiring=served
     )
-    assert problems == [] and len(sessionsets.active_paths(session)) == 1
+    assert problems == [] and len(sessionsets.active_paths(session, repo=serving.repository())) == 1
     problems, _ = setchanges._set_selection(
         session.id, (path,), wiring=served
     )  # confirmed before: stays
-    assert problems == [] and len(sessionsets.active_paths(session)) == 1
+    assert problems == [] and len(sessionsets.active_paths(session, repo=serving.repository())) == 1
 
 
 def test_the_pin_endpoint_pins_a_secret_only_when_confirmed(corpus, client):

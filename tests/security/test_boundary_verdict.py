@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
 from chat.repo import boundary
@@ -48,22 +49,22 @@ OK = ["src/app.py", "./src/app.py", "d/keep.txt", "id_rsa.pub", "README.md", "d/
 
 @pytest.mark.parametrize("path", INTERNAL)
 def test_internal_paths_are_internal_under_any_spelling(tree, path):
-    assert boundary.verdict(path).kind == "internal"
+    assert boundary.verdict(path, root=settings.ACDC_REPO).kind == "internal"
 
 
 @pytest.mark.parametrize("path", SECRET)
 def test_secret_shaped_files_are_secret_under_any_spelling(tree, path):
-    assert boundary.verdict(path).kind == "secret"
+    assert boundary.verdict(path, root=settings.ACDC_REPO).kind == "secret"
 
 
 @pytest.mark.parametrize("path", OK)
 def test_ordinary_paths_are_ok(tree, path):
-    assert boundary.verdict(path).kind == "ok"
+    assert boundary.verdict(path, root=settings.ACDC_REPO).kind == "ok"
 
 
 def test_an_absolute_path_into_the_repository_is_judged_too(tree):
-    assert boundary.verdict(str(tree / ".git" / "config")).kind == "internal"
-    assert boundary.verdict(str(tree / ".env")).kind == "secret"
+    assert boundary.verdict(str(tree / ".git" / "config"), root=tree).kind == "internal"
+    assert boundary.verdict(str(tree / ".env"), root=settings.ACDC_REPO).kind == "secret"
 
 
 def test_a_data_folder_outside_the_repository_is_internal_through_a_symlink(tree, tmp_path):
@@ -72,28 +73,31 @@ def test_a_data_folder_outside_the_repository_is_internal_through_a_symlink(tree
     (data / "acdc.sqlite3").write_text("db\n")
     (tree / "to-data").symlink_to(data)
     with override_settings(ACDC_DATA_DIR=data):
-        assert boundary.verdict("to-data/acdc.sqlite3").kind == "internal"
-        assert boundary.verdict(".acdc/acdc.sqlite3").kind == "ok"
+        assert boundary.verdict("to-data/acdc.sqlite3", root=settings.ACDC_REPO).kind == "internal"
+        assert boundary.verdict(".acdc/acdc.sqlite3", root=settings.ACDC_REPO).kind == "ok"
 
 
 def test_acdcignore_and_settings_add_secret_patterns(tree):
     (tree / ".acdcignore").write_text("private/\n")
     (tree / "private").mkdir()
     (tree / "private" / "notes.md").write_text("x\n")
-    assert boundary.verdict("private/notes.md").kind == "secret"
+    assert boundary.verdict("private/notes.md", root=settings.ACDC_REPO).kind == "secret"
     with override_settings(ACDC_SECRET_PATTERNS=("*.sqlite",)):
-        assert boundary.verdict("data/app.sqlite").kind == "secret"
+        assert boundary.verdict("data/app.sqlite", root=settings.ACDC_REPO).kind == "secret"
 
 
 def test_only_a_confirmed_secret_may_be_sent(tree):
-    assert boundary.may_send(".env").kind == "secret"
-    assert boundary.may_send(".env", confirmed=True).ok
-    assert boundary.may_send(".git/config", confirmed=True).kind == "internal"
+    sent = boundary.may_send(".git/config", root=settings.ACDC_REPO, confirmed=True)
+    assert sent.kind == "internal"
+    assert boundary.may_send(".env", root=settings.ACDC_REPO, confirmed=True).ok
+    assert (
+        boundary.may_send(".git/config", root=settings.ACDC_REPO, confirmed=True).kind == "internal"
+    )
 
 
 def test_screen_drops_internal_paths_and_locks_secrets(tree):
     paths = ["src/app.py", ".env", "to-env", "to-db", "sub/.git/HEAD", "id_rsa.pub", "id_rsa"]
-    screened = boundary.screen(paths)
+    screened = boundary.screen(paths, root=settings.ACDC_REPO)
     assert screened.kept == ["src/app.py", ".env", "to-env", "id_rsa.pub", "id_rsa"]
     assert set(screened.locked) == {".env", "to-env", "id_rsa"}
 
@@ -123,8 +127,8 @@ def test_screen_judges_a_listing_as_verdict_judges_each_path(tree, ignore):
         + PARTS
         + [f"src/{a}/{b}" for a in PARTS for b in PARTS]
     )
-    screened = boundary.screen(paths)
+    screened = boundary.screen(paths, root=settings.ACDC_REPO)
     for path in paths:
-        found = boundary.verdict(path)
+        found = boundary.verdict(path, root=settings.ACDC_REPO)
         assert (path in screened.kept) == (found.kind != "internal"), path
         assert (path in screened.locked) == (found.kind == "secret"), path

@@ -103,7 +103,7 @@ async def run_command_call(
     runs: CommandRuns,
     *,
     turn_id: str = "",
-    root: Path | None = None,
+    root: Path,
     on_output: OnOutput | None = None,
     waiting: Waiting | None = None,
 ) -> ToolResult:
@@ -114,7 +114,6 @@ async def run_command_call(
     and the call waits for the person's answer (`runs.answers`), which is its result;
     Stop ends the wait and the proposal is stopped."""
     result = ToolResult(stored_call_id(call.call_id), call.name, "ok", "")
-    root = Path(root or settings.ACDC_REPO)
     try:
         model = _ARGUMENTS[call.name][1]
         result.args = checked_arguments(call.arguments, model)

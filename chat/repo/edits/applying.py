@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Sequence
-from contextvars import ContextVar
 
 from django.db import transaction
 
@@ -30,12 +29,9 @@ from contextcore.edits import Outcome, apply_hunks, diff_hunks, failure_report, 
 from history import edits as rows_
 from history.models import EditJournal, Message, PendingEdit, Session
 
-__all__ = ("APPLY_NOW", "SetOutcome", "accept", "accept_reply", "propose", "reapply", "trial")
+__all__ = ("SetOutcome", "accept", "accept_reply", "propose", "reapply", "trial")
 Status = PendingEdit.Status
 STANDING = (Status.FAILED, Status.CONFLICT)
-# Set by `acdc chat --apply` around its turn: the reply's edits apply when it ends, as with
-# the session's Auto-apply, for this turn only (the switch is the person's, in the page).
-APPLY_NOW: ContextVar[bool] = ContextVar("acdc_apply_now", default=False)
 WHOLE = (
     "Nothing was written: {what} cannot apply ({why}). A reply's edits apply together or "
     "not at all; accept files or hunks one by one to take part of it."
@@ -46,8 +42,10 @@ AUTO_WAITS = (
 )
 
 
-def auto_applies(session: Session) -> bool:
-    return bool(session.auto_apply or APPLY_NOW.get())
+def auto_applies(session: Session, apply_now: bool = False) -> bool:
+    """Whether the turn's edits apply when its reply ends: the session's Auto-apply, or
+    `apply_now` (`acdc chat --apply`: this turn only; the switch is the person's)."""
+    return bool(session.auto_apply or apply_now)
 
 
 def accept_reply(

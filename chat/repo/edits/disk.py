@@ -8,8 +8,9 @@ a reason (`EditRefused`). The text keeps its BOM and line endings byte for byte.
 `write_temporary` and `rename_into` are the two halves of a safe write (a synced temporary
 file in the same folder, then one rename over the old name and a sync of the folder),
 keeping the file's permission bits; `write_text` does both for one file, `remove` deletes.
-Both first note the write in `OWN_WRITES`, which the watcher asks so that acdc's own write
-is not recorded a second time. Non-goals: matching (contextcore.edits), rows (history).
+Both first note the write in the repository's own writes (`repo.own_writes`, the served
+object's), which the watcher asks so that acdc's own write is not recorded a second time.
+Non-goals: matching (contextcore.edits), rows (history).
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,11 +25,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from chat.repo import git, indexing
+from chat.repo.own_writes import OwnWrites
 from contextcore.files import check_text
 
 TEMP_SUFFIX = ".acdc-edit"
 NEW_FILE_MODE = 0o644
-OWN_WRITE_SECONDS = 120.0
 
 
 class EditRefused(ValueError):
@@ -82,11 +81,11 @@ def check_new_text(repo: indexing.Repository, key: str, text: str) -> None:
         raise EditRefused(f"{git.short(key)}: the new content is refused: {reason}")
 
 
-def write_text(full: Path, text: str) -> None:
+def write_text(full: Path, text: str, own: OwnWrites | None) -> None:
     """Replace (or create) `full` with `text` atomically, keeping its permission bits."""
     temporary = full.parent / f".acdc-{uuid.uuid4().hex[:12]}{TEMP_SUFFIX}"
     write_temporary(full, temporary, text)
-    rename_into(temporary, full, sha256_of(text.encode("utf-8")))
+    rename_into(temporary, full, sha256_of(text.encode("utf-8")), own)
 
 
 Writer = Callable[[BinaryIO, bytes], None]
@@ -117,15 +116,18 @@ def write_temporary(full: Path, temporary: Path, text: str, writer: Writer = _wr
         raise
 
 
-def rename_into(temporary: Path, full: Path, sha256: str) -> None:
-    """Put a written temporary file in place of `full` (one rename), noted as acdc's own."""
-    OWN_WRITES.note(full, sha256)
+def rename_into(temporary: Path, full: Path, sha256: str, own: OwnWrites | None) -> None:
+    """Put a written temporary file in place of `full` (one rename), noted as acdc's own
+    in `own` (the repository's)."""
+    if own is not None:
+        own.note(full, sha256)
     os.replace(temporary, full)
     _sync_folder(full.parent)
 
 
-def remove(full: Path) -> None:
-    OWN_WRITES.note(full, None)
+def remove(full: Path, own: OwnWrites | None) -> None:
+    if own is not None:
+        own.note(full, None)
     full.unlink(missing_ok=True)
     _sync_folder(full.parent)
 
@@ -144,41 +146,6 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-class OwnWrites:
-    """Files acdc itself just wrote, with the sha256 written (None: deleted), so the
-    watcher can tell acdc's write from the person's: the same path with the same bytes is
-    ours, anything else is not. Entries lapse after `OWN_WRITE_SECONDS`."""
-
-    def __init__(self, clock=time.monotonic) -> None:
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._written: dict[str, tuple[str | None, float]] = {}
-
-    def note(self, full: Path, sha256: str | None) -> None:
-        with self._lock:
-            now = self._clock()
-            self._written = {k: v for k, v in self._written.items() if v[1] > now}
-            self._written[str(full)] = (sha256, now + OWN_WRITE_SECONDS)
-
-    def is_own(self, full: Path) -> bool:
-        """Whether `full` holds exactly what acdc last wrote there (or is gone as acdc
-        left it), within the lapse time."""
-        with self._lock:
-            entry = self._written.get(str(full))
-        if entry is None or entry[1] <= self._clock():
-            return False
-        try:
-            current = sha256_of(full.read_bytes())
-        except FileNotFoundError:
-            current = None
-        except OSError:
-            return False
-        return current == entry[0]
-
-
 def is_temporary(path: str) -> bool:
     """A temporary file of an edit in flight: never a file of the repository."""
     return path.endswith(TEMP_SUFFIX)
-
-
-OWN_WRITES = OwnWrites()

@@ -110,12 +110,13 @@ def _rename_all(journal, changes, entries, repo) -> None:
     for change, entry in zip(changes, entries, strict=True):
         try:
             if change.after is None:
-                disk.remove(change.full)
+                disk.remove(change.full, repo.own_writes)
             else:
-                disk.rename_into(Path(entry.temporary), change.full, entry.after_sha256)
+                own = repo.own_writes
+                disk.rename_into(Path(entry.temporary), change.full, entry.after_sha256, own)
         except OSError as exc:
             _discard([Path(e.temporary) for e in entries if e.temporary])
-            if not _put_back(done):
+            if not _put_back(done, repo):
                 settle(journal, repo)  # the rows say what is on disk, whatever it is now
                 raise WriteFailed(_failed(exc, change.key, "replacing")) from None
             _end(journal, State.ROLLED_BACK)
@@ -126,14 +127,14 @@ def _rename_all(journal, changes, entries, repo) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _put_back(done: list[Change]) -> bool:
+def _put_back(done: list[Change], repo: indexing.Repository) -> bool:
     """Give the renamed files their content back; False when the disk refused."""
     try:
         for change in reversed(done):
             if change.before is None:
-                disk.remove(change.full)
+                disk.remove(change.full, repo.own_writes)
             else:
-                disk.write_text(change.full, change.before)
+                disk.write_text(change.full, change.before, repo.own_writes)
     except OSError:
         log.exception("a file acdc had written could not be put back")
         return False

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
-from chat.repo import credentials, edittools, indexing, sessionsets
+from chat.repo import credentials, edittools, indexing
 from chat.repo.edits.applying import accept_reply, auto_applies
 from chat.repo.edits.checks import SetOutcome
 from chat.repo.edits.proposing import propose
@@ -39,16 +39,16 @@ def may_hold_blocks(text: str) -> bool:
 
 
 def after_reply(
-    session: Session, message: Message, *, repo: indexing.Repository
+    session: Session, message: Message, *, repo: indexing.Repository, apply_now: bool = False
 ) -> SetOutcome | None:
-    """Bind the turn's edits to `message`, store its blocks, apply them with Auto-apply;
-    None when it has none."""
+    """Bind the turn's edits to `message`, store its blocks, apply them with Auto-apply
+    (or `apply_now`: `acdc chat --apply`); None when it has none."""
     if message.turn_id:
         rows_.edits_bind_message(session=session, turn_id=message.turn_id, message=message)
-    outcome = _blocks(session, message, repo)
+    outcome = _blocks(session, message, repo, apply_now)
     if not message.edits.exists():
         return outcome
-    if auto_applies(session):
+    if auto_applies(session, apply_now):
         applied = accept_reply(session, message, repo=repo, auto=True)
         outcome = outcome or SetOutcome()
         outcome.diffs, outcome.notice = applied.diffs, applied.notice
@@ -56,7 +56,7 @@ def after_reply(
     return outcome
 
 
-def _blocks(session: Session, message: Message, repo) -> SetOutcome | None:
+def _blocks(session: Session, message: Message, repo, apply_now: bool) -> SetOutcome | None:
     """The reply's blocks not stored yet (the retry stored those before it) become rows;
     the `edit_blocks` record says what became of all of them, once."""
     blocks = parse_edit_blocks(message.content or "")
@@ -64,7 +64,7 @@ def _blocks(session: Session, message: Message, repo) -> SetOutcome | None:
         return None
     stored = message.edits.exclude(block_index=None).values_list("block_index", flat=True)
     done = max(stored, default=-1)
-    outcome = _store(session, blocks, done + 1, repo, message.turn_id, message)
+    outcome = _store(session, blocks, done + 1, repo, message.turn_id, apply_now, message)
     failed = message.edits.exclude(block_index=None).filter(status__in=("failed", "conflict"))
     report = "\n".join(row.result for row in failed)
     lines = [row.result for row in message.edits.exclude(block_index=None).order_by("id")]
@@ -81,7 +81,9 @@ def _blocks(session: Session, message: Message, repo) -> SetOutcome | None:
     return outcome
 
 
-def _store(session, blocks: list[EditBlock], start: int, repo, turn_id: str, message=None):
+def _store(
+    session, blocks: list[EditBlock], start: int, repo, turn_id: str, apply_now: bool, message=None
+):
     """The blocks from place `start` on become rows; the unreadable ones are reported."""
     new = [(n, block) for n, block in enumerate(blocks) if n >= start]
     ops = [block.op for _, block in new if block.op is not None]
@@ -95,7 +97,7 @@ def _store(session, blocks: list[EditBlock], start: int, repo, turn_id: str, mes
             turn_id=turn_id,
             blocks=places,
             message=message,
-            auto=auto_applies(session),
+            auto=auto_applies(session, apply_now),
         )
     broken = _broken([block for _, block in new])
     if broken:
@@ -111,18 +113,27 @@ def _broken(blocks: list[EditBlock]) -> list[str]:
     ]
 
 
-def after_turn(session: Session, repo: indexing.Repository) -> SetOutcome | None:
+def after_turn(
+    session: Session, repo: indexing.Repository, apply_now: bool = False
+) -> SetOutcome | None:
     """`after_reply` for the session's newest answer (the after-turn routine's call)."""
     message = (
         session.messages.filter(role=Message.Role.ASSISTANT, status=Message.Status.COMPLETE)
         .order_by("-seq")
         .first()
     )
-    return None if message is None else after_reply(session, message, repo=repo)
+    return (
+        None if message is None else after_reply(session, message, repo=repo, apply_now=apply_now)
+    )
 
 
 def retry_request(
-    session: Session, request: LLMRequest, reply: str, turn_id: str
+    session: Session,
+    request: LLMRequest,
+    reply: str,
+    turn_id: str,
+    repo: indexing.Repository,
+    apply_now: bool = False,
 ) -> LLMRequest | None:
     """The request that asks again for the blocks of `reply` that would not apply (not
     found, ambiguous, refused, unreadable): the conversation, the reply, and a short user
@@ -133,7 +144,7 @@ def retry_request(
     blocks = parse_edit_blocks(reply)
     if not blocks:
         return None
-    outcome = _store(session, blocks, 0, sessionsets.repository(), turn_id)
+    outcome = _store(session, blocks, 0, repo, turn_id, apply_now)
     if not outcome.report:
         return None
     rows_.edits_told(turn_id)

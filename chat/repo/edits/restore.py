@@ -78,11 +78,11 @@ def restore(session: Session, checkpoint: Checkpoint, *, repo: indexing.Reposito
             continue
         before = record(repo, key, session) if found.text is not None else None
         if wanted is None:
-            disk.remove(found.full)
+            disk.remove(found.full, repo.own_writes)
             done.lines.append(f"restored: {key} removed (created after the checkpoint)")
             record(repo, key, session)
             continue
-        disk.write_text(found.full, wanted)
+        disk.write_text(found.full, wanted, repo.own_writes)
         now = record(repo, key, session)
         done.lines.append(f"restored: {key} v{number_of(before)}→v{number_of(now)}")
     return done

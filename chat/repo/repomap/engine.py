@@ -30,13 +30,13 @@ WARMING = "Reading the repository for its map"  # how the notice begins
 MAP_WAIT_SECONDS = 5.0
 
 
-def warm(maps: RepoMaps, root: Path | None = None) -> bool:
+def warm(maps: RepoMaps, root: Path) -> bool:
     """At start-up: build the map's symbols and graph in the background, unless
     ACDC_MAP_TOKENS=0 turned the map off. Whether a build started."""
     if settings.ACDC_MAP_TOKENS == 0:
         return False
     use_stored_symbols(maps)
-    maps.warm_in_background(Path(root or settings.ACDC_REPO))
+    maps.warm_in_background(Path(root))
     return True
 
 
@@ -47,12 +47,12 @@ def use_stored_symbols(maps: RepoMaps) -> None:
         maps.store = SymbolStore(Path(settings.ACDC_DATA_DIR) / FILE_NAME)
 
 
-def warming_notice(maps: RepoMaps, root: Path | None = None) -> str:
+def warming_notice(maps: RepoMaps, root: Path) -> str:
     """What a turn shows while the start-up build runs ("" when none does), with how far
     it has got. The turn waits for it a few seconds (a first turn without the map puts
     the map into the second turn's cached prefix and loses that cache), then goes
     without it rather than keep the person waiting on a huge repository."""
-    root = Path(root or settings.ACDC_REPO)
+    root = Path(root)
     if not maps.warming(root):
         return ""
     found = maps.progress(root)
@@ -70,13 +70,13 @@ def fill(
     selected: Iterable[str],
     pinned: Iterable[str],
     user_text: str,
-    root: Path | None = None,
+    root: Path,
     now: float | None = None,
 ) -> RepoMap | None:
     budget = map_budget(manager.facts.max_input_tokens, settings.ACDC_MAP_TOKENS)
     recent = [*_texts(manager.recent_history(RECENT_MESSAGES)), user_text]
     use_stored_symbols(maps)
-    root = Path(root or settings.ACDC_REPO)
+    root = Path(root)
     if not maps.wait_warm(root, MAP_WAIT_SECONDS):
         log.info("the map of %s is still being read: this request goes without it", root)
         manager.update_context_texts(repo_map="")

@@ -39,31 +39,29 @@ def parse_bytes(path: str, raw: bytes, size_cap: int) -> FileSymbols:
     return parse(path, text) if text is not None else NO_SYMBOLS
 
 
-def parse_chunk(items: list[Item], size_cap: int) -> list[FileSymbols]:
-    """In a worker: the symbols of each file of the chunk, in order."""
-    _exit_if_orphaned()
+def parse_chunk(items: list[Item], size_cap: int, parent: int = 0) -> list[FileSymbols]:
+    """In a worker: the symbols of each file of the chunk, in order (none once `parent`,
+    the server that sent it, is gone)."""
+    _exit_if_orphaned(parent)
     return [parse_bytes(path, raw, size_cap) for path, raw in items]
 
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-_parent = 0  # in a worker: the server's pid
 
 
 def start_worker(parent: int, nice: int) -> None:
     """A worker's initializer: die with `parent` (the server), run at `nice`. Linux sends
     the signal when the *thread* that started the worker ends; `Parsing` starts and shuts
     down its pool in one thread, which therefore outlives its workers."""
-    global _parent
-    _parent = parent
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    _exit_if_orphaned()  # the server may have gone before the signal was asked for
+    _exit_if_orphaned(parent)  # the server may have gone before the signal was asked for
     os.nice(nice)
 
 
-def _exit_if_orphaned() -> None:
-    if _parent and os.getppid() != _parent:
+def _exit_if_orphaned(parent: int) -> None:
+    if parent and os.getppid() != parent:
         os._exit(1)
 
 
@@ -111,7 +109,9 @@ class Parsing:
                     initializer=start_worker,
                     initargs=(os.getpid(), self.nice),
                 )
-            self._sent.append((chunk, self._pool.submit(parse_chunk, chunk, self.size_cap)))
+            self._sent.append(
+                (chunk, self._pool.submit(parse_chunk, chunk, self.size_cap, os.getpid()))
+            )
         except Exception as exc:  # no processes here (limits, a sandbox): parse in this thread
             if isinstance(exc, RuntimeError) and "shutdown" in str(exc):
                 # The process is ending (SIGTERM, Ctrl-C) while a build runs: nothing to

@@ -35,7 +35,6 @@ from chat.repo.sessionsets.entries import (
     file_choice,
     outline_paths,
     pinned_paths,
-    repository,
 )
 from chat.repo.sessionsets.resolving import (
     confirmed_secret,
@@ -62,7 +61,6 @@ __all__ = (
     "person_selected",
     "pin",
     "pinned_paths",
-    "repository",
     "resolve",
     "resume",
     "set_active_files",

@@ -21,7 +21,6 @@ from chat.repo.sessionsets.entries import (
     SetsError,
     display_path,
     entry_of,
-    repository,
 )
 from chat.repo.sessionsets.resolving import resolve
 from history.models import ContentObject, Session, SessionObject
@@ -47,14 +46,13 @@ def activate(
     session: Session,
     ref: str,
     *,
-    repo: indexing.Repository | None = None,
+    repo: indexing.Repository,
     allow_secret: bool = False,
     outline: bool = False,
 ) -> Entry:
     """§3.3 activate: into the pool and the active set; a file is (re)read first, so the
     active content is current and a stub becomes a full version. With `outline` a file
     goes to the prompt as its outline (only a file of a language acdc has a grammar for)."""
-    repo = repo or repository()
     obj = resolve(session, ref, repo, allow_secret=allow_secret)
     _judge(obj, repo, allow_secret=allow_secret)
     if outline and obj.type != ContentObject.Type.FILE:
@@ -79,7 +77,6 @@ def activate(
 
 def _change(session: Session, ref: str, repo, **values: bool) -> Entry:
     """Taking out never reads, so a secret may be named; pins are judged by `pin`."""
-    repo = repo or repository()
     obj = resolve(session, ref, repo, discover=False, allow_secret=True)
     link = SessionObject.objects.filter(session=session, object=obj).first()
     if link is None:
@@ -90,7 +87,7 @@ def _change(session: Session, ref: str, repo, **values: bool) -> Entry:
     return entry_of(session, obj, repo)
 
 
-def deactivate(session: Session, ref: str, *, repo: indexing.Repository | None = None) -> Entry:
+def deactivate(session: Session, ref: str, *, repo: indexing.Repository) -> Entry:
     """§3.3 deactivate: out of the active set, still in the pool (shown as metadata)."""
     return _change(session, ref, repo, active=False)
 
@@ -99,11 +96,10 @@ def pin(
     session: Session,
     ref: str,
     *,
-    repo: indexing.Repository | None = None,
+    repo: indexing.Repository,
     allow_secret: bool = False,
 ) -> Entry:
     """Exempt from auto-collapse and from shedding. A path not yet known is discovered."""
-    repo = repo or repository()
     obj = resolve(session, ref, repo, allow_secret=allow_secret)
     _judge(obj, repo, allow_secret=allow_secret)
     link = _link(session, obj)
@@ -113,7 +109,7 @@ def pin(
     return _change(session, obj.id, repo, pinned=True)
 
 
-def unpin(session: Session, ref: str, *, repo: indexing.Repository | None = None) -> Entry:
+def unpin(session: Session, ref: str, *, repo: indexing.Repository) -> Entry:
     return _change(session, ref, repo, pinned=False)
 
 
@@ -121,7 +117,7 @@ def set_active_files(
     session: Session,
     paths: Iterable[str],
     *,
-    repo: indexing.Repository | None = None,
+    repo: indexing.Repository,
     confirmed: Collection[str] = (),
     outlines: Collection[str] = (),
 ) -> list[str]:
@@ -129,7 +125,6 @@ def set_active_files(
     message for every path that could not be activated. Toolcalls are left alone.
     A secret-shaped path is activated only when it is in `confirmed`; a path also in
     `outlines` is activated as its outline."""
-    repo = repo or repository()
     wanted = list(dict.fromkeys(p for p in paths if p))
     problems = []
     keep: set[str] = set()

@@ -1,19 +1,17 @@
 """A session's sets as read: one `Entry` per object of its index, and the paths of each set.
 
-`entries` costs two queries whatever the number of objects and versions. `repository` is
-the served repository with this host's filesystem id and the configured mounts; every
-function here takes one, or builds it. Non-goals: changing the sets (`changes`), resolving
-what the person or the model names (`resolving`).
+`entries` costs two queries whatever the number of objects and versions. Every function
+here takes the repository as indexing reads it (the served repository's `indexed`).
+Non-goals: changing the sets (`changes`), resolving what the person or the model names
+(`resolving`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
 from pathlib import Path
 
-from django.conf import settings
 from django.db.models import Exists, OuterRef, Subquery
 
 from chat.repo import indexing
@@ -44,25 +42,6 @@ class Entry:
     outline: bool = False  # active as its outline (signatures only), not its whole text
 
 
-@cache
-def _filesystem_id() -> str:
-    return objects.host_filesystem_id()
-
-
-def repository(session: Session | None = None) -> indexing.Repository:
-    """The served repository, with this host's filesystem id and the configured mounts;
-    for `session`, with the `.acdcignore` texts its turns started with (what counts as
-    secret in it can only grow)."""
-    mounts = tuple(
-        objects.MountMapping(agent, canonical, _filesystem_id())
-        for agent, canonical in getattr(settings, "ACDC_MOUNTS", ())
-    )
-    floor = tuple(session.secret_floor or ()) if session is not None else ()
-    return indexing.Repository(
-        Path(settings.ACDC_REPO), _filesystem_id(), mounts, secret_floor=floor
-    )
-
-
 def display_path(obj: ContentObject, repo: indexing.Repository) -> str:
     """§4.1 displayPath: repository-relative for files inside the repository, else the
     agent-visible path the mount mappings give (the canonical path when none applies)."""
@@ -74,10 +53,9 @@ def display_path(obj: ContentObject, repo: indexing.Repository) -> str:
         return objects.to_display(obj.source, repo.mappings)
 
 
-def entries(session: Session, repo: indexing.Repository | None = None) -> list[Entry]:
+def entries(session: Session, repo: indexing.Repository) -> list[Entry]:
     """Every object of the session's index, in index order, with its latest version: two
     queries, whatever the number of objects and of their versions."""
-    repo = repo or repository()
     versions_of = ObjectVersion.objects.filter(object_id=OuterRef("object_id"))
     links = list(
         SessionObject.objects.filter(session=session)
@@ -135,7 +113,7 @@ def entry_of(session: Session, obj: ContentObject, repo) -> Entry:
 
 
 def file_choice(
-    session: Session, repo: indexing.Repository | None = None
+    session: Session, repo: indexing.Repository
 ) -> tuple[list[str], list[str], list[str]]:
     """The session's files as the Files panel shows them, from one reading: the active
     ones, those of them sent as outlines, the pinned ones."""
@@ -145,14 +123,14 @@ def file_choice(
     return active, outlined, [e.path for e in files if e.pinned]
 
 
-def active_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:
+def active_paths(session: Session, repo: indexing.Repository) -> list[str]:
     return [e.path for e in entries(session, repo) if e.type == "file" and e.active]
 
 
-def outline_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:
+def outline_paths(session: Session, repo: indexing.Repository) -> list[str]:
     """Active files sent as their outline (a subset of `active_paths`)."""
     return [e.path for e in entries(session, repo) if e.type == "file" and e.active and e.outline]
 
 
-def pinned_paths(session: Session, repo: indexing.Repository | None = None) -> list[str]:
+def pinned_paths(session: Session, repo: indexing.Repository) -> list[str]:
     return [e.path for e in entries(session, repo) if e.type == "file" and e.pinned]

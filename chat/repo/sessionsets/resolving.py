@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from django.db.models import Q
 
 from chat.repo import boundary, git, indexing
-from chat.repo.sessionsets.entries import SetsError, repository
+from chat.repo.sessionsets.entries import SetsError
 from history import objects
 from history.models import ContentObject, Session, SessionObject
 
@@ -23,7 +23,7 @@ from history.models import ContentObject, Session, SessionObject
 def resolve(
     session: Session,
     ref: str,
-    repo: indexing.Repository | None = None,
+    repo: indexing.Repository,
     *,
     discover: bool = True,
     allow_secret: bool = False,
@@ -31,7 +31,6 @@ def resolve(
     """The content object `ref` names: an object id, or a path inside the repository.
 
     A path not yet known becomes a discovery stub in the session (when `discover`)."""
-    repo = repo or repository()
     path = indexing.as_written(repo, ref or "")
     ref = (ref or "").strip()
     if not ref:
@@ -82,9 +81,8 @@ def person_selected(session_id: str, obj: ContentObject) -> bool:
     ).exists()
 
 
-def confirmed_secret(session_id: str, path: str, repo: indexing.Repository | None = None) -> bool:
+def confirmed_secret(session_id: str, path: str, repo: indexing.Repository) -> bool:
     """`path` is a secret-shaped file the person confirmed in this session."""
-    repo = repo or repository()
     try:
         _, source = indexing.locate(repo, path, allow_secret=True)
     except indexing.IndexingError:
@@ -107,7 +105,9 @@ def hold_secret_floor(session_id: str, root) -> None:
         session.save(update_fields=["secret_floor"])
 
 
-def file_guard(session_id: str, floor: Sequence[str] | None = None) -> Callable[[str], str]:
+def file_guard(
+    session_id: str, repo: indexing.Repository, floor: Sequence[str] | None = None
+) -> Callable[[str], str]:
     """The boundary for the engine's own file reads (contextcore's `FileContext.guard`):
     never an internal path; a secret only when the person confirmed it in this session.
     `floor` is the session's secret floor when the caller has the row (else it is read)."""
@@ -117,8 +117,8 @@ def file_guard(session_id: str, floor: Sequence[str] | None = None) -> Callable[
     floor = tuple(floor)
 
     def guard(path: str) -> str:
-        found = boundary.verdict(path, floor=floor)
-        if found.kind == "secret" and confirmed_secret(session_id, path):
+        found = boundary.verdict(path, root=repo.root, floor=floor)
+        if found.kind == "secret" and confirmed_secret(session_id, path, repo):
             return ""
         return found.reason
 

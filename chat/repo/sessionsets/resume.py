@@ -6,18 +6,17 @@ leaves the active and pinned sets, a secret the person has not selected is not r
 from __future__ import annotations
 
 from chat.repo import boundary, indexing
-from chat.repo.sessionsets.entries import display_path, ever_read, repository
+from chat.repo.sessionsets.entries import display_path, ever_read
 from history.models import ContentObject, Session, SessionObject
 
 
-def resume(session: Session, repo: indexing.Repository | None = None) -> list[tuple[str, str]]:
+def resume(session: Session, repo: indexing.Repository) -> list[tuple[str, str]]:
     """§3.6 on session load: reconcile every sourced object of the session with the disk.
 
     Returns (path, outcome) per file: updated (new version), deleted (null version
     written), unreachable (cannot be read now: the latest version stays), unchanged,
     refused (an internal path, or a secret the person has not selected: not read, and an
     internal one leaves the active and pinned sets)."""
-    repo = repo or repository()
     report = []
     links = SessionObject.objects.filter(
         session=session, object__type=ContentObject.Type.FILE

@@ -131,12 +131,9 @@ TOOL_SPECS: tuple[dict[str, Any], ...] = tuple(
 TOOL_NAMES = tuple(spec["function"]["name"] for spec in TOOL_SPECS)
 
 
-def run_tool(
-    session: Session, call: ToolCall, repo: indexing.Repository | None = None, *, maps: RepoMaps
-):
+def run_tool(session: Session, call: ToolCall, repo: indexing.Repository, *, maps: RepoMaps):
     """Carry out one call and record it as a toolcall object; never raises for bad input.
     Outlines come from `maps`, the process's repository maps."""
-    repo = repo or sessionsets.repository(session)
     result = ToolResult(stored_call_id(call.call_id), call.name, "ok", "")
     try:
         result.args = _arguments(call)

@@ -80,6 +80,7 @@ class SentMessage:
     images: tuple[str, ...] = ()
     model: str = ""
     mentions: Sequence[Mention] = ()
+    apply: bool = False  # its reply's edits apply when it ends (`acdc chat --apply`)
 
 
 async def run_message(
@@ -119,6 +120,7 @@ async def run_message(
             stopping=stopping,
             commands=commands,
             page_served=page_served,
+            apply_now=message.apply,
         )
     finally:
         if opening.alt_of:

@@ -70,7 +70,7 @@ def open_turn(
     another turn runs, `SessionMissing` for an unknown session)."""
     owner = take_lease(session_id, turn_id, services.title_from(user_text))
     try:
-        sessionsets.hold_secret_floor(session_id, settings.ACDC_REPO)
+        sessionsets.hold_secret_floor(session_id, wiring.repository.root)
         return SessionContext.open(session_id, wiring, model=model, owner=owner)
     except BaseException:
         release_lease(session_id, owner)
@@ -93,7 +93,14 @@ async def _managed_view(ctx: SessionContext, user_text: str, turn_id: str):
     if not endless.endless_state(ctx.session)["enabled"]:
         return endless.Managed()
     return await endless.managed_history(
-        ctx.session, ctx.history, user_text, turn_id, ctx.runtime, ctx.manager, ctx.tools
+        ctx.session,
+        ctx.history,
+        user_text,
+        turn_id,
+        ctx.runtime,
+        ctx.manager,
+        ctx.tools,
+        root=ctx.repository.root,
     )
 
 
@@ -133,7 +140,8 @@ def _first_time(ctx: SessionContext, note: str | None) -> bool:
 
 def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None) -> Prepared:
     session, manager = ctx.session, ctx.manager
-    set_notices, entries = sync_sets(session, manager, ctx.maps)
+    repo = ctx.repository.indexed()
+    set_notices, entries = sync_sets(session, manager, ctx.maps, repo)
     related = _ground(ctx, user_text)
     now = time.time()
     repomap_engine.fill(
@@ -142,6 +150,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None)
         selected=[e.path for e in entries if e.type == "file" and e.active and not e.stub],
         pinned=[e.path for e in entries if e.type == "file" and e.pinned],
         user_text=user_text,
+        root=ctx.repository.root,
         now=now,
     )
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
@@ -150,7 +159,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None)
         prompt = manager.prepare_request(user_text, images=inputs, now=now)
     cut = substitute is None and any(n.kind == "history_truncated" for n in prompt.notices)
     ctx.note_engine_history(cut)
-    release_dropped(session, manager, entries)
+    release_dropped(session, manager, entries, repo)
     notices = [Notice(ctx.warning, "warning")] if _first_time(ctx, ctx.warning) else []
     if managed is not None and managed.notice:
         notices.append(Notice(managed.notice, "warning"))

@@ -59,7 +59,7 @@ def version_show(request: HtmxHttpRequest, message_id: str) -> HttpResponse:
     # Every tab of the session draws the frame, the one that clicked too: its socket
     # usually brings the frame before this answer, and an answer with the same panels
     # would then look for them from a form no longer in the page (an htmx error).
-    to_session(session.id, html)
+    to_session(session.id, html, act=request.act)
     return HttpResponse(status=204)
 
 

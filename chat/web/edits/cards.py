@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from django.conf import settings
 from django.template.loader import render_to_string
 
-from chat.repo import edittools, git, sessionsets
+from chat.repo import edittools, git, indexing
 from chat.repo.edits import applying, disk
 from chat.repo.edits.versions import seen_texts
 from chat.web.edits.commit_view import commit_frame
@@ -126,18 +125,17 @@ class Card:
         return self.problems[SHOWN_PROBLEMS:]
 
 
-def cards_for(message: Message) -> list[Card]:
+def cards_for(message: Message, repo: indexing.Repository) -> list[Card]:
     """The message's cards, in the order its edits were proposed."""
-    return _cards(message.edits.all(), message.session)
+    return _cards(message.edits.all(), message.session, repo)
 
 
-def _cards(rows, session: Session) -> list[Card]:
+def _cards(rows, session: Session, repo: indexing.Repository) -> list[Card]:
     groups: dict[str, list[PendingEdit]] = {}
     for row in rows.select_related("version_before", "version_after").order_by("id"):
         groups.setdefault(row.path, []).append(row)
     if not groups:
         return []
-    repo = sessionsets.repository()
     return [_card(session, path, rows, repo) for path, rows in groups.items()]
 
 
@@ -218,9 +216,14 @@ def _diff_proposed(card: Card, row: PendingEdit) -> None:
 
 
 def edits_context(
-    message: Message, *, oob: bool = False, note: str = "", alert: bool = False
+    message: Message,
+    repo: indexing.Repository,
+    *,
+    oob: bool = False,
+    note: str = "",
+    alert: bool = False,
 ) -> dict:
-    cards = cards_for(message)
+    cards = cards_for(message, repo)
     rows = [row for card in cards for row in card.rows]
     pending = [row for row in rows if row.status == Status.PENDING]
     return {
@@ -239,7 +242,12 @@ def edits_context(
 
 
 def render_edits(
-    message: Message, *, oob: bool = False, note: str = "", alert: bool = False
+    message: Message,
+    repo: indexing.Repository,
+    *,
+    oob: bool = False,
+    note: str = "",
+    alert: bool = False,
 ) -> str:
     """The reply's edits section (`edits-<message id>`); empty when edits are off. With
     no note of its own, it says why Auto-apply left edits for the person, if it did."""
@@ -248,11 +256,11 @@ def render_edits(
     if not note:
         note = applying.waiting_reason(message.session, message)
         alert = bool(note)
-    context = edits_context(message, oob=oob, note=note, alert=alert)
+    context = edits_context(message, repo, oob=oob, note=note, alert=alert)
     return render_to_string("chat/_edits.html", context)
 
 
-def latest_reply_frames(session_id: str) -> list[str]:
+def latest_reply_frames(session_id: str, repo: indexing.Repository) -> list[str]:
     """The edits frame of the session's newest reply once its turn is over (the finished
     reply has an empty `edits-<id>` for it), and the git badges of the files its edits
     wrote (Auto-apply) with the commit form, which now has something to commit; none
@@ -264,44 +272,44 @@ def latest_reply_frames(session_id: str) -> list[str]:
     )
     if message is None or not message.edits.exists():
         return []
-    frames = [render_edits(message, oob=True), *_written_badges(message.edits.all())]
+    written = _written_badges(message.edits.all(), repo.root)
+    frames = [render_edits(message, repo, oob=True), *written]
     if message.edits.filter(status=Status.APPLIED).exists():
-        frames.append(commit_frame(message.session))
+        frames.append(commit_frame(message.session, repo))
     return frames
 
 
-def turn_frames(turn_id: str) -> list[str]:
+def turn_frames(turn_id: str, repo: indexing.Repository) -> list[str]:
     """The cards of a reply still streaming, and the git badges of the files written."""
     rows = PendingEdit.objects.filter(turn_id=turn_id, message=None)
-    return [render_turn_edits(turn_id, oob=True), *_written_badges(rows)]
+    return [render_turn_edits(turn_id, repo, oob=True), *_written_badges(rows, repo.root)]
 
 
-def _written_badges(rows) -> list[str]:
+def _written_badges(rows, root: Path) -> list[str]:
     written = set(rows.filter(status=Status.APPLIED).values_list("path", flat=True))
-    return [badges_message(written)] if written else []
+    return [badges_message(written, root)] if written else []
 
 
-def badges_message(paths: Iterable[str]) -> str:
-    """A Files panel update with the git badges of `paths` ("" where git sees no change):
-    the watcher's events carry none."""
-    repo = Path(settings.ACDC_REPO)
-    now = git.status(repo)
+def badges_message(paths: Iterable[str], root: Path) -> str:
+    """A Files panel update with the git badges of `paths` ("" where git sees no change)
+    in the repository at `root`: the watcher's events carry none."""
+    now = git.status(root)
     return badges_update({path: now.get(path, "") for path in paths})
 
 
-def render_turn_edits(turn_id: str, *, oob: bool = False) -> str:
+def render_turn_edits(turn_id: str, repo: indexing.Repository, *, oob: bool = False) -> str:
     """The edits a reply still streaming has proposed (`msg-<turn>-edits`), as read-only
     cards: they are accepted or rejected once the reply is stored and its cards drawn."""
     if not edittools.enabled():
         return ""
     rows = PendingEdit.objects.filter(turn_id=turn_id, message=None)
     first = rows.select_related("session").first()
-    cards = _cards(rows, first.session) if first is not None else []
+    cards = _cards(rows, first.session, repo) if first is not None else []
     context = {"section_id": f"msg-{turn_id}-edits", "cards": cards, "live": True, "oob": oob}
     return render_to_string("chat/_edits.html", context)
 
 
-def pending_frames(session_id: str, paths: list[str]) -> str:
+def pending_frames(session_id: str, paths: list[str], repo: indexing.Repository) -> str:
     """The edits sections, drawn again, of the session's replies with edits pending on
     `paths` (files that changed on disk: a pending card may now be a conflict)."""
     if not edittools.enabled():
@@ -311,4 +319,4 @@ def pending_frames(session_id: str, paths: list[str]) -> str:
     ).exclude(message=None)
     ids = set(waiting.values_list("message_id", flat=True))
     replies = Message.objects.filter(pk__in=ids).select_related("session").order_by("seq")
-    return "".join(render_edits(message, oob=True) for message in replies)
+    return "".join(render_edits(message, repo, oob=True) for message in replies)

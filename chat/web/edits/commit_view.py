@@ -13,12 +13,13 @@ nothing) to commit, without a reload.
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_http_methods
 
-from chat.repo import edittools, sessionsets
+from chat.repo import edittools, indexing
 from chat.repo.edits.commit import CommitRefused, changed_hooks, changes, commit
 from chat.repo.edits.commit_message import propose
 from history import selectors
@@ -27,9 +28,15 @@ from history.models import Session
 _HOOK_CHOICES = ("run", "skip")
 
 
-def commit_context(session: Session, *, error: str = "", note: str = "", message: str = "") -> dict:
+def commit_context(
+    session: Session,
+    repo: indexing.Repository,
+    *,
+    error: str = "",
+    note: str = "",
+    message: str = "",
+) -> dict:
     """What the form shows: the files it would commit, the message box's text, the hooks."""
-    repo = sessionsets.repository()
     found = changes(session, repo=repo)
     return {
         "session": session,
@@ -41,9 +48,9 @@ def commit_context(session: Session, *, error: str = "", note: str = "", message
     }
 
 
-def commit_frame(session: Session) -> str:
+def commit_frame(session: Session, repo: indexing.Repository) -> str:
     """The form (`edit-commit`) drawn again out of band, for a tab's socket frame."""
-    context = {**commit_context(session), "oob": True}
+    context = {**commit_context(session, repo), "oob": True}
     return render_to_string("chat/_edit_commit.html", context)
 
 
@@ -52,6 +59,7 @@ def edits_commit(request: HttpRequest, session_id: str) -> HttpResponse:
     session = selectors.session_get(session_id=session_id)
     if session is None or not edittools.enabled():
         raise Http404("no such session")
+    repo = apps.get_app_config("chat").served.repository.indexed()
     extra: dict[str, str] = {}
     if request.method == "POST":
         message = request.POST.get("message", "")
@@ -60,7 +68,7 @@ def edits_commit(request: HttpRequest, session_id: str) -> HttpResponse:
             done = commit(
                 session,
                 message,
-                repo=sessionsets.repository(),
+                repo=repo,
                 hooks=hooks if hooks in _HOOK_CHOICES else "ask",
             )
         except CommitRefused as exc:
@@ -68,4 +76,4 @@ def edits_commit(request: HttpRequest, session_id: str) -> HttpResponse:
         else:
             skipped = " (no hook ran)" if hooks == "skip" else ""
             extra = {"note": f"Committed {len(done.paths)} file(s){skipped}: {done.summary}"}
-    return render(request, "chat/_edit_commit.html", commit_context(session, **extra))
+    return render(request, "chat/_edit_commit.html", commit_context(session, repo, **extra))

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from pathlib import Path
 
-from django.conf import settings
+from django.apps import apps
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from chat.repo import edittools, sessionsets
+from chat.repo import edittools
 from chat.repo.edits import applying, disk, undo
 from chat.repo.git import shown
 from chat.turn import checking, faults
@@ -63,7 +64,7 @@ def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
         hunk = whole_number(raw, what="The hunk", low=1, high=100_000) if raw else None
     except BadNumber as exc:
         return bad_request(exc)
-    repo = sessionsets.repository()
+    repo = apps.get_app_config("chat").served.repository.indexed()
     alert = False
     if op in ("undo", "reapply"):
         act = undo.undo if op == "undo" else applying.reapply
@@ -73,20 +74,20 @@ def edits_act(request: HttpRequest, message_id: str) -> HttpResponse:
         note = _one_hunk(message, path or "", hunk - 1, accepted=op == "accept", repo=repo)
     else:
         note, alert = _decide(message, path, accepted=op == "accept", repo=repo)
-    html = render_edits(message, oob=True, note=note, alert=alert)
+    html = render_edits(message, repo, oob=True, note=note, alert=alert)
     if op != "reject":  # what there is to commit changed: the form appears, or goes
-        html += commit_frame(message.session)
-    to_session(message.session_id, html)
+        html += commit_frame(message.session, repo)
+    to_session(message.session_id, html, act=request.act)
     if op != "reject":
-        _badges({row.path for row in message.edits.all()})
+        _badges({row.path for row in message.edits.all()}, repo.root, request.act)
     # Nothing in the answer: the pressed button is gone once the frame above swapped its
     # section, and htmx looks for an answer's out-of-band targets from the button.
     return HttpResponse(status=204)
 
 
-def _badges(paths: set[str]) -> None:
+def _badges(paths: set[str], root: Path, act: str) -> None:
     """The Files panel's git badges of the files acdc wrote, in every tab of the repository."""
-    to_repository(settings.ACDC_REPO, badges_message(paths))
+    to_repository(root, badges_message(paths, root), act=act)
 
 
 def _pending(message: Message, path: str | None) -> list[PendingEdit]:
@@ -184,7 +185,7 @@ def auto_apply(request: HttpRequest, session_id: str) -> HttpResponse:
     session.auto_apply = request.POST.get("enabled") == "on"
     session.save(update_fields=["auto_apply"])
     oob = render(request, "chat/_auto_apply.html", {"session": session, "oob": True})
-    to_session(session.id, oob.content.decode())
+    to_session(session.id, oob.content.decode(), act=request.act)
     return HttpResponse(status=204)  # the frame above redraws the switch, here too
 
 

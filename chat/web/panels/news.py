@@ -54,11 +54,11 @@ def session_frames(
     except Session.DoesNotExist:
         return []
     session = Session.objects.get(pk=session_id)
-    held = held_selection(session, wiring.runtime)  # counted again: its total
+    held = held_selection(session, wiring.runtime, wiring.repository.indexed())  # its total
     total = render_to_string(
         "chat/_picker_total.html", {"total": total_of(panel, repo, held), "oob": True}
     )
-    cards = pending_frames(session_id, list(paths))
+    cards = pending_frames(session_id, list(paths), wiring.repository.indexed())
     return [render_hud(hud), total, *([cards] if cards else [])]
 
 

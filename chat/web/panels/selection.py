@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
@@ -53,7 +52,7 @@ def answer_choice(panel: FilesPanel, session_id: str, frame: Choice, wiring: Wir
     (one session read), saved, the engine and HUD following, drawn as the frames to send.
     A frame naming a box (`choose`) changes that box's files; one without names the whole
     selection (the command line's drivers, the benchmarks)."""
-    repo = Path(settings.ACDC_REPO)
+    repo = wiring.repository.root
     resolve = choice_of(panel, repo, frame) if frame.choose else _whole(frame)
     change = setchanges.change_selection(session_id, resolve, wiring)
     hud = change.hud

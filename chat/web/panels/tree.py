@@ -19,7 +19,7 @@ from pathlib import Path
 from django.template.loader import render_to_string
 
 from chat.llm.runtime import Runtime, chat_model
-from chat.repo import git, sessionsets
+from chat.repo import git, indexing, sessionsets
 from chat.repo.listings import FilesPanel, folders_of
 from chat.repo.repomap.symbols import language_of
 from chat.session.hud import request_facts
@@ -142,10 +142,10 @@ class TreeRows:
         }
 
 
-def held_selection(session: Session, runtime: Runtime) -> Selection:
+def held_selection(session: Session, runtime: Runtime, repo: indexing.Repository) -> Selection:
     """The session's files as the Files panel shows them, with the files sending would
     shed and the budget as the last assembly made them."""
-    active, chosen_outlines, pinned = sessionsets.file_choice(session)
+    active, chosen_outlines, pinned = sessionsets.file_choice(session, repo)
     saved = (session.context_state or {}).get("hud") or {}
     return Selection(
         active=frozenset(active),
@@ -157,11 +157,11 @@ def held_selection(session: Session, runtime: Runtime) -> Selection:
     )
 
 
-def sets_named(session: Session, hud: dict) -> str:
+def sets_named(session: Session, hud: dict, repo: indexing.Repository) -> str:
     """The name of the sets `session` holds now, with the files `hud` says sending would
     shed: what the follower's news names (chat.live.follower), so a tab that was told it
     keeps its rows when that news comes."""
-    active, chosen_outlines, pinned = sessionsets.file_choice(session)
+    active, chosen_outlines, pinned = sessionsets.file_choice(session, repo)
     shed = frozenset(hud.get("shed", []))
     return Selection(
         frozenset(active), frozenset(chosen_outlines), frozenset(pinned), shed

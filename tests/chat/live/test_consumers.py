@@ -255,7 +255,8 @@ async def test_two_workers_sending_at_once_leave_a_well_formed_history(fake, ser
         for text in ("tab one", "tab two")
     ]
     parts = served.runtime, served.maps, served.files
-    workers = TurnHost(LocalTabs(), *parts), TurnHost(LocalTabs(), *parts)
+    more = {"repository": served.repository, "histories": served.histories}
+    workers = TurnHost(LocalTabs(), *parts, **more), TurnHost(LocalTabs(), *parts, **more)
     await asyncio.gather(
         *(w.submit(session.id, f, t) for w, f, t in zip(workers, frames, tabs, strict=True))
     )

@@ -304,7 +304,7 @@ def test_every_frame_carries_the_turn_id():
         TurnDelta("t9", "x"),
         TurnFinished("t9", "error", "x", "m", error="provider down"),
         TurnNotice("t9", "Removed big.txt", paths=("big.txt",)),
-        SetsChanged("t9", ("README.md",), active=("README.md",)),
+        SetsChanged("t9", ("README.md",), active=("README.md",), root=served().repository.path),
     ]
     for event in events:
         for message in render_event(event, panel()):
@@ -316,7 +316,14 @@ def test_the_tools_changes_to_the_files_panel_are_its_rows_drawn_again():
     (notice,) = render_event(TurnNotice("t3", "Removed big.txt", paths=("big.txt",)), panel())
     assert notice.startswith("<div") and "Removed big.txt" in notice
     (update,) = render_event(
-        SetsChanged("t3", ("README.md",), active=("README.md",), budget=500), panel()
+        SetsChanged(
+            "t3",
+            ("README.md",),
+            active=("README.md",),
+            budget=500,
+            root=served().repository.path,
+        ),
+        panel(),
     )
     assert update.startswith('<div id="picker-update" hx-swap-oob="true" hidden data-selection=""')
     assert f'<i id="s{row_key("README.md")}" data-sel="on" hidden>' in update

@@ -24,6 +24,7 @@ from chat.live.served import served
 from chat.repo import sessionsets
 from chat.turn.turns import locked_notice, run_turn
 from history.models import Session
+from tests import serving
 from tests.chat.sockets import connect, frames_until, new_session, send, stored
 
 HOLD = """
@@ -153,4 +154,4 @@ if connections["default"].vendor == "sqlite":
 
 
 def _active_paths(session_id: str) -> list[str]:
-    return sessionsets.active_paths(Session.objects.get(pk=session_id))
+    return sessionsets.active_paths(Session.objects.get(pk=session_id), repo=serving.repository())

@@ -18,35 +18,39 @@ from chat.session.version import page_token
 from chat.web.broadcast import session_socket_url
 from history import services
 from history.models import Message, Session
+from tests import serving
 from tests.chat.sockets import ORIGIN, WAIT, Socket, frames_until, new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_version_names_the_panel_each_change_touches(session):
-    first = version.read(session.id)
+    first = version.read(session.id, serving.repository().root)
     checkpoints.take(session, label="mine")
-    taken = version.read(session.id)
+    taken = version.read(session.id, serving.repository().root)
     assert taken.changed(first) == {"tools"}
     Session.objects.filter(pk=session.pk).update(model="acdc/dry-run")
-    chosen = version.read(session.id)
+    chosen = version.read(session.id, serving.repository().root)
     assert chosen.changed(taken) == {"model"}
     services.message_append(session=session, role=Message.Role.USER, content="hi")
-    assert version.read(session.id).changed(chosen) == {"conversation", "hud"}
+    assert version.read(session.id, serving.repository().root).changed(chosen) == {
+        "conversation",
+        "hud",
+    }
 
 
 def test_a_session_whose_turn_holds_the_lease_is_busy(session):
     owner = take_lease(session.id, "turn_1")
-    assert version.read(session.id).busy
+    assert version.read(session.id, serving.repository().root).busy
     release_lease(session.id, owner)
-    assert not version.read(session.id).busy
-    assert version.read("sess_nobody") is None
+    assert not version.read(session.id, serving.repository().root).busy
+    assert version.read("sess_nobody", serving.repository().root) is None
 
 
 def test_reading_the_version_builds_its_query_once_and_reads_what_the_orm_reads(
     session, monkeypatch
 ):
-    version.read(session.id)  # built here, or by an earlier test
+    version.read(session.id, serving.repository().root)  # built here, or by an earlier test
     built = []
     real = SQLCompiler.as_sql
     monkeypatch.setattr(
@@ -56,10 +60,13 @@ def test_reading_the_version_builds_its_query_once_and_reads_what_the_orm_reads(
         Session.objects.filter(pk=session.pk).update(grounding=grounding)
         services.message_append(session=session, role=Message.Role.USER, content="hi")
         built.clear()
-        read = version.read(session.id)
+        read = version.read(session.id, serving.repository().root)
         assert built == [], "the version query was built again"
         row = version.queryset(session.id)[0]
-        assert read.parts["hud"] == f"{row['updated_at'].isoformat()}|{instructions.mark()}"
+        assert (
+            read.parts["hud"]
+            == f"{row['updated_at'].isoformat()}|{instructions.mark(serving.repository().root)}"
+        )
         assert read.parts["tools"].endswith(f":{row['grounding']}")
         assert read.parts["conversation"].startswith(f"{row['last_seq']}:{row['last_status']}:")
 
@@ -75,7 +82,7 @@ def _turn_from_another_process(session_id: str) -> None:
 
 async def _open_page(session_id: str) -> Socket:
     """A tab's socket as the page connects it: with the version the page drew."""
-    seen = await database_sync_to_async(page_token)(session_id)
+    seen = await database_sync_to_async(page_token)(session_id, serving.repository().root)
     tab = Socket(application, session_socket_url(session_id, seen=seen), ORIGIN)
     connected, _ = await tab.connect()
     assert connected
@@ -100,7 +107,7 @@ async def test_an_open_tab_gets_a_turn_another_process_stored():
 
 async def test_a_turn_stored_while_the_page_loaded_reaches_its_socket():
     session = await new_session()
-    seen = await database_sync_to_async(page_token)(session.id)
+    seen = await database_sync_to_async(page_token)(session.id, serving.repository().root)
     await _turn_from_another_process(session.id)  # after the page was drawn, before it connects
     tab = Socket(application, session_socket_url(session.id, seen=seen), ORIGIN)
     assert (await tab.connect())[0]
@@ -121,7 +128,11 @@ async def test_instructions_that_came_while_a_turn_ran_reach_the_panel_after_it(
 
     served.tabs.add(session.id, "tab-1", tab)
     try:
-        await follower.watch(session.id, await database_sync_to_async(page_token)(session.id), tab)
+        await follower.watch(
+            session.id,
+            await database_sync_to_async(page_token)(session.id, serving.repository().root),
+            tab,
+        )
         (served_root / "AGENTS.md").write_text("Run the tests first.\n")
         # The watcher's nudge came while a turn ran (a hosted session is not looked at);
         # then the turn ended, having drawn a HUD figured before the file came.
@@ -135,7 +146,7 @@ async def test_instructions_that_came_while_a_turn_ran_reach_the_panel_after_it(
 
 async def test_the_socket_reads_its_query_percent_decoded():
     session = await new_session()
-    seen = await database_sync_to_async(page_token)(session.id)
+    seen = await database_sync_to_async(page_token)(session.id, serving.repository().root)
     await _turn_from_another_process(session.id)
     escaped = session_socket_url(session.id, seen=seen).replace(".", "%2E")  # as a client may
     tab = Socket(application, escaped, ORIGIN)

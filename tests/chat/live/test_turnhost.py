@@ -26,7 +26,8 @@ class Scripted(TurnHost):
     """Each piece of work records its start, says its reply is out, and ends when released."""
 
     def __init__(self, served) -> None:
-        super().__init__(served.tabs, served.runtime, served.maps, served.files)
+        parts = served.tabs, served.runtime, served.maps, served.files
+        super().__init__(*parts, repository=served.repository, histories=served.histories)
         self.started: list[str] = []
         self.release: dict[str, asyncio.Event] = {}
         self.refused: list[str] = []

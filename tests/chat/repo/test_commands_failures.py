@@ -78,7 +78,8 @@ async def test_a_failed_check_is_sent_back_plain_and_its_card_is_drawn_in_colour
     await database_sync_to_async(declaring.add)(str(served_root), "test", [PYTHON, "-c", code])
     session = await Session.objects.acreate(repository=str(served_root), model="acdc/fake")
 
-    ran = await checking.run_check(session, "test", runs=served.commands, root=served_root)
+    repo = served.repository.indexed()
+    ran = await checking.run_check(session, "test", runs=served.commands, repo=repo)
 
     sent = _within(ran.fix_request(), BUDGET + 1024)
     assert "\n  14 failing\n" in sent and all(t in sent for t in mocha_failure_titles(14))

@@ -165,9 +165,9 @@ def test_undo_is_refused_when_the_file_changed_since_acdc_wrote_it(auto, repo, r
 
 def test_the_watcher_records_no_second_version_for_acdcs_own_write(session, repo, root):
     indexing.index_file(repo, "src/app.py", session=session)
-    # acdc's writes are noted where the disk module notes them (disk.OWN_WRITES)
-    watcher = RepositoryWatcher(repo, None, maps=RepoMaps(), own_writes=disk.OWN_WRITES)
-    disk.write_text(root / "src" / "app.py", APP + "# acdc\n")
+    # acdc's writes are noted in the repository's own writes (the served object's)
+    watcher = RepositoryWatcher(repo, None, maps=RepoMaps(), own_writes=repo.own_writes)
+    disk.write_text(root / "src" / "app.py", APP + "# acdc\n", repo.own_writes)
     [change] = watcher.index(["src/app.py"])
     assert change.outcome == "written" and versions(repo, "src/app.py") == 1
     (root / "src" / "app.py").write_text(APP + "# the person\n")

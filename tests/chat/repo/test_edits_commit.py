@@ -23,6 +23,7 @@ from chat.repo.edits.commit_message import files_line, reply_summary, summary_li
 from contextcore.edits import EditOp
 from history import services
 from history.models import Message
+from tests import serving
 from tests.chat.repo.edits_support import written
 from tests.chat.repo.git_support import commit_everything, git
 from tests.chat.sockets import connect, frames_until
@@ -63,14 +64,14 @@ def edited(committed):
         EditOp("src/new.py", "create", new_text="N = 1\n"),
     ]
     # the turn's rows carry its id, as the turn's own proposing does
-    assert written(session, ops, repo=sessionsets.repository(), message=said, turn_id="t1").applied
+    assert written(session, ops, repo=serving.repository(), message=said, turn_id="t1").applied
     (committed / "src" / "other.py").write_text("B = 2\n")
     git(committed, "add", "src/other.py")
     return session
 
 
 def test_it_commits_only_the_files_acdc_changed_with_the_persons_message(edited, committed):
-    repo = sessionsets.repository()
+    repo = serving.repository()
     assert changed_paths(edited, repo=repo) == ["src/app.py", "src/new.py"]
     assert proposed_message(edited, repo=repo) == "Update src/app.py, add src/new.py"
 
@@ -88,7 +89,7 @@ def test_it_commits_only_the_files_acdc_changed_with_the_persons_message(edited,
 
 def test_nothing_is_committed_without_a_message_or_without_edits(committed):
     session = services.session_create(repository=str(committed), model="acdc/fake")
-    repo = sessionsets.repository()
+    repo = serving.repository()
     with pytest.raises(CommitRefused, match="message"):
         commit(session, "  ", repo=repo)
     with pytest.raises(CommitRefused, match="no files"):
@@ -130,7 +131,7 @@ def acdc_writes(root, *ops: EditOp, turn: str = "t2", reply: str = "Done."):
     session = services.session_create(repository=str(root), model="acdc/fake")
     services.message_append(session=session, role="user", content="[sr] do it", turn_id=turn)
     said = services.message_append(session=session, role="assistant", content=reply, turn_id=turn)
-    outcome = written(session, list(ops), repo=sessionsets.repository(), message=said, turn_id=turn)
+    outcome = written(session, list(ops), repo=serving.repository(), message=said, turn_id=turn)
     assert outcome.applied, outcome
     return session
 
@@ -147,8 +148,8 @@ def test_a_file_named_like_pathspec_magic_is_committed_as_itself_only(committed)
     git(committed, "add", "src/app.py")  # the person's own staged change
     session = acdc_writes(committed, EditOp(":(glob)**", "create", new_text="magic\n"))
 
-    assert changed_paths(session, repo=sessionsets.repository()) == [":(glob)**"]
-    done = commit(session, "Add the file", repo=sessionsets.repository())
+    assert changed_paths(session, repo=serving.repository()) == [":(glob)**"]
+    done = commit(session, "Add the file", repo=serving.repository())
 
     assert done.paths == [":(glob)**"] and committed_paths(committed) == [":(glob)**"]
     status = git(committed, "status", "--porcelain", "-z").split("\0")
@@ -164,7 +165,7 @@ def test_a_file_named_like_a_pattern_or_an_option_commits_nothing_else(committed
     (committed / "src" / "other.py").write_text("B = 3\n")
     session = acdc_writes(committed, EditOp(name, "create", new_text="odd\n"))
 
-    commit(session, "Odd name", repo=sessionsets.repository())
+    commit(session, "Odd name", repo=serving.repository())
 
     assert committed_paths(committed) == [name]
     assert git(committed, "diff", "--name-only") == "README.md\nsrc/other.py\n"  # still theirs
@@ -185,7 +186,7 @@ def test_a_commit_holding_more_than_acdcs_files_is_undone_and_says_so(committed)
     session = acdc_writes(committed, EditOp("src/app.py", "replace", "A = 1", "A = 2"))
 
     with pytest.raises(CommitRefused, match=r"undone.*README\.md"):
-        commit(session, "Bump A", repo=sessionsets.repository())
+        commit(session, "Bump A", repo=serving.repository())
 
     assert git(committed, "log", "--format=%s") == "start\n"
     status = git(committed, "status", "--porcelain")
@@ -199,7 +200,7 @@ def test_the_first_commit_of_a_repository_holds_only_acdcs_files(root, settings)
     git(root, "add", "src/other.py")  # staged by the person in a repository with no commit
     with override_settings(ACDC_REPO=root):
         session = acdc_writes(root, EditOp("src/app.py", "replace", "A = 1", "A = 2"))
-        commit(session, "First", repo=sessionsets.repository())
+        commit(session, "First", repo=serving.repository())
 
     assert committed_paths(root) == ["src/app.py"]
     assert git(root, "status", "--porcelain", "--", "src/other.py") == "A  src/other.py\n"
@@ -215,7 +216,7 @@ def test_a_first_commit_holding_more_is_undone_and_leaves_no_commit(root, settin
     with override_settings(ACDC_REPO=root):
         session = acdc_writes(root, EditOp("src/app.py", "replace", "A = 1", "A = 2"))
         with pytest.raises(CommitRefused, match="undone"):
-            commit(session, "First", repo=sessionsets.repository())
+            commit(session, "First", repo=serving.repository())
 
     assert subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD"],
                           capture_output=True).returncode != 0  # fmt: skip
@@ -238,7 +239,7 @@ def hooked(committed):
 
 
 def test_a_hook_acdc_changed_does_not_run_without_the_persons_word(hooked, committed):
-    repo = sessionsets.repository()
+    repo = serving.repository()
     with pytest.raises(HooksNeedConsent, match=r"\.githooks/pre-commit, which git would run"):
         commit(hooked, "Bump A", repo=repo)
     assert not (committed / "hook-ran").exists()
@@ -252,7 +253,7 @@ def test_a_hook_acdc_changed_does_not_run_without_the_persons_word(hooked, commi
 
 
 def test_a_hook_acdc_changed_runs_when_the_person_says_so(hooked, committed):
-    commit(hooked, "Bump A", repo=sessionsets.repository(), hooks="run")
+    commit(hooked, "Bump A", repo=serving.repository(), hooks="run")
     assert (committed / "hook-ran").exists()
 
 
@@ -278,7 +279,7 @@ def test_the_proposal_is_the_replys_summary_line_never_the_persons_chat_line(com
         "src/app.py\n```python\n<<<<<<< SEARCH\nA = 1\n=======\nA = 2\n>>>>>>> REPLACE\n```\n"
     )
     session = acdc_writes(committed, EditOp("src/app.py", "replace", "A = 1", "A = 2"), reply=reply)
-    proposed = proposed_message(session, repo=sessionsets.repository())
+    proposed = proposed_message(session, repo=serving.repository())
     assert proposed == "Raise the limit to 2 so the test passes"
 
 
@@ -324,9 +325,11 @@ def reply_with_tool_calls(root) -> Message:
     reply = services.message_append(
         session=session, role="assistant", content=OPENING + TALK + SUMMARY, turn_id="t1"
     )
-    sessionsets.activate(session, "src/app.py")  # the model read the file it edits
+    sessionsets.activate(
+        session, "src/app.py", repo=serving.repository()
+    )  # the model read the file it edits
     op = EditOp("src/app.py", "replace", "A = 1", "A = 2")
-    propose(session, [op], repo=sessionsets.repository(), turn_id="t1", message=reply)
+    propose(session, [op], repo=serving.repository(), turn_id="t1", message=reply)
     return reply
 
 

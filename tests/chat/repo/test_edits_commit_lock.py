@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from chat.repo import sessionsets
 from chat.repo.edits.commit import CommitRefused, commit
 from chat.repo.edits.gitlock import RECORDS
 from contextcore.edits import EditOp
 from history import services
+from tests import serving
 from tests.chat.repo.edits_support import written
 from tests.chat.repo.git_support import commit_everything, git
 
@@ -62,7 +62,7 @@ def test_the_lock_of_a_git_acdc_started_and_that_died_is_removed(served_root, se
     session = services.session_create(repository=str(served_root), model="acdc/fake")
     op = EditOp("src/app.py", "replace", "A = 1", "A = 2")
     said = services.message_append(session=session, role="assistant", content="ok", turn_id="t")
-    assert written(session, [op], repo=sessionsets.repository(), message=said, turn_id="t").applied
+    assert written(session, [op], repo=serving.repository(), message=said, turn_id="t").applied
     (served_root / "src" / "other.py").write_text("B = 2\n")
     git(served_root, "add", "src/other.py")
     hooks, started = tmp_path / "hooks", tmp_path / "hook-started"
@@ -79,14 +79,14 @@ def test_the_lock_of_a_git_acdc_started_and_that_died_is_removed(served_root, se
         acdc.wait(WAIT)
         lock = served_root / ".git" / "index.lock"
         with pytest.raises(CommitRefused) as refused:
-            commit(session, "Bump A", repo=sessionsets.repository())
+            commit(session, "Bump A", repo=serving.repository())
         assert f"{lock} is held by a git acdc started (pid " in str(refused.value)
         assert lock.exists()
     finally:
         os.killpg(acdc.pid, signal.SIGKILL)  # then the git and its hook, dead mid-commit
     assert lock.exists()
 
-    done = commit(session, "Bump A", repo=sessionsets.repository())
+    done = commit(session, "Bump A", repo=serving.repository())
 
     assert done.paths == ["src/app.py"] and not lock.exists()
     assert git(served_root, "log", "-1", "--format=%s") == "Bump A\n"
@@ -100,12 +100,12 @@ def test_a_lock_acdc_cannot_prove_its_own_is_named_with_a_way_out(served_root, s
     session = services.session_create(repository=str(served_root), model="acdc/fake")
     op = EditOp("src/app.py", "replace", "A = 1", "A = 2")
     said = services.message_append(session=session, role="assistant", content="ok", turn_id="t")
-    assert written(session, [op], repo=sessionsets.repository(), message=said, turn_id="t").applied
+    assert written(session, [op], repo=serving.repository(), message=said, turn_id="t").applied
     lock = served_root / ".git" / "index.lock"
     lock.write_bytes(b"")  # another program's git, or one from before any record
 
     with pytest.raises(CommitRefused) as refused:
-        commit(session, "Bump A", repo=sessionsets.repository())
+        commit(session, "Bump A", repo=serving.repository())
 
     assert str(refused.value) == (
         f"git add failed: {lock} exists: another git may be running in this repository; "

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from chat.repo import sessionsets
 from chat.repo.edits import disk, journal
 from chat.repo.edits.applying import accept
 from chat.repo.edits.proposing import propose
 from contextcore.edits import EditOp
 from history import services
 from history.models import EditJournal, PendingEdit
+from tests import serving
 from tests.test_serve_startup import _environ
 
 A, B = "A = 1\n", "B = 1\n"
@@ -44,7 +44,7 @@ def _temporaries(root: Path) -> list[str]:
 @pytest.mark.django_db
 def test_a_full_disk_leaves_every_file_as_it_was_and_says_so_in_one_line(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
-    repo = sessionsets.repository()
+    repo = serving.repository()
     propose(session, TWO, repo=repo, turn_id="t1")
     writes = []
 
@@ -73,16 +73,16 @@ def test_a_full_disk_leaves_every_file_as_it_was_and_says_so_in_one_line(edits_o
 @pytest.mark.django_db
 def test_a_rename_that_fails_puts_the_renamed_files_back(edits_on, monkeypatch):
     session = services.session_create(repository="", model="acdc/fake")
-    repo = sessionsets.repository()
+    repo = serving.repository()
     propose(session, TWO, repo=repo, turn_id="t1")
     renames = []
     real = disk.rename_into
 
-    def refusing(temporary, full, sha256):
+    def refusing(temporary, full, sha256, own):
         renames.append(full)
         if len(renames) == 2:
             raise OSError(errno.EIO, os.strerror(errno.EIO))
-        real(temporary, full, sha256)
+        real(temporary, full, sha256, own)
 
     monkeypatch.setattr(disk, "rename_into", refusing)
     outcome = accept(session, list(PendingEdit.objects.values_list("pk", flat=True)), repo=repo)
@@ -110,8 +110,9 @@ from chat.repo.edits.proposing import propose
 from contextcore.edits import EditOp
 from history import services
 from history.models import PendingEdit
+from django.apps import apps
 session = services.session_create(repository="", model="acdc/fake")
-repo = sessionsets.repository()
+repo = apps.get_app_config("chat").served.repository.indexed()
 ops = [EditOp("a.py", "replace", "A = 1", "A = 2"), EditOp("b.py", "replace", "B = 1", "B = 2")]
 propose(session, ops, repo=repo, turn_id="t1")
 os.environ["ACDC_TEST_KILL_AFTER_RENAMES"] = "1"

@@ -12,6 +12,7 @@ from chat.repo import edittools, sessionsets
 from chat.repo.tools.calls import ToolCall
 from history import services
 from history.models import PendingEdit
+from tests import serving
 
 pytestmark = pytest.mark.django_db
 TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4"
@@ -32,12 +33,14 @@ def edits_on(settings, served_root):
 def edit(session, old: str, new: str, n: int) -> str:
     args = json.dumps({"path": "ci.yml", "old_text": old, "new_text": new})
     call = ToolCall(f"c{n}", "edit_file", args)
-    return edittools.run_edit_tool(session, call, turn_id=f"t{n}").output
+    return edittools.run_edit_tool(session, call, turn_id=f"t{n}", repo=serving.repository()).output
 
 
 def test_every_guess_of_the_next_character_gets_the_same_answer(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
-    sessionsets.activate(session, "ci.yml")  # the model read it: the token as a marker
+    sessionsets.activate(
+        session, "ci.yml", repo=serving.repository()
+    )  # the model read it: the token as a marker
     known = "GITHUB_TOKEN: ghp_"
     answers = {
         edit(session, known + guess, "GITHUB_TOKEN: x", n)
@@ -56,11 +59,11 @@ def test_every_guess_of_the_next_character_gets_the_same_answer(edits_on):
 
 def test_an_edit_beside_the_secret_still_applies_and_keeps_its_bytes(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
-    sessionsets.activate(session, "ci.yml")
+    sessionsets.activate(session, "ci.yml", repo=serving.repository())
     said = edit(session, "retries: 3", "retries: 5", 1)
     assert said.startswith("pending review: ci.yml, +1 −1"), said
     ids = list(PendingEdit.objects.values_list("pk", flat=True))
     from chat.repo.edits.applying import accept
 
-    assert accept(session, ids, repo=sessionsets.repository()).applied
+    assert accept(session, ids, repo=serving.repository()).applied
     assert (edits_on / "ci.yml").read_text() == CONFIG.replace("retries: 3", "retries: 5")

@@ -95,7 +95,7 @@ def test_rows_another_tab_claimed_are_not_applied_twice(edits_on, session, repo,
 def test_the_watcher_ignores_an_edits_temporary_file(repo, root):
     temporary = root / "src" / f".app.py.x1{disk.TEMP_SUFFIX}"
     temporary.write_text("half")
-    watcher = RepositoryWatcher(repo, None, maps=RepoMaps(), own_writes=disk.OWN_WRITES)
+    watcher = RepositoryWatcher(repo, None, maps=RepoMaps(), own_writes=repo.own_writes)
     assert watcher.relevant([str(temporary)]) == []
 
 

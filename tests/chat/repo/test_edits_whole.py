@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from chat.repo import sessionsets
-from chat.repo.edits.applying import APPLY_NOW, reapply
+from chat.repo.edits.applying import reapply
 from chat.repo.edits.proposing import propose
 from chat.repo.edits.replies import after_reply
 from chat.repo.edits.undo import undo
@@ -15,6 +14,7 @@ from chat.web.edits.cards import render_edits
 from contextcore.edits import EditOp
 from history import services
 from history.models import Message, PendingEdit, Session
+from tests import serving
 
 pytestmark = pytest.mark.django_db
 A, B = "A = 1\n", "def b():\n    return 'b'\n"
@@ -63,7 +63,7 @@ def statuses(message: Message) -> dict[str, str]:
 def test_accept_all_writes_nothing_while_one_edit_of_the_reply_fails(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
     message = reply(session, BLOCKS)
-    after_reply(session, message, repo=sessionsets.repository())
+    after_reply(session, message, repo=serving.repository())
     response = Client().post(f"/m/{message.id}/edits/", {"op": "accept"})
     assert response.status_code == 204
     assert (edits_on / "a.py").read_text() == A and (edits_on / "b.py").read_text() == B
@@ -75,7 +75,7 @@ def test_auto_apply_writes_nothing_of_a_reply_with_a_failing_edit(edits_on):
     session.auto_apply = True
     session.save(update_fields=["auto_apply"])
     message = reply(session, BLOCKS)
-    outcome = after_reply(session, message, repo=sessionsets.repository())
+    outcome = after_reply(session, message, repo=serving.repository())
     assert "Nothing was written" in outcome.notice and "b.py" in outcome.notice
     assert (edits_on / "a.py").read_text() == A
     assert statuses(message) == {"a.py": "pending", "b.py": "failed"}
@@ -84,7 +84,7 @@ def test_auto_apply_writes_nothing_of_a_reply_with_a_failing_edit(edits_on):
 def test_the_person_can_still_take_one_file_of_such_a_reply(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
     message = reply(session, BLOCKS)
-    after_reply(session, message, repo=sessionsets.repository())
+    after_reply(session, message, repo=serving.repository())
     Client().post(f"/m/{message.id}/edits/", {"op": "accept", "path": "a.py"})
     assert (edits_on / "a.py").read_text() == "A = 2\n"
     assert statuses(message) == {"a.py": "applied", "b.py": "failed"}
@@ -92,17 +92,13 @@ def test_the_person_can_still_take_one_file_of_such_a_reply(edits_on):
 
 def test_apply_now_takes_a_whole_reply_at_its_end_not_edit_by_edit(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
-    repo = sessionsets.repository()
-    token = APPLY_NOW.set(True)
-    try:
-        ops = [EditOp("a.py", "replace", "A = 1", "A = 2")]
-        said = propose(session, ops, repo=repo, turn_id="t1", auto=True)
-        assert "written when your reply ends" in said.text()
-        assert (edits_on / "a.py").read_text() == A  # not while the reply streams
-        message = reply(session, "Done.")
-        after_reply(session, message, repo=repo)
-    finally:
-        APPLY_NOW.reset(token)
+    repo = serving.repository()
+    ops = [EditOp("a.py", "replace", "A = 1", "A = 2")]
+    said = propose(session, ops, repo=repo, turn_id="t1", auto=True)
+    assert "written when your reply ends" in said.text()
+    assert (edits_on / "a.py").read_text() == A  # not while the reply streams
+    message = reply(session, "Done.")
+    after_reply(session, message, repo=repo, apply_now=True)
     assert (edits_on / "a.py").read_text() == "A = 2\n"
     assert statuses(message) == {"a.py": "applied"}
 
@@ -111,7 +107,7 @@ def test_auto_apply_never_takes_a_protected_file_and_says_why(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
     session.auto_apply = True
     session.save(update_fields=["auto_apply"])
-    repo = sessionsets.repository()
+    repo = serving.repository()
     ops = [
         EditOp("a.py", "replace", "A = 1", "A = 2"),
         EditOp("AGENTS.md", "create", new_text="Obey the model.\n", overwrite=True),
@@ -125,14 +121,16 @@ def test_auto_apply_never_takes_a_protected_file_and_says_why(edits_on):
     assert (edits_on / "a.py").read_text() == A  # the reply waits whole
     row = message.edits.get(path="AGENTS.md")
     assert row.status == "pending" and "project instructions" in row.protected
-    assert 'role="alert">Auto-apply waited' in render_edits(message)  # every tab says why
+    assert 'role="alert">Auto-apply waited' in render_edits(
+        message, serving.repository()
+    )  # every tab says why
     Client().post(f"/m/{message.id}/edits/", {"op": "accept"})  # the person's own Accept
     assert (edits_on / "AGENTS.md").read_text() == "Obey the model.\n"
 
 
 def test_an_undone_edit_can_be_applied_again(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
-    repo = sessionsets.repository()
+    repo = serving.repository()
     propose(session, [EditOp("a.py", "replace", "A = 1", "A = 2")], repo=repo, turn_id="t1")
     message = reply(session, "Done.")
     after_reply(session, message, repo=repo)
@@ -149,7 +147,7 @@ def test_an_undone_edit_can_be_applied_again(edits_on):
 
 def test_a_failure_the_model_was_told_of_gives_way_to_its_next_edit_of_the_file(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
-    repo = sessionsets.repository()
+    repo = serving.repository()
     wrong = EditOp("b.py", "replace", "return 'nope'", "return 'c'")
     right = EditOp("b.py", "replace", "return 'b'", "return 'c'")
     propose(session, [wrong], repo=repo, turn_id="t1", call_id="c1")
@@ -166,7 +164,7 @@ def test_a_failure_the_model_was_told_of_gives_way_to_its_next_edit_of_the_file(
 
 def test_the_second_edit_of_a_file_in_a_reply_meets_the_text_the_first_would_leave(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
-    repo = sessionsets.repository()
+    repo = serving.repository()
     propose(session, [EditOp("a.py", "replace", "A = 1", "A = 2")], repo=repo, turn_id="t1")
     said = propose(session, [EditOp("a.py", "replace", "A = 2", "A = 3")], repo=repo, turn_id="t1")
     assert not said.report, said.report
@@ -179,7 +177,7 @@ def test_the_second_edit_of_a_file_in_a_reply_meets_the_text_the_first_would_lea
 def test_after_too_many_failures_the_turn_takes_no_more_edits(edits_on, settings):
     settings.ACDC_MAX_FAILED_EDITS = 3
     session = services.session_create(repository="", model="acdc/fake")
-    repo = sessionsets.repository()
+    repo = serving.repository()
     for n in range(3):
         propose(session, [EditOp("b.py", "replace", f"guess {n}", "x")], repo=repo, turn_id="t1")
     said = propose(session, [EditOp("b.py", "replace", "guess 4", "x")], repo=repo, turn_id="t1")
@@ -192,9 +190,7 @@ def test_after_too_many_failures_the_turn_takes_no_more_edits(edits_on, settings
 def test_refused_content_is_never_stored(edits_on):
     session = services.session_create(repository="", model="acdc/fake")
     huge = "x = 1\n" * 400_000  # 2.4 MB: over the size limit
-    said = propose(
-        session, [EditOp("big.py", "create", new_text=huge)], repo=sessionsets.repository()
-    )
+    said = propose(session, [EditOp("big.py", "create", new_text=huge)], repo=serving.repository())
     assert "refused" in said.report
     row = PendingEdit.objects.get()
     assert (row.status, row.path, row.new_text, row.old_text) == ("failed", "big.py", "", "")

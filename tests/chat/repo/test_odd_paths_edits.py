@@ -20,7 +20,6 @@ from django.utils.html import escape
 
 from chat.live.served import served
 from chat.llm.fake import FakeStep
-from chat.repo import sessionsets
 from chat.repo.edits.applying import accept_reply
 from chat.repo.edits.commit import changed_paths, commit, proposed_message
 from chat.repo.edits.commit_message import MAX_SUBJECT
@@ -31,6 +30,7 @@ from chat.turn.turns import run_turn
 from contextcore.paths import shown
 from history import services
 from history.models import Message, PendingEdit
+from tests import serving
 from tests.chat.repo.git_support import commit_everything, git
 from tests.chat.repo.odd_support import ALL_ODD, SECRET, TOO_LONG, tree
 
@@ -117,7 +117,7 @@ def test_an_edit_of_the_odd_name_changes_exactly_it_and_undo_gives_its_bytes_bac
     [row] = PendingEdit.objects.filter(session=session)
     assert (row.path, row.status, row.message_id) == (ordinary, "pending", answer.pk)
     assert tree(committed) == before  # nothing is written before the person accepts
-    repo = sessionsets.repository()
+    repo = serving.repository()
 
     assert accept_reply(session, answer, repo=repo).applied
     edited = before[ordinary].replace(b"'MARKER'", b"'EDITED'")
@@ -154,7 +154,7 @@ def test_a_new_file_beside_the_odd_name_is_exactly_what_accept_creates(fake, com
 
     [row] = PendingEdit.objects.filter(session=session)
     assert (row.path, row.kind, row.status) == (new, "create", "pending")
-    repo = sessionsets.repository()
+    repo = serving.repository()
     assert accept_reply(session, answer, repo=repo).applied
     assert tree(committed) == {**before, new: b"NEW = 1\n"}
 
@@ -172,7 +172,7 @@ def test_a_reply_block_naming_the_odd_file_as_a_json_string_edits_exactly_it(fak
 
     [row] = PendingEdit.objects.filter(session=session)
     assert (row.path, row.status, row.message_id) == (ordinary, "pending", answer.pk)
-    assert accept_reply(session, answer, repo=sessionsets.repository()).applied
+    assert accept_reply(session, answer, repo=serving.repository()).applied
     edited = before[ordinary].replace(b"'MARKER'", b"'EDITED'")
     assert tree(committed) == {**before, ordinary: edited}
 
@@ -212,7 +212,7 @@ def test_every_line_the_model_is_told_of_its_edit_names_the_odd_file_as_the_tool
     name = shown(ordinary)
     session, answer = model_turn(fake, edit_call(ordinary))
     assert told_the_model(fake) == [f"pending review: {name}, +1 −1 ({QUEUED})"]
-    repo = sessionsets.repository()
+    repo = serving.repository()
     assert accept_reply(session, answer, repo=repo).applied
     assert undo(session, answer, repo=repo).applied
 
@@ -245,7 +245,7 @@ def test_committing_the_accepted_odd_file_commits_exactly_it(fake, committed, ki
     (committed / secret).write_text(f"MARKER {SECRET} changed\n")
     (committed / "draft.py").write_text("untracked\n")
     session, answer = model_turn(fake, edit_call(ordinary))
-    repo = sessionsets.repository()
+    repo = serving.repository()
     assert accept_reply(session, answer, repo=repo).applied
     assert changed_paths(session, repo=repo) == [ordinary]
 
@@ -264,7 +264,7 @@ def test_committing_a_new_odd_file_commits_exactly_it(fake, committed, kind):
     new = ordinary.removesuffix(".py") + "_2.py"
     (committed / ordinary).write_text("the person's own change\n")
     session, answer = model_turn(fake, write_call(new, "NEW = 1\n"))
-    repo = sessionsets.repository()
+    repo = serving.repository()
     assert accept_reply(session, answer, repo=repo).applied
 
     assert commit(session, "Add a file", repo=repo).paths == [new]
@@ -283,7 +283,7 @@ QUOTED_IN_A_SUBJECT = {"newline": '"new\\nline.py"', "edge spaces": '" edge .py"
 def test_the_proposed_commit_message_names_the_odd_file_on_one_line(fake, committed, kind):
     ordinary, _ = ALL_ODD[kind]
     session, answer = model_turn(fake, edit_call(ordinary))  # "Done." says nothing to reuse
-    repo = sessionsets.repository()
+    repo = serving.repository()
     assert accept_reply(session, answer, repo=repo).applied
 
     proposed = proposed_message(session, repo=repo)
@@ -299,7 +299,7 @@ def test_the_proposed_commit_message_names_the_odd_file_on_one_line(fake, commit
 def test_the_commit_form_names_the_odd_file_and_commits_exactly_it(fake, committed, kind):
     ordinary, secret = ALL_ODD[kind]
     session, answer = model_turn(fake, edit_call(ordinary))
-    assert accept_reply(session, answer, repo=sessionsets.repository()).applied
+    assert accept_reply(session, answer, repo=serving.repository()).applied
     (committed / secret).write_text(f"MARKER {SECRET} changed\n")  # the person's
     url = f"/s/{session.id}/commit/"
 

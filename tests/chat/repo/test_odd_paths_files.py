@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from chat.repo import sessionsets
 from history import services
+from tests import serving
 from tests.chat.repo.odd_support import ALL_ODD, SECRET
 
 pytestmark = pytest.mark.django_db
@@ -99,7 +99,7 @@ def test_the_payload_lists_each_odd_name_once_and_its_twin_as_locked(session, se
 
 
 def test_the_counts_never_read_a_secret_twin(session, served):
-    counts = served.counts.peek(sessionsets.repository().root, [*ORDINARY, *SECRETS])
+    counts = served.counts.peek(serving.repository().root, [*ORDINARY, *SECRETS])
     assert all(counts[path].tokens for path in ORDINARY)
     assert all(counts[path].tokens is None for path in SECRETS)
 

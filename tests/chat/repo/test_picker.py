@@ -15,6 +15,7 @@ from chat.repo import picker, sessionsets
 from chat.repo.passes import Passes
 from contextcore.tokens import TokenCounter
 from history import services
+from tests import serving
 
 pytestmark = pytest.mark.django_db
 
@@ -126,7 +127,7 @@ def test_progress_is_reported_until_every_file_is_counted(root):
 def test_the_payload_and_the_pin_endpoint(client, root, served):
     with override_settings(ACDC_REPO=root):
         session = services.session_create(repository=str(root), model="acdc/fake")
-        sessionsets.activate(session, "src/app.py")
+        sessionsets.activate(session, "src/app.py", repo=serving.repository())
         (root / "logo.png").write_bytes(b"\x89PNG\x00\x00data")
         served.counts.count(root, ["src/app.py", "logo.png"])
         data = client.get(f"/s/{session.id}/files.json").json()
@@ -152,10 +153,10 @@ def test_the_session_page_holds_the_picker_shell(client):
 def test_opening_a_session_reconciles_its_files_with_the_disk(client, root):
     with override_settings(ACDC_REPO=root):
         session = services.session_create(repository=str(root), model="acdc/fake")
-        sessionsets.activate(session, "src/app.py")
+        sessionsets.activate(session, "src/app.py", repo=serving.repository())
         (root / "src" / "app.py").write_text("def greet():\n    return 'changed meanwhile'\n")
         assert client.get(f"/s/{session.id}/").status_code == 200
-        [entry] = sessionsets.entries(session)
+        [entry] = sessionsets.entries(session, repo=serving.repository())
         assert "changed meanwhile" in entry.content
 
 

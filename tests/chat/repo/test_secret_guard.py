@@ -18,6 +18,7 @@ from chat.repo.tools.context_tools import run_tool
 from contextcore.edits import EditOp
 from history import services
 from history.models import Message
+from tests import serving
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery staple"
@@ -41,13 +42,16 @@ def edits_on(settings, served_root):
 
 def read(session, path: str) -> str:
     return run_tool(
-        session, ToolCall("c-read", "read_file", json.dumps({"path": path})), maps=RepoMaps()
+        session,
+        ToolCall("c-read", "read_file", json.dumps({"path": path})),
+        serving.repository(session),
+        maps=RepoMaps(),
     ).output
 
 
 def accepted_write(session, path: str, content: str) -> None:
     """The model writes `path`; the person reads the card and accepts it."""
-    repo = sessionsets.repository(session)
+    repo = serving.repository(session)
     op = EditOp(path, "create", new_text=content, overwrite=True)
     propose(session, [op], repo=repo, turn_id="t1")
     services.message_append(session=session, role="user", content="go", turn_id="t1")
@@ -61,7 +65,7 @@ def accepted_write(session, path: str, content: str) -> None:
 
 
 def turn_starts(session) -> None:
-    sessionsets.hold_secret_floor(session.id, sessionsets.repository().root)
+    sessionsets.hold_secret_floor(session.id, serving.repository().root)
     session.refresh_from_db()
 
 
@@ -92,9 +96,13 @@ def test_an_active_secret_is_not_taken_as_confirmed(edits_on):
     (edits_on / ".acdcignore").write_text("")
     assert PASSWORD in read(session, "config/prod.yaml")  # not secret yet: read, active
     (edits_on / ".acdcignore").write_text("config/prod.yaml\n")  # the person tightens
-    guard = sessionsets.file_guard(session.id)
+    guard = sessionsets.file_guard(session.id, serving.repository())
     assert "secret" in guard("config/prod.yaml")
-    assert not sessionsets.confirmed_secret(session.id, "config/prod.yaml")
-    sessionsets.activate(session, "config/prod.yaml", allow_secret=True)  # their own word
-    assert sessionsets.confirmed_secret(session.id, "config/prod.yaml")
-    assert sessionsets.file_guard(session.id)("config/prod.yaml") == ""
+    assert not sessionsets.confirmed_secret(
+        session.id, "config/prod.yaml", repo=serving.repository()
+    )
+    sessionsets.activate(
+        session, "config/prod.yaml", allow_secret=True, repo=serving.repository()
+    )  # their own word
+    assert sessionsets.confirmed_secret(session.id, "config/prod.yaml", repo=serving.repository())
+    assert sessionsets.file_guard(session.id, serving.repository())("config/prod.yaml") == ""

@@ -9,12 +9,13 @@ from __future__ import annotations
 import pytest
 
 from chat.live.served import served
-from chat.repo import indexing, sessionsets
+from chat.repo import indexing
 from chat.repo.edits.undo import undo
 from chat.session import SessionContext, checkpoints
 from contextcore.edits import EditOp
 from history import services
 from history.models import ContentObject, Message
+from tests import serving
 from tests.chat.repo.edits_support import written
 
 pytestmark = pytest.mark.django_db
@@ -68,11 +69,11 @@ def text_versions(repo, path: str) -> int:
 def test_files_only_restores_what_acdc_changed_as_new_versions_and_keeps_the_conversation(
     mine, served_root
 ):
-    repo = sessionsets.repository()
+    repo = serving.repository()
     mark, _ = edited_after_a_checkpoint(mine, repo)
     (served_root / "src" / "other.py").write_text("X = 2\n")  # the person's own change
 
-    note = checkpoints.rollback(mine.id, mark.id, "files")
+    note = checkpoints.rollback(mine.id, mark.id, "files", repo=serving.repository())
 
     assert (served_root / "src" / "app.py").read_text() == APP
     assert not (served_root / "new.py").exists()
@@ -85,11 +86,11 @@ def test_files_only_restores_what_acdc_changed_as_new_versions_and_keeps_the_con
 
 
 def test_a_file_changed_since_acdc_wrote_it_is_refused_and_the_others_restored(mine, served_root):
-    repo = sessionsets.repository()
+    repo = serving.repository()
     mark, _ = edited_after_a_checkpoint(mine, repo)
     (served_root / "src" / "app.py").write_text("def greet():\n    return 'mine'\n")
 
-    note = checkpoints.rollback(mine.id, mark.id, "both")
+    note = checkpoints.rollback(mine.id, mark.id, "both", repo=serving.repository())
 
     assert (served_root / "src" / "app.py").read_text() == "def greet():\n    return 'mine'\n"
     assert "not restored: src/app.py changed since acdc last wrote it" in note
@@ -98,28 +99,28 @@ def test_a_file_changed_since_acdc_wrote_it_is_refused_and_the_others_restored(m
 
 
 def test_an_undone_edit_counts_as_acdcs_last_write(mine, served_root):
-    repo = sessionsets.repository()
+    repo = serving.repository()
     mark, said = edited_after_a_checkpoint(mine, repo)
     assert undo(mine, said, repo=repo, path="src/app.py").applied
 
-    note = checkpoints.rollback(mine.id, mark.id, "files")
+    note = checkpoints.rollback(mine.id, mark.id, "files", repo=serving.repository())
 
     assert "unchanged: src/app.py is as it was at the checkpoint" in note
     assert (served_root / "src" / "app.py").read_text() == APP
 
 
 def test_conversation_only_leaves_the_files_and_files_need_edits_on(mine, served_root, settings):
-    repo = sessionsets.repository()
+    repo = serving.repository()
     mark, _ = edited_after_a_checkpoint(mine, repo)
-    checkpoints.rollback(mine.id, mark.id)
+    checkpoints.rollback(mine.id, mark.id, repo=serving.repository())
     assert "'ciao'" in (served_root / "src" / "app.py").read_text()
     settings.ACDC_EDITS = False
     with pytest.raises(checkpoints.RollbackRefused, match="conversation, files or both"):
-        checkpoints.rollback(mine.id, mark.id, "files")
+        checkpoints.rollback(mine.id, mark.id, "files", repo=serving.repository())
 
 
 def test_the_page_rolls_back_the_scope_the_person_chose(client, mine, served_root):
-    repo = sessionsets.repository()
+    repo = serving.repository()
     mark, _ = edited_after_a_checkpoint(mine, repo)
     html = client.get(f"/s/{mine.id}/tools/").content.decode()
     assert '<option value="files">Files only</option>' in html

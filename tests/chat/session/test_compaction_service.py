@@ -19,6 +19,7 @@ from chat.turn.turns import run_turn
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.tokens import TokenCounter
 from history.models import Compaction, Message, Session
+from tests import serving
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -173,7 +174,9 @@ async def test_a_checkpoint_rolls_back_history_and_sets_aside_later_messages(fak
     )
     await turns(session, fake, 2, prefix="detour")
 
-    note = await database_sync_to_async(checkpoints.rollback)(session.id, mark.id)
+    note = await database_sync_to_async(checkpoints.rollback)(
+        session.id, mark.id, repo=serving.repository()
+    )
 
     assert "good state" in note and "4 later messages" in note
     assert await working_history(session.id) == before
@@ -189,7 +192,9 @@ async def test_rollback_to_another_sessions_checkpoint_is_refused(fake):
     first, second = await new_session(), await new_session()
     mark = await database_sync_to_async(checkpoints.take)(first, label="x")
     with pytest.raises(checkpoints.RollbackRefused, match="another session"):
-        await database_sync_to_async(checkpoints.rollback)(second.id, mark.id)
+        await database_sync_to_async(checkpoints.rollback)(
+            second.id, mark.id, repo=serving.repository()
+        )
 
 
 async def test_the_detector_and_summarizer_reuse_the_chats_cached_prefix(fake, root):

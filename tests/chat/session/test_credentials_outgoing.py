@@ -19,6 +19,7 @@ from chat.session.compaction import compact_session
 from chat.turn.events import TurnFinished, TurnNotice
 from chat.turn.turns import run_turn
 from history.models import Message
+from tests import serving
 from tests.chat.repo.test_credentials import AWS_KEY, GITHUB_TOKEN, SECRETS, SETTINGS
 from tests.chat.sockets import new_session
 
@@ -88,7 +89,9 @@ async def test_the_first_request_of_a_fresh_session_carries_no_secret_of_the_map
 
 async def test_a_selected_file_goes_out_redacted_and_is_warned_of_before_it_leaves(root, fake):
     session = await new_session()
-    await database_sync_to_async(sessionsets.set_active_files)(session, ["settings.py"])
+    await database_sync_to_async(sessionsets.set_active_files)(
+        session, ["settings.py"], repo=serving.repository()
+    )
     before = len(fake.requests)
 
     events = await turn(session, fake, "what does connect do?")
@@ -107,7 +110,7 @@ async def test_a_selected_file_goes_out_redacted_and_is_warned_of_before_it_leav
 async def test_a_secret_file_the_person_confirmed_is_sent_but_its_credentials_are_not(root, fake):
     session = await new_session()
     await database_sync_to_async(sessionsets.set_active_files)(
-        session, [".env"], confirmed={".env"}
+        session, [".env"], confirmed={".env"}, repo=serving.repository()
     )
     before = len(fake.requests)
 
@@ -195,7 +198,9 @@ async def test_side_requests_that_read_the_history_send_it_redacted(root, fake):
 
 async def test_encoded_copies_of_a_found_value_leave_as_its_marker(root, fake):
     session = await new_session()
-    await database_sync_to_async(sessionsets.set_active_files)(session, ["settings.py"])
+    await database_sync_to_async(sessionsets.set_active_files)(
+        session, ["settings.py"], repo=serving.repository()
+    )
     password = "Tr0ub4dor&3/xy"
     copies = (
         base64.b64encode(f"ci:{GITHUB_TOKEN}".encode()).decode(),  # as Basic auth sends it

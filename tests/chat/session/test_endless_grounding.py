@@ -15,6 +15,7 @@ from chat.session.endless import set_endless
 from chat.turn.turns import run_turn
 from history import services
 from history.models import ManagedView, Message, Session
+from tests import serving
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,7 +42,9 @@ async def test_endless_mode_sends_a_managed_summary_before_the_recent_run(fake):
     for n in range(3):
         await turn(session, f"plain turn {n}")
     assert (
-        await database_sync_to_async(set_endless)(session.id, enabled=True, template="default")
+        await database_sync_to_async(set_endless)(
+            session.id, enabled=True, template="default", root=serving.repository().root
+        )
         == ""
     )
     fake.enqueue(FakeStep(text="- Instructions: keep it short"), FakeStep(text="Managed answer."))
@@ -67,7 +70,10 @@ async def test_a_broken_repo_template_fails_open_with_a_notice(fake):
     for n in range(3):
         await turn(session, f"turn {n}")
     assert (
-        await database_sync_to_async(set_endless)(session.id, enabled=True, template="mine") == ""
+        await database_sync_to_async(set_endless)(
+            session.id, enabled=True, template="mine", root=serving.repository().root
+        )
+        == ""
     )
     (templates / "mine.md").write_text("")  # emptied after it was chosen
 
@@ -85,7 +91,9 @@ async def test_a_broken_repo_template_fails_open_with_a_notice(fake):
 
 async def test_choosing_a_template_that_does_not_exist_is_refused():
     session = await new_session()
-    refusal = await database_sync_to_async(set_endless)(session.id, enabled=True, template="../etc")
+    refusal = await database_sync_to_async(set_endless)(
+        session.id, enabled=True, template="../etc", root=serving.repository().root
+    )
     assert refusal
     assert (await database_sync_to_async(Session.objects.get)(pk=session.pk)).context_state == {}
 
@@ -136,7 +144,9 @@ async def test_the_manager_request_reuses_what_the_chat_sent_last_turn(fake):
     for n in range(3):
         fake.enqueue(FakeStep(text=f"answer {n}: {long_answer}"))
         await turn(session, f"plain turn {n}")
-    await database_sync_to_async(set_endless)(session.id, enabled=True, template="default")
+    await database_sync_to_async(set_endless)(
+        session.id, enabled=True, template="default", root=serving.repository().root
+    )
     fake.enqueue(FakeStep(text="- Goal: fix the parser"), FakeStep(text="answer 3: " + long_answer))
     await turn(session, "first managed turn")
     chat_before = fake.requests[-1].messages
@@ -161,7 +171,9 @@ async def endless_after_turns(session, count: int) -> None:
     for n in range(count):
         await turn(session, f"plain turn {n}")
     assert (
-        await database_sync_to_async(set_endless)(session.id, enabled=True, template="default")
+        await database_sync_to_async(set_endless)(
+            session.id, enabled=True, template="default", root=serving.repository().root
+        )
         == ""
     )
 

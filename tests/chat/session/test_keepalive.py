@@ -23,6 +23,7 @@ from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.prompt.siderequest import REFRESH_NOTE
 from contextcore.tokens import TokenCounter
 from history.models import TokenUsage
+from tests import serving
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -124,7 +125,9 @@ async def test_a_refresh_too_late_to_keep_anything_is_not_sent(fake):
 async def test_an_endless_session_is_not_refreshed(fake):
     session_id = await _turn(fake)
     assert await database_sync_to_async(next_refresh)(session_id, served().runtime) is not None
-    await database_sync_to_async(set_endless)(session_id, enabled=True, template="")
+    await database_sync_to_async(set_endless)(
+        session_id, enabled=True, template="", root=serving.repository().root
+    )
     # Its turns send a managed view: a refresh of the working history would be a write.
     assert await database_sync_to_async(next_refresh)(session_id, served().runtime) is None
 

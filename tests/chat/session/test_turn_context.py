@@ -20,6 +20,7 @@ from chat.turn.after_turn import after_turn_tasks
 from chat.turn.turns import TurnRejected, run_turn
 from history import services
 from history.models import Checkpoint, Message, Session, TokenUsage
+from tests import serving
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,7 +50,7 @@ def test_a_plain_turn_with_one_file_takes_at_most_twelve_statements(fake, settin
     settings.ACDC_CHECKPOINT_EVERY = 10
     settings.ACDC_EDITS = True  # offered, not used: a turn without an edit reads no edit rows
     session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
-    sessionsets.activate(session, "src/app.py")
+    sessionsets.activate(session, "src/app.py", repo=serving.repository())
     for number in range(3):  # a session with some history, its layout settled
         plain_turn(session.id, f"warm-up {number}")
 
@@ -127,11 +128,16 @@ def test_a_rollback_restores_context_not_settings(fake):
     session = services.session_create(repository="x", model="acdc/fake")
     plain_turn(session.id, "one")
     mark = checkpoints.take(Session.objects.get(pk=session.pk), label="after one")
-    assert endless.set_endless(session.id, enabled=True, template="default") == ""
+    assert (
+        endless.set_endless(
+            session.id, enabled=True, template="default", root=serving.repository().root
+        )
+        == ""
+    )
     Session.objects.filter(pk=session.pk).update(grounding=True)
     plain_turn(session.id, "two")
 
-    checkpoints.rollback(session.id, mark.id)
+    checkpoints.rollback(session.id, mark.id, repo=serving.repository())
 
     session.refresh_from_db()
     assert session.endless["enabled"] is True and session.grounding is True

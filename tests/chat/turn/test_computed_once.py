@@ -29,6 +29,7 @@ from contextcore.prompt.assembly import PromptAssembler
 from history import services
 from history.images import DecodeGate, image_store
 from history.models import Compaction, Session, TokenUsage
+from tests import serving
 from tests.chat.sockets import connect, eventually, frames_until, new_session, send
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
@@ -96,7 +97,7 @@ async def _idle(session_id: str) -> bool:
 
 @database_sync_to_async
 def _select(session, path: str) -> None:
-    sessionsets.activate(session, path)
+    sessionsets.activate(session, path, repo=serving.repository())
 
 
 @database_sync_to_async
@@ -150,10 +151,13 @@ async def test_a_plain_turn_copies_no_whole_history(fake, history_copies):
 
 
 def _memory_hits(repository: str, text: str) -> list:
-    from history import memory
+    from chat.live.served import served
 
     return [
-        m for s in memory.sessions(repository) for m in s.history if text in m["content"].lower()
+        m
+        for s in served().histories.sessions(repository)
+        for m in s.history
+        if text in m["content"].lower()
     ]
 
 

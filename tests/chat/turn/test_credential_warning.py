@@ -13,6 +13,7 @@ from chat.turn.events import TurnNotice, TurnStarted
 from chat.turn.turns import run_turn
 from history import services
 from history.models import Message
+from tests import serving
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # Built from parts so that no scanner takes this test for a leak of its own.
@@ -44,7 +45,7 @@ def test_a_credential_in_a_selected_file_is_warned_of_before_the_request_once(
     fake, settings, deploy_script
 ):
     session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
-    sessionsets.activate(session, deploy_script)
+    sessionsets.activate(session, deploy_script, repo=serving.repository())
 
     events = turn(session.id, "how do I deploy?")
     notices = [e for e in events if isinstance(e, TurnNotice) and e.level == "warning"]
@@ -63,7 +64,7 @@ def test_a_credential_in_a_selected_file_is_warned_of_before_the_request_once(
 
 def test_an_ordinary_file_brings_no_warning(fake, settings):
     session = services.session_create(repository=str(settings.ACDC_REPO), model="acdc/fake")
-    sessionsets.activate(session, "src/app.py")
+    sessionsets.activate(session, "src/app.py", repo=serving.repository())
     events = turn(session.id, "what does greet do?")
     assert not [e for e in events if isinstance(e, TurnNotice)]
 

@@ -15,6 +15,7 @@ from chat.turn.turns import run_turn
 from chat.web.edits.cards import render_edits
 from contextcore.models import ModelFacts
 from history.models import Message, PendingEdit, Session
+from tests import serving
 
 pytestmark = pytest.mark.django_db(transaction=True)
 MORE = "".join(f"\n\ndef helper_{n}(value):\n    return value * {n}\n" for n in range(40))
@@ -67,7 +68,7 @@ async def turn(session_id: str, text: str):
 @database_sync_to_async
 def session_reading(path: str, *, auto_apply: bool) -> Session:
     session = Session.objects.create(repository="", model="acdc/fake", auto_apply=auto_apply)
-    sessionsets.activate(session, path)
+    sessionsets.activate(session, path, repo=serving.repository())
     return session
 
 
@@ -273,5 +274,5 @@ async def test_other_tools_configuration_waits_for_the_person_even_with_auto_app
     assert not (edits_on / ".claude").exists() and not (edits_on / ".mcp.json").exists()
     assert (edits_on / ".vscode" / "tasks.json").read_text() == "{}\n"
     message = await database_sync_to_async(Message.objects.get)(pk=finished.assistant_message_id)
-    card = await database_sync_to_async(render_edits)(message)
+    card = await database_sync_to_async(render_edits)(message, serving.repository())
     assert "Auto-apply waited" in card and card.count("Protected file:") == 3

@@ -68,7 +68,7 @@ async def test_the_first_message_is_told_and_answered_while_the_map_is_read(huge
         warming = maps.warm_in_background(huge)
         sent = time.monotonic()
         turn = run_turn(
-            wiring=Wired(served().runtime, maps),
+            wiring=Wired(served().runtime, maps, served().repository),
             session_id=session.id,
             user_text="What is in pkg7?",
             emit=watch,
@@ -117,7 +117,7 @@ async def test_a_turn_the_server_stops_while_it_waits_for_the_map_stores_its_end
         try:
             warming = maps.warm_in_background(root)
             turn = run_turn(
-                wiring=Wired(served().runtime, maps),
+                wiring=Wired(served().runtime, maps, served().repository),
                 session_id=session.id,
                 user_text="Hi",
                 emit=watch,

@@ -11,6 +11,7 @@ from chat.live.served import served
 from chat.repo import outlines, sessionsets
 from chat.turn.turns import run_turn
 from contextcore.prompt.revisions import read_current_files
+from tests import serving
 from tests.chat.sockets import new_session
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
@@ -47,7 +48,7 @@ async def current(session, fake, text: str) -> dict[str, str]:
 
 
 def select(session, paths, outline=()):
-    return sessionsets.set_active_files(session, paths, outlines=outline)
+    return sessionsets.set_active_files(session, paths, outlines=outline, repo=serving.repository())
 
 
 async def test_an_outline_goes_to_the_prompt_and_back_to_the_whole_file(root, fake):
@@ -60,19 +61,27 @@ async def test_an_outline_goes_to_the_prompt_and_back_to_the_whole_file(root, fa
     assert "def add(self, item: str, qty: int = 1) -> None" in sent
     assert "def total(cart: Cart) -> int" in sent
     assert "BODY LINE" not in sent
-    assert await database_sync_to_async(sessionsets.outline_paths)(session) == ["shop.py"]
+    assert await database_sync_to_async(sessionsets.outline_paths)(
+        session, repo=serving.repository()
+    ) == ["shop.py"]
 
     await database_sync_to_async(select)(session, ["shop.py"])
     files = await current(session, fake, "now the whole file")
     assert files["shop.py"] == SHOP
-    assert await database_sync_to_async(sessionsets.outline_paths)(session) == []
+    assert (
+        await database_sync_to_async(sessionsets.outline_paths)(session, repo=serving.repository())
+        == []
+    )
 
 
 async def test_a_file_without_grammar_has_no_outline_and_a_secret_none_either(root, fake, served):
     session = await new_session()
     problems = await database_sync_to_async(select)(session, ["README.md"], ["README.md"])
     assert problems == ["README.md: no outline, acdc has no grammar for this kind of file"]
-    assert await database_sync_to_async(sessionsets.active_paths)(session) == []
+    assert (
+        await database_sync_to_async(sessionsets.active_paths)(session, repo=serving.repository())
+        == []
+    )
     # The counts leave out what has no outline: no grammar, or shaped like a secret.
     counts = served.outlines.counts(root, ["shop.py", "README.md", "secrets.py"])
     assert list(counts) == ["shop.py"]

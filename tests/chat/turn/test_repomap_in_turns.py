@@ -17,6 +17,7 @@ from chat.repo.repomap.builder import RepoMaps
 from chat.session import Wired
 from chat.turn.events import TurnNotice
 from chat.turn.turns import run_turn
+from tests import serving
 from tests.chat.repo.polyglot import FILES
 from tests.chat.sockets import new_session
 
@@ -57,7 +58,9 @@ def text(message) -> str:
 
 async def test_the_map_reaches_the_system_message_and_stays_put(root, fake):
     session = await new_session()
-    await database_sync_to_async(sessionsets.set_active_files)(session, ["py/main.py"])
+    await database_sync_to_async(sessionsets.set_active_files)(
+        session, ["py/main.py"], repo=serving.repository()
+    )
 
     first = await turn(session, fake, "What does run do?")
     second = await turn(session, fake, "And make_invoice?")
@@ -74,7 +77,9 @@ async def test_the_map_reaches_the_system_message_and_stays_put(root, fake):
 
 async def test_a_small_map_leaves_what_the_question_names_to_the_focus(root, fake):
     session = await new_session()
-    await database_sync_to_async(sessionsets.set_active_files)(session, ["py/main.py"])
+    await database_sync_to_async(sessionsets.set_active_files)(
+        session, ["py/main.py"], repo=serving.repository()
+    )
 
     with override_settings(ACDC_MAP_TOKENS=160):
         first = await turn(session, fake, "hello")
@@ -116,7 +121,9 @@ async def test_a_map_of_zero_tokens_is_no_map(root, fake):
 
 async def test_a_turn_during_the_start_up_build_says_so_and_waits_for_the_map(root, fake):
     session = await new_session()
-    await database_sync_to_async(sessionsets.set_active_files)(session, ["py/main.py"])
+    await database_sync_to_async(sessionsets.set_active_files)(
+        session, ["py/main.py"], repo=serving.repository()
+    )
     maps, said = RepoMaps(), asyncio.Event()
     notices: list[str] = []
 
@@ -130,7 +137,7 @@ async def test_a_turn_during_the_start_up_build_says_so_and_waits_for_the_map(ro
     try:
         maps.warm_in_background(root)
         turn = run_turn(
-            wiring=Wired(served().runtime, maps),
+            wiring=Wired(served().runtime, maps, served().repository),
             session_id=session.id,
             user_text="Hi",
             emit=watch,

@@ -34,7 +34,8 @@ def test_the_newest_session_comes_back_with_its_selection(root):
     session, notices = restore_latest_session(str(settings.ACDC_REPO), served())
 
     assert session.id == newest.id != older.id
-    assert selected_files(Session.objects.get(pk=newest.id)) == ["keep.py"]
+    repo = served().repository.indexed()
+    assert selected_files(Session.objects.get(pk=newest.id), repo) == ["keep.py"]
     assert len(notices) == 1 and "gone.py" in notices[0]
     note = Message.objects.get(session=newest, system_event=True)
     assert "gone.py" in note.content

@@ -15,6 +15,7 @@ from chat.turn.turns import run_turn
 from chat.web.conversation import conversation_items, render_conversation
 from history import services
 from history.models import Session
+from tests import serving
 from tests.chat.sockets import new_session
 
 
@@ -88,7 +89,7 @@ async def test_an_endless_reply_shows_the_managed_summary_and_its_template(fake)
     for n in range(3):
         await turn(session, f"plain turn {n}")
     assert not await database_sync_to_async(set_endless)(
-        session.id, enabled=True, template="default"
+        session.id, enabled=True, template="default", root=serving.repository().root
     )
     fake.enqueue(FakeStep(text="- Instructions: keep it short"), FakeStep(text="Managed answer."))
 

@@ -14,6 +14,7 @@ from chat.repo.indexing import discover_file, record_toolcall
 from chat.turn.turns import run_turn
 from contextcore.prompt.revisions import read_current_files
 from history.models import SessionObject
+from tests import serving
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,7 +40,7 @@ def toolcall(session, call_id: str, output: str):
 
 async def test_active_objects_and_the_pool_reach_the_prompt(fake):
     session = await new_session()
-    repo = sessionsets.repository()
+    repo = serving.repository()
     await database_sync_to_async(sessionsets.activate)(session, "src/app.py", repo=repo)
     await database_sync_to_async(discover_file)(repo, "README.md", session=session)
     object_id = await toolcall(session, "c1", "src/app.py:1:def greet(name):")
@@ -58,7 +59,7 @@ async def test_tool_outputs_collapse_after_three_turns_unless_pinned(fake):
     await turn(session, fake, "turn one")
     loose = await toolcall(session, "loose", "LOOSE OUTPUT")
     kept = await toolcall(session, "kept", "PINNED OUTPUT")
-    await database_sync_to_async(sessionsets.pin)(session, kept)
+    await database_sync_to_async(sessionsets.pin)(session, kept, repo=serving.repository())
 
     assert "LOOSE OUTPUT" in await turn(session, fake, "turn two")
     assert "LOOSE OUTPUT" in await turn(session, fake, "turn three")
@@ -79,10 +80,15 @@ async def test_a_picker_file_deleted_on_disk_leaves_the_context_with_a_notice(fa
     scratch = settings.ACDC_REPO / "scratch.txt"
     scratch.write_text("SCRATCH CONTENT\n")
     try:
-        await database_sync_to_async(sessionsets.set_active_files)(session, ["scratch.txt"])
+        await database_sync_to_async(sessionsets.set_active_files)(
+            session, ["scratch.txt"], repo=serving.repository()
+        )
         assert "SCRATCH CONTENT" in await turn(session, fake, "first")
     finally:
         scratch.unlink()
     await turn(session, fake, "second")
     assert "scratch.txt" not in read_current_files(fake.requests[-1].messages)
-    assert await database_sync_to_async(sessionsets.active_paths)(session) == []
+    assert (
+        await database_sync_to_async(sessionsets.active_paths)(session, repo=serving.repository())
+        == []
+    )

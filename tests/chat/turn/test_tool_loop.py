@@ -21,6 +21,7 @@ from chat.turn.events import (
 )
 from chat.turn.turns import run_turn
 from history.models import Message
+from tests import serving
 from tests.chat.sockets import connect, frames_until, new_session, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -70,7 +71,9 @@ async def test_the_model_reads_a_file_and_answers_with_it(fake):
     )()
     roles = [role for role, _ in rows]
     assert roles == ["user", "tool", "assistant"]  # the answer row is stored when it ends
-    assert await database_sync_to_async(sessionsets.active_paths)(session) == ["src/app.py"]
+    assert await database_sync_to_async(sessionsets.active_paths)(
+        session, repo=serving.repository()
+    ) == ["src/app.py"]
 
     # The next turn remembers the call as a reference and carries the output while active.
     await turn(session, "And then?")

@@ -17,6 +17,7 @@ from chat.web.panels.fileupdates import row_key
 from contextcore.edits import EditOp
 from history import services
 from history.models import Message, PendingEdit, Session
+from tests import serving
 from tests.chat.sockets import connect, frames_until, in_files_group, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -53,8 +54,8 @@ def reply_with_edits(*ops: EditOp) -> Message:
     )
     for op in ops:  # the model read the files it edits
         if op.kind != "create":
-            sessionsets.activate(session, op.path)
-    propose(session, list(ops), repo=sessionsets.repository(), turn_id="t1", message=message)
+            sessionsets.activate(session, op.path, repo=serving.repository())
+    propose(session, list(ops), repo=serving.repository(), turn_id="t1", message=message)
     return message
 
 
@@ -62,7 +63,7 @@ def act(message: Message, **fields) -> str:
     """Press a button; returns the reply's cards as a page load draws them after it."""
     response = Client().post(f"/m/{message.id}/edits/", fields)
     assert response.status_code == 204, response.content
-    return render_edits(message)
+    return render_edits(message, serving.repository())
 
 
 def statuses(message: Message) -> list[str]:
@@ -227,14 +228,14 @@ def test_the_hunks_left_pending_are_a_conflict_once_the_file_changes_on_disk(edi
 def test_a_new_file_and_a_deleted_file_say_so_plainly(edits_on):
     created = EditOp("docs/new.md", "create", new_text="# New\n", source="write_file")
     message = reply_with_edits(created, EditOp.delete("app.py"))
-    html = render_edits(message)
+    html = render_edits(message, serving.repository())
     new, gone = html.split('aria-label="docs/new.md"')[1].split('aria-label="app.py"')[:2]
     assert '<span class="edit-kind">new file</span>' in new and ">+1<" in new and ">−0<" in new
     assert '<span class="edit-kind">deleted file</span>' in gone and ">−2<" in gone
     act(message, op="accept")
     assert (edits_on / "docs/new.md").read_text() == "# New\n"
     assert not (edits_on / "app.py").exists()
-    assert render_edits(message).count("Applied") == 2
+    assert render_edits(message, serving.repository()).count("Applied") == 2
 
 
 async def test_a_change_on_disk_makes_the_pending_card_a_conflict_in_every_tab(edits_on, served):
@@ -297,7 +298,7 @@ def test_an_edit_whose_text_still_matches_after_a_change_on_disk_is_still_pendin
 ):
     message = reply_with_edits(GREET)
     (edits_on / "app.py").write_text("# a comment\ndef greet():\n    return 'hi'\n")
-    assert "Pending review" in render_edits(message)
+    assert "Pending review" in render_edits(message, serving.repository())
     act(message, op="accept", path="app.py")
     assert (edits_on / "app.py").read_text() == "# a comment\ndef greet():\n    return 'hello'\n"
     assert statuses(message) == ["applied"]
@@ -306,7 +307,7 @@ def test_an_edit_whose_text_still_matches_after_a_change_on_disk_is_still_pendin
 def test_an_edit_already_in_the_file_says_so_and_is_not_a_conflict(edits_on):
     message = reply_with_edits(GREET)
     (edits_on / "app.py").write_text("def greet():\n    return 'hello'\n")  # the person did it
-    html = render_edits(message)
+    html = render_edits(message, serving.repository())
     assert "Already in the file" in html and "Conflict" not in html
     html = act(message, op="accept")
     assert "already applied: app.py" in html and "Applied" in html
@@ -330,11 +331,11 @@ def test_a_rejected_card_keeps_the_lines_and_context_it_had_while_pending(edits_
     long = "".join(f"row {n}\n" for n in range(1, 401))
     (edits_on / "long.txt").write_text(long)
     message = reply_with_edits(EditOp("long.txt", "replace", "row 324\n", "row 324, fixed\n"))
-    pending = render_edits(message)
+    pending = render_edits(message, serving.repository())
     assert hunk_heads(pending) == ["@@ -321,7 +321,7 @@"], pending
     rejected = act(message, op="reject", path="long.txt")
     assert "Rejected" in rejected and hunk_heads(rejected) == hunk_heads(pending), rejected
     assert '<span class="diff-ctx"> row 321</span>' in rejected
     # The file changes in those lines since: the card still shows the version it was made on.
     (edits_on / "long.txt").write_text(long.replace("row 324\n", "row 324 (mine)\n"))
-    assert hunk_heads(render_edits(message)) == ["@@ -321,7 +321,7 @@"]
+    assert hunk_heads(render_edits(message, serving.repository())) == ["@@ -321,7 +321,7 @@"]

@@ -18,6 +18,7 @@ from chat.web.panels import selection
 from chat.web.panels.fileupdates import row_key
 from history import services
 from history.models import Session
+from tests import serving
 from tests.chat.web.pickerhtml import answer_states
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
@@ -45,7 +46,9 @@ def new_session() -> Session:
 
 
 def _held(session_id: str) -> tuple[list[str], list[str]]:
-    active, outlines, _ = sessionsets.file_choice(Session.objects.get(pk=session_id))
+    active, outlines, _ = sessionsets.file_choice(
+        Session.objects.get(pk=session_id), repo=serving.repository()
+    )
     return sorted(active), sorted(outlines)
 
 

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from chat.repo import sessionsets
+from tests import serving
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("served_root")]
 
@@ -43,7 +44,9 @@ def committed(served_root):
 def test_a_large_tree_opens_only_the_folders_of_selected_and_changed_files(
     client, session, committed
 ):
-    sessionsets.set_active_files(session, ["pkg01/sub/long_module-name.v2.py"])
+    sessionsets.set_active_files(
+        session, ["pkg01/sub/long_module-name.v2.py"], repo=serving.repository()
+    )
     html = client.get(f"/s/{session.id}/files/rows/").content.decode()
     folders = _states(html)
     assert {f for f, state in folders.items() if state == "true"} == {

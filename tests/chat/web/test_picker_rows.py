@@ -11,6 +11,7 @@ import pytest
 
 from chat.repo import sessionsets
 from chat.web.panels.fileupdates import row_key
+from tests import serving
 from tests.chat.web.pickerhtml import file_row
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("served_root")]
@@ -39,8 +40,10 @@ def repo_is_git() -> bool:
 def chosen(session, served_root, served):
     served.counts.count(served_root, ["lib/a.py", "lib/deep/b.py", "lib/logo.bin"])
     active = ["lib/deep/b.py", "lib/deep/c.py", "lib/mixed/e.py"]
-    sessionsets.set_active_files(session, active, outlines=["lib/deep/c.py"])
-    sessionsets.pin(session, "lib/a.py")
+    sessionsets.set_active_files(
+        session, active, outlines=["lib/deep/c.py"], repo=serving.repository()
+    )
+    sessionsets.pin(session, "lib/a.py", repo=serving.repository())
     return session
 
 

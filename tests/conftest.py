@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,28 @@ if os.environ.get("DATABASE_URL"):
     os.environ["ACDC_DB_CONN_MAX_AGE"] = "0"
 for _alias in connections:
     connections.settings[_alias]["CONN_MAX_AGE"] = 0
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's, and before it drops the PostgreSQL test database, a wait for the
+    sessions of the acdc processes the tests stopped: a backend whose client was just
+    killed lingers a moment, and the drop then fails ("being accessed by other users").
+    One that stays for a minute is a real leak, and the drop's warning says so."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        for _ in range(600):
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.1)  # a poll of the server's own list, not a wait for a guess
 
 
 @pytest.fixture(autouse=True)

@@ -3,8 +3,8 @@
 A synthetic store (1,000,000 messages in 10,000 sessions by default) is built once
 (`bench.history.store`, through the ORM) and kept in ~/.cache/acdc/ with its own
 repository folder and SQLite database, then only measured on later runs. This module
-holds the sizes, the goals and the report, and imports no Django model. Never a timed
-test.
+holds the goals and the report (the sizes are `bench.history.spec`'s), and imports no
+Django model. Never a timed test.
 """
 
 from __future__ import annotations
@@ -13,29 +13,12 @@ import argparse
 import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 from bench.django_env import setup_django
+from bench.history.spec import QUICK, HistorySpec, store_folder
 from bench.report import machine, machine_line
-
-CACHE_ROOT = Path.home() / ".cache" / "acdc"
-
-
-@dataclass(frozen=True)
-class HistorySpec:
-    sessions: int = 10_000
-    messages: int = 1_000_000
-    runs: int = 20
-
-
-QUICK = HistorySpec(sessions=40, messages=4_000, runs=3)
-
-
-def store_folder(spec: HistorySpec) -> Path:
-    return CACHE_ROOT / f"bench-history-{spec.sessions}-{spec.messages}"
-
 
 GOALS = {
     "search, common word": 50,

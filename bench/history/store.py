@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from bench.history.history_bench import HistorySpec
+from bench.history.spec import HistorySpec
 from chat.live.served import served
 from chat.session.setchanges import restore_latest_session
 from history import selectors

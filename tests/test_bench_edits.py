@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from acdc.bench import main
-from bench.edits import aider as edits_aider
+from bench.edits import aider_runner as edits_aider
 from bench.edits.cases import apply_splice, sha
 from bench.edits.edits_bench import Verdict, acdc, first_occurrence, judge, load
 

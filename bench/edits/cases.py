@@ -26,7 +26,7 @@ from typing import Any
 from bench import CHECKOUT
 from bench.edits.expect import elision_is_determined, indent_of
 
-CORPUS = Path(__file__).resolve().parent / "edits_corpus"
+CORPUS = Path(__file__).resolve().parent / "corpus"
 SITE = next((CHECKOUT / ".venv" / "lib").glob("python3*/site-packages"), CHECKOUT)
 SOURCES = {
     "contextcore/quality.py": CHECKOUT / "contextcore/quality.py",

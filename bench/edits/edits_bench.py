@@ -7,7 +7,7 @@ token splits (`bench.edits.history`). Every matcher applies every edit to the sa
 file; an outcome is right when the file became the expected file (or, for an edit that must
 be refused, stayed as it was, or became the file the model meant), wrong when the file
 changed otherwise (a wrong place: the goal is 0), refused when it should have applied.
-aider's matcher runs in its own venv, in one subprocess (`bench.edits.aider`). Also
+aider's matcher runs in its own venv, in one subprocess (`bench.edits.aider_runner`). Also
 measured: the tokens the next request carries after an applied edit against the whole
 file, and the time to apply one edit in a 1 MB file. Figures, never assertions.
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.edits import aider as edits_aider
+from bench.edits import aider_runner as edits_aider
 from bench.edits.cases import CORPUS, apply_splice
 from bench.report import QUICK_NOTE, machine, machine_line, markdown_table
 from contextcore.edits import EditOp, Outcome, apply_edits, result_line, unified_diff

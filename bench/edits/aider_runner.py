@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_PYTHON = Path("/work/aider-venv/bin/python")
+# Run by its path, so this folder comes first on its sys.path: no module here may bear the
+# name of one aider imports (this one was `aider.py` once, and hid the `aider` package).
 CHILD = Path(__file__).with_name("aider_child.py")
 
 

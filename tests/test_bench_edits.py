@@ -12,7 +12,7 @@ import pytest
 
 from acdc.bench import main
 from bench.edits import aider_runner as edits_aider
-from bench.edits.cases import apply_splice, sha
+from bench.edits.builder import apply_splice, sha
 from bench.edits.edits_bench import Verdict, acdc, first_occurrence, judge, load
 
 FAKE_CODER = """

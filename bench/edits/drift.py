@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from bench.edits.cases import apply_splice, curly, sha
+from bench.edits.builder import apply_splice, curly, sha
 from bench.edits.expect import (
     Key,
     elision_is_determined,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.edits import aider_runner as edits_aider
-from bench.edits.cases import CORPUS, apply_splice
+from bench.edits.builder import CORPUS, apply_splice
 from bench.report import QUICK_NOTE, machine, machine_line, markdown_table
 from contextcore.edits import EditOp, Outcome, apply_edits, result_line, unified_diff
 from contextcore.tokens import TokenCounter

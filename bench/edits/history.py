@@ -27,7 +27,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from bench.edits.cases import CORPUS
+from bench.edits.builder import CORPUS
 from bench.edits.drift import SHAPES, Hunk, build_case
 
 SEED = 29

@@ -8,7 +8,7 @@ elision (text, not a marker). Expectations by splicing lines, never by the match
 
 from __future__ import annotations
 
-from bench.edits.cases import VARIANTS, Builder, Change, curly
+from bench.edits.builder import VARIANTS, Builder, Change, curly
 
 # A file written after requests' auth and utils code that holds a typographic character
 # (a non-breaking space in a comment) and docstrings with literal `...` lines.

@@ -11,16 +11,16 @@ import pytest
 
 from acdc.bench import main
 from bench.cache import replay
-from bench.cache.cache_bench import (
+from bench.cache.cache_bench import sessions_for
+from bench.cache.compaction import LongReport, long_report, prompt_series_svg
+from bench.cache.compare import (
     LONG_SESSION,
     PAUSE_SESSION,
     STRATEGIES,
     compare,
     goal_misses,
-    sessions_for,
     shape_markdown,
 )
-from bench.cache.compaction import LongReport, long_report, prompt_series_svg
 from bench.cache.explain import refresh_split, side_split
 from bench.cache.pricing import Recording, Sent, acting_as, price, rule_sets
 from bench.cache.replay import replay_through_turns

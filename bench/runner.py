@@ -23,16 +23,16 @@ DESCRIPTION = (
     "`acdc bench`: the prompt-cache and context-assembly benchmarks (the `bench` package)."
 )
 BENCHMARKS = {
-    "assembly": "bench.assembly_bench",
-    "cache": "bench.cache_bench",
-    "chat": "bench.chat_bench",
-    "commands": "bench.commands_bench",
-    "edits": "bench.edits_bench",
-    "history": "bench.history_bench",
-    "map": "bench.map_bench",
-    "repo": "bench.repo_bench",
-    "startup": "bench.startup_bench",
-    "turn": "bench.turn_bench",
+    "assembly": "bench.assembly.assembly_bench",
+    "cache": "bench.cache.cache_bench",
+    "chat": "bench.chat.chat_bench",
+    "commands": "bench.commands.commands_bench",
+    "edits": "bench.edits.edits_bench",
+    "history": "bench.history.history_bench",
+    "map": "bench.repo.map_bench",
+    "repo": "bench.repo.repo_bench",
+    "startup": "bench.startup.startup_bench",
+    "turn": "bench.turn.turn_bench",
 }
 ALL = ("assembly", "cache")  # assembly first: its max RSS is taken before Django loads
 

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.turn_server import Worker, server_environ, start_worker
+from bench.live_server import Worker, server_environ, start_worker
 from bench.wirefakes import Reply, ToolCall, WireFake
 
 SERVER_ONLY = ("ACDC_MODEL", "ACDC_API_BASE", "OPENAI_API_KEY")

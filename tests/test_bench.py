@@ -10,24 +10,24 @@ from pathlib import Path
 import pytest
 
 from acdc.bench import main
-from bench import turn_replay
-from bench.cache_bench import (
+from bench.cache import replay
+from bench.cache.cache_bench import sessions_for
+from bench.cache.compaction import LongReport, long_report, prompt_series_svg
+from bench.cache.compare import (
     LONG_SESSION,
     PAUSE_SESSION,
     STRATEGIES,
     compare,
     goal_misses,
-    sessions_for,
     shape_markdown,
 )
-from bench.cache_explain import refresh_split, side_split
-from bench.cache_pricing import Recording, Sent, acting_as, price, rule_sets
-from bench.compaction_bench import LongReport, long_report, prompt_series_svg
-from bench.repo_bench import RepoSpec, build_repo, repo_markdown
-from bench.repo_timings import measure
+from bench.cache.explain import refresh_split, side_split
+from bench.cache.pricing import Recording, Sent, acting_as, price, rule_sets
+from bench.cache.replay import replay_through_turns
+from bench.repo.repo_bench import RepoSpec, build_repo, repo_markdown
+from bench.repo.timings import measure
 from bench.report import percentile
 from bench.sessions import file_edit_session
-from bench.turn_replay import replay_through_turns
 from chat.llm.facts import model_facts
 from chat.llm.sdk import model_info
 from contextcore.prompt.cacherules import ANTHROPIC, NO_CACHE, OPENAI
@@ -254,19 +254,19 @@ def test_each_replay_decides_with_the_facts_it_acts_as_even_after_another(tmp_pa
     """The chat caches a model's facts by name: a replay acting as another provider's model
     after a plain one must still see the provider it acts as (the HUD names it)."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    fake = model_facts(turn_replay.MODEL, model_info)[0]
+    fake = model_facts(replay.MODEL, model_info)[0]
     target = rule_sets()[1].facts  # OpenAI's
     replay_through_turns(file_edit_session(turns=1), "last", tmp_path)
     replay_through_turns(file_edit_session(turns=1), "acdc", tmp_path, acting_as(fake, target))
     huds = [s.context_state["hud"] for s in Session.objects.order_by("created_at")]
-    assert [hud["model"] for hud in huds] == [turn_replay.MODEL, target.name]
+    assert [hud["model"] for hud in huds] == [replay.MODEL, target.name]
 
 
 def test_a_replay_acting_as_a_model_budgets_with_that_models_window():
     """`acdc serve` takes a model's window from litellm's map; the in-process replay acting
     as that model must shed and rebuild against the same window, or its layouts differ from
     the ones sent over the wire (the stale-copy budget is a share of the input budget)."""
-    fake = model_facts(turn_replay.MODEL, model_info)[0]
+    fake = model_facts(replay.MODEL, model_info)[0]
     for rule_set in rule_sets():
         acting = acting_as(fake, rule_set.facts)
         assert acting.input_budget == rule_set.facts.input_budget, rule_set.label
@@ -300,7 +300,7 @@ def test_the_repository_benchmark_measures_listing_and_counting(tmp_path):
 
 
 def test_the_map_table_says_which_goals_are_met():
-    from bench.map_bench import map_markdown
+    from bench.repo.map_bench import map_markdown
 
     data = {
         "files": 4547, "source_files": 960, "definitions": 20000, "map_tokens": 5900,
@@ -323,7 +323,7 @@ def test_the_map_table_says_which_goals_are_met():
 def test_the_wire_harness_reads_the_session_header_the_server_stores():
     """The over-the-wire benchmark reads the server's session row for its refresh plan; the
     header is stored deflated (and as JSON text in older databases)."""
-    from bench.wire_drive import _header
+    from bench.cache.wire_drive import _header
     from history.models.fields import pack
 
     header = {"engine": {"stability": {"history_rewrites": 2}}}

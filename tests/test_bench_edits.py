@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from acdc.bench import main
-from bench import edits_aider
-from bench.edits_bench import Verdict, acdc, first_occurrence, judge, load
-from bench.edits_cases import apply_splice, sha
+from bench.edits import aider_runner as edits_aider
+from bench.edits.builder import apply_splice, sha
+from bench.edits.edits_bench import Verdict, acdc, first_occurrence, judge, load
 
 FAKE_CODER = """
 DEFAULT_FENCE = ("```", "```")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.startup_bench import startup_markdown
+from bench.startup.startup_bench import startup_markdown
 
 INFO = {"cpu": "a cpu", "nproc": 2, "python": "3.11", "platform": "linux", "date": "today"}
 

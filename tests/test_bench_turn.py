@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 
 from acdc.bench import main
-from bench.turn_kill import Trial, kill_markdown
-from bench.turn_load import LoadResult, Setup, load_markdown
-from bench.turn_storage import ACDC_PAGE, NO_COMPACTION, QUICK, storage_markdown
+from bench.turn.kill import Trial, kill_markdown
+from bench.turn.load import LoadResult, Setup, load_markdown
+from bench.turn.storage import ACDC_PAGE, NO_COMPACTION, QUICK, storage_markdown
 
 
 def test_the_kill_table_counts_only_words_lost_before_the_last_second():

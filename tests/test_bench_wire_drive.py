@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.wire_drive import answers
+from bench.cache.wire_drive import answers
 from chat.web.panels.selection import selection_update
 
 

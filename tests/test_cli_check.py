@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.turn_server import make_repo
+from bench.live_server import make_repo
 from bench.wirefakes import Reply, WireFake
 from tests.served_with_fake import edit as edit_file
 from tests.served_with_fake import server_with_fake, terminal

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from acdc.terminal import runfile
-from bench.turn_server import (
+from bench.live_server import (
     ChatSocket,
     frame_text,
     http_client,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.turn_server import TOKEN, make_repo
+from bench.live_server import TOKEN, make_repo
 from bench.wirefakes import Reply
 from tests.served_with_fake import edit, server_with_fake, terminal
 

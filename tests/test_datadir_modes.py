@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from acdc.datadir import prepare_data_dir
-from bench.turn_server import Worker, _wait_until_serving, free_port, interruptible
+from bench.live_server import Worker, _wait_until_serving, free_port, interruptible
 from tests.test_serve_startup import _environ
 
 

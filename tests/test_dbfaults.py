@@ -24,7 +24,7 @@ import pytest
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from bench.turn_server import free_port
+from bench.live_server import free_port
 from chat.repo.passes import Passes
 from history import dbfaults
 from tests.chat.live.test_locked_database import Holder

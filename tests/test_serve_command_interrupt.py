@@ -10,7 +10,7 @@ import subprocess
 import sys
 import uuid
 
-from bench.turn_server import (
+from bench.live_server import (
     ChatSocket,
     http_client,
     make_repo,

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.turn_server import free_port
+from bench.live_server import free_port
 from tests.test_serve_startup import _environ
 
 FILES = 1500  # enough for the start-up map to parse in worker processes for a while

@@ -19,7 +19,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bench.turn_server import (
+from bench.live_server import (
     ChatSocket,
     http_client,
     make_repo,

@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.turn_server import free_port, interruptible
+from bench.live_server import free_port, interruptible
 
 START_TIMEOUT = 120.0
 

@@ -32,7 +32,7 @@ def render_error(text: str, turn_id: str = "") -> str:
 def picker_message(turn_id: str = "", **changes) -> str:
     """The Files panel's former JSON message (active, pinned, uncheck, flash, counts,
     progress, changed, added, removed), which the page no longer takes: kept only as the
-    baseline `bench.picker_updates` measures the HTML fragments against."""
+    baseline `bench.repo.picker_updates` measures the HTML fragments against."""
     message = {"type": "picker", "turn": turn_id, "update": changes}
     return json.dumps(message, separators=(",", ":"))
 

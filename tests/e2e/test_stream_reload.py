@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import expect
 
-from bench.stream_bench import code_heavy_answer
+from bench.stream.stream_bench import code_heavy_answer
 from tests.e2e.conftest import SLOW, screenshot
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

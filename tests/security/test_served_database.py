@@ -17,7 +17,7 @@ from pathlib import Path
 import aiohttp
 
 from bench import CHECKOUT
-from bench.turn_server import (
+from bench.live_server import (
     ChatSocket,
     http_client,
     new_session,

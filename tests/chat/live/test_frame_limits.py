@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from acdc.commands import FRAME_HEADROOM
-from bench.turn_server import (
+from bench.live_server import (
     ChatSocket,
     http_client,
     make_repo,

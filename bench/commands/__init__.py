@@ -1,0 +1,1 @@
+"""`acdc bench commands`: what the command sandbox costs a run (`commands_bench`)."""

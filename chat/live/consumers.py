@@ -57,6 +57,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 await self.close(code=LAYER_LOST)
             except Exception:  # the socket went too
                 log.debug("the tab's socket closed with the layer", exc_info=True)
+            # Channels calls no `disconnect` for a socket whose layer failed: without this,
+            # the process's tabs keep its send, and a turn would stream to a dead socket.
+            await self.disconnect(LAYER_LOST)
 
     async def connect(self) -> None:
         self.sends: set[asyncio.Task] = set()  # the counting passes' frames, under way
@@ -92,19 +95,28 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         # The turn goes on without this tab: it belongs to the session (see turnhost).
+        if not hasattr(self, "served") or getattr(self, "gone", False):
+            return  # never connected, or forgotten already (its layer failed)
+        self.gone = True
         tabs = self.served.tabs
         tabs.discard(self.session_id, self.channel_name)
-        await presence.left(self.session_id, self.channel_name)
         if not tabs.of(self.session_id):
             self.served.warmer.cancel(self.session_id)  # nobody here to come back to it
             self.served.follower.forget(self.session_id)
-        await self.channel_layer.group_discard(self.group, self.channel_name)
-        if getattr(self, "files_group", None):
-            await self.channel_layer.group_discard(self.files_group, self.channel_name)
         if getattr(self, "repository", None) is not None:
             await self.served.watchers.detach(self.repository)
         if sends := getattr(self, "sends", None):
             await asyncio.gather(*sends, return_exceptions=True)
+        await presence.left(self.session_id, self.channel_name)
+        try:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            if getattr(self, "files_group", None):
+                await self.channel_layer.group_discard(self.files_group, self.channel_name)
+        except Exception as exc:  # Redis out of reach: its groups forget the name by expiry
+            fault = faults.fault_of(exc)
+            if fault is None or fault.kind != "redis":
+                raise
+            log.debug("a closed tab left its groups as they were: %s", fault.line())
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         try:

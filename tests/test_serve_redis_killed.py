@@ -119,7 +119,10 @@ async def _killed_mid_reply(socket: ChatSocket, redis: Redis, message: str) -> s
     await socket.send_message(message)
     await _frames_until(socket, "word40")
     redis.kill()
-    return (await _frames_until(socket, "Redis is unreachable"))[-1]
+    told = (await _frames_until(socket, "Redis is unreachable"))[-1]
+    closed = await socket.ws.receive(timeout=WAIT)  # 1013: the page's socket reconnects
+    assert (closed.type, closed.data) == (aiohttp.WSMsgType.CLOSE, 1013)
+    return told
 
 
 async def test_redis_killed_mid_reply_is_told_ended_truthfully_and_recovered(served):

@@ -44,22 +44,31 @@ LAYER_LOST = 1013  # "try again later": htmx's socket reconnects on it
 class ChatConsumer(AsyncWebsocketConsumer):
     async def __call__(self, scope, receive, send) -> None:
         """The socket's life; when its channel layer fails (Redis killed), the tab is told
-        in one line and the socket closes with 1013, on which the page reconnects."""
+        in one line and the socket closes with 1013, on which the page reconnects; a socket
+        whose layer fails before it opened is refused (the page tries again later)."""
         try:
             await super().__call__(scope, receive, send)
         except Exception as exc:
             fault = faults.fault_of(exc)
             if fault is None or fault.kind != "redis":
                 raise
-            log.warning("a tab lost the channel layer: %s", fault.line())
-            try:
-                await self.send(render_error(fault.line()))
-                await self.close(code=LAYER_LOST)
-            except Exception:  # the socket went too
-                log.debug("the tab's socket closed with the layer", exc_info=True)
+            if getattr(self, "accepted", False):
+                log.warning("a tab lost the channel layer: %s", fault.line())
+                await self._told_closed(render_error(fault.line()), LAYER_LOST)
+            else:  # a try to reconnect while Redis is still down: the tab was told
+                log.info("a tab's socket was refused: %s", fault.line())
+                await self._told_closed("", None)
             # Channels calls no `disconnect` for a socket whose layer failed: without this,
             # the process's tabs keep its send, and a turn would stream to a dead socket.
             await self.disconnect(LAYER_LOST)
+
+    async def _told_closed(self, html: str, code: int | None) -> None:
+        try:
+            if html:
+                await self.send(html)
+            await self.close(code=code)
+        except Exception:  # the socket went too
+            log.debug("the tab's socket closed with the layer", exc_info=True)
 
     async def connect(self) -> None:
         self.sends: set[asyncio.Task] = set()  # the counting passes' frames, under way
@@ -67,13 +76,16 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
         self.group = session_group(self.session_id)
         query = _query(self.scope)
+        # Before the socket opens: while Redis is down, the page's tries are refused (the
+        # browser's 1006), and htmx waits longer before each, instead of one told line a try.
+        await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        self.accepted = True
         live = await _live_turn(self.session_id)
         if live is None:
             await self.send(render_error(f"There is no session {self.session_id!r}."))
             await self.close(code=4404)
             return
-        await self.channel_layer.group_add(self.group, self.channel_name)
         self.served.tabs.add(self.session_id, self.channel_name, self.send)
         await presence.joined(self.session_id, self.channel_name)
         if live:  # a turn is under way: what has streamed so far, then the live frames

@@ -14,10 +14,20 @@ import pytest
 from channels.layers import get_channel_layer
 from django.test import override_settings
 
+from acdc.asgi import application
 from acdc.env import channel_layers
 from chat.llm.fake import FakeStep
 from chat.web.broadcast import session_group
-from tests.chat.sockets import connect, eventually, frames_until, new_session, send, stored
+from tests.chat.sockets import (
+    ORIGIN,
+    Socket,
+    connect,
+    eventually,
+    frames_until,
+    new_session,
+    send,
+    stored,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LONG = " ".join(f"word{n}" for n in range(300))
@@ -79,6 +89,10 @@ async def test_redis_killed_mid_stream_the_tab_is_told_and_the_turn_ends_complet
     await frames_until(ws, "Redis is unreachable")
     assert (await ws.receive_output())["code"] == 1013
     assert served.tabs.of(session.id) == {}  # the turn streams to no dead socket
+    # The page's tries while Redis stays down are refused before the socket opens: no line
+    # a try in the conversation, and htmx waits longer before each.
+    retry = Socket(application, f"/ws/session/{session.id}/", ORIGIN)
+    assert (await retry.connect())[0] is False
     ended = ("complete", "error", "interrupted")
     rows = await eventually(
         lambda: stored(session),

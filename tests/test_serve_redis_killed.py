@@ -10,6 +10,7 @@ Redis is back on the same port, the next message on a new socket is answered in 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
@@ -83,11 +84,17 @@ def served(tmp_path: Path):
     redis.kill()
 
 
+async def _next(socket: ChatSocket, seconds: float) -> aiohttp.WSMessage:
+    """The socket's next message (aiohttp's own receive timeout did not end a wait here)."""
+    async with asyncio.timeout(seconds):
+        return await socket.ws.receive()
+
+
 async def _frames_until(socket: ChatSocket, words: str) -> list[str]:
     """The frames up to the first that holds `words` (or the socket's close)."""
     seen, deadline = [], time.monotonic() + WAIT
     while time.monotonic() < deadline:
-        message = await socket.ws.receive(timeout=deadline - time.monotonic())
+        message = await _next(socket, deadline - time.monotonic())
         if message.type != aiohttp.WSMsgType.TEXT:
             return [*seen, f"closed {message.data}"]
         seen.append(message.data)
@@ -120,7 +127,7 @@ async def _killed_mid_reply(socket: ChatSocket, redis: Redis, message: str) -> s
     await _frames_until(socket, "word40")
     redis.kill()
     told = (await _frames_until(socket, "Redis is unreachable"))[-1]
-    closed = await socket.ws.receive(timeout=WAIT)  # 1013: the page's socket reconnects
+    closed = await _next(socket, WAIT)  # 1013: the page's socket reconnects
     assert (closed.type, closed.data) == (aiohttp.WSMsgType.CLOSE, 1013)
     return told
 

@@ -30,6 +30,7 @@ from twisted.internet import defer, reactor
 
 from acdc import chatedits
 from acdc.errors import CommandError
+from acdc.sockets import ClosingWebSocketFactory
 from acdc.terminal import runfile
 from acdc.terminal.prepare import ChatRequest, find_session, prepare
 from acdc.terminal.printing import log_once_beside_daphne, tool_note
@@ -92,7 +93,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"acdc: serving {settings.ACDC_REPO} at {url}", flush=True)
     reactor.addSystemEventTrigger("before", "shutdown", _before_shutdown)
     run = _write_run_file(bind, args.port)
-    daphne_server.WebSocketFactory = _ClosingWebSocketFactory
+    daphne_server.WebSocketFactory = ClosingWebSocketFactory
     log_once_beside_daphne()
     try:
         CommandLineInterface().run(daphne_arguments(bind, args.port))
@@ -168,16 +169,6 @@ async def _close_hosted_work() -> None:
             await served().close()
     except TimeoutError:
         log.warning("shutdown: hosted turns, file watchers or cache refreshes did not end in time")
-
-
-class _ClosingWebSocketFactory(daphne_server.WebSocketFactory):
-    """Daphne's, except that a socket it gives up on (a frame over its size limit) is
-    closed with a close frame and the reason's code (1009) instead of a dropped TCP
-    connection, which a browser reports as 1006 and htmx retries in silence: the page then
-    knows its message was refused and puts it back in the box (chat.js)."""
-
-    def setProtocolOptions(self, **options) -> None:
-        super().setProtocolOptions(failByDrop=False, **options)
 
 
 FRAME_HEADROOM = 4  # Daphne's frame limit, in multiples of acdc's: a 3 MB paste is answered

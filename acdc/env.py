@@ -13,6 +13,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from django.core.exceptions import ImproperlyConfigured
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -143,15 +145,24 @@ def env_repo_paths(name: str) -> tuple[str, ...]:
 # answers at least that often. No read timeout on top: redis-py 8's default (5 s) ends that
 # wait with a TimeoutError and drops the websocket every few seconds, and any read timeout
 # (asyncio.timeout on Python 3.11) can swallow the cancel of a closing tab's receive, which
-# then holds the worker's receive lock and never ends. TCP keepalive notices a dead peer.
-REDIS_HOST_OPTIONS = MappingProxyType({"socket_timeout": None, "socket_keepalive": True})
+# then holds the worker's receive lock and never ends. TCP keepalive notices a dead peer. A
+# short connect timeout: while Redis is down (its host gone, not only its port closed) a
+# frame, a tab's join or a stopping worker waits seconds at most, not the kernel's minutes.
+REDIS_HOST_OPTIONS = MappingProxyType(
+    {"socket_timeout": None, "socket_keepalive": True, "socket_connect_timeout": 2.0}
+)
 
 
 def channel_layers(redis_url: str) -> dict:
-    """CHANNEL_LAYERS: Redis when a URL is given (several workers), else in memory."""
+    """CHANNEL_LAYERS: Redis when a URL is given (several workers), else in memory.
+
+    A pooled connection that Redis closed (it was killed or restarted) fails once when next
+    used; redis-py would raise that to the caller, so after Redis came back every pooled
+    connection cost a tab or a frame once. Each command is tried once more on a fresh
+    connection instead: the stale one is dropped, and a Redis still down fails at once."""
     if not redis_url:
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    host = {"address": redis_url, **REDIS_HOST_OPTIONS}
+    host = {"address": redis_url, **REDIS_HOST_OPTIONS, "retry": Retry(NoBackoff(), 1)}
     return {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",

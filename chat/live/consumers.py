@@ -44,19 +44,31 @@ LAYER_LOST = 1013  # "try again later": htmx's socket reconnects on it
 class ChatConsumer(AsyncWebsocketConsumer):
     async def __call__(self, scope, receive, send) -> None:
         """The socket's life; when its channel layer fails (Redis killed), the tab is told
-        in one line and the socket closes with 1013, on which the page reconnects."""
+        in one line and the socket closes with 1013, on which the page reconnects; a socket
+        whose layer fails before it opened is refused (the page tries again later)."""
         try:
             await super().__call__(scope, receive, send)
         except Exception as exc:
             fault = faults.fault_of(exc)
             if fault is None or fault.kind != "redis":
                 raise
-            log.warning("a tab lost the channel layer: %s", fault.line())
-            try:
-                await self.send(render_error(fault.line()))
-                await self.close(code=LAYER_LOST)
-            except Exception:  # the socket went too
-                log.debug("the tab's socket closed with the layer", exc_info=True)
+            if getattr(self, "accepted", False):
+                log.warning("a tab lost the channel layer: %s", fault.line())
+                await self._told_closed(render_error(fault.line()), LAYER_LOST)
+            else:  # a try to reconnect while Redis is still down: the tab was told
+                log.info("a tab's socket was refused: %s", fault.line())
+                await self._told_closed("", None)
+            # Channels calls no `disconnect` for a socket whose layer failed: without this,
+            # the process's tabs keep its send, and a turn would stream to a dead socket.
+            await self.disconnect(LAYER_LOST)
+
+    async def _told_closed(self, html: str, code: int | None) -> None:
+        try:
+            if html:
+                await self.send(html)
+            await self.close(code=code)
+        except Exception:  # the socket went too
+            log.debug("the tab's socket closed with the layer", exc_info=True)
 
     async def connect(self) -> None:
         self.sends: set[asyncio.Task] = set()  # the counting passes' frames, under way
@@ -64,13 +76,16 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.session_id = self.scope["url_route"]["kwargs"]["session_id"]
         self.group = session_group(self.session_id)
         query = _query(self.scope)
+        # Before the socket opens: while Redis is down, the page's tries are refused (the
+        # browser's 1006), and htmx waits longer before each, instead of one told line a try.
+        await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        self.accepted = True
         live = await _live_turn(self.session_id)
         if live is None:
             await self.send(render_error(f"There is no session {self.session_id!r}."))
             await self.close(code=4404)
             return
-        await self.channel_layer.group_add(self.group, self.channel_name)
         self.served.tabs.add(self.session_id, self.channel_name, self.send)
         await presence.joined(self.session_id, self.channel_name)
         if live:  # a turn is under way: what has streamed so far, then the live frames
@@ -92,19 +107,28 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         # The turn goes on without this tab: it belongs to the session (see turnhost).
+        if not hasattr(self, "served") or getattr(self, "gone", False):
+            return  # never connected, or forgotten already (its layer failed)
+        self.gone = True
         tabs = self.served.tabs
         tabs.discard(self.session_id, self.channel_name)
-        await presence.left(self.session_id, self.channel_name)
         if not tabs.of(self.session_id):
             self.served.warmer.cancel(self.session_id)  # nobody here to come back to it
             self.served.follower.forget(self.session_id)
-        await self.channel_layer.group_discard(self.group, self.channel_name)
-        if getattr(self, "files_group", None):
-            await self.channel_layer.group_discard(self.files_group, self.channel_name)
         if getattr(self, "repository", None) is not None:
             await self.served.watchers.detach(self.repository)
         if sends := getattr(self, "sends", None):
             await asyncio.gather(*sends, return_exceptions=True)
+        await presence.left(self.session_id, self.channel_name)
+        try:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            if getattr(self, "files_group", None):
+                await self.channel_layer.group_discard(self.files_group, self.channel_name)
+        except Exception as exc:  # Redis out of reach: its groups forget the name by expiry
+            fault = faults.fault_of(exc)
+            if fault is None or fault.kind != "redis":
+                raise
+            log.debug("a closed tab left its groups as they were: %s", fault.line())
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         try:

@@ -14,10 +14,20 @@ import pytest
 from channels.layers import get_channel_layer
 from django.test import override_settings
 
+from acdc.asgi import application
 from acdc.env import channel_layers
 from chat.llm.fake import FakeStep
 from chat.web.broadcast import session_group
-from tests.chat.sockets import connect, eventually, frames_until, new_session, send, stored
+from tests.chat.sockets import (
+    ORIGIN,
+    Socket,
+    connect,
+    eventually,
+    frames_until,
+    new_session,
+    send,
+    stored,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LONG = " ".join(f"word{n}" for n in range(300))
@@ -53,35 +63,21 @@ def redis(monkeypatch):
     server.kill()
 
 
-async def reconnected(session_id: str):
-    """A socket whose frames come through the layer again, connecting anew on 1013 as the
-    page does (the first try may meet a connection Redis closed when it was killed)."""
-    for _ in range(5):
-        ws = await connect(session_id)
-        await ws.send_to(text_data="not json")  # answered once connect has joined the group
-        output = await ws.receive_output()
-        if "Redis is unreachable" in output.get("text", ""):
-            output = await ws.receive_output()  # the close that follows
-        if output["type"] == "websocket.close":
-            continue
-        frame = {"type": "chat.frame", "html": "<p>through the layer</p>"}
-        try:
-            await get_channel_layer().group_send(session_group(session_id), frame)
-        except Exception:  # the test's own pooled connection, closed by the kill
-            await ws.disconnect()
-            continue
-        output = await ws.receive_output()
-        if output["type"] == "websocket.send" and "through the layer" in output["text"]:
-            return ws
-        if output["type"] == "websocket.send":  # told, then closed: the page connects again
-            assert "Redis is unreachable" in output["text"]
-            output = await ws.receive_output()
-        assert output["code"] == 1013
-    raise AssertionError("no socket through the layer after 5 tries")
+async def through_the_layer(session_id: str):
+    """A new socket, as the page opens once Redis is back: its first try must join the
+    group and get a frame sent through the layer (no pooled connection Redis closed when it
+    was killed may fail it, nor the test's own group send)."""
+    ws = await connect(session_id)
+    await ws.send_to(text_data="not json")  # answered once connect has joined the group
+    assert "not valid JSON" in (await ws.receive_output())["text"]
+    frame = {"type": "chat.frame", "html": "<p>through the layer</p>"}
+    await get_channel_layer().group_send(session_group(session_id), frame)
+    assert "through the layer" in (await ws.receive_output())["text"]
+    return ws
 
 
 async def test_redis_killed_mid_stream_the_tab_is_told_and_the_turn_ends_complete(
-    redis, fake, caplog
+    redis, fake, caplog, served
 ):
     caplog.set_level(logging.INFO)
     fake.enqueue(FakeStep(text=LONG, chunk_delay=0.01, chunk_size=8), FakeStep(text="Back."))
@@ -92,6 +88,11 @@ async def test_redis_killed_mid_stream_the_tab_is_told_and_the_turn_ends_complet
     redis.kill()
     await frames_until(ws, "Redis is unreachable")
     assert (await ws.receive_output())["code"] == 1013
+    assert served.tabs.of(session.id) == {}  # the turn streams to no dead socket
+    # The page's tries while Redis stays down are refused before the socket opens: no line
+    # a try in the conversation, and htmx waits longer before each.
+    retry = Socket(application, f"/ws/session/{session.id}/", ORIGIN)
+    assert (await retry.connect())[0] is False
     ended = ("complete", "error", "interrupted")
     rows = await eventually(
         lambda: stored(session),
@@ -99,7 +100,7 @@ async def test_redis_killed_mid_stream_the_tab_is_told_and_the_turn_ends_complet
     )
     assert rows[-1].status == "complete" and rows[-1].content.endswith("word299")
     redis.start()
-    ws = await reconnected(session.id)
+    ws = await through_the_layer(session.id)
     await send(ws, message="And now?")
     await frames_until(ws, 'data-status="complete"')
     assert (await stored(session))[-1].content == "Back."

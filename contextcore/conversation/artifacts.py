@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from contextcore.controls import printable
 
-TRAIL_LINES = 40  # artifacts shown at most; over it one more line counts the rest
+TRAIL_LINES = 80  # artifacts shown at most; over it one more line counts the rest
 LINE_CHARS = 160
 HEADER = (
     "# Artifact trail\n"

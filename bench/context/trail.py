@@ -189,9 +189,7 @@ async def _play(served: Any, script: Any, compactions: int, repo: Path) -> list[
         if done in CHECKPOINTS:
             turns += 1
             await turn(session.id, f"Step {turns}: where are we?", "Here.")
-            by_trail, by_summary, by_rest = _recall(
-                script.requests[-1].messages, expected, summary
-            )
+            by_trail, by_summary, by_rest = _recall(script.requests[-1].messages, expected, summary)
             rows.append(
                 {
                     "compactions": done,

@@ -240,6 +240,8 @@ def _store(
     fresh.history = after
     fresh.compactions.append(record)
     trail.refresh(fresh)  # in every request from now on, and in the HUD below
+    # The turn's own breakdown was of the history before: the HUD previews the next request.
+    fresh.breakdown = None
     note = describe(record)
     # The summary is in the event's text too, so search and grounding find it.
     fresh.append(

@@ -10,6 +10,7 @@ from django.test import override_settings
 
 from chat.live.served import served
 from chat.llm.fake import FakeStep
+from chat.session import SessionContext
 from chat.session.compaction import compact_session
 from chat.session.endless import set_endless
 from chat.session.trail import failing_tests
@@ -107,7 +108,10 @@ async def test_the_trail_is_sent_after_a_compaction_and_shown_in_the_hud(fake):
         FakeStep(text="They discussed the parser."),
     )
 
-    outcome = await compact_session(session.id, served())
+    # As after a turn: the context handed over holds that turn's breakdown, made before.
+    ctx = await database_sync_to_async(SessionContext.open)(session.id, served())
+    ctx.breakdown = ctx.manager.preview_request("").breakdown
+    outcome = await compact_session(session.id, served(), ctx=ctx)
 
     assert outcome.case == "summarize" and outcome.messages_after < outcome.messages_before
     assert outcome.hud["trail"]["lines"] == [APPLIED, UNDONE, FAILED]

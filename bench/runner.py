@@ -34,6 +34,8 @@ BENCHMARKS = {
     "startup": "bench.startup.startup_bench",
     "turn": "bench.turn.turn_bench",
 }
+# `acdc bench context --part NAME`: each part's module, whose `run(args)` reports on it.
+CONTEXT_PARTS = {"trail": "bench.context.trail"}
 ALL = ("assembly", "cache")  # assembly first: its max RSS is taken before Django loads
 
 
@@ -77,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands.add_argument("--runs", type=int, help="runs of each kind (default 21)")
     commands.add_argument("--repo", type=Path, help="repository to run in (default: a new one)")
+    context = names.add_parser("context", parents=[common], help="what the model is sent")
+    context.add_argument(
+        "--part", action="append", choices=tuple(CONTEXT_PARTS), help="repeatable; default all"
+    )
     chat = names.add_parser("chat", parents=[common], help="time `acdc chat`, server or not")
     chat.add_argument("--runs", type=int, help="timed runs per mode (default 9)")
     for name in ("cache", "assembly", "all"):
@@ -152,6 +158,11 @@ def _add_turn_options(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     configure_offline_environment()
+    if args.name == "context":
+        for part in args.part or CONTEXT_PARTS:
+            module = importlib.import_module(CONTEXT_PARTS[part])
+            _report(f"context-{part}", args.out, module.run(args))
+        return 0
     for name in ALL if args.name == "all" else (args.name,):
         benchmark = importlib.import_module(BENCHMARKS[name])
         _report(name, args.out, benchmark.run(args))

@@ -49,10 +49,14 @@ class BudgetLayers:
             self.config.compaction_enabled and self.history_token_count() > self.compaction_trigger
         )
 
+    def truncation_due(self) -> bool:
+        """Whether the next request's layer 2 will cut the history."""
+        return self.history_token_count() > 2 * self.compaction_trigger
+
     def emergency_truncate(self) -> int:
         """Layer 2: past twice the trigger, drop the oldest whole exchanges down to the
         trigger. Returns how many messages were dropped."""
-        if self.history_token_count() <= 2 * self.compaction_trigger:
+        if not self.truncation_due():
             return 0
         kept = drop_oldest_exchanges(self._history, self.compaction_trigger, self.counter)
         dropped = len(self._history) - len(kept)

@@ -68,6 +68,9 @@ class ContextManager(BudgetLayers):
         self.stability = StabilityTracker(tracker_scheme)
         self.repo_map = self.file_tree = self.reference = ""
         self.map_focus = ""  # the map's per-turn part, set by the caller each turn
+        # The artifact trail's text (set by the caller) and whether the history was cut,
+        # so that requests carry it: a truncation here turns it on too.
+        self.trail, self.trail_on = "", False
         self.instructions = Instructions()  # the project's, set by the caller (AGENTS.md …)
         self.metadata: tuple[str, ...] = ()
         self._history: list[Message] = []
@@ -217,6 +220,7 @@ class ContextManager(BudgetLayers):
             instructions=self.instructions.text(),
             repo_map=self.repo_map,
             map_focus=self.map_focus,
+            trail=self.trail if self.trail_on else "",
             file_tree=self.file_tree,
             reference=self.reference,
             metadata=self.metadata,
@@ -278,6 +282,7 @@ class ContextManager(BudgetLayers):
         notices = self._refresh_files()
         dropped = self.emergency_truncate()
         if dropped:
+            self.trail_on = True
             notices.append(
                 Notice(
                     "history_truncated",
@@ -354,6 +359,7 @@ class ContextManager(BudgetLayers):
                 "metadata": list(self.metadata),
             },
             "instructions": self.instructions.to_state(),
+            "trail": {"text": self.trail, "on": self.trail_on},
             "last_items": dict(self._last_items),
             "stability": self.stability.to_state(),
         }
@@ -383,6 +389,8 @@ class ContextManager(BudgetLayers):
         texts = state.get("texts", {})
         manager.set_context_texts(**{**texts, "metadata": tuple(texts.get("metadata", ()))})
         manager.instructions = Instructions.from_state(state.get("instructions"))
+        trail = state.get("trail") or {}
+        manager.trail, manager.trail_on = str(trail.get("text", "")), bool(trail.get("on"))
         manager._last_items = dict(state.get("last_items", {}))
         stability = StabilityTracker.from_state(state.get("stability", {}))
         if stability.scheme == manager.stability.scheme:

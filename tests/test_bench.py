@@ -330,3 +330,12 @@ def test_the_wire_harness_reads_the_session_header_the_server_stores():
     assert _header(pack(header)) == header
     assert _header(json.dumps(header)) == header
     assert _header(None) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_context_trail_quick_finds_every_artifact_in_the_trail(tmp_path, capsys):
+    assert main(["context", "--part", "trail", "--quick", "--out", str(tmp_path)]) == 0
+    [row] = json.loads((tmp_path / "context-trail.json").read_text())["rows"]
+    assert row["compactions"] == 1 and row["case"] == "summarize"
+    assert row["artifacts"] == 8 and row["trail"] == 1.0 and row["without_trail"] < 1.0
+    assert "| 1 | 8 | 100% |" in capsys.readouterr().out

@@ -42,6 +42,7 @@ from chat.session import (
     held,
     hud,
     outgoing,
+    trail,
     working,
 )
 from chat.session.hud import COMPACTION_CASES
@@ -238,6 +239,9 @@ def _store(
     fresh.manager.set_history(after)
     fresh.history = after
     fresh.compactions.append(record)
+    trail.refresh(fresh)  # in every request from now on, and in the HUD below
+    # The turn's own breakdown was of the history before: the HUD previews the next request.
+    fresh.breakdown = None
     note = describe(record)
     # The summary is in the event's text too, so search and grounding find it.
     fresh.append(

@@ -25,6 +25,7 @@ from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import Runtime
 from chat.session import SessionContext, setup
 from contextcore import calibration
+from contextcore.conversation.artifacts import lines_of
 from contextcore.llm import Usage
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
@@ -39,6 +40,7 @@ SECTION_LABELS = {
     "reference_files": "Reference files",
     "active_files": "Active files",
     "metadata": "Metadata",
+    "trail": "Artifact trail",
     "history": "History",
     "current_message": "Current message",
 }
@@ -211,6 +213,7 @@ def hud_data(
         "files": sum(not is_active_label(k) for k in manager.file_context.get_files()),
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
         "instructions": instructions_summary(session_id, manager),
+        "trail": trail_summary(manager, used.get("trail", 0)),
         "instructions_mark": manager.instructions.seen,  # the files on disk these figures saw
         "quality": quality(
             session_id,
@@ -263,6 +266,14 @@ def _hud_compaction(manager: ContextManager, history: int) -> dict[str, Any]:
     seed = {key: status[key] for key in ("enabled", "trigger", "percent")}
     kept = ("compaction_on", "compaction_trigger", "history_percent", "history_tokens")
     return {"compaction": seed, **{key: status[key] for key in kept}}
+
+
+def trail_summary(manager: ContextManager, tokens: int) -> dict[str, Any] | None:
+    """The artifact trail as the request carries it: its lines and tokens (None when the
+    request carries none: the history was not cut)."""
+    if not (tokens and manager.trail_on and manager.trail):
+        return None
+    return {"lines": lines_of(manager.trail), "tokens": tokens}
 
 
 def instructions_summary(session_id: str, manager: ContextManager) -> dict[str, Any] | None:

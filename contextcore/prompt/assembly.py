@@ -47,6 +47,9 @@ class PromptInputs:
     # The map's per-turn part (ranked towards recent messages): after the history, never
     # in the cached prefix.
     map_focus: str = ""
+    # The artifact trail (`contextcore.conversation.artifacts`) when the history was cut: in
+    # the tail too, so a new edit or command never rewrites the cached prefix.
+    trail: str = ""
     file_tree: str = ""
     reference: str = ""
     metadata: tuple[str, ...] = ()
@@ -131,6 +134,10 @@ def _focus_pair(inputs: PromptInputs) -> list[Chunk]:
     return _pair("repo_map", FOCUS_HEADER + inputs.map_focus, "Ok.")
 
 
+def _trail_pair(inputs: PromptInputs) -> list[Chunk]:
+    return _pair("trail", inputs.trail, "Ok.") if inputs.trail else []
+
+
 def _metadata_pair(inputs: PromptInputs) -> list[Chunk]:
     if not inputs.metadata:
         return []
@@ -176,7 +183,7 @@ class PromptAssembler:
         """System, file tree, reference, metadata, working files, history, message; with
         `cache_last` one breakpoint on the final message."""
         chunks = [_system_chunk(inputs), *_context_pairs(inputs), *_metadata_pair(inputs)]
-        chunks += _focus_pair(inputs)
+        chunks += _trail_pair(inputs) + _focus_pair(inputs)
         chunks += _files_pair("# Working Files", inputs.files)
         chunks += _history_chunks(inputs.history) + [_current_message(inputs)]
         return self._chunks([TierBlock("active", tuple(chunks), cached=cache_last)], inputs)
@@ -193,7 +200,8 @@ class PromptAssembler:
             header = f"# Reference Files ({tier})"
             chunks = _files_pair(header, files_by_tier[tier]) + history_by_tier[tier]
             blocks.append(TierBlock(tier, tuple(chunks), cached=True))
-        active = _context_pairs(inputs) + _metadata_pair(inputs) + _focus_pair(inputs)
+        active = _context_pairs(inputs) + _metadata_pair(inputs) + _trail_pair(inputs)
+        active += _focus_pair(inputs)
         active += _files_pair("# Working Files", files_by_tier["active"])
         active += history_by_tier["active"] + [_current_message(inputs)]
         blocks.append(TierBlock("active", tuple(active)))
@@ -232,7 +240,7 @@ class PromptAssembler:
             body = "\n\n".join(_entry_text(e, layout) for e in files)
             l1 += _pair("active_files", _SNAPSHOT_HEADER + body, FILES_ACK)
         l2 = self._stream(inputs.history, layout)
-        tail = _focus_pair(inputs)
+        tail = _trail_pair(inputs) + _focus_pair(inputs)
         blocks = [
             TierBlock("L0", (system,), cached=True),
             TierBlock("L1", tuple(l1), cached=True),

@@ -26,7 +26,15 @@ from django.conf import settings
 
 from chat.repo import sessionsets
 from chat.repo.repomap import engine as repomap_engine
-from chat.session import SessionContext, Wiring, endless, outgoing, release_lease, take_lease
+from chat.session import (
+    SessionContext,
+    Wiring,
+    endless,
+    outgoing,
+    release_lease,
+    take_lease,
+    trail,
+)
 from chat.session.sets import Notice, release_dropped, sync_sets, unique_notices
 from chat.turn import seen
 from contextcore.llm import Message as ChatMessage
@@ -155,6 +163,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None)
     )
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
     substitute = managed.history if managed else None
+    trail.refresh(ctx, view=substitute)
     with manager.substituted_history(substitute):
         prompt = manager.prepare_request(user_text, images=inputs, now=now)
     cut = substitute is None and any(n.kind == "history_truncated" for n in prompt.notices)

@@ -28,6 +28,7 @@ from django.db import DatabaseError, OperationalError
 
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.edits.replies import retry_request
+from chat.repo.mcp import model_calls
 from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools.calls import ToolCall
@@ -150,6 +151,8 @@ async def run_turn(
 
 
 async def _open(session_id, turn_id, text, model, wiring: Wiring) -> SessionContext:
+    # The MCP tools the context offers: listed once per session and set of servers.
+    await model_calls.take(session_id, getattr(wiring.repository, "mcp", None))
     try:
         return await database_sync_to_async(prepare.open_turn)(
             session_id, turn_id, text, model, wiring

@@ -18,19 +18,18 @@ import asyncio
 import contextlib
 import logging
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
-
-import httpx2
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, Tool
+from typing import TYPE_CHECKING, Any
 
 from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment
 from chat.repo.mcp.servers import Server
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters
+    from mcp_types import CallToolResult, Tool
 
 log = logging.getLogger(__name__)
 START_SECONDS = 30.0
@@ -96,6 +95,19 @@ class Connection:
         self._session = None
         self.state = "closed"
 
+    def log_path(self) -> Path:
+        """Where a stdio server's stderr goes (each start writes it afresh)."""
+        folder = self.data_dir / "mcp-logs"
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return folder / f"{self.server.name}.log"
+
+    def last_log_line(self) -> str:
+        try:
+            lines = self.log_path().read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return " ".join(lines[-1].split())[:200] if lines else ""
+
     async def _bounded(self, work: Any, doing: str) -> Any:
         seconds = self.server.timeout_seconds
         try:
@@ -136,9 +148,12 @@ class Connection:
 
     async def _own(self) -> None:
         """Enter the transport and the session, hand the session over, wait to stop."""
+        from chat.repo.mcp import mcp_sdk as sdk  # the SDK's import waits for a server
+
         assert self._ready is not None and self._stop is not None
         try:
-            async with self._transport() as (read, write), ClientSession(read, write) as session:
+            transport = self._transport(sdk)
+            async with transport as (read, write), sdk.ClientSession(read, write) as session:
                 await session.initialize()
                 if not self._ready.done():
                     self._ready.set_result(session)
@@ -147,7 +162,9 @@ class Connection:
             reason = f"{self.server.name}: {one_line(exc)}"
             log.info("MCP server %s ended: %s", self.server.name, reason)
             if not self._ready.done():
-                self._ready.set_exception(ServerFailure(f"{reason} (when starting)"))
+                said = self.last_log_line() if not self.server.url else ""
+                reason += f" (when starting; it said: {said})" if said else " (when starting)"
+                self._ready.set_exception(ServerFailure(reason))
             elif not self._stop.is_set():
                 self.state, self.last_error = "failed", reason
         finally:
@@ -155,22 +172,22 @@ class Connection:
                 self._ready.set_exception(ServerFailure(f"{self.server.name}: it ended at once"))
 
     @asynccontextmanager
-    async def _transport(self) -> AsyncIterator[Any]:
+    async def _transport(self, sdk: Any) -> AsyncIterator[Any]:
         if self.server.url:
-            headers = dict(self.server.headers)
+            headers, seconds = dict(self.server.headers), self.server.timeout_seconds
             async with (
-                httpx2.AsyncClient(headers=headers, timeout=self.server.timeout_seconds) as http,
-                streamable_http_client(self.server.url, http_client=http) as streams,
+                sdk.httpx2.AsyncClient(headers=headers, timeout=seconds) as http,
+                sdk.streamable_http_client(self.server.url, http_client=http) as streams,
             ):
                 yield streams
             return
         with tempfile.TemporaryDirectory(prefix="acdc-mcp-") as scratch:
-            params = self._confined(Path(scratch))
-            with open(Path(scratch) / "stderr", "w") as errlog:
-                async with stdio_client(params, errlog=errlog) as streams:
+            params = self._confined(sdk, Path(scratch))
+            with open(self.log_path(), "w", encoding="utf-8", errors="replace") as errlog:
+                async with sdk.stdio_client(params, errlog=errlog) as streams:
                     yield streams
 
-    def _confined(self, scratch: Path) -> StdioServerParameters:
+    def _confined(self, sdk: Any, scratch: Path) -> StdioServerParameters:
         """The stdio server's command: its argv inside bubblewrap, as a command runs."""
         if not self.sandbox.available:
             raise ServerFailure(
@@ -187,17 +204,24 @@ class Connection:
         empty = scratch / "empty"
         empty.touch(mode=0o444)
         command = bwrap_argv(self.sandbox, box, self.server.argv, empty_file=empty)
-        return StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=self.root)
+        program, args = command[0], command[1:]
+        return sdk.StdioServerParameters(command=program, args=args, env=env, cwd=self.root)
 
 
 class Connections:
     """The declared servers' connections for one served repository, made on first use."""
 
-    def __init__(self, *, root: Path, data_dir: Path, sandbox: Sandbox | None = None) -> None:
-        self.root = root
+    def __init__(
+        self, *, root: Path | Callable[[], Path], data_dir: Path, sandbox: Sandbox | None = None
+    ) -> None:
+        self._where = root if callable(root) else (lambda: root)
         self.data_dir = data_dir
         self._sandbox = sandbox
         self._open: dict[str, Connection] = {}
+
+    @property
+    def root(self) -> Path:
+        return Path(self._where())
 
     def get(self, server: Server) -> Connection:
         held = self._open.get(server.name)

@@ -2,22 +2,29 @@
 the SDK (over stdio in bubblewrap, and over Streamable HTTP) and the reference
 `mcp-server-time`. A sandboxed server cannot read a home-folder canary or reach a
 127.0.0.1 listener; a hanging and a crashing tool fail alone, each within the timeout, and
-the server answers the next call.
+the server answers the next call. 300 tools do not fit ACDC_MCP_TOOL_TOKENS: `tools` offers
+only `search_tools` and `call_tool`, and one is found by words and called by its name.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from chat.llm.environment import configure_offline_environment
 from chat.repo.commands.sandbox import Sandbox
 from chat.repo.mcp.client import Connections, ServerFailure
+from chat.repo.mcp.offer import find, listed, offered, search
 from chat.repo.mcp.servers import Server
+from contextcore.tokens import TokenCounter
 from tests.chat.repo.commands_support import Listener
+
+configure_offline_environment()
 
 SERVER = '''
 import os, socket, sys, time
@@ -58,6 +65,18 @@ def hang() -> str:
 def crash() -> str:
     """Ends the server."""
     os._exit(3)
+
+def gauge(n):
+    def read_gauge(unit: str) -> str:
+        return f"gauge {n}: 42 {unit}"
+    return read_gauge
+
+for n in range(300):  # enough that their definitions cannot all sit in `tools`
+    server.tool(
+        name=f"gauge_{n:03d}",
+        description=f"Read pressure gauge number {n} of boiler room {n % 7} in a unit.",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )(gauge(n))
 
 if sys.argv[1:2] == ["http"]:
     import uvicorn
@@ -103,7 +122,10 @@ async def test_a_sandboxed_stdio_server_is_confined_and_its_failures_stay_one_ca
     connections = Connections(root=tree, data_dir=tmp_path / "data", sandbox=sandbox)
     connection = connections.get(server)
     try:
-        names = sorted(t.name for t in await connection.tools())
+        tools = listed("tiny", await connection.tools())
+        found = json.loads(search(tools, "boiler gauge 137"))
+        called = find(tools, found[0]["name"])
+        gauge = await connection.call(called.tool, {"unit": "bar"})
         echoed = await connection.call("echo", {"text": "hi"})
         canary = await connection.call("read", {"path": str(home / "canary")})
         own = await connection.call("read", {"path": str(tree / "tiny_server.py")})
@@ -122,7 +144,16 @@ async def test_a_sandboxed_stdio_server_is_confined_and_its_failures_stay_one_ca
         await connections.close()
         listener.close()
 
-    assert names == ["crash", "echo", "hang", "reach", "read"]
+    assert len(tools) == 305
+    offered_here = offered(tools, 4000, TokenCounter("cl100k_base").count)
+    assert [t["function"]["name"] for t in offered_here] == ["search_tools", "call_tool"]
+    assert found[0]["name"] == "mcp__tiny__gauge_137"
+    assert found[0]["parameters"]["required"] == ["unit"]
+    assert text_of(gauge) == "gauge 137: 42 bar"
+    small = tuple(t for t in tools if not t.tool.startswith("gauge_"))
+    small_offer = offered(small, 4000, TokenCounter("cl100k_base").count)
+    direct = [f"mcp__tiny__{n}" for n in ("crash", "echo", "hang", "reach", "read")]
+    assert [t["function"]["name"] for t in small_offer] == ["search_tools", "call_tool", *direct]
     assert text_of(echoed) == "echo: hi"
     assert text_of(canary).startswith("cannot read")  # the home is an empty folder inside
     assert text_of(own).startswith("read: ")  # the work tree is visible

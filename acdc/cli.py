@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="send the project instructions (AGENTS.md, CLAUDE.md …) in this session, or not "
         "(--no-instructions); kept for the session, as the page's switch",
     )
+    chat.add_argument(
+        "--allow-mcp",
+        action="append",
+        default=[],
+        metavar="SERVER",
+        help="let the model call this MCP server's tools that are not read-only, without "
+        "asking (repeatable; runs the chat in this process)",
+    )
     chat.add_argument("--apply", action="store_true", help="apply the reply's edits (ACDC_EDITS)")
     chat.add_argument(
         "--check",

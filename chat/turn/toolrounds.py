@@ -89,8 +89,9 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
         )
         connections = turn.ctx.repository.mcp
         if connections is not None and model_calls.handles(call.name):
-            reach = model_calls.reach(turn.session.id, connections, page=turn.page_served)
-            reach = replace(reach, allowed=getattr(turn, "allow_mcp", frozenset()))
+            reach = model_calls.reach(
+                turn.session.id, connections, page=turn.page_served, allowed=turn.allow_mcp
+            )
             result = await model_calls.run_mcp_call(turn.session, call, reach)
             await database_sync_to_async(store_result)(
                 turn.ctx, turn.turn_id, result, at=len(state.text)

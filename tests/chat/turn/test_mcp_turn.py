@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from acdc.cli import parse_args
 from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.mcp import servers
@@ -29,14 +30,19 @@ def call(name: str, arguments: dict, call_id: str) -> dict:
     return {"id": call_id, "name": name, "arguments": arguments}
 
 
-async def turn(session, text: str) -> list:
+async def turn(session, text: str, **options) -> list:
     events: list = []
 
     async def emit(event) -> None:
         events.append(event)
 
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=emit, model="acdc/fake"
+        wiring=served(),
+        session_id=session.id,
+        user_text=text,
+        emit=emit,
+        model="acdc/fake",
+        **options,
     )
     return events
 
@@ -122,3 +128,27 @@ async def test_from_the_terminal_a_tool_that_is_not_read_only_does_not_run(fake,
         "mcp__git__git_commit was not run: it is not read-only, so it needs the "
         "developer's approval (in the page, or acdc chat --allow-mcp git)"
     )
+
+
+async def test_allow_mcp_lets_the_servers_other_tools_run(fake, served_root, mcp):
+    """`acdc chat --allow-mcp git`: its parsing, and the turn it asks for runs git_add."""
+    args = parse_args(["chat", "add it", "--allow-mcp", "git"])
+    (served_root / "new.txt").write_text("new\n")
+    argv = [sys.executable, "-m", "mcp_server_git", "--repository", str(served_root)]
+    servers.add(mcp.data_dir, "git", argv=argv)
+    session = await new_session()
+    adding = {"repo_path": str(served_root), "files": ["new.txt"]}
+    fake.enqueue(
+        FakeStep(
+            tool_calls=[call("call_tool", {"name": "mcp__git__git_add", "arguments": adding}, "c1")]
+        ),
+        FakeStep(text="Added."),
+    )
+    try:
+        await turn(session, "Add new.txt.", allow_mcp=frozenset(args.allow_mcp))
+    finally:
+        await mcp.close()
+
+    [added] = tool_answers(fake.requests[1])
+    # It reached the server, which ran git: git's own folder is read-only in the sandbox.
+    assert added.startswith("Error executing tool git_add: Cmd('git') failed"), added

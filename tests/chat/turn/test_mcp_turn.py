@@ -41,8 +41,7 @@ async def turn(session, text: str, **options) -> list:
         session_id=session.id,
         user_text=text,
         emit=emit,
-        model="acdc/fake",
-        **options,
+        **{"model": "acdc/fake", **options},
     )
     return events
 
@@ -80,6 +79,7 @@ async def test_a_time_servers_answer_reaches_the_next_request_and_tools_stay(
         events = await turn(session, "What time is it?")
         await mcp.close()  # the server stops; the next turn starts it again
         await turn(session, "And a tool that is not there?")
+        dry = await turn(session, "What would you send?", model="acdc/dry-run")
     finally:
         await mcp.close()
 
@@ -95,6 +95,9 @@ async def test_a_time_servers_answer_reaches_the_next_request_and_tools_stay(
     assert (card.tool, card.status) == ("mcp__time__get_current_time", "ok")
     first = json.dumps(fake.requests[0].tools)
     assert all(json.dumps(r.tools) == first for r in fake.requests)
+    [report] = [e.text for e in dry if type(e).__name__ == "TurnFinished"]
+    assert "- MCP tools in `tools`: `search_tools` (" in report
+    assert "`mcp__time__get_current_time` (" in report
     assert tool_answers(fake.requests[-1])[-1] == (
         "Error: no MCP tool 'nope'; search_tools lists what there is"
     )

@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="send the project instructions (AGENTS.md, CLAUDE.md …) in this session, or not "
         "(--no-instructions); kept for the session, as the page's switch",
     )
+    chat.add_argument(
+        "--allow-mcp",
+        action="append",
+        default=[],
+        metavar="SERVER",
+        help="let the model call this MCP server's tools that are not read-only, without "
+        "asking (repeatable; runs the chat in this process)",
+    )
     chat.add_argument("--apply", action="store_true", help="apply the reply's edits (ACDC_EDITS)")
     chat.add_argument(
         "--check",
@@ -133,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     url.add_argument("--repo", help="repository folder (default: ACDC_REPO or .)")
 
     _add_commands_parser(commands.add_parser)
+    _add_mcp_parser(commands.add_parser)
 
     bench = commands.add_parser("bench", help="run a benchmark (cache, assembly, all)")
     bench.add_argument("bench_args", nargs=argparse.REMAINDER)
@@ -163,19 +172,41 @@ def _add_commands_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> 
     remove.add_argument("name")
 
 
+def _add_mcp_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
+    mcp = add_parser("mcp", help="the MCP servers acdc may start (list, add, remove)")
+    mcp.add_argument("--repo", help="repository folder (default: ACDC_REPO or .)")
+    actions = mcp.add_subparsers(dest="action")
+    add = actions.add_parser(
+        "add",
+        help="declare a server: acdc mcp add NAME [--network] [--timeout S] -- ARGV…, "
+        "or acdc mcp add NAME --url URL [--header 'K: V']…",
+    )
+    add.add_argument("name", help="its name; its tools reach the model as mcp__NAME__TOOL")
+    add.add_argument("--url", help="a Streamable HTTP endpoint (instead of -- ARGV…)")
+    add.add_argument(
+        "--header", action="append", default=[], metavar="'K: V'", help="sent to --url"
+    )
+    add.add_argument("--timeout", type=int, metavar="SECONDS", help="per call, default 60")
+    add.add_argument("--network", action="store_true", help="let a stdio server reach the net")
+    add.add_argument("rest", nargs="*", help=argparse.SUPPRESS)  # an argv given without --
+    actions.add_parser("list", help="list the declared servers and the repository's suggestions")
+    remove = actions.add_parser("remove", help="remove a declared server")
+    remove.add_argument("name")
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line; `acdc commands add`'s ARGV is everything after its `--`, taken
     apart before argparse sees it (argparse would read the argv's own options)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command_argv = None
-    if argv[:1] == ["commands"] and "add" in argv and "--" in argv:
+    if argv[:1] in (["commands"], ["mcp"]) and "add" in argv and "--" in argv:
         at = argv.index("--")
         argv, command_argv = argv[:at], argv[at + 1 :]
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "chat" and args.check and not args.apply:
         parser.error("--check needs --apply: the check runs once the reply's edits are written")
-    if args.command == "commands":
+    if args.command in ("commands", "mcp"):
         args.argv = command_argv
     return args
 
@@ -206,10 +237,12 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         _setup_django()
         # Only now: the commands import Django models, which need django.setup() first.
-        from acdc import commands, declarations
+        from acdc import commands, declarations, mcpservers
 
         if args.command == "commands":
             return declarations.run(args)
+        if args.command == "mcp":
+            return mcpservers.run(args)
         return commands.run(args)
     except CommandError as exc:
         print(f"acdc: error: {exc}", file=sys.stderr)

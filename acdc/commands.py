@@ -268,7 +268,10 @@ def _chat(args: argparse.Namespace) -> int:
     if check:
         status = asyncio.run(_checked(prepared.session_id, args.message, args.model, check))
     else:
-        chatting = _stream_to_terminal(prepared.session_id, args.message, args.model, apply)
+        allowed = frozenset(args.allow_mcp)
+        chatting = _stream_to_terminal(
+            prepared.session_id, args.message, args.model, apply, allow_mcp=allowed
+        )
         status = asyncio.run(chatting)
     if message is not None and status == 0:
         status = chatedits.commit_files(prepared.session_id, message, getattr(args, "hooks", "ask"))
@@ -332,7 +335,12 @@ async def _show_check(session_id: str, turn_id: str, check: str) -> checking.Che
 
 
 async def _stream_to_terminal(
-    session_id: str, message: str, model: str, apply: bool = False, turn_id: str | None = None
+    session_id: str,
+    message: str,
+    model: str,
+    apply: bool = False,
+    turn_id: str | None = None,
+    allow_mcp: frozenset[str] = frozenset(),
 ) -> int:
     printed = 0
 
@@ -364,9 +372,13 @@ async def _stream_to_terminal(
             after=after,
             turn_id=turn_id,
             apply_now=apply,
+            allow_mcp=allow_mcp,
         )
     except TurnRejected as exc:
         raise CommandError(str(exc)) from None
+    finally:
+        if served().repository.mcp is not None:  # its servers stop before the loop does
+            await served().repository.mcp.close()
     if printed and finished.status != "complete":
         sys.stdout.write("\n")
     if finished.status == "error":

@@ -71,6 +71,9 @@ ACDC_RUN_MEMORY_MB = env_int("ACDC_RUN_MEMORY_MB", 4096, minimum=64)
 ACDC_RUN_FILE_MB = env_int("ACDC_RUN_FILE_MB", 1024, minimum=1)
 ACDC_COMMAND_MAX_TIMEOUT = env_int("ACDC_COMMAND_MAX_TIMEOUT", 3600, minimum=1)  # seconds
 ACDC_RUN_TMP_MB = env_int("ACDC_RUN_TMP_MB", 1024, minimum=1)  # each private tmpfs
+# MCP servers (chat.repo.mcp): their definitions sit in `tools` only while they fit this.
+ACDC_MCP_TOOL_TOKENS = env_int("ACDC_MCP_TOOL_TOKENS", 4000, minimum=0)
+ACDC_MCP_OUTPUT_BYTES = env_int("ACDC_MCP_OUTPUT_BYTES", 8192, minimum=512)
 ACDC_COLLAPSE_PER_TURN = env_int("ACDC_COLLAPSE_PER_TURN", 5, minimum=1)
 ACDC_COLLAPSE_TURNS_BACK = env_int("ACDC_COLLAPSE_TURNS_BACK", 3, minimum=1)
 ACDC_MOUNTS = env_mounts("ACDC_MOUNTS")

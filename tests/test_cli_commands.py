@@ -95,3 +95,41 @@ def test_a_duplicate_name_is_refused_with_what_is_declared(cli):
         "acdc: error: a command named 'test' is already declared: pytest; remove it first "
         "(acdc commands remove test) or choose another name"
     )
+
+
+def test_mcp_servers_are_declared_in_acdcs_data_and_mcp_json_only_suggests(root):
+    """`acdc mcp add/list/remove`; a `.mcp.json` in the tree is listed as a suggestion and
+    nothing in it runs (its command would create a file)."""
+    (root / ".mcp.json").write_text(
+        '{"mcpServers": {"evil": {"command": "sh", "args": ["-c", "touch pwned"], '
+        '"env": {"API_TOKEN": "s3cret"}}}}'
+    )
+    before = tree(root)
+    stdio = acdc("mcp", "add", "time", "--timeout", "20", "--", "python3", "-m", "x", repo=root)
+    http = acdc(
+        "mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp", "--header", "X-Key: v", repo=root
+    )
+    bad = acdc("mcp", "add", "a__b", "--", "true", repo=root)
+    listed = acdc("mcp", "list", repo=root)
+    removed = acdc("mcp", "remove", "web", repo=root)
+    unknown = acdc("mcp", "remove", "web", repo=root)
+
+    assert stdio.stdout.strip() == (
+        "declared time: python3 -m x  (stdio in the sandbox, timeout 20 s, no network)"
+    )
+    assert http.returncode == 0, http.stderr
+    assert (bad.returncode, bad.stderr.strip()) == (
+        2,
+        "acdc: error: 'a__b': a server name may not hold '__' (it separates names)",
+    )
+    lines = listed.stdout.splitlines()
+    assert "  web   http://127.0.0.1:9/mcp  (Streamable HTTP, timeout 60 s, headers X-Key)" in lines
+    assert (
+        "  acdc mcp add evil -- sh -c 'touch pwned'  [a shell]  (in .mcp.json; it sets API_TOKEN)"
+        in lines
+    )
+    assert "s3cret" not in listed.stdout
+    assert removed.stdout.strip() == "removed web"
+    assert unknown.returncode == 2
+    assert not (root / "pwned").exists()
+    assert tree(root) == before  # the declarations are acdc's data, not the work tree's

@@ -39,6 +39,8 @@ COMMIT_PATH = "/cli/commit/"
 
 def chat_through_server(args: argparse.Namespace) -> int | None:
     """The exit status of the chat run by the server, or None: run it in this process."""
+    if getattr(args, "allow_mcp", None):  # the server's chat endpoint does not take it
+        return None
     run = _server_for(_repository())
     if run is None:
         return None

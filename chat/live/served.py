@@ -31,6 +31,7 @@ from chat.llm.costmap import ModelListings
 from chat.llm.runtime import Runtime
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.listings import FileListings, FilesPanel
+from chat.repo.mcp.client import Connections
 from chat.repo.outlines import OutlineCounts
 from chat.repo.own_writes import OwnWrites
 from chat.repo.passes import Passes
@@ -80,7 +81,8 @@ class Served:
         counter = TokenCounter(ENCODING)
         counts = TokenCounts(passes, counter)
         outlines = outline_counts(maps, counter, passes)
-        repository = ServedRepository(_configured_repository, FileListings(), OwnWrites())
+        mcp = Connections(root=_configured_repository, data_dir=Path(settings.ACDC_DATA_DIR))
+        repository = ServedRepository(_configured_repository, FileListings(), OwnWrites(), mcp)
         histories = WorkingHistories()
         files = FilesPanel(counts, outlines, repository.listings)
         watchers = WatcherRegistry(maps, repository.own_writes)
@@ -124,6 +126,8 @@ class Served:
         await asyncio.gather(
             self.host.close(), self.watchers.close(), self.warmer.close(), self.follower.close()
         )
+        if self.repository.mcp is not None:  # after the turns: their calls have ended
+            await self.repository.mcp.close()
 
 
 def _configured_repository() -> Path:

@@ -24,6 +24,7 @@ from contextcore.tokens import TokenCounter
 
 EDIT_TOOLS = ("edit_file", "write_file")
 COMMAND_TOOLS = ("run_command", "propose_command")
+MCP_FIXED = ("search_tools", "call_tool")  # chat.repo.mcp.offer's names
 BLOCKS_MARK = "<<<<<<< SEARCH"
 
 
@@ -53,6 +54,7 @@ def render_report(
         f"- Tools: {len(tools or [])}",
         *_edits_line(messages, tools),
         *_commands_line(tools),
+        *_mcp_line(tools, counter),
         *_instructions_line(instructions),
         f"- Total prompt tokens: {prompt_tokens:,}",
         "",
@@ -87,6 +89,21 @@ def _commands_line(tools: list[dict[str, Any]] | None) -> list[str]:
         return []
     listed = ", ".join(f"`{name}`" for name in offered)
     return [f"- Commands: offered as tools ({listed}); declared commands run sandboxed"]
+
+
+def _mcp_line(tools: list[dict[str, Any]] | None, counter: TokenCounter) -> list[str]:
+    """The MCP part of `tools` (chat.repo.mcp): the two fixed tools and the servers' own
+    definitions that fit the budget, by name with their tokens."""
+    part = [t for t in tools or [] if (t.get("function") or {}).get("name") in MCP_FIXED]
+    part += [
+        t for t in tools or [] if (t.get("function") or {}).get("name", "").startswith("mcp__")
+    ]
+    if not part:
+        return []
+    listed = ", ".join(
+        f"`{t['function']['name']}` ({tool_tokens([t], counter):,} tokens)" for t in part
+    )
+    return [f"- MCP tools in `tools`: {listed}"]
 
 
 def _instructions_line(files: list) -> list[str]:

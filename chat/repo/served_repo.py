@@ -21,6 +21,7 @@ from django.conf import settings
 
 from chat.repo import indexing
 from chat.repo.listings import FileListings
+from chat.repo.mcp.client import Connections
 from chat.repo.own_writes import OwnWrites
 from history import objects
 from history.models import Session
@@ -38,6 +39,7 @@ class ServedRepository:
     where: Callable[[], Path]  # its path, as the wiring resolves it (the settings' now)
     listings: FileListings
     own_writes: OwnWrites
+    mcp: Connections | None = None  # the person's MCP servers, started on first use
 
     @property
     def root(self) -> Path:

@@ -131,7 +131,7 @@ class SessionContext:
             raise SessionMissing(session_id)
         runtime, maps = wiring.runtime, wiring.maps
         model = chat_model(model or session.model)
-        facts, warning, tools = setup.request_setup(runtime, model)
+        facts, warning, tools = setup.request_setup(runtime, model, session_id)
         facts = calibrated(facts)
         rows = working.load_rows(session_id)
         header = dict(session.context_state or {})

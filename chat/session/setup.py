@@ -19,6 +19,7 @@ from django.conf import settings
 from chat.llm.runtime import Runtime
 from chat.repo.commands.model_tools import with_command_tools
 from chat.repo.edittools import with_edit_tools
+from chat.repo.mcp import model_calls
 from chat.repo.tools.context_tools import TOOL_SPECS
 from contextcore.models import ModelFacts
 
@@ -30,6 +31,13 @@ def chat_tools(runtime: Runtime, model: str) -> list[dict] | None:
     if not runtime.supports_tools(model):
         return None
     return with_command_tools(with_edit_tools(TOOL_SPECS))
+
+
+def mcp_tools(runtime: Runtime, session_id: str) -> list[dict]:
+    """The session's MCP part of `tools`, from the snapshot its first turn took: the same
+    while the person's servers stay the same, whatever the servers list meanwhile."""
+    taken = model_calls.kept(Path(settings.ACDC_DATA_DIR), session_id)
+    return taken.definitions(runtime.counter(TOOL_ENCODING).count)
 
 
 def tool_tokens(runtime: Runtime, tools: list[dict] | None) -> int:
@@ -72,11 +80,16 @@ def _write_counts(store: Path, counts: dict) -> None:
         partial.unlink(missing_ok=True)
 
 
-def request_setup(runtime: Runtime, model: str) -> tuple[ModelFacts, str | None, list[dict] | None]:
+def request_setup(
+    runtime: Runtime, model: str, session_id: str = ""
+) -> tuple[ModelFacts, str | None, list[dict] | None]:
     """The model's facts as every request meets them (its tools' tokens counted against
-    the budget), a warning when they are guessed, and the tool definitions."""
+    the budget), a warning when they are guessed, and the tool definitions: acdc's own,
+    then the session's MCP ones (`mcp_tools`)."""
     facts, warning = runtime.facts(model)
     tools = chat_tools(runtime, model)
+    if tools and session_id:
+        tools = [*tools, *mcp_tools(runtime, session_id)]
     if tools:
         facts = replace(facts, tool_tokens=tool_tokens(runtime, tools))
     return facts, warning, tools

@@ -79,6 +79,8 @@ class Turn:
     # A page serves the turn: a proposed command waits for the answer there, and a
     # running command's output streams into its card.
     page_served: bool = False
+    # MCP servers whose tools run without asking in this turn (`acdc chat --allow-mcp`).
+    allow_mcp: frozenset[str] = frozenset()
 
     @property
     def session(self) -> Session:

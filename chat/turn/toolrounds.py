@@ -23,6 +23,7 @@ from django.conf import settings
 from chat.repo import edittools, indexing, sessionsets
 from chat.repo.commands import model_tools
 from chat.repo.commands.livefeed import LiveOutput
+from chat.repo.mcp import model_calls
 from chat.repo.tools.calls import ToolCall, ToolResult
 from chat.repo.tools.context_tools import run_tool
 from chat.session import SessionContext
@@ -86,7 +87,16 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
         await turn.emit(
             ToolCallStarted(turn.turn_id, call.call_id or call.name, call.name, display)
         )
-        if model_tools.handles(call.name):  # async: Stop must reach the running command
+        connections = turn.ctx.repository.mcp
+        if connections is not None and model_calls.handles(call.name):
+            reach = model_calls.reach(
+                turn.session.id, connections, page=turn.page_served, allowed=turn.allow_mcp
+            )
+            result = await model_calls.run_mcp_call(turn.session, call, reach)
+            await database_sync_to_async(store_result)(
+                turn.ctx, turn.turn_id, result, at=len(state.text)
+            )
+        elif model_tools.handles(call.name):  # async: Stop must reach the running command
             result = await _command_call(turn, call, display)
             await database_sync_to_async(store_result)(
                 turn.ctx, turn.turn_id, result, at=len(state.text)

@@ -28,6 +28,7 @@ from django.db import DatabaseError, OperationalError
 
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.edits.replies import retry_request
+from chat.repo.mcp import model_calls
 from chat.repo.mentions import Mention, MentionRefused, checked
 from chat.repo.repomap import engine as repomap_engine
 from chat.repo.tools.calls import ToolCall
@@ -125,6 +126,7 @@ async def run_turn(
     commands: CommandRuns | None = None,
     page_served: bool = False,
     apply_now: bool = False,
+    allow_mcp: frozenset[str] = frozenset(),
 ) -> TurnFinished:
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
     runs in the session, in any tab or worker. `after` runs once the reply is delivered,
@@ -135,14 +137,15 @@ async def run_turn(
     serves the turn) a command the model proposes waits for the person's answer. Once
     `stopping()` says the server stops, whatever ends the turn (even a provider error)
     interrupts it. With `apply_now` (`acdc chat --apply`) the reply's edits apply when it
-    ends, as with the session's Auto-apply."""
+    ends, as with the session's Auto-apply. The tools of the MCP servers in `allow_mcp`
+    (`acdc chat --allow-mcp`) run without asking."""
     text = _validated(user_text)
     turn_id = turn_id or new_turn_id()
     ctx = await _open(session_id, turn_id, text, model, wiring)
     ctx.apply_now = apply_now
     try:
         attached = (tuple(images), tuple(mentions), alt_of)
-        parts = (client, after, stopping, commands, page_served)
+        parts = (client, after, stopping, commands, page_served, frozenset(allow_mcp))
         return await _run(ctx, text, turn_id, attached, emit, parts)
     finally:
         if ctx.owner:
@@ -150,6 +153,8 @@ async def run_turn(
 
 
 async def _open(session_id, turn_id, text, model, wiring: Wiring) -> SessionContext:
+    # The MCP tools the context offers: listed once per session and set of servers.
+    await model_calls.take(session_id, getattr(wiring.repository, "mcp", None))
     try:
         return await database_sync_to_async(prepare.open_turn)(
             session_id, turn_id, text, model, wiring
@@ -176,7 +181,7 @@ def _release(ctx: SessionContext) -> None:
 
 
 async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
-    client, after, stopping, commands, page_served = parts
+    client, after, stopping, commands, page_served, allow_mcp = parts
     user_message, images = await _store_user_message(ctx, text, turn_id, *attached)
     session, mentions = ctx.session, tuple(user_message.mentions)
     started = (user_message.id, text, ctx.model, session.title, attached[0], mentions)
@@ -185,6 +190,7 @@ async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
     if commands is not None:
         turn.commands = commands
     turn.page_served = page_served
+    turn.allow_mcp = allow_mcp
     waiting = repomap_engine.warming_notice(ctx.maps, ctx.repository.root)
     if waiting:
         await emit(TurnNotice(turn_id, waiting, "info"))

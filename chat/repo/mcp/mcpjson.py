@@ -1,0 +1,64 @@
+"""A repository's `.mcp.json` (the format other clients read) as suggestions, never servers.
+
+The file is written by whoever can write the work tree, a model included, so nothing in it
+starts: each entry becomes a line the person may copy into `acdc mcp add` (the argv or URL
+exactly as the file says, with the variables it sets named, not their values). A damaged
+file, or an entry of the wrong shape, is skipped with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from chat.repo.commands.declaring import shown
+
+FILE_NAME = ".mcp.json"
+MAX_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    name: str
+    command: str  # what to write after `acdc mcp add NAME`
+    why: str
+
+
+def suggest(root: Path, declared_names: frozenset[str] = frozenset()) -> tuple[Suggestion, ...]:
+    path = root / FILE_NAME
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
+            return ()
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        return ()
+    found = []
+    for name, entry in sorted(servers.items()):
+        if not isinstance(entry, dict) or name in declared_names:
+            continue
+        line = _command(entry)
+        if line:
+            found.append(Suggestion(str(name), line, f"in {FILE_NAME}{_env_note(entry)}"))
+    return tuple(found)
+
+
+def _command(entry: dict) -> str:
+    url = entry.get("url")
+    if isinstance(url, str) and url:
+        return f"--url {url}"
+    program = entry.get("command")
+    args = entry.get("args", [])
+    if not isinstance(program, str) or not isinstance(args, list):
+        return ""
+    return "-- " + shown([program, *(str(a) for a in args)])
+
+
+def _env_note(entry: dict) -> str:
+    env = entry.get("env")
+    if not isinstance(env, dict) or not env:
+        return ""
+    return "; it sets " + ", ".join(sorted(str(k) for k in env))

@@ -71,7 +71,10 @@ def served(tmp_path: Path):
     redis.start()
     script = tmp_path / "script.json"
     slow = {"text": REPLY, "chunk_size": 5, "chunk_delay": 0.02}
-    steps = [slow, {"text": "Back again."}, slow]
+    # The last reply streams for over a minute: SIGTERM must meet it still streaming, also
+    # on a machine so busy that the outage's steps before it take longer than `slow` does.
+    slower = {**slow, "text": " ".join(f"word{n}" for n in range(2400))}
+    steps = [slow, {"text": "Back again."}, slower]
     script.write_text(json.dumps(steps))
     environ = server_environ(
         make_repo(tmp_path / "repo", files=1), tmp_path / "data", {"REDIS_URL": redis.url}

@@ -24,7 +24,7 @@ from datetime import datetime
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import DatabaseError, OperationalError
+from django.db import DatabaseError, IntegrityError, OperationalError, transaction
 
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.edits.replies import retry_request
@@ -141,28 +141,47 @@ async def run_turn(
     (`acdc chat --allow-mcp`) run without asking."""
     text = _validated(user_text)
     turn_id = turn_id or new_turn_id()
-    ctx = await _open(session_id, turn_id, text, model, wiring)
+    attached = (tuple(images), tuple(mentions), alt_of)
+    ctx, stored = await _open(session_id, turn_id, text, model, wiring, attached)
     ctx.apply_now = apply_now
     try:
-        attached = (tuple(images), tuple(mentions), alt_of)
         parts = (client, after, stopping, commands, page_served, frozenset(allow_mcp))
-        return await _run(ctx, text, turn_id, attached, emit, parts)
+        return await _run(ctx, text, turn_id, (stored, attached[0]), emit, parts)
     finally:
         if ctx.owner:
             await database_sync_to_async(_release)(ctx)
 
 
-async def _open(session_id, turn_id, text, model, wiring: Wiring) -> SessionContext:
+async def _open(session_id, turn_id, text, model, wiring: Wiring, attached: tuple):
     # The MCP tools the context offers: listed once per session and set of servers.
     await model_calls.take(session_id, getattr(wiring.repository, "mcp", None))
     try:
-        return await database_sync_to_async(prepare.open_turn)(
-            session_id, turn_id, text, model, wiring
+        return await database_sync_to_async(_open_and_store)(
+            session_id, turn_id, text, model, wiring, attached
         )
     except SessionMissing:
         raise TurnRejected(f"There is no session {session_id!r}.") from None
     except SessionBusy as exc:
         raise TurnRejected(str(exc)) from None
+
+
+def _open_and_store(session_id, turn_id, text, model, wiring, attached):
+    """Take the lease, open the context and store the person's message in one transaction:
+    one commit where there were two (the pages both wrote, the WAL's first page among
+    them, are written once; issue 42 item 13), and a message that cannot be stored leaves
+    no lease behind. On SQLite the transaction holds the write lock from its start, so no
+    other writer can take the next message number in between; where another did
+    (PostgreSQL), the whole opening is tried once more."""
+    try:
+        return _opened(session_id, turn_id, text, model, wiring, attached)
+    except IntegrityError:
+        return _opened(session_id, turn_id, text, model, wiring, attached)
+
+
+def _opened(session_id, turn_id, text, model, wiring, attached):
+    with transaction.atomic():
+        ctx = prepare.open_turn(session_id, turn_id, text, model, wiring)
+        return ctx, _store_user_message(ctx, text, turn_id, *attached)
 
 
 def _release(ctx: SessionContext) -> None:
@@ -182,9 +201,9 @@ def _release(ctx: SessionContext) -> None:
 
 async def _run(ctx, text, turn_id, attached, emit, parts) -> TurnFinished:
     client, after, stopping, commands, page_served, allow_mcp = parts
-    user_message, images = await _store_user_message(ctx, text, turn_id, *attached)
+    (user_message, images), image_ids = attached
     session, mentions = ctx.session, tuple(user_message.mentions)
-    started = (user_message.id, text, ctx.model, session.title, attached[0], mentions)
+    started = (user_message.id, text, ctx.model, session.title, image_ids, mentions)
     await emit(TurnStarted(turn_id, session.id, *started))
     turn = reply.Turn(emit, turn_id, ctx, text, None, user_message.id, stopping)
     if commands is not None:
@@ -334,7 +353,6 @@ def _validated(user_text: str) -> str:
     return text
 
 
-@database_sync_to_async
 def _store_user_message(
     ctx: SessionContext, text: str, turn_id: str, images: tuple, mentioned: tuple, alt_of: str
 ) -> tuple[Message, list[Image]]:

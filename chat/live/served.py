@@ -3,14 +3,14 @@
 `Served.build` makes, from settings, every part whose state lives as long as the process:
 the runtime a turn is given (model client, facts, token counters), the repository served
 (its path, the listings drawn from it, acdc's own writes), the working histories search
-falls back on, the repository maps,
-the Files panel's token and outline counts and the background passes that make them, the
-listings the pages were drawn from, the file watchers, the tabs of this process, the turn
-host, the keep-warm loops and the panel follower, the model chooser's listings and the
-image decode gate. The chat app builds it in `ChatConfig.ready()` (so the server and every
-`acdc` command have one), and entry points fetch it once (`served()`: the consumer, the
-views, the CLI's commands, the ASGI lifespan) and hand each part to what needs it; deep
-code takes the part as an argument and never looks it up. Tests build their own, for a
+falls back on, the repository maps, the Files panel's token and outline counts and the
+background passes that make them, the listings the pages were drawn from, the file
+watchers, the tabs of this process, the turn host, the keep-warm loops and the panel
+follower, the model chooser's listings, the image decode gate and the replies' HTML (the
+host's). The chat app builds it in `ChatConfig.ready()` (so the server and every `acdc`
+command have one), and entry points fetch it once (`served()`: the consumer, the views,
+the CLI's commands, the ASGI lifespan) and hand each part to what needs it; deep code
+takes the part as an argument and never looks it up. Tests build their own, for a
 temporary repository, with fakes where the edges need them.
 Non-goals: what each part does (its own module); settings (read once, here and in each part).
 """
@@ -41,6 +41,7 @@ from chat.repo.served_repo import ServedRepository
 from chat.repo.watcher import WatcherRegistry
 from contextcore.tokens import TokenCounter
 from history.images import DecodeGate
+from history.markup.rendered import RenderedReplies
 from history.memory import WorkingHistories
 
 
@@ -64,6 +65,7 @@ class Served:
     models: ModelListings
     decodes: DecodeGate
     commands: CommandRuns  # the model's commands and the checks: sandbox found once
+    replies: RenderedReplies  # each reply's HTML, rendered once for every redraw
 
     @classmethod
     def build(
@@ -118,6 +120,7 @@ class Served:
             models=ModelListings(),
             decodes=DecodeGate(),
             commands=commands,
+            replies=host.replies,
         )
 
     async def close(self) -> None:

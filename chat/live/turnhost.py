@@ -65,6 +65,7 @@ from chat.web.edits.cards import latest_reply_frames, turn_frames
 from chat.web.fragments import render_error
 from contextcore.edits.ops import EDIT_TOOLS
 from history.ids import new_turn_id
+from history.markup.rendered import RenderedReplies
 from history.memory import WorkingHistories
 
 log = logging.getLogger(__name__)
@@ -126,6 +127,7 @@ class TurnHost:
         self._hosted: dict[str, _Hosted] = {}
         self._unstored = outages.Unstored()  # endings a fault kept from the store
         self._closing = False
+        self.replies = RenderedReplies()  # each reply's HTML, once for every redraw
         # Told when a session's work is done and nothing waits (chat.live.keepwarm).
         self.on_idle: Callable[[str], None] = lambda session_id: None
 
@@ -288,7 +290,7 @@ class TurnHost:
         async def redraw(what: str, retried: str) -> None:
             draw = retry_frame if what == "retry" else conversation_frame
             args = (session_id, retried) if what == "retry" else (session_id,)
-            await broadcast(await database_sync_to_async(draw)(*args))
+            await broadcast(await database_sync_to_async(draw)(*args, replies=self.replies))
 
         # A dead worker's reply is ended before this one starts, told through the same path
         # as the turn's frames so no tab sees them out of order.

@@ -31,7 +31,8 @@ from chat.web import proposals
 from chat.web.fragments import card, render_hud
 from history import selectors
 from history.images import images_for_messages
-from history.markup.render import render_markdown
+from history.markup.render import render_markdown as render
+from history.markup.rendered import RenderedReplies
 from history.models import Message, Session
 
 # The replies Retry is offered on (the newest exchange's only, see `_retry_questions`).
@@ -96,10 +97,14 @@ def _tool_card(message: Message) -> dict[str, Any]:
     return drawn
 
 
-def reply_html(text: str, cards: list[tuple[int, dict[str, Any]]]) -> str:
+def reply_html(
+    text: str, cards: list[tuple[int, dict[str, Any]]], replies: RenderedReplies | None = None
+) -> str:
     """A reply's body: its markdown with each tool card at the offset where the model made
     the call (`cards` as (offset, card), in call order), so what it wrote before acting
-    reads above the card."""
+    reads above the card. Each piece of markdown is rendered once per process (the served
+    object's `replies`), so a redraw renders only what changed."""
+    render_markdown = replies.render if replies is not None else render
     if not cards:
         return render_markdown(text)
     parts, start = [], 0
@@ -127,7 +132,9 @@ def _absorbed_cards(rows: list[Message], live: str | None) -> dict[str, list]:
     return cards
 
 
-def conversation_items(session: Session, retrying: str = "") -> list[dict[str, Any]]:
+def conversation_items(
+    session: Session, retrying: str = "", replies: RenderedReplies | None = None
+) -> list[dict[str, Any]]:
     """The page's entries; the reply of a turn still running is drawn as the live one the
     stream appends to (a placeholder when it has stored nothing yet)."""
     rows = selectors.session_messages(session=session)
@@ -152,7 +159,7 @@ def conversation_items(session: Session, retrying: str = "") -> list[dict[str, A
         entries = [
             {
                 "message": m,
-                "html": reply_html(m.content, cards.get(m.turn_id, []))
+                "html": reply_html(m.content, cards.get(m.turn_id, []), replies)
                 if m.role == "assistant"
                 else "",
                 "images": [i.sha256 for i in images.get(m.id, [])],
@@ -230,10 +237,16 @@ def _mark_live(items: list[dict[str, Any]], turn_id: str, cards_html: str) -> No
         items.append({"live": turn_id, "placeholder": True, "html": cards_html})
 
 
-def render_conversation(session: Session, *, oob: bool = False, retrying: str = "") -> str:
+def render_conversation(
+    session: Session,
+    *,
+    oob: bool = False,
+    retrying: str = "",
+    replies: RenderedReplies | None = None,
+) -> str:
     """The whole message list, as an out-of-band frame when `oob`; the exchange of turn
     `retrying` folds as replaced by Retry."""
-    items = conversation_items(session, retrying)
+    items = conversation_items(session, retrying, replies)
     return render_to_string(
         "chat/_conversation.html", {"messages": items, "session": session, "oob": oob}
     )
@@ -258,14 +271,16 @@ def render_session_event(event: SessionEvent) -> str:
     return html + render_to_string("chat/_frame_compaction.html", context)
 
 
-def conversation_frame(session_id: str) -> str:
-    return render_conversation(Session.objects.get(pk=session_id), oob=True)
+def conversation_frame(session_id: str, replies: RenderedReplies | None = None) -> str:
+    return render_conversation(Session.objects.get(pk=session_id), oob=True, replies=replies)
 
 
-def retry_frame(session_id: str, turn_id: str) -> str:
+def retry_frame(session_id: str, turn_id: str, replies: RenderedReplies | None = None) -> str:
     """The conversation with the retried exchange folded as such (its question is not yet
     asked again, so the page could not tell it from a rollback)."""
-    return render_conversation(Session.objects.get(pk=session_id), oob=True, retrying=turn_id)
+    return render_conversation(
+        Session.objects.get(pk=session_id), oob=True, retrying=turn_id, replies=replies
+    )
 
 
 def ended_frame(session_id: str) -> str:

@@ -18,6 +18,7 @@ from chat.web.broadcast import session_socket_url
 from chat.web.conversation import conversation_items
 from history import selectors, services
 from history.images import SHA256
+from history.markup.rendered import RenderedReplies
 from history.models import Image, Session
 
 
@@ -42,7 +43,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     served = apps.get_app_config("chat").served
     sessionsets.resume(session, served.repository.indexed())
     end_expired_turn(session.id)  # what a dead worker left streaming ends, truthfully
-    return render(request, "chat/session.html", _page_context(session, served))
+    return render(request, "chat/session.html", _page_context(session, served, served.replies))
 
 
 @require_POST
@@ -51,10 +52,10 @@ def session_new(request: HttpRequest) -> HttpResponse:
     return redirect("chat:session", session_id=session.id)
 
 
-def _page_context(session: Session, wiring: Wiring) -> dict:
+def _page_context(session: Session, wiring: Wiring, replies: RenderedReplies) -> dict:
     # Before drawing: a change from here on reaches the tab.
     seen = page_token(session.id, wiring.repository.root)
-    messages = conversation_items(session)
+    messages = conversation_items(session, replies=replies)
     streaming = bool(live_turn(session))
     return {
         "streaming": streaming,

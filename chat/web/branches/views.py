@@ -53,7 +53,7 @@ def version_show(request: HtmxHttpRequest, message_id: str) -> HttpResponse:
         return _refused(request, exc)
     if not request.htmx:
         return redirect("chat:session", session_id=session.id)
-    html = render_conversation(session, oob=True) + render_hud(
+    html = render_conversation(session, oob=True, replies=served.replies) + render_hud(
         setchanges.refresh_sets(session.id, served)
     )
     # Every tab of the session draws the frame, the one that clicked too: its socket

@@ -60,3 +60,37 @@ def test_a_reply_is_drawn_with_its_tool_cards_where_the_calls_were_made():
     html = items[1]["html"]
     spots = [html.index(p) for p in (said, "tool-card status-ok", "It greets by name.")]
     assert spots == sorted(spots)
+
+
+def test_a_redraw_renders_only_the_replies_that_changed(monkeypatch):
+    from history.markup import render
+    from history.markup.rendered import RenderedReplies
+
+    replies = RenderedReplies()  # as the served object's host holds it
+    runs = []
+    parser = render.markdown_parser
+
+    def counted():
+        runs.append(1)
+        return parser()
+
+    monkeypatch.setattr(render, "markdown_parser", counted)  # the renderer's every run
+    session = services.session_create(repository=str(settings.ACDC_REPO))
+    for n in range(3):
+        services.message_append(session=session, role="user", content=f"q{n}", turn_id=f"r{n}")
+        services.message_append(
+            session=session, role="assistant", content=f"**redraw {n}** of {session.id}"
+        )
+
+    first = render_conversation(session, oob=True, replies=replies)
+    drawn = len(runs)
+    assert drawn == 3 and "<strong>redraw 2</strong>" in first
+    assert (
+        render_conversation(session, oob=True, replies=replies) == first and len(runs) == drawn
+    )  # 0 runs
+
+    changed = Message.objects.filter(session=session, content__startswith="**redraw 1")
+    changed.update(content=f"*edited* of {session.id}")
+    again = render_conversation(session, oob=True, replies=replies)
+    assert len(runs) == drawn + 1 and "<em>edited</em>" in again  # only that reply, again
+    assert (replies.misses, replies.hits) == (4, 5)

@@ -41,24 +41,26 @@ for _alias in connections:
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
-    """pytest-django's, and before it drops the PostgreSQL test database, a wait for the
-    sessions of the acdc processes the tests stopped: a backend whose client was just
-    killed lingers a moment, and the drop then fails ("being accessed by other users").
-    One that stays for a minute is a real leak, and the drop's warning says so."""
+    """pytest-django's, and before it drops the PostgreSQL test database, an end to the
+    other sessions on it, which make the drop fail ("being accessed by other users"): the
+    connections channels' database threads in this process still hold (Django closes only
+    the calling thread's), and the backend of an acdc process a test killed, which lingers
+    a moment. The stopped processes are given ten seconds to go by themselves first."""
     yield
     from django.db import connection
 
     if connection.vendor != "postgresql":
         return
+    others = (
+        " FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
     with django_db_blocker.unblock(), connection.cursor() as cursor:
-        for _ in range(600):
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
+        for _ in range(100):
+            cursor.execute("SELECT count(*)" + others)
             if cursor.fetchone()[0] == 0:
                 return
             time.sleep(0.1)  # a poll of the server's own list, not a wait for a guess
+        cursor.execute("SELECT pg_terminate_backend(pid)" + others)
 
 
 @pytest.fixture(autouse=True)

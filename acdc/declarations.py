@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from django.conf import settings
 
@@ -23,17 +24,22 @@ from chat.repo.commands.suggestions import suggest
 
 
 def run(args: argparse.Namespace) -> int:
-    repository = str(settings.ACDC_REPO)
+    return run_action(args, str(settings.ACDC_REPO), _add, declaring.remove, _list)
+
+
+def run_action(args: argparse.Namespace, place: Any, add, remove, show) -> int:
+    """One of `acdc commands` or `acdc mcp`: add, remove or list what `place` declares; a
+    refused declaration is one line (`CommandError`)."""
     try:
         if args.action == "add":
-            return _add(repository, args)
+            return add(place, args)
         if args.action == "remove":
-            declaring.remove(repository, args.name)
+            remove(place, args.name)
             print(f"removed {args.name}")
             return 0
     except DeclarationError as exc:
         raise CommandError(str(exc)) from None
-    return _list(repository)
+    return show(place)
 
 
 def _add(repository: str, args: argparse.Namespace) -> int:

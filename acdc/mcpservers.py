@@ -14,24 +14,14 @@ from pathlib import Path
 
 from django.conf import settings
 
+from acdc.declarations import run_action
 from acdc.errors import CommandError
-from chat.repo.commands.declaring import DeclarationError
 from chat.repo.mcp import servers as declaring
 from chat.repo.mcp.mcpjson import suggest
 
 
 def run(args: argparse.Namespace) -> int:
-    data = Path(settings.ACDC_DATA_DIR)
-    try:
-        if args.action == "add":
-            return _add(data, args)
-        if args.action == "remove":
-            declaring.remove(data, args.name)
-            print(f"removed {args.name}")
-            return 0
-    except DeclarationError as exc:
-        raise CommandError(str(exc)) from None
-    return _list(data)
+    return run_action(args, Path(settings.ACDC_DATA_DIR), _add, declaring.remove, _list)
 
 
 def _add(data: Path, args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment
+from chat.repo.commands.waits import ProposalWaits
 from chat.repo.mcp.servers import Server
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class Connection:
         self._starting = asyncio.Lock()
 
     async def tools(self) -> tuple[Tool, ...]:
-        """The server's tools as first listed (a later list_changed does not change it)."""
+        """The server's tools as listed first, or again after it said they changed."""
         if self._tools is None:
             session = await self._started()
             listed = await self._bounded(session.list_tools(), "listing its tools")
@@ -75,6 +76,11 @@ class Connection:
             if len(tools) > MAX_TOOLS:
                 self.last_error = f"it lists {len(tools)} tools; the first {MAX_TOOLS} are used"
             self._tools = tools[:MAX_TOOLS]
+        return self._tools
+
+    @property
+    def listed(self) -> tuple[Tool, ...] | None:
+        """The tools as first listed, or None before they were."""
         return self._tools
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
@@ -153,7 +159,11 @@ class Connection:
         assert self._ready is not None and self._stop is not None
         try:
             transport = self._transport(sdk)
-            async with transport as (read, write), sdk.ClientSession(read, write) as session:
+            heard = self._heard
+            async with (
+                transport as (read, write),
+                sdk.ClientSession(read, write, message_handler=heard) as session,
+            ):
                 await session.initialize()
                 if not self._ready.done():
                     self._ready.set_result(session)
@@ -170,6 +180,12 @@ class Connection:
         finally:
             if not self._ready.done():
                 self._ready.set_exception(ServerFailure(f"{self.server.name}: it ended at once"))
+
+    async def _heard(self, message: Any) -> None:
+        """A server that says its tools changed is listed again at the next `tools()`
+        (a session's snapshot keeps the list it was offered; `search_tools` finds the new)."""
+        if getattr(message, "method", "") == "notifications/tools/list_changed":
+            self._tools = None
 
     @asynccontextmanager
     async def _transport(self, sdk: Any) -> AsyncIterator[Any]:
@@ -218,6 +234,8 @@ class Connections:
         self.data_dir = data_dir
         self._sandbox = sandbox
         self._open: dict[str, Connection] = {}
+        # The calls of tools that are not read-only, waiting for the person's answer.
+        self.approvals = ProposalWaits()
 
     @property
     def root(self) -> Path:
@@ -231,6 +249,16 @@ class Connections:
             held = Connection(server, root=self.root, data_dir=self.data_dir, sandbox=self._sandbox)
             self._open[server.name] = held
         return held
+
+    def peek(self, name: str) -> Connection | None:
+        """The server's connection if one was made (nothing is made or started)."""
+        return self._open.get(name)
+
+    async def drop(self, name: str) -> None:
+        """A removed server: its connection closed and forgotten."""
+        held = self._open.pop(name, None)
+        if held is not None:
+            await held.close()
 
     async def close(self) -> None:
         held, self._open = list(self._open.values()), {}

@@ -146,8 +146,8 @@ class Connection:
                 self.state = "failed"
                 self.last_error = f"{self.server.name}: did not start within {START_SECONDS:g} s"
                 raise ServerFailure(self.last_error) from None
-            except ServerFailure:
-                self.state = "failed"
+            except ServerFailure as exc:
+                self.state, self.last_error = "failed", str(exc)
                 raise
             self.state = "ready"
             return self._session

@@ -38,7 +38,7 @@ def enabled(data_dir: Path, session_id: str) -> tuple[Server, ...]:
 
 def switch(data_dir: Path, session_id: str, name: str, *, on: bool) -> None:
     names = {s.name for s in declared(data_dir)}
-    off = (switched_off(data_dir, session_id) & names) - {name}
+    off = set(switched_off(data_dir, session_id) & names) - {name}
     if not on and name in names:
         off.add(name)
     path = _path(data_dir, session_id)

@@ -17,14 +17,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chat.repo.commands.confine import netns
 from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment
 from chat.repo.commands.waits import ProposalWaits
+from chat.repo.mcp import netlaunch
+from chat.repo.mcp.netlaunch import write_order
 from chat.repo.mcp.servers import Server
 
 if TYPE_CHECKING:
@@ -169,7 +173,8 @@ class Connection:
                     self._ready.set_result(session)
                 await self._stop.wait()
         except Exception as exc:
-            reason = f"{self.server.name}: {one_line(exc)}"
+            named = isinstance(exc, ServerFailure)  # it names the server already
+            reason = one_line(exc) if named else f"{self.server.name}: {one_line(exc)}"
             log.info("MCP server %s ended: %s", self.server.name, reason)
             if not self._ready.done():
                 said = self.last_log_line() if not self.server.url else ""
@@ -204,22 +209,24 @@ class Connection:
                     yield streams
 
     def _confined(self, sdk: Any, scratch: Path) -> StdioServerParameters:
-        """The stdio server's command: its argv inside bubblewrap, as a command runs."""
+        """The stdio server's command: its argv inside bubblewrap, as a command runs; one
+        declared with network through `netlaunch`, as a command declared with network."""
         if not self.sandbox.available:
             raise ServerFailure(
                 f"{self.server.name}: no sandbox on this machine ({self.sandbox.reason}); "
                 "stdio MCP servers run only inside it"
             )
-        if self.server.network:
-            raise ServerFailure(
-                f"{self.server.name}: a stdio server with --network needs the sandbox's "
-                "user-mode network, which MCP servers do not have yet"
-            )
+        if self.server.network and (reason := netns.missing()):
+            raise ServerFailure(f"{self.server.name}: {reason.replace('command', 'server', 1)}")
         env = environment()
         box = confinement(self.root, self.data_dir, argv=self.server.argv, environ=env)
         empty = scratch / "empty"
         empty.touch(mode=0o444)
-        command = bwrap_argv(self.sandbox, box, self.server.argv, empty_file=empty)
+        if self.server.network:  # bubblewrap and slirp4netns, started by the launcher
+            order = (self.sandbox, box, self.server.argv, empty)
+            command = [sys.executable, netlaunch.__file__, str(write_order(scratch, order))]
+        else:
+            command = bwrap_argv(self.sandbox, box, self.server.argv, empty_file=empty)
         program, args = command[0], command[1:]
         return sdk.StdioServerParameters(command=program, args=args, env=env, cwd=self.root)
 

@@ -114,6 +114,12 @@ def _add_localization_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--regenerate", action="store_true", help="localization: rebuild the set from the mirrors"
     )
+    parser.add_argument(
+        "--set",
+        dest="fix_set",
+        type=Path,
+        help="localization: the frozen set to read (default bench/context/fixes.json)",
+    )
     parser.add_argument("--cases", type=int, help="localization: at most this many per repository")
     parser.add_argument(
         "--repo", action="append", help="localization: only this owner/name (repeatable)"

@@ -122,9 +122,10 @@ def _candidate(git_dir: Path, commit: str, suffixes: tuple[str, ...]) -> dict[st
     return {"parent": parent, "answer": answer}
 
 
-def build_repo(git_dir: Path, repo: str, limit: int = CASES_PER_REPO) -> list[Case]:
+def build_repo(
+    git_dir: Path, repo: str, suffixes: tuple[str, ...], limit: int = CASES_PER_REPO
+) -> list[Case]:
     """The newest `limit` fix commits of `repo` that make a case."""
-    suffixes = REPOSITORIES.get(repo, (".py", ".js", ".ts", ".go"))
     log = _git(git_dir, "log", "--no-merges", "--format=%H%x00%s", "HEAD")
     cases: list[Case] = []
     for row in log.splitlines():
@@ -153,7 +154,7 @@ def build(mirrors: Path, repos: dict[str, tuple[str, ...]] | None = None) -> dic
         git_dir = mirror(mirrors, repo)
         head = _git(git_dir, "rev-parse", "HEAD").strip()
         frozen["repositories"][repo] = {"head": head, "suffixes": list(repos[repo])}
-        frozen["cases"] += [case.__dict__ for case in build_repo(git_dir, repo)]
+        frozen["cases"] += [case.__dict__ for case in build_repo(git_dir, repo, repos[repo])]
     return frozen
 
 

@@ -146,9 +146,10 @@ def measure(
 
 
 def _cases(args: argparse.Namespace, mirrors: Path) -> list[fixset.Case]:
+    frozen = getattr(args, "fix_set", None) or fixset.FROZEN
     if getattr(args, "regenerate", False):
-        fixset.write(fixset.build(mirrors))
-    cases = fixset.load()
+        fixset.write(fixset.build(mirrors), frozen)
+    cases = fixset.load(frozen)
     wanted = getattr(args, "repo", None)
     if wanted:
         cases = [c for c in cases if c.repo in wanted]

@@ -2,8 +2,10 @@
 
 aider is never a dependency of acdc: `aider_map_child.py` runs under aider's interpreter
 (`--aider PYTHON`, else /work/aider-venv/bin/python when it exists, as the edits bench
-finds it) and stays up for the whole run, answering one JSON line per case, so aider's
-tags cache (on disk, in the checkout) is read once and kept as the checkout moves.
+finds it) with a fixed hash seed (its ranking walks sets of names: without one, two runs
+of the same case can differ) and stays up for the whole run, answering one JSON line per
+case, so aider's tags cache (on disk, in the checkout) is read once and kept as the
+checkout moves.
 Non-goals: installing aider; anything of aider beyond its map.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,7 @@ class AiderMaps:
         try:
             self._child = subprocess.Popen(
                 [str(python), str(CHILD)],
+                env={**os.environ, "PYTHONHASHSEED": "0"},
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -76,6 +76,12 @@ class AfterReply:
             return
         self.ran = ran
         await self.surface.checked(session_id, ran)
-        counted = self.fixes is not None
-        if (not ran.passed and self.fixes > 0) if counted else ran.sends_back:
+        if self._goes_back(ran):
             self.fix = SentMessage(ran.fix_request(), model=self.model, apply=apply)
+
+    def _goes_back(self, ran: CheckRun) -> bool:
+        """Whether the run's failure goes back to the model: the history says whether the
+        turn was the fix round, unless the surface counts its own rounds (`acdc chat`)."""
+        if self.fixes is None:
+            return ran.sends_back
+        return not ran.passed and self.fixes > 0

@@ -20,7 +20,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.mcp import asking, servers
 from chat.turn.events import ToolCallFinished, ToolCallWaiting
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from tests.chat.sockets import new_session
 from tests.chat.turn.mcp_support import declare_tiny
 
@@ -49,16 +49,9 @@ class Page:
             await self.asked.put(event.proposal["id"])
 
     def start(self, session, text: str) -> asyncio.Task:
-        return asyncio.create_task(
-            run_turn(
-                wiring=served(),
-                session_id=session.id,
-                user_text=text,
-                emit=self.emit,
-                model="acdc/fake",
-                page_served=True,
-            )
-        )
+        sent = TurnInput(session.id, text, model="acdc/fake")
+        services = TurnServices(emit=self.emit, wiring=served(), page_served=True)
+        return asyncio.create_task(run_turn(sent, services))
 
 
 async def answer(mcp, approval_id: int, decision: str) -> None:

@@ -143,6 +143,12 @@ def _add_cache_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wire-turns", type=int, help="over the wire: play only the first N turns of each shape"
     )
+    parser.add_argument(
+        "--mcp",
+        choices=("all", "deferred"),
+        help="in process: with mcp-server-time declared, its definitions in `tools` (all) "
+        "or only search_tools and call_tool there (deferred)",
+    )
 
 
 def _add_assembly_options(parser: argparse.ArgumentParser) -> None:

@@ -103,7 +103,7 @@ def replay_through_turns(
         previous, config.served = config.served, served
         try:
             recording = Recording(session.name, strategy)
-            asyncio.run(_replay(session, repo, clock, script, recording, served))
+            asyncio.run(_replay_and_close(session, repo, clock, script, recording, served))
             return recording
         finally:
             config.served = previous
@@ -118,6 +118,16 @@ class ActingRuntime(Runtime):
 
     def facts(self, model: str) -> tuple[ModelFacts, str | None]:
         return self.acting, None
+
+
+async def _replay_and_close(session: Session, *args: Any) -> None:
+    """The replay, then the MCP servers it started stopped in the same loop."""
+    served = args[-1]
+    try:
+        await _replay(session, *args)
+    finally:
+        if served.repository.mcp is not None:
+            await served.repository.mcp.close()
 
 
 async def _replay(

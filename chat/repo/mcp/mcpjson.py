@@ -23,6 +23,8 @@ class Suggestion:
     name: str
     command: str  # what to write after `acdc mcp add NAME`
     why: str
+    argv: tuple[str, ...] = ()  # a stdio server's, exactly as the file says
+    url: str = ""  # a Streamable HTTP server's
 
 
 def suggest(root: Path, declared_names: frozenset[str] = frozenset()) -> tuple[Suggestion, ...]:
@@ -42,7 +44,8 @@ def suggest(root: Path, declared_names: frozenset[str] = frozenset()) -> tuple[S
             continue
         line = _command(entry)
         if line:
-            found.append(Suggestion(str(name), line, f"in {FILE_NAME}{_env_note(entry)}"))
+            why = f"in {FILE_NAME}{_env_note(entry)}"
+            found.append(Suggestion(str(name), line, why, *_reach(entry)))
     return tuple(found)
 
 
@@ -55,6 +58,13 @@ def _command(entry: dict) -> str:
     if not isinstance(program, str) or not isinstance(args, list):
         return ""
     return "-- " + shown([program, *(str(a) for a in args)])
+
+
+def _reach(entry: dict) -> tuple[tuple[str, ...], str]:
+    url = entry.get("url")
+    if isinstance(url, str) and url:
+        return (), url
+    return (str(entry["command"]), *(str(a) for a in entry.get("args", []))), ""
 
 
 def _env_note(entry: dict) -> str:

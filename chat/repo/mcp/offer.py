@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chat.repo.credentials import redact
@@ -40,6 +40,7 @@ class Listed:
     description: str
     schema: Mapping[str, Any]
     read_only: bool
+    annotations: Mapping[str, Any] = field(default_factory=dict)  # shown, never trusted
 
     @property
     def name(self) -> str:
@@ -60,7 +61,9 @@ def listed(server: str, tools: Iterable[Any]) -> tuple[Listed, ...]:
         annotations = getattr(tool, "annotations", None)
         read_only = bool(annotations is not None and annotations.read_only_hint is True)
         description = " ".join((tool.description or "").split())[:1000]
-        found.append(Listed(server, tool.name, description, dict(tool.input_schema), read_only))
+        shown = annotations.model_dump(exclude_none=True) if annotations is not None else {}
+        schema = dict(tool.input_schema)
+        found.append(Listed(server, tool.name, description, schema, read_only, shown))
     return tuple(sorted(found, key=lambda t: t.name))
 
 

@@ -274,6 +274,9 @@ def _setup_django() -> None:
         print(f"acdc: warning: {warning}", file=sys.stderr)
     dbfaults.check_integrity()
     call_command("migrate", verbosity=0, interactive=False)
+    from history.search import pending  # needs the apps loaded
+
+    pending.caught_up()  # what the search indexes took on read (0028) before a stop
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 
 from history.models import Message
+from history.search import pending
 
 COMPACTION_PREFIX = "History compacted"
 MAX_TERMS = 12
@@ -79,7 +80,7 @@ def _item(message: Message, terms: list[str]) -> RelatedItem:
 def _ranked_ids(terms: list[str], repository: str, limit: int) -> list[str] | None:
     """Ids of the best full-text matches among the candidates; None without an index."""
     runner = {"sqlite": _sqlite_ids, "postgresql": _postgres_ids}.get(connection.vendor)
-    if runner is None:
+    if runner is None or not pending.caught_up():
         return None
     try:
         with transaction.atomic(), connection.cursor() as cursor:

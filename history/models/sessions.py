@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 
 from history.ids import new_message_id, new_session_id
 from history.models.fields import PackedJSONField
@@ -105,7 +106,8 @@ class Message(models.Model):
     rolled_back = models.BooleanField(default=False)  # set aside by a rollback, kept
     # Branches: a user message written again (Regenerate, Edit) names the first version's
     # id; a version out of view keeps the ids of its path (it and what followed it).
-    alt_of = models.CharField(max_length=40, blank=True, db_index=True)
+    # Indexed only where it is set (VERSION_OF): a query by it must say so (`versions_of`).
+    alt_of = models.CharField(max_length=40, blank=True)
     branch_path = models.JSONField(default=list, blank=True)
 
     class Meta:
@@ -113,9 +115,16 @@ class Message(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="message_session_seq_unique")
         ]
+        indexes = [models.Index(fields=["alt_of"], condition=~Q(alt_of=""), name="version_of")]
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+    @staticmethod
+    def versions_of(message_id: str) -> Q:
+        """The later versions of a message, said as the partial index `version_of` needs
+        (its condition among the query's terms), since most messages are no version."""
+        return Q(alt_of=message_id) & ~Q(alt_of="")
 
 
 class TokenUsage(models.Model):

@@ -20,7 +20,7 @@ from django.db import DatabaseError, connection, transaction
 
 from history import memory
 from history.models import Message
-from history.search import postgres, sqlite
+from history.search import pending, postgres, sqlite
 from history.search.hits import (
     SearchHit,
     SearchResults,
@@ -78,6 +78,8 @@ def _indexed(
 ) -> tuple[str, list[SearchHit]]:
     """Whole-word hits, then substring hits to fill the limit; or the unindexed fallback."""
     backend = _BACKENDS.get(connection.vendor)
+    if backend and not pending.caught_up():
+        backend = None  # the index misses the newest messages: read the messages instead
     rows = _guarded(backend.word_rows, terms, repository, role, limit) if backend else None
     words = word_hits(rows) if rows else []
     if len(words) >= limit or not (terms.long_pieces or rows is None):

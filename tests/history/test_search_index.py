@@ -1,9 +1,10 @@
 """The search indexes follow every write to a message; on SQLite they index, never copy.
 
-On SQLite (migrations 0009 and 0013) each test ends with FTS5's integrity check of the word
-and the trigram index against the message table, which fails as soon as an index and the
-text it points at disagree (a missed trigger, a renumbered row). PostgreSQL's generated
-column is recomputed by every write, and pg_trgm's index is an ordinary index.
+On SQLite (migrations 0009, 0013 and 0028) each test ends with FTS5's integrity check of the
+word and the trigram index against the message table, once the messages not yet indexed
+are (0028: on read), which fails as soon as an index and the text it points at disagree (a
+missed trigger, a renumbered row, a message indexed twice). PostgreSQL's generated column
+is recomputed by every write, and pg_trgm's index is an ordinary index.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from django.db import connection
 
 from history import services
 from history.models import Message
-from history.search import search_messages
+from history.search import pending, search_messages
 from history.stream.parts import stream_append
 
 pytestmark = pytest.mark.django_db
 REPO = "/repo"
 MIGRATION = importlib.import_module("history.migrations.0009_message_search_external")
+ON_READ = importlib.import_module("history.migrations.0028_search_index_on_read")
 _VOCABULARY = """parser lexer token cache tier prompt session message stream commit branch merge
 review search index snippet budget window summary compaction checkpoint rollback model
 provider usage latency retry socket frame template fragment widget config schema"""
@@ -59,6 +61,7 @@ def _generated_search_column() -> bool:
 def _assert_index_matches_messages() -> None:
     if connection.vendor != "sqlite":
         return
+    pending.catch_up()
     with connection.cursor() as cursor:  # raises "malformed" on any disagreement
         for table in ("history_message_fts", "history_message_trigram"):
             cursor.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
@@ -106,7 +109,9 @@ def test_the_indexes_keep_no_copy_of_the_text():
 
 def test_every_migration_leaves_the_triggers_that_keep_the_index_current():
     # Django rebuilds a table on SQLite for most field changes, which drops its triggers:
-    # a later migration that rebuilds history_message must call restore_sqlite_search.
+    # a later migration that rebuilds history_message must call 0028's restore_search.
+    # A new message is indexed on read (0028): no insert trigger, one trigger each for an
+    # edit and a removal of a message the indexes hold.
     if connection.vendor == "postgresql":
         assert _generated_search_column()
         return
@@ -116,8 +121,10 @@ def test_every_migration_leaves_the_triggers_that_keep_the_index_current():
             ["history_message"],
         )
         names = {row[0] for row in cursor.fetchall()}
-    for index in ("fts", "trigram"):
-        assert {f"history_message_{index}_{e}" for e in ("insert", "update", "delete")} <= names
+    assert {n for n in names if "_fts_" in n or "_trigram_" in n or "_search_" in n} == {
+        "history_message_search_update",
+        "history_message_search_delete",
+    }
 
 
 def test_a_megabyte_message_grows_the_database_by_one_copy_and_its_indexes():
@@ -198,7 +205,8 @@ def test_vacuum_keeps_every_message_at_the_row_its_index_entry_names():
 def test_the_migration_goes_back_to_a_copied_index_and_forward_again():
     session = services.session_create(repository=REPO)
     message = services.message_append(session=session, role="user", content="the ibis log")
-    with connection.schema_editor() as editor:
+    with connection.schema_editor() as editor:  # back as the migrations go: 0028 first
+        ON_READ._on_write(None, editor)
         MIGRATION._restore_copy(None, editor)
     if connection.vendor == "postgresql":  # nothing to undo there: the column stays
         assert _generated_search_column() and _hits("ibis") == [(message.id, ["ibis"])]
@@ -209,7 +217,46 @@ def test_the_migration_goes_back_to_a_copied_index_and_forward_again():
         assert cursor.fetchall() == [(message.id,)]
     Message.objects.filter(pk=message.pk).update(content="the ibis log, longer")
     with connection.schema_editor() as editor:
-        MIGRATION.restore_sqlite_search(None, editor)
+        ON_READ.restore_search(None, editor)  # 0009's index, and the later ones as they are
     assert "history_message_fts_content" not in _tables()
     assert _hits("longer") == [(message.id, ["longer"])]
     _assert_index_matches_messages()
+
+
+def _indexed_rows() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM history_message_fts_docsize")
+        return cursor.fetchone()[0]
+
+
+def test_storing_a_message_leaves_the_indexes_to_the_next_read():
+    # Issue 42 item 13: a turn's commits wrote 16 pages of search index for two messages.
+    # (PostgreSQL's generated column and GIN index are kept by each write, as before.)
+    session = services.session_create(repository=REPO)
+    sqlite = connection.vendor == "sqlite"
+    before = _indexed_rows() if sqlite else 0
+    stored = [
+        services.message_append(session=session, role=role, content=f"the gecko {role}")
+        for role in ("user", "assistant")
+    ]
+    assert (_indexed_rows() if sqlite else 0) == before  # nothing indexed by the writes
+    assert sorted(_hits("gecko")) == sorted((m.id, ["gecko"]) for m in stored)
+    if not sqlite:
+        return
+    assert _indexed_rows() == before + 2 and pending.catch_up() == 0
+    _assert_index_matches_messages()
+
+
+def test_edits_and_removals_on_both_sides_of_the_mark_keep_the_indexes_exact():
+    session = services.session_create(repository=REPO)
+    old = [services.message_append(session=session, role="user", content=f"lynx {n}") for n in "ab"]
+    _hits("lynx")  # indexes these two
+    new = services.message_append(session=session, role="user", content="lynx c")
+    Message.objects.filter(pk=old[0].pk).update(content="ocelot a")  # indexed: kept exact
+    Message.objects.filter(pk=new.pk).update(content="ocelot c")  # not yet: nothing to undo
+    Message.objects.filter(pk__in=[old[1].pk, new.pk]).delete()  # the newest rows go
+    # The next message takes a rowid at or below the one that was indexed last.
+    last = services.message_append(session=session, role="user", content="ocelot d")
+    _assert_index_matches_messages()
+    assert sorted(_hits("ocelot")) == sorted((m.id, ["ocelot"]) for m in (old[0], last))
+    assert _hits("lynx") == []

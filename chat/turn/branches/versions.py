@@ -151,11 +151,11 @@ def _show(session_id: str, owner: str, wiring: Wiring, head_id: str) -> None:
 
 
 def _in_group(root: str) -> Q:
-    return Q(pk=root) | Q(alt_of=root)
+    return Q(pk=root) | Message.versions_of(root)
 
 
 def _has_versions(message: Message) -> bool:
-    return Message.objects.filter(alt_of=message.id).exists()
+    return Message.objects.filter(Message.versions_of(message.id)).exists()
 
 
 def _refuse_compacted(session_id: str, ids: Iterable[str]) -> None:

@@ -95,6 +95,6 @@ def _on_write(apps, schema_editor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("history", "0027_declaredcommand_read_paths")]
+    dependencies = [("history", "0028_tool_approval")]
 
     operations = [migrations.RunPython(_on_read, _on_write)]

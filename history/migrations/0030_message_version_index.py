@@ -33,7 +33,7 @@ def _create_column_index(apps, schema_editor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("history", "0028_search_index_on_read")]
+    dependencies = [("history", "0029_search_index_on_read")]
 
     operations = [
         migrations.SeparateDatabaseAndState(

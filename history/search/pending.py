@@ -1,4 +1,4 @@
-"""SQLite's search indexes brought up to date when they are read (migration 0028).
+"""SQLite's search indexes brought up to date when they are read (migration 0029).
 
 A turn stores its messages without indexing them: `catch_up` indexes every message above
 the mark (the word index's highest docsize id) in one transaction, so many turns' messages
@@ -13,7 +13,7 @@ from importlib import import_module
 
 from django.db import DatabaseError, connection, transaction
 
-_on_read = import_module("history.migrations.0028_search_index_on_read")
+_on_read = import_module("history.migrations.0029_search_index_on_read")
 _MARK = _on_read.MARK.strip("()")
 _PENDING = "SELECT 1 FROM history_message WHERE rowid > %s LIMIT 1"
 

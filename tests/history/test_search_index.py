@@ -1,8 +1,8 @@
 """The search indexes follow every write to a message; on SQLite they index, never copy.
 
-On SQLite (migrations 0009, 0013 and 0028) each test ends with FTS5's integrity check of the
+On SQLite (migrations 0009, 0013 and 0029) each test ends with FTS5's integrity check of the
 word and the trigram index against the message table, once the messages not yet indexed
-are (0028: on read), which fails as soon as an index and the text it points at disagree (a
+are (0029: on read), which fails as soon as an index and the text it points at disagree (a
 missed trigger, a renumbered row, a message indexed twice). PostgreSQL's generated column
 is recomputed by every write, and pg_trgm's index is an ordinary index.
 """
@@ -23,7 +23,7 @@ from history.stream.parts import stream_append
 pytestmark = pytest.mark.django_db
 REPO = "/repo"
 MIGRATION = importlib.import_module("history.migrations.0009_message_search_external")
-ON_READ = importlib.import_module("history.migrations.0028_search_index_on_read")
+ON_READ = importlib.import_module("history.migrations.0029_search_index_on_read")
 _VOCABULARY = """parser lexer token cache tier prompt session message stream commit branch merge
 review search index snippet budget window summary compaction checkpoint rollback model
 provider usage latency retry socket frame template fragment widget config schema"""
@@ -109,8 +109,8 @@ def test_the_indexes_keep_no_copy_of_the_text():
 
 def test_every_migration_leaves_the_triggers_that_keep_the_index_current():
     # Django rebuilds a table on SQLite for most field changes, which drops its triggers:
-    # a later migration that rebuilds history_message must call 0028's restore_search.
-    # A new message is indexed on read (0028): no insert trigger, one trigger each for an
+    # a later migration that rebuilds history_message must call 0029's restore_search.
+    # A new message is indexed on read (0029): no insert trigger, one trigger each for an
     # edit and a removal of a message the indexes hold.
     if connection.vendor == "postgresql":
         assert _generated_search_column()
@@ -205,7 +205,7 @@ def test_vacuum_keeps_every_message_at_the_row_its_index_entry_names():
 def test_the_migration_goes_back_to_a_copied_index_and_forward_again():
     session = services.session_create(repository=REPO)
     message = services.message_append(session=session, role="user", content="the ibis log")
-    with connection.schema_editor() as editor:  # back as the migrations go: 0028 first
+    with connection.schema_editor() as editor:  # back as the migrations go: 0029 first
         ON_READ._on_write(None, editor)
         MIGRATION._restore_copy(None, editor)
     if connection.vendor == "postgresql":  # nothing to undo there: the column stays

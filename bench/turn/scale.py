@@ -51,21 +51,28 @@ def shapes() -> tuple[Shape, ...]:
     )
 
 
-def run_scale(folder: Path, setups: list[Setup], sessions: int, turns: int) -> list[dict[str, Any]]:
-    """One row per shape and setup, in that order."""
+def run_scale(
+    folder: Path, setups: list[Setup], sessions: int, turns: int, rounds: int = 1
+) -> list[dict[str, Any]]:
+    """One row per round, shape and setup, in the order they ran: each round runs every
+    shape, its setups in rotated order, so a busy minute of the shared machine does not
+    land on one setup only."""
     rows = []
     for shape in shapes():
-        script = folder / f"{shape.key}-script.json"
-        _write_script(script, shape, steps=2 * sessions * turns + 20)
-        for setup in setups:
-            place = folder / shape.key / _slug(setup)
-            place.mkdir(parents=True)
-            extra = (*setup.extra, ("ACDC_FAKE_SCRIPT", str(script)))
-            load_start = _load()
-            result = run_load(
-                place, make_repo(place / "repo"), replace(setup, extra=extra), sessions, turns
-            )
-            rows.append(_row(shape, result, load_start, _load()))
+        _write_script(folder / f"{shape.key}-script.json", shape, 2 * sessions * turns + 20)
+    for number in range(1, rounds + 1):
+        turn = (number - 1) % len(setups)
+        for shape in shapes():
+            for setup in setups[turn:] + setups[:turn]:
+                place = folder / f"round-{number}" / shape.key / _slug(setup)
+                place.mkdir(parents=True)
+                script = folder / f"{shape.key}-script.json"
+                extra = (*setup.extra, ("ACDC_FAKE_SCRIPT", str(script)))
+                load_start = _load()
+                result = run_load(
+                    place, make_repo(place / "repo"), replace(setup, extra=extra), sessions, turns
+                )
+                rows.append({"round": number, **_row(shape, result, load_start, _load())})
     return rows
 
 
@@ -112,25 +119,18 @@ def scale_markdown(rows: list[dict[str, Any]], sessions: int, turns: int) -> str
 
 def _shape_table(rows: list[dict[str, Any]]) -> str:
     first = rows[0]
-    sqlite = next((r for r in rows if r["workers"] == 1 and "SQLite" in r["setup"]), None)
-    one = next((r for r in rows if r["workers"] == 1 and "SQLite" not in r["setup"]), None)
-    cells = [_cells(row, sqlite, one) for row in rows]
-    table = markdown_table(
-        [
-            "setup",
-            "load average",
-            "turns done",
-            "turns/s",
-            "p50",
-            "p95",
-            "errors",
-            "÷ SQLite",
-            "÷ 1 worker",
-            "server CPU s",
-        ],
-        cells,
-        "llrrrrrrrl",
-    )
+    cells, ratios = [], []
+    for number in dict.fromkeys(row["round"] for row in rows):
+        mine = [row for row in rows if row["round"] == number]
+        sqlite = next((r for r in mine if r["workers"] == 1 and "SQLite" in r["setup"]), None)
+        one = next((r for r in mine if r["workers"] == 1 and "SQLite" not in r["setup"]), None)
+        cells += [_cells(row, sqlite, one) for row in mine]
+        two = next((r for r in mine if r["workers"] == 2), None)
+        if two and one and one["turns_per_s"]:
+            ratios.append(two["turns_per_s"] / one["turns_per_s"])
+    header = ["round", "setup", "load average", "turns done", "turns/s", "p50", "p95"]
+    header += ["errors", "÷ SQLite", "÷ 1 worker", "workers' CPU s"]
+    table = markdown_table(header, cells, "rllrrrrrrrr")
     ceiling = first["sessions"] / first["provider_s"] if first["provider_s"] else 0.0
     note = (
         f"the provider alone takes {first['provider_s']:.1f} s a reply, so "
@@ -139,13 +139,16 @@ def _shape_table(rows: list[dict[str, Any]]) -> str:
         else "the provider takes no time: the servers' CPU is the limit"
     )
     title = f"**{first['shape_title']}**, {first['reply_chars']:,}-character replies ({note}):"
-    return f"{title}\n\n{table}"
+    spread = ", ".join(f"{r:.2f}x" for r in ratios)
+    verdict = f"Two workers over one, {first['shape']}: {spread or 'not measured'}."
+    return f"{title}\n\n{table}\n\n{verdict}"
 
 
 def _cells(row: dict[str, Any], sqlite: dict | None, one: dict | None) -> list[str]:
     errors = sum(row["errors"].values())
     cpu = sum(s for name, s in row["cpu_s"].items() if name.startswith("worker"))
     return [
+        str(row["round"]),
         row["setup"],
         row["load"],
         f"{row['completed']:,} / {row['sessions'] * row['turns_per_session']:,}",

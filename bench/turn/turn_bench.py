@@ -184,7 +184,8 @@ def _scale(args: argparse.Namespace, folder: Path) -> tuple[str, Any]:
     turns = args.scale_turns or (1 if args.quick else 8)
     extra = tuple(tuple(item.split("=", 1)) for item in args.server_env)
     setups = [_setup(name, args, extra) for name in args.setup or SCALE_SETUPS]
-    rows = run_scale(folder, setups, sessions, turns)
+    rounds = args.scale_rounds or (1 if args.quick else 2)
+    rows = run_scale(folder, setups, sessions, turns, rounds)
     return scale_markdown(rows, sessions, turns), rows
 
 

@@ -138,6 +138,9 @@ def _add_turn_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale-turns", type=int, help="scale: turns each (default 8)")
     parser.add_argument("--scale-rounds", type=int, help="scale: rounds (default 2)")
     parser.add_argument(
+        "--scale-shape", action="append", choices=("paced", "cpu"), help="scale: default both"
+    )
+    parser.add_argument(
         "--stream-size", action="append", type=float, help="stream: reply KB (default 15, 60)"
     )
     parser.add_argument(

@@ -52,17 +52,22 @@ def shapes() -> tuple[Shape, ...]:
 
 
 def run_scale(
-    folder: Path, setups: list[Setup], sessions: int, turns: int, rounds: int = 1
+    folder: Path,
+    setups: list[Setup],
+    sessions: int,
+    turns: int,
+    rounds: int = 1,
+    only: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     """One row per round, shape and setup, in the order they ran: each round runs every
-    shape, its setups in rotated order, so a busy minute of the shared machine does not
-    land on one setup only."""
-    rows = []
-    for shape in shapes():
+    shape (or those `only` names), its setups in rotated order, so a busy minute of the
+    shared machine does not land on one setup only."""
+    rows, chosen = [], [shape for shape in shapes() if not only or shape.key in only]
+    for shape in chosen:
         _write_script(folder / f"{shape.key}-script.json", shape, 2 * sessions * turns + 20)
     for number in range(1, rounds + 1):
         turn = (number - 1) % len(setups)
-        for shape in shapes():
+        for shape in chosen:
             for setup in setups[turn:] + setups[:turn]:
                 place = folder / f"round-{number}" / shape.key / _slug(setup)
                 place.mkdir(parents=True)

@@ -185,7 +185,7 @@ def _scale(args: argparse.Namespace, folder: Path) -> tuple[str, Any]:
     extra = tuple(tuple(item.split("=", 1)) for item in args.server_env)
     setups = [_setup(name, args, extra) for name in args.setup or SCALE_SETUPS]
     rounds = args.scale_rounds or (1 if args.quick else 2)
-    rows = run_scale(folder, setups, sessions, turns, rounds)
+    rows = run_scale(folder, setups, sessions, turns, rounds, tuple(args.scale_shape or ()))
     return scale_markdown(rows, sessions, turns), rows
 
 

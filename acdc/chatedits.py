@@ -10,7 +10,9 @@ The exit status is 0 when every proposed edit applied (or none was proposed), el
 write that failed (a full disk) is one line, never a traceback. `--commit MESSAGE` then
 commits exactly the files acdc changed in the session (only after a turn whose edits all
 applied); a hook the session's edits changed runs only on the person's word
-(`acdc.terminal.consent`). The server's endpoint uses the same functions.
+(`acdc.terminal.consent`). The server's endpoint uses the same functions. `Terminal` is the
+terminal's side of a turn's end (`chat.turn.afterreply`): compaction's lines, the diffs,
+the check's line and its output, each printed where that step of the turn's end is.
 Non-goals: the review page, undo from the terminal.
 """
 
@@ -28,6 +30,8 @@ from chat.live.served import served
 from chat.repo import edittools
 from chat.repo.edits.applying import accept_reply, preview
 from chat.repo.edits.commit import CommitRefused, Hooks, HooksNeedConsent, commit
+from chat.turn.checking import CheckRun
+from chat.turn.events import CompactionStarted, SessionEvent
 from contextcore.controls import printable
 from contextcore.edits import unified_diff
 from history.models import PendingEdit, Session
@@ -108,6 +112,29 @@ async def show(session_id: str, turn_id: str, *, apply: bool) -> int:
     for note in found.notes:
         print(f"acdc: {printable(note)}", file=sys.stderr)
     return 0 if found.all_applied else 1
+
+
+class Terminal:
+    """A turn's end on this terminal: notes and the check on stderr, diffs on stdout; the
+    exit status of the turn's edits in `status` (as `show` gives it)."""
+
+    def __init__(self, *, apply: bool) -> None:
+        self.apply, self.status = apply, 0
+
+    async def report(self, event: SessionEvent) -> None:
+        if isinstance(event, CompactionStarted):
+            print("acdc: compacting the history…", file=sys.stderr)
+        elif event.text:
+            print(f"acdc: {event.text}", file=sys.stderr)
+
+    async def edits(self, session_id: str, turn_id: str) -> int:
+        self.status = await show(session_id, turn_id, apply=self.apply)
+        return self.status
+
+    async def checked(self, session_id: str, ran: CheckRun) -> None:
+        print(f"acdc: {ran.line()}", file=sys.stderr)
+        if not ran.passed and ran.output:
+            print(printable(ran.printed).rstrip("\n"), file=sys.stderr)
 
 
 @dataclass

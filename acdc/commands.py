@@ -18,6 +18,7 @@ import gc
 import logging
 import socket
 import sys
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -42,9 +43,9 @@ from chat.repo.repomap import engine as repomap_engine
 from chat.session import end_dead_turns
 from chat.session.setchanges import restore_latest_session
 from chat.turn import checking
-from chat.turn.after_turn import after_turn_tasks
-from chat.turn.events import CompactionStarted, SessionEvent, TurnDelta, TurnFinished, TurnNotice
-from chat.turn.turns import TurnRejected, run_turn
+from chat.turn.afterreply import AfterReply
+from chat.turn.events import TurnDelta, TurnFinished, TurnNotice
+from chat.turn.turns import TurnInput, TurnRejected, TurnServices, run_turn
 from contextcore.controls import printable
 from history import selectors
 from history.ids import new_turn_id
@@ -264,15 +265,9 @@ def _chat(args: argparse.Namespace) -> int:
     print(f"session: {prepared.session_id}", file=sys.stderr)
     for problem in prepared.problems:
         print(f"acdc: {problem}", file=sys.stderr)
-    check = getattr(args, "check", None) or ""
-    if check:
-        status = asyncio.run(_checked(prepared.session_id, args.message, args.model, check))
-    else:
-        allowed = frozenset(args.allow_mcp)
-        chatting = _stream_to_terminal(
-            prepared.session_id, args.message, args.model, apply, allow_mcp=allowed
-        )
-        status = asyncio.run(chatting)
+    check, allowed = getattr(args, "check", None) or "", frozenset(args.allow_mcp)
+    chatting = _converse(prepared.session_id, args.message, args.model, apply, check, allowed)
+    status = asyncio.run(chatting)
     if message is not None and status == 0:
         status = chatedits.commit_files(prepared.session_id, message, getattr(args, "hooks", "ask"))
     return status
@@ -308,89 +303,56 @@ def chat_request(args: argparse.Namespace) -> ChatRequest:
     )
 
 
-async def _checked(session_id: str, message: str, model: str, check: str) -> int:
-    """`--apply --check NAME` in this process: the chat, the check, at most one round to fix
-    it (`chat.turn.checking`); 0 only when the last run passed."""
-    turn = new_turn_id()
-    status = await _stream_to_terminal(session_id, message, model, True, turn)
-    ran = await _show_check(session_id, turn, check) if status == 0 else None
-    if ran is not None and not ran.passed:
+async def _converse(
+    session_id: str, message: str, model: str, apply: bool, check: str, allow_mcp: frozenset[str]
+) -> int:
+    """`acdc chat` in this process: the turn; with `--apply --check NAME` the check after it
+    and at most one round to fix it (`chat.turn.afterreply`), 0 only when the last run
+    passed."""
+    sent = TurnInput(session_id, message, model=model, apply_now=apply, allow_mcp=allow_mcp)
+    status, after = await _stream_to_terminal(sent, check or None)
+    if after.fix is not None:
         print(f"acdc: asking the model to fix what {check} reported (once)", file=sys.stderr)
-        turn = new_turn_id()
-        status = await _stream_to_terminal(session_id, ran.fix_request(), model, True, turn)
-        ran = await _show_check(session_id, turn, check) if status == 0 else None
-    return 0 if status == 0 and ran is not None and ran.passed else 1
-
-
-async def _show_check(session_id: str, turn_id: str, check: str) -> checking.CheckRun | None:
-    repo = served().repository.indexed()
-    ran = await checking.after_apply(
-        session_id, turn_id, runs=served().commands, repo=repo, asked=check
-    )
-    if ran is not None:
-        print(f"acdc: {ran.line()}", file=sys.stderr)
-        if not ran.passed and ran.output:
-            print(printable(ran.printed).rstrip("\n"), file=sys.stderr)
-    return ran
+        sent = replace(sent, user_text=after.fix.text, apply_now=after.fix.apply)
+        status, after = await _stream_to_terminal(sent, check, fixes=0)
+    if not check:
+        return status
+    return 0 if status == 0 and after.ran is not None and after.ran.passed else 1
 
 
 async def _stream_to_terminal(
-    session_id: str,
-    message: str,
-    model: str,
-    apply: bool = False,
-    turn_id: str | None = None,
-    allow_mcp: frozenset[str] = frozenset(),
-) -> int:
+    sent: TurnInput, check: str | None, fixes: int = 1
+) -> tuple[int, AfterReply]:
+    """One turn, printed, and its end (`AfterReply`, with the terminal's `check`)."""
     printed = 0
 
     async def emit(event) -> None:
         nonlocal printed
         if isinstance(event, TurnDelta | TurnFinished):
             sys.stdout.write(printable(event.text[printed:]))  # no terminal is the model's
-            sys.stdout.flush()
             printed = len(event.text)
+            if isinstance(event, TurnFinished) and printed:
+                sys.stdout.write("\n")
+            sys.stdout.flush()
         elif isinstance(event, TurnNotice):
             print(f"acdc: {printable(event.text)}", file=sys.stderr)
         elif note := tool_note(event):
             print(f"acdc: {note}", file=sys.stderr)
 
-    async def after(ctx) -> None:
-        # As in the browser: the due checkpoint, then compaction (or automatic rollback),
-        # from the turn's own context.
-        if printed:
-            sys.stdout.write("\n")
-        await after_turn_tasks(ctx, _show_after_turn, start_delay=0)
-
+    # As in the browser: the due checkpoint, then compaction (or automatic rollback), from
+    # the turn's own context; then the edits and the check.
+    terminal = chatedits.Terminal(apply=sent.apply_now)
+    sent = replace(sent, turn_id=sent.turn_id or new_turn_id())
+    runs, repository = served().commands, served().repository
+    after = AfterReply(terminal, sent.turn_id, runs, repository, sent.model, check, fixes, 0)
     try:
-        finished = await run_turn(
-            session_id=session_id,
-            user_text=message,
-            model=model,
-            wiring=served(),
-            emit=emit,
-            after=after,
-            turn_id=turn_id,
-            apply_now=apply,
-            allow_mcp=allow_mcp,
-        )
+        finished = await run_turn(sent, TurnServices(emit, wiring=served(), after=after))
     except TurnRejected as exc:
         raise CommandError(str(exc)) from None
     finally:
         if served().repository.mcp is not None:  # its servers stop before the loop does
             await served().repository.mcp.close()
-    if printed and finished.status != "complete":
-        sys.stdout.write("\n")
     if finished.status == "error":
         print(f"acdc: error: {finished.error}", file=sys.stderr)
-        return 1
-    if finished.status == "interrupted":
-        return 1
-    return await chatedits.show(session_id, finished.turn_id, apply=apply)
-
-
-async def _show_after_turn(event: SessionEvent) -> None:
-    if isinstance(event, CompactionStarted):
-        print("acdc: compacting the history…", file=sys.stderr)
-    elif event.text:
-        print(f"acdc: {event.text}", file=sys.stderr)
+        return 1, after
+    return (1 if finished.status == "interrupted" else terminal.status), after

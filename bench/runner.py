@@ -35,7 +35,10 @@ BENCHMARKS = {
     "turn": "bench.turn.turn_bench",
 }
 # `acdc bench context --part NAME`: each part's module, whose `run(args)` reports on it.
-CONTEXT_PARTS = {"trail": "bench.context.trail"}
+CONTEXT_PARTS = {
+    "localization": "bench.context.localization",
+    "trail": "bench.context.trail",
+}
 ALL = ("assembly", "cache")  # assembly first: its max RSS is taken before Django loads
 
 
@@ -83,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument(
         "--part", action="append", choices=tuple(CONTEXT_PARTS), help="repeatable; default all"
     )
+    _add_localization_options(context)
     chat = names.add_parser("chat", parents=[common], help="time `acdc chat`, server or not")
     chat.add_argument("--runs", type=int, help="timed runs per mode (default 9)")
     for name in ("cache", "assembly", "all"):
@@ -92,6 +96,34 @@ def build_parser() -> argparse.ArgumentParser:
         if name in ("assembly", "all"):
             _add_assembly_options(sub)
     return parser
+
+
+def _add_localization_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--aider",
+        metavar="PYTHON",
+        help="localization: the Python of a venv with aider-chat, whose map runs beside "
+        "acdc's request (default /work/aider-venv/bin/python when it exists)",
+    )
+    parser.add_argument(
+        "--mirrors",
+        type=Path,
+        help="localization: folder of the repositories' git mirrors, as owner+name/repo "
+        "(default ACDC_BENCH_MIRRORS, else /work/.mirror)",
+    )
+    parser.add_argument(
+        "--regenerate", action="store_true", help="localization: rebuild the set from the mirrors"
+    )
+    parser.add_argument(
+        "--set",
+        dest="fix_set",
+        type=Path,
+        help="localization: the frozen set to read (default bench/context/fixes.json)",
+    )
+    parser.add_argument("--cases", type=int, help="localization: at most this many per repository")
+    parser.add_argument(
+        "--repo", action="append", help="localization: only this owner/name (repeatable)"
+    )
 
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:
@@ -110,6 +142,12 @@ def _add_cache_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--wire-turns", type=int, help="over the wire: play only the first N turns of each shape"
+    )
+    parser.add_argument(
+        "--mcp",
+        choices=("all", "deferred"),
+        help="in process: with mcp-server-time declared, its definitions in `tools` (all) "
+        "or only search_tools and call_tool there (deferred)",
     )
 
 

@@ -24,6 +24,8 @@ IMAGE_FLAT_TOKENS = 85
 # What `encoding_for_model` answers for any model tiktoken does not know (Claude, Llama,
 # Gemini, ...): a close-enough proxy whose file litellm ships.
 FALLBACK_ENCODING = "cl100k_base"
+# Framing tokens per tool definition (name, schema wrapper) beside its JSON text.
+TOOL_OVERHEAD = 16
 
 
 def estimate_tokens(text: str) -> int:
@@ -161,6 +163,13 @@ class TokenCounter:
         if isinstance(value, dict):
             return MESSAGE_OVERHEAD + self._count_content(value.get("content"))
         return self.count_text(json.dumps(value, default=str))
+
+    def count_tool(self, tool: dict[str, Any]) -> int:
+        """One tool definition: its JSON text (keys sorted, any cache marker left out) plus
+        framing. The one rule for tools, so a request's size, its cached prefixes and the
+        dry-run report agree."""
+        plain = {k: v for k, v in tool.items() if k != "cache_control"}
+        return self.count_text(json.dumps(plain, sort_keys=True)) + TOOL_OVERHEAD
 
     def _count_content(self, content: Any) -> int:
         if content is None:

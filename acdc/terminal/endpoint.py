@@ -40,6 +40,7 @@ from chat.live.served import served
 from chat.live.turnhost import ask_stop
 from chat.repo import edittools
 from chat.turn import checking
+from chat.turn.branches.kinds import SentMessage
 from chat.turn.checking import CheckRun
 from chat.turn.events import (
     CompactionEnded,
@@ -171,14 +172,13 @@ async def _converse(stream: _Stream, request: ChatRequest, frame: ClientFrame, r
     await stream.line(session=prepared.session_id)
     for problem in prepared.problems:
         await stream.line(note=problem)
-    status, ran = await _round(stream, request, frame, prepared.session_id, receive)
-    if ran is not None and not ran.passed and status != 2:
-        # The one fix round (`chat.turn.checking`; --check, or the session's setting): acdc's
-        # message, its edits applied, the check run again; with --check the exit status is
-        # the last run's.
+    status, ran, fix = await _round(stream, request, frame, prepared.session_id, receive)
+    if ran is not None and fix is not None and status != 2:
+        # The one fix round (`chat.turn.afterreply`; --check, or the session's setting):
+        # acdc's message, its edits applied, the check run again; with --check the exit
+        # status is the last run's.
         await stream.line(note=f"asking the model to fix what {ran.name} reported (once)")
-        fix = ClientFrame(action="send", message=ran.fix_request(), model=request.model)
-        status, ran = await _round(stream, request, fix, prepared.session_id, receive)
+        status, ran, _ = await _round(stream, request, fix, prepared.session_id, receive, 0)
     if request.check and status != 2:
         status = 0 if status == 0 and ran is not None and ran.passed else 1
     await stream.line(exit=status)
@@ -194,9 +194,10 @@ def _prepare(request: ChatRequest):
     return prepare(request, find_session(request), served())
 
 
-async def _round(stream, request, frame, session_id, receive) -> tuple[int, CheckRun | None]:
-    """One turn of the chat, relayed; its exit status and the check run after it."""
-    watcher = _Watcher(apply_edits=request.apply, check=request.check)
+async def _round(stream, request, frame, session_id, receive, fixes: int = 1) -> tuple:
+    """One turn of the chat (a message frame, or the fix round's message), relayed; its
+    exit status, the check run after it, and the fix round it asks for."""
+    watcher = _Watcher(apply_edits=request.apply, check=request.check, fixes=fixes)
     gone = asyncio.create_task(_stop_when_gone(receive, session_id, watcher))
     try:
         await served().host.submit(session_id, frame, REPLY_TO, watcher)
@@ -205,7 +206,7 @@ async def _round(stream, request, frame, session_id, receive) -> tuple[int, Chec
         gone.cancel()
     for ran in watcher.checks:
         await stream.line(check=ran.line(), output="" if ran.passed else ran.printed)
-    return status, (watcher.checks[-1] if watcher.checks else None)
+    return status, (watcher.checks[-1] if watcher.checks else None), watcher.fix
 
 
 async def _stop_when_gone(receive: Any, session_id: str, watcher: _Watcher) -> None:
@@ -223,6 +224,8 @@ async def _relay(stream: _Stream, watcher: _Watcher, session_id: str, apply: boo
             refused = event.text
         elif isinstance(event, CheckRun):
             watcher.checks.append(event)
+        elif isinstance(event, SentMessage):  # the fix round, sent once this turn ended
+            watcher.fix = event
         elif isinstance(event, TurnDelta | TurnFinished):
             if len(event.text) > printed:
                 await stream.line(text=event.text[printed:])
@@ -290,12 +293,14 @@ class _Refused:
 class _Watcher:
     """The `TurnWatcher` of one request: what the turn tells it, queued for the stream."""
 
-    def __init__(self, *, apply_edits: bool = False, check: str = "") -> None:
+    def __init__(self, *, apply_edits: bool = False, check: str = "", fixes: int = 1) -> None:
         self.queue: asyncio.Queue = asyncio.Queue()
         self.ended = False
         self.apply_edits = apply_edits  # read by the turn host for this turn alone
         self.check = check  # --check NAME: run after the edits applied (the turn host)
+        self.fixes = fixes  # fix rounds left: `acdc chat` counts its own
         self.checks: list[CheckRun] = []
+        self.fix: SentMessage | None = None
 
     async def event(self, event) -> None:
         self.queue.put_nowait(event)

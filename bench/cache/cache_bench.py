@@ -32,6 +32,7 @@ from bench.cache.explain import (
     side_split,
     split_markdown,
 )
+from bench.cache.mcp_attached import mcp_attached, tools_line
 from bench.cache.pricing import (
     Recording,
     RuleSet,
@@ -321,14 +322,18 @@ def _through_pipeline(
     from bench.cache import replay
 
     fake = model_facts(replay.MODEL, model_info)[0]
-    tables, data = run_sessions(
-        lambda session, strategy, facts: replay.replay_through_turns(
+    mode, first_tools = getattr(args, "mcp", None), []
+
+    def replayed(session: Session, strategy: str, facts: ModelFacts | None) -> Recording:
+        recording = replay.replay_through_turns(
             session, strategy, repo, acting_as(fake, facts) if facts else None
-        ),
-        sessions,
-        rules,
-        counter,
-        args.out,
-    )
+        )
+        if not first_tools and recording.sent:
+            first_tools.append(recording.sent[0].tools)
+        return recording
+
+    with mcp_attached(mode, tmp / "data"):
+        tables, data = run_sessions(replayed, sessions, rules, counter, args.out)
     close_database()
-    return tables, data, [replay.LIMITATIONS]
+    line = tools_line(mode, first_tools[0] if first_tools else None, counter)
+    return tables, data, [replay.LIMITATIONS, line]

@@ -44,7 +44,7 @@ from chat.session import Wiring
 from chat.session.compaction import compact_session, needs_compaction
 from chat.session.keepalive import next_refresh, refresh
 from chat.session.setchanges import select_files
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from contextcore.models import ModelFacts
 from history import services
 
@@ -103,7 +103,7 @@ def replay_through_turns(
         previous, config.served = config.served, served
         try:
             recording = Recording(session.name, strategy)
-            asyncio.run(_replay(session, repo, clock, script, recording, served))
+            asyncio.run(_replay_and_close(session, repo, clock, script, recording, served))
             return recording
         finally:
             config.served = previous
@@ -118,6 +118,16 @@ class ActingRuntime(Runtime):
 
     def facts(self, model: str) -> tuple[ModelFacts, str | None]:
         return self.acting, None
+
+
+async def _replay_and_close(session: Session, *args: Any) -> None:
+    """The replay, then the MCP servers it started stopped in the same loop."""
+    served = args[-1]
+    try:
+        await _replay(session, *args)
+    finally:
+        if served.repository.mcp is not None:
+            await served.repository.mcp.close()
 
 
 async def _replay(
@@ -201,7 +211,8 @@ async def scripted_turn(session_id: str, turn: Turn, script: Any, served: Wiring
     script.enqueue(FakeStep(text=turn.answer, chunk_size=max(1, len(turn.answer))))
     sent = len(script.requests)
     finished = await run_turn(
-        session_id=session_id, user_text=turn.user, emit=ignore, model=MODEL, wiring=served
+        TurnInput(session_id=session_id, user_text=turn.user, model=MODEL),
+        TurnServices(emit=ignore, wiring=served),
     )
     if finished.status != "complete" or len(script.requests) != sent + 1:
         raise RuntimeError(f"turn did not complete: {finished.status} {finished.error}")

@@ -144,7 +144,7 @@ async def _play(served: Any, script: Any, compactions: int, repo: Path) -> list[
     from chat.llm.fake import FakeStep
     from chat.session import SessionContext
     from chat.session.compaction import compact_session
-    from chat.turn.turns import run_turn
+    from chat.turn.turns import TurnInput, TurnServices, run_turn
     from history import services
 
     async def ignore(event: object) -> None:
@@ -153,7 +153,8 @@ async def _play(served: Any, script: Any, compactions: int, repo: Path) -> list[
     async def turn(session_id: str, text: str, answer: str) -> None:
         script.enqueue(FakeStep(text=answer))
         await run_turn(
-            session_id=session_id, user_text=text, emit=ignore, model=MODEL, wiring=served
+            TurnInput(session_id=session_id, user_text=text, model=MODEL),
+            TurnServices(emit=ignore, wiring=served),
         )
 
     session = await database_sync_to_async(services.session_create)(
@@ -167,11 +168,12 @@ async def _play(served: Any, script: Any, compactions: int, repo: Path) -> list[
             turns += 1
             script.enqueue(FakeStep(text=f"On it ({turns})."))
             await run_turn(
-                session_id=session.id,
-                user_text=f"Step {turns}: handle None in the next module and test it.",
-                emit=ignore,
-                model=MODEL,
-                wiring=served,
+                TurnInput(
+                    session_id=session.id,
+                    user_text=f"Step {turns}: handle None in the next module and test it.",
+                    model=MODEL,
+                ),
+                TurnServices(emit=ignore, wiring=served),
             )
             found, answer = await database_sync_to_async(_store_turn_artifacts)(
                 session.id, turns - 1, turns

@@ -31,7 +31,7 @@ from chat.llm.fake import FakeScript, FakeStep
 from chat.llm.sdk import acdc_provider
 from chat.session.setchanges import select_files
 from chat.turn.after_turn import after_turn_tasks
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history import services
 from history.models import Message
 
@@ -120,12 +120,8 @@ async def _after(ctx) -> None:
 async def full_turn(session_id: str, user: str, answer: str, script: BenchScript) -> None:
     script.enqueue(FakeStep(text=answer))
     finished = await run_turn(
-        session_id=session_id,
-        user_text=user,
-        emit=_ignore,
-        model=MODEL,
-        after=_after,
-        wiring=served(),
+        TurnInput(session_id=session_id, user_text=user, model=MODEL),
+        TurnServices(emit=_ignore, wiring=served(), after=_after),
     )
     if finished.status != "complete":
         raise RuntimeError(f"turn did not complete: {finished.status} {finished.error}")

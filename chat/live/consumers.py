@@ -25,6 +25,7 @@ from chat.live.protocol import ClientFrame, FrameError, parse_frame
 from chat.live.served import Served, served
 from chat.live.turnhost import ask_snapshot, ask_stop, end_dead_turn
 from chat.repo import git
+from chat.repo.listings import TreeAsk
 from chat.repo.watcher import FileNews
 from chat.session import live_turn
 from chat.session.setchanges import Choice
@@ -34,6 +35,7 @@ from chat.web.conversation import ended_frame
 from chat.web.fragments import render_error
 from chat.web.panels.news import count_update, files_frame, session_frames
 from chat.web.panels.selection import answer_choice, unanswered
+from chat.web.panels.tree import rows_frame
 from history import dbfaults
 from history.models import Session
 
@@ -143,6 +145,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await ask_stop(self.session_id)
         elif frame.action == "select":
             await self._select(frame)
+        elif frame.action == "rows" and frame.rows is not None:
+            await self._rows(frame.rows)
         else:
             await self.served.host.submit(self.session_id, frame, self.channel_name)
 
@@ -169,6 +173,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.send(html)
         for html in answer.to_session:
             await self._broadcast(html)
+
+    async def _rows(self, ask: TreeAsk) -> None:
+        """The Files panel's rows again, for this tab alone: drawn after every choice this
+        socket carried before the ask (its frames are taken in order)."""
+        try:
+            html = await database_sync_to_async(rows_frame)(
+                self.served.files, self.session_id, ask, self.served
+            )
+        except Exception:
+            log.exception("the Files panel's rows failed in session %s", self.session_id)
+            await self.send(render_error("The Files panel could not be drawn; see the log."))
+            return
+        if html:
+            await self.send(html)
 
     async def _count_tokens(self) -> None:
         """Count the repository's files and their outlines in the background, one pass of

@@ -55,17 +55,19 @@ class Unstored:
         self._retries: dict[str, asyncio.Task] = {}
         self.sleep = sleep
 
-    async def said(self, exc: Exception, session_id: str, frame, since, hosted) -> str | None:
+    async def said(self, exc: Exception, session_id: str, sent, since, hosted) -> str | None:
         """The line for the tab whose work `exc` stopped, when it is a fault outside acdc
-        (logged in one line; the ending kept for later), else None: a bug."""
-        if dbfaults.is_locked(exc) and frame.action != "compact":
-            return await database_sync_to_async(locked_notice)(session_id, frame.message, since)
+        (logged in one line; the ending kept for later), else None: a bug. `sent`: the
+        work's text, and whether it was Compact now."""
+        text, compact = sent
+        if dbfaults.is_locked(exc) and not compact:
+            return await database_sync_to_async(locked_notice)(session_id, text, since)
         fault = faults.fault_of(exc)
         if fault is None:
             return None
         log.warning("session %s: %s", session_id, fault.line())
         self.keep(session_id, hosted.turn_id, hosted.finished, fault.line())
-        return await told(session_id, frame.message, since, fault, hosted.finished)
+        return await told(session_id, text, since, fault, hosted.finished)
 
     def keep(self, session_id: str, turn_id: str, finished, reason: str) -> None:
         """Keep the ending of `turn_id`, and store it as soon as storage is back."""

@@ -28,6 +28,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from chat.repo.listings import TreeAsk
 from chat.repo.mentions import MAX_MENTIONS, Mention
 from history.images import SHA256
 
@@ -59,6 +60,7 @@ class ClientFrame:
     retry: str = ""  # `send`: the turn whose failed reply is written again (Retry)
     mentions: tuple[Mention, ...] = ()  # `send`: the @-mentions chosen in the composer
     branch: str = ""  # `send`: a reply (Regenerate) or your message (Edit) in a new version
+    rows: TreeAsk | None = None  # `rows`: the Files panel's rows the tab asks for again
 
 
 def _encodable(text: str) -> str:
@@ -119,7 +121,7 @@ class _WireFrame(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True, protected_namespaces=())
 
-    action: Literal["send", "stop", "select", "compact"] = "send"
+    action: Literal["send", "stop", "select", "compact", "rows"] = "send"
     message: _Text = ""
     model: _Text = ""
     focus: _Text = ""  # `compact`: what the summary should keep
@@ -143,6 +145,12 @@ class _WireFrame(BaseModel):
         BeforeValidator(_listed),
         Field(max_length=MAX_MENTIONS),
     ] = []
+    view: Literal["tree", "list"] = "tree"  # `rows`: the tree, or the filter's list
+    found: _Paths = []  # `rows` of the list: the files the filter found, best first
+    matched: Annotated[str, StringConstraints(pattern=r"^[0-9]{0,9}$")] = ""  # of how many
+    coming: Literal["", "1"] = ""  # `rows` of the list: the page has not its paths yet
+    open: _Paths = []  # `rows` of the tree: the folders the tab has open
+    shown: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{0,16}$")] = ""  # its sets
 
 
 _NOUNS = MappingProxyType(
@@ -159,6 +167,11 @@ _NOUNS = MappingProxyType(
         "replaces": "The edited message's id",
         "retry": "The retried reply's turn",
         "branch": "The message written again",
+        "view": "The rows asked for",
+        "found": "The files found",
+        "matched": "The count of files found",
+        "open": "The open folders",
+        "shown": "The sets shown",
     }
 )
 
@@ -204,6 +217,18 @@ def parse_frame(text: str | None, data: bytes | None, *, max_bytes: int) -> Clie
         mentions=tuple(dict.fromkeys(wire.mention)) if action == "send" else (),
         branch=wire.branch if action == "send" else "",
         focus=" ".join(focus.split())[:MAX_FOCUS_CHARS],
+        rows=_tree_ask(wire) if action == "rows" else None,
+    )
+
+
+def _tree_ask(wire: _WireFrame) -> TreeAsk:
+    listed = wire.view == "list"
+    return TreeAsk(
+        found=tuple(wire.found) if listed else None,
+        matched=int(wire.matched or 0),
+        coming=wire.coming == "1",
+        opened=tuple(wire.open),
+        shown=wire.shown,
     )
 
 

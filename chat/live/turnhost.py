@@ -40,8 +40,9 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
-from chat.live import aftercheck, outages, presence
+from chat.live import outages, presence
 from chat.live.frames import DeltaCoalescer
+from chat.live.surface import PageSurface, reporter
 from chat.llm.runtime import Runtime
 from chat.repo import edittools
 from chat.repo.commands.runner import CommandRuns
@@ -49,19 +50,19 @@ from chat.repo.listings import FilesPanel
 from chat.repo.repomap.builder import RepoMaps
 from chat.repo.served_repo import ServedRepository
 from chat.session import end_expired_turn, request_stop
-from chat.turn.after_turn import after_turn_tasks, run_compaction
+from chat.turn.after_turn import run_compaction
+from chat.turn.afterreply import AfterReply
 from chat.turn.branches.kinds import SentMessage, TurnKind, run_message
 from chat.turn.checking import claim_due
 from chat.turn.events import ToolCallFinished, TurnFinished, TurnWatcher
-from chat.turn.turns import TurnRejected
+from chat.turn.turns import TurnRejected, TurnServices
 from chat.web.broadcast import session_group
 from chat.web.conversation import (
     conversation_frame,
     ended_frame,
-    render_session_event,
     retry_frame,
 )
-from chat.web.edits.cards import latest_reply_frames, turn_frames
+from chat.web.edits.cards import turn_frames
 from chat.web.fragments import render_error
 from contextcore.edits.ops import EDIT_TOOLS
 from history.ids import new_turn_id
@@ -88,6 +89,13 @@ class LocalTabs:
 
     def of(self, session_id: str) -> dict[str, Callable[[str], Awaitable[None]]]:
         return dict(self._tabs.get(session_id, {}))
+
+
+@dataclass(frozen=True)
+class _Accepted:
+    """Accept all wrote the edits of the reply of `turn_id`: its check is the work."""
+
+    turn_id: str
 
 
 @dataclass
@@ -162,7 +170,7 @@ class TurnHost:
         watcher: TurnWatcher | None = None,
     ) -> None:
         # Compaction and a check are after-reply work from the start: a message waits.
-        after = frame.action in ("compact", aftercheck.CHECK)
+        after = isinstance(frame, _Accepted) or getattr(frame, "action", "") == "compact"
         hosted = _Hosted(after_reply=after, waiting=waiting, starter=reply_to)
         hosted.watcher = watcher
         self._hosted[session_id] = hosted
@@ -186,9 +194,9 @@ class TurnHost:
         turn_id = await database_sync_to_async(claim_due)(session_id)
         hosted = self._hosted.get(session_id)
         if turn_id and hosted is None:
-            self._start(session_id, aftercheck.check_frame(turn_id), "", deque())
+            self._start(session_id, _Accepted(turn_id), "", deque())
         elif turn_id:
-            hosted.waiting.append((aftercheck.check_frame(turn_id), "", None))
+            hosted.waiting.append((_Accepted(turn_id), "", None))
 
     def stop(self, session_id: str) -> None:
         hosted = self._hosted.get(session_id)
@@ -226,26 +234,21 @@ class TurnHost:
     async def _host(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
         since = timezone.now()
         try:
-            if frame.action == "compact":
+            if isinstance(frame, _Accepted):
+                await self._accepted(session_id, hosted, frame.turn_id)
+            elif isinstance(frame, SentMessage):  # a fix round (chat.turn.afterreply)
+                await self._turn(session_id, hosted, frame)
+            elif frame.action == "compact":
                 await self._compact(session_id, hosted, frame.focus)
-            elif frame.action == aftercheck.CHECK:  # after Accept all (chat.live.aftercheck)
-                broadcast = _broadcaster(self.tabs, session_id, hosted)
-                await aftercheck.after_accept(
-                    session_id,
-                    frame.message,
-                    hosted.waiting,
-                    broadcast,
-                    self.commands,
-                    self.repository.indexed(),
-                )
             else:
-                await self._turn(session_id, hosted, frame, reply_to)
+                await self._turn(session_id, hosted, _sent(frame, hosted.watcher))
         except TurnRejected as exc:
             await _refuse(hosted.watcher, reply_to, str(exc))
         except asyncio.CancelledError:
             pass
         except Exception as exc:  # a fault outside acdc is one line (chat.live.outages)
-            text = await self._unstored.said(exc, session_id, frame, since, hosted)
+            said = _said(frame)
+            text = await self._unstored.said(exc, session_id, said, since, hosted)
             if text is None:
                 log.exception("turn failed in session %s", session_id)
             await _refuse(hosted.watcher, reply_to, text or outages.FAILED)
@@ -256,7 +259,7 @@ class TurnHost:
                 hosted.watcher.done()
             self._next(session_id, hosted)
 
-    async def _turn(self, session_id: str, hosted: _Hosted, frame, reply_to: str) -> None:
+    async def _turn(self, session_id: str, hosted: _Hosted, message: SentMessage) -> None:
         broadcast = _broadcaster(self.tabs, session_id, hosted)
         hosted.coalescer = DeltaCoalescer(broadcast, self.panel)
         watcher = hosted.watcher
@@ -271,22 +274,6 @@ class TurnHost:
             if isinstance(event, ToolCallFinished) and event.tool in EDIT_TOOLS:
                 await _turn_edits(event.turn_id, broadcast, self.repository)  # its cards
 
-        async def after(ctx) -> None:
-            await after_turn_tasks(ctx, _reporter(broadcast, watcher))
-            if edittools.enabled():  # the reply's diff cards, under the finished reply
-                await _reply_edits(session_id, broadcast, self.repository)
-                await aftercheck.after_turn(
-                    session_id,
-                    turn_id,
-                    watcher=watcher,
-                    waiting=hosted.waiting,
-                    model=frame.model,
-                    broadcast=broadcast,
-                    runs=self.commands,
-                    repo=self.repository.indexed(),
-                    starter=hosted.starter,
-                )
-
         async def redraw(what: str, retried: str) -> None:
             draw = retry_frame if what == "retry" else conversation_frame
             args = (session_id, retried) if what == "retry" else (session_id,)
@@ -297,30 +284,51 @@ class TurnHost:
         await self._unstored.store(session_id, broadcast)  # what a fault kept, first
         await end_dead_turn(session_id, broadcast)
         turn_id = hosted.turn_id = new_turn_id()
-        kind = TurnKind(branch=frame.branch, retry=frame.retry, replaces=frame.replaces)
-        # `acdc chat --apply` through the server: its reply applies whole when it ends, as
-        # in-process.
-        apply = bool(getattr(watcher, "apply_edits", False))
-        message = SentMessage(frame.message, kind, frame.images, frame.model, frame.mentions, apply)
-        await run_message(
-            session_id,
-            message,
-            emit=emit,
-            redraw=redraw,
-            after=after,
+        after = self._after(PageSurface(broadcast, self.repository, watcher), turn_id, message)
+        services = TurnServices(
+            emit,
             wiring=self,  # the runtime and maps the host was built with
+            after=after,
             stopping=self.closing,
-            turn_id=turn_id,
             commands=self.commands,
             page_served=watcher is None,  # the terminal's turns never wait for a page
         )
+        await run_message(session_id, message, redraw, services, turn_id)
+        await self._fix_round(hosted, after.fix)
+
+    def _after(self, surface: PageSurface, turn_id: str, message: SentMessage) -> AfterReply:
+        """The turn's end; `acdc chat` through the server names its check (`--check`) and
+        counts its own fix rounds."""
+        watcher = surface.watcher
+        check, fixes = getattr(watcher, "check", ""), getattr(watcher, "fixes", None)
+        runs, served = self.commands, self.repository
+        return AfterReply(surface, turn_id, runs, served, message.model, check, fixes)
+
+    async def _fix_round(self, hosted: _Hosted, fix: SentMessage | None) -> None:
+        """The check's one fix round: the session's next turn, first in line; a watcher
+        (`acdc chat` through the server) is told it, and sends it itself."""
+        if fix is not None and hosted.watcher is not None:
+            await hosted.watcher.event(fix)
+        elif fix is not None:
+            hosted.waiting.appendleft((fix, hosted.starter, None))
+
+    async def _accepted(self, session_id: str, hosted: _Hosted, turn_id: str) -> None:
+        """The check Accept all asked for: a failure or a fault is logged, never raised (the
+        edits are written; nobody waits on this work)."""
+        surface = PageSurface(_broadcaster(self.tabs, session_id, hosted), self.repository)
+        after = AfterReply(surface, turn_id, self.commands, self.repository)
+        try:
+            await after.checked(session_id, turn_id)
+        except Exception:
+            log.exception("the check after Accept all failed in %s", session_id)
+        await self._fix_round(hosted, after.fix)
 
     def closing(self) -> bool:
         """Whether the server is stopping (`close` began)."""
         return self._closing
 
     async def _compact(self, session_id: str, hosted: _Hosted, focus: str) -> None:
-        report = _reporter(_broadcaster(self.tabs, session_id, hosted))
+        report = reporter(_broadcaster(self.tabs, session_id, hosted))
         await run_compaction(session_id, report, wiring=self, focus=focus, force=True)
 
 
@@ -330,14 +338,6 @@ async def _turn_edits(
     if edittools.enabled():
         for frame in await database_sync_to_async(turn_frames)(turn_id, served.indexed()):
             await broadcast(frame)
-
-
-async def _reply_edits(
-    session_id: str, broadcast: Callable[[str], Awaitable[None]], served: ServedRepository
-) -> None:
-    repo = served.indexed()
-    for frame in await database_sync_to_async(latest_reply_frames)(session_id, repo):
-        await broadcast(frame)
 
 
 async def ask_stop(session_id: str) -> None:
@@ -394,15 +394,6 @@ async def _deliver(send: Callable[[str], Awaitable[None]], html: str) -> None:
         log.debug("a frame to a closing tab was dropped", exc_info=True)
 
 
-def _reporter(broadcast, watcher: TurnWatcher | None = None):
-    async def report(event) -> None:
-        await broadcast(await database_sync_to_async(render_session_event)(event))
-        if watcher is not None:
-            await watcher.event(event)
-
-    return report
-
-
 async def _refuse(watcher: TurnWatcher | None, reply_to: str, text: str) -> None:
     if watcher is not None:
         await watcher.refused(text)
@@ -414,3 +405,18 @@ async def _refuse(watcher: TurnWatcher | None, reply_to: str, text: str) -> None
 
 async def _tell(channel: str, text: str) -> None:
     await get_channel_layer().send(channel, {"type": "chat.frame", "html": render_error(text)})
+
+
+def _sent(frame, watcher: TurnWatcher | None) -> SentMessage:
+    """A tab's (or the terminal's) message frame as the turn's message; `acdc chat --apply`
+    through the server: its reply applies whole when it ends, as in-process."""
+    kind = TurnKind(branch=frame.branch, retry=frame.retry, replaces=frame.replaces)
+    apply = bool(getattr(watcher, "apply_edits", False))
+    return SentMessage(frame.message, kind, frame.images, frame.model, frame.mentions, apply)
+
+
+def _said(frame) -> tuple[str, bool]:
+    """What the work's person sent, for a fault's line, and whether it was Compact now."""
+    if isinstance(frame, SentMessage | _Accepted):
+        return getattr(frame, "text", ""), False
+    return frame.message, getattr(frame, "action", "") == "compact"

@@ -2,6 +2,7 @@
 process: each listing screened (locked files apart), each folder's files, and which files
 the pages were given rows of. `FilesPanel` is what the panel reads of what the process
 serves (token counts, outline counts, listings); the served object holds the one.
+`TreeAsk` is a tab's ask for its rows again (the socket's `rows` frame).
 Non-goals: drawing the rows (chat.web.panels), counting (picker, outlines).
 """
 
@@ -90,3 +91,17 @@ class FilesPanel:
 def folders_of(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+@dataclass(frozen=True)
+class TreeAsk:
+    """A tab's ask for its rows again (a `rows` frame on its socket): the filter's list
+    (`found`, best first, of `matched`; `coming` while the page has not its list of paths)
+    or, when `found` is None, the tree with the folders `opened`. `shown` names the sets
+    the tab's rows were drawn from when news of other sets asked for it."""
+
+    found: tuple[str, ...] | None = None
+    matched: int = 0
+    coming: bool = False
+    opened: tuple[str, ...] = ()
+    shown: str = ""

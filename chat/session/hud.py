@@ -215,6 +215,7 @@ def hud_data(
         "instructions": instructions_summary(session_id, manager),
         "trail": trail_summary(manager, used.get("trail", 0)),
         "instructions_mark": manager.instructions.seen,  # the files on disk these figures saw
+        "tools_note": setup.mcp_change_note(session_id, sent=bool(rows)),
         "quality": quality(
             session_id,
             facts,

@@ -16,7 +16,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.repo import boundary, indexing, instructions, sessionsets
-from chat.session import SessionBusy, SessionContext, Wiring, held, hud
+from chat.session import SessionBusy, SessionContext, Wiring, held, hud, setup
 from chat.session.sets import sync_sets, unique_notices
 from history.models import Message, Session
 from history.selectors import session_latest
@@ -261,7 +261,8 @@ def current_hud(session: Session, wiring: Wiring) -> dict | None:
     if saved is None and not instructions.present(root):
         return None
     if saved is not None and saved.get("instructions_mark") == instructions.mark(root):
-        return saved
+        sent = bool(saved.get("requests"))  # the servers may have changed since: look again
+        return {**saved, "tools_note": setup.mcp_change_note(session.id, sent=sent)}
     return refresh_sets(session.id, wiring)
 
 

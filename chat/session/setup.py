@@ -40,6 +40,19 @@ def mcp_tools(runtime: Runtime, session_id: str) -> list[dict]:
     return taken.definitions(runtime.counter(TOOL_ENCODING).count)
 
 
+MCP_CHANGED = (
+    "Tools changed: an MCP server was added, removed or switched, so the next request's "
+    "tools differ and its cached prefix is rebuilt (written again, not read from cache)."
+)
+
+
+def mcp_change_note(session_id: str, *, sent: bool) -> str:
+    """The HUD's note while the session's next request will carry other tools than its
+    last (`sent`: it sent one already), else ""."""
+    data = Path(settings.ACDC_DATA_DIR)
+    return MCP_CHANGED if model_calls.tools_change_pending(data, session_id, sent=sent) else ""
+
+
 def tool_tokens(runtime: Runtime, tools: list[dict] | None) -> int:
     """What the tool definitions cost in every request (counted like message text). The
     count is kept in the data folder by the definitions' digest: a restart that restores a

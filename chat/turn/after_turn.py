@@ -1,7 +1,8 @@
 """What runs after a turn has been delivered: the due checkpoint, then compaction.
 
-The consumer and the CLI both call `after_turn_tasks` once the answer is stored and shown,
-as part of the session's turn task, so the next message waits until it is done. Progress
+The turn's end (`chat.turn.afterreply.AfterReply`, the page's and the CLI's alike) calls
+`after_turn_tasks` once the answer is stored and shown, as part of the session's turn task,
+so the next message waits until it is done. Progress
 is reported as events (`CompactionStarted`, `CompactionEnded`) that each surface shows its
 own way. "Compacting…" is reported only if compaction runs longer than `START_DELAY` (no
 flicker for quick ones); the end is always reported. Any failure here is reported and

@@ -90,7 +90,12 @@ async def run_tools(turn: Any, state: Any, calls: list[ToolCall]) -> list[ToolRe
         connections = turn.ctx.repository.mcp
         if connections is not None and model_calls.handles(call.name):
             reach = model_calls.reach(
-                turn.session.id, connections, page=turn.page_served, allowed=turn.allow_mcp
+                turn.session.id,
+                connections,
+                page=turn.page_served,
+                allowed=turn.allow_mcp,
+                turn_id=turn.turn_id,
+                waiting=_waiting(turn, call) if turn.page_served else None,
             )
             result = await model_calls.run_mcp_call(turn.session, call, reach)
             await database_sync_to_async(store_result)(
@@ -207,7 +212,7 @@ def store_result(ctx: SessionContext, turn_id: str, result: ToolResult, at: int 
                 "object_id": result.object_id,
                 "call_id": result.call_id,
                 "at": at,
-                **({"proposal": result.proposal["id"]} if result.proposal else {}),
+                **({_answered(result.proposal): result.proposal["id"]} if result.proposal else {}),
                 **({"shown": result.shown} if result.shown else {}),
             }
         ],
@@ -231,6 +236,12 @@ def sets_changed(
     shed, budget = tuple(hud.get("shed") or ()), int(hud.get("window") or budget)
     sets = (active, pinned, outlines, shed, budget)
     return SetsChanged(turn_id, tuple(paths), *sets, touched=touched, root=str(repo.root))
+
+
+def _answered(proposal: dict) -> str:
+    """The key a stored card names the person's answer by: an MCP tool's approval, or a
+    command's proposal."""
+    return "approval" if proposal.get("mcp") else "proposal"
 
 
 def round_messages(calls: list[ToolCall], results: list[ToolResult], text: str = "") -> list[dict]:

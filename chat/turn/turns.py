@@ -19,7 +19,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from channels.db import database_sync_to_async
@@ -61,7 +61,7 @@ from history.models import Image, Message
 
 log = logging.getLogger(__name__)
 Emit = Callable[[TurnEvent], Awaitable[None]]
-AfterReply = Callable[[SessionContext], Awaitable[object]]
+After = Callable[[SessionContext], Awaitable[object]]
 _retry = database_sync_to_async(retry_request)  # the reply's failed edit blocks, asked again
 FAILED = "Something went wrong on the server, so the turn stopped (the log has the details)"
 CLOSED_EARLY = "The provider closed the stream early: the answer may be cut short."
@@ -109,44 +109,56 @@ def fault_notice(session_id: str, user_text: str, since: datetime, fault: faults
     return f"{fault.line(then='send it again')} Your message was not sent and is still in the box."
 
 
-async def run_turn(
-    *,
-    session_id: str,
-    user_text: str,
-    emit: Emit,
-    model: str = "",
-    wiring: Wiring,
-    client: LLMClient | None = None,
-    stopping: Callable[[], bool] = lambda: False,
-    turn_id: str | None = None,
-    images: Sequence[str] = (),
-    after: AfterReply | None = None,
-    mentions: Sequence[Mention] = (),
-    alt_of: str = "",  # the message is a new version of this one (Regenerate, Edit)
-    commands: CommandRuns | None = None,
-    page_served: bool = False,
-    apply_now: bool = False,
-    allow_mcp: frozenset[str] = frozenset(),
-) -> TurnFinished:
+@dataclass(frozen=True)
+class TurnInput:
+    """What the person sent, as the turn stores and sends it."""
+
+    session_id: str
+    user_text: str
+    model: str = ""
+    images: Sequence[str] = ()
+    mentions: Sequence[Mention] = ()
+    alt_of: str = ""  # the message is a new version of this one (Regenerate, Edit)
+    turn_id: str = ""  # a new one when not given
+    apply_now: bool = False  # `acdc chat --apply`: the reply's edits apply when it ends
+    allow_mcp: frozenset[str] = frozenset()  # `--allow-mcp`: these servers' tools run unasked
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class TurnServices:
+    """What the turn uses, handed down from its entry point: where its events go, what the
+    process serves, and what runs once the reply is delivered."""
+
+    emit: Emit
+    wiring: Wiring  # the turn's client, facts, counters and repository maps
+    after: After | None = None  # with the turn's context, before the lease is given back
+    client: LLMClient | None = None  # stands in for the wiring's client
+    stopping: Callable[[], bool] = _never  # the server stops: any ending interrupts the turn
+    commands: CommandRuns | None = None  # the model's commands (a new owner per turn if None)
+    page_served: bool = False  # a page serves the turn: a proposed command waits for it
+
+
+async def run_turn(sent: TurnInput, services: TurnServices) -> TurnFinished:
     """One turn under the session's lease: refused (`TurnRejected`) while another turn
-    runs in the session, in any tab or worker. `after` runs once the reply is delivered,
-    with the turn's context, before the lease is given back. The turn's client, facts
-    and counters and its repository maps come from `wiring` (what the process serves,
-    handed down from the entry point); `client` stands in for its client; `commands` runs
-    the model's commands (a new owner per turn when not given); with `page_served` (a page
-    serves the turn) a command the model proposes waits for the person's answer. Once
-    `stopping()` says the server stops, whatever ends the turn (even a provider error)
-    interrupts it. With `apply_now` (`acdc chat --apply`) the reply's edits apply when it
-    ends, as with the session's Auto-apply. The tools of the MCP servers in `allow_mcp`
-    (`acdc chat --allow-mcp`) run without asking."""
-    text = _validated(user_text)
-    turn_id = turn_id or new_turn_id()
-    attached = (tuple(images), tuple(mentions), alt_of)
+    runs in the session, in any tab or worker. `services.after` runs once the reply is
+    delivered, with the turn's context, before the lease is given back. With
+    `sent.apply_now` the reply's edits apply when it ends, as with the session's
+    Auto-apply; the tools of the MCP servers in `sent.allow_mcp` run without asking."""
+    text = _validated(sent.user_text)
+    session_id, model, wiring = sent.session_id, sent.model, services.wiring
+    turn_id = sent.turn_id or new_turn_id()
+    attached = (tuple(sent.images), tuple(sent.mentions), sent.alt_of)
     ctx, stored = await _open(session_id, turn_id, text, model, wiring, attached)
-    ctx.apply_now = apply_now
+    ctx.apply_now = sent.apply_now
     try:
-        parts = (client, after, stopping, commands, page_served, frozenset(allow_mcp))
-        return await _run(ctx, text, turn_id, (stored, attached[0]), emit, parts)
+        allow_mcp = frozenset(sent.allow_mcp)
+        parts = (services.client, services.after, services.stopping, services.commands)
+        parts += (services.page_served, allow_mcp)
+        return await _run(ctx, text, turn_id, (stored, attached[0]), services.emit, parts)
     finally:
         if ctx.owner:
             await database_sync_to_async(_release)(ctx)

@@ -27,7 +27,7 @@ from chat.turn import seen
 from chat.turn.branches import versions
 from chat.turn.branches.retry import RETRYABLE
 from chat.turn.events import CompactionStarted, SessionEvent, ToolCallFinished
-from chat.web import proposals
+from chat.web import approval_cards, proposals
 from chat.web.fragments import card, render_hud
 from history import selectors
 from history.images import images_for_messages
@@ -94,6 +94,8 @@ def _tool_card(message: Message) -> dict[str, Any]:
     drawn = card(event)
     if "proposal" in details:  # as the person answered it since
         drawn["proposal"] = proposals.of_id(details["proposal"])
+    elif "approval" in details:  # an MCP tool's call, as the person answered it
+        drawn["proposal"] = approval_cards.of_id(details["approval"])
     return drawn
 
 

@@ -17,7 +17,7 @@ from ansi2html import Ansi2HTMLConverter
 from django.template.loader import render_to_string
 
 from chat.turn.events import ToolCallFinished, ToolCallOutput, ToolCallStarted, ToolCallWaiting
-from chat.web import proposals
+from chat.web import approval_cards, proposals
 from contextcore.controls import printable
 
 
@@ -71,8 +71,13 @@ def card(event: ToolCallStarted | ToolCallWaiting | ToolCallFinished) -> dict:
         "cut": max(0, len(printable(output, colours=False)) - shown),
         "lines": output.count("\n") + 1 if output else 0,
         # A command left for the person: its card, with the buttons while it waits.
-        "proposal": proposals.shown(proposal) if proposal else None,
+        "proposal": _pending_shown(proposal) if proposal else None,
     }
+
+
+def _pending_shown(proposal: dict) -> dict:
+    """A proposed command's card, or an MCP tool call's approval card."""
+    return approval_cards.shown(proposal) if proposal.get("mcp") else proposals.shown(proposal)
 
 
 def live_output(event: ToolCallOutput) -> dict:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from chat.web import views, views_commands, views_context, views_live, views_model
+from chat.web import views, views_commands, views_context, views_live, views_mcp, views_model
 from chat.web.branches import views as views_branches
 from chat.web.edits import commit_view
 from chat.web.edits import views as views_edits
@@ -62,6 +62,15 @@ urlpatterns = [
         name="command_remove",
     ),
     path("s/<str:session_id>/commands/check/", views_commands.command_check, name="command_check"),
+    path("s/<str:session_id>/mcp/", views_mcp.mcp_part, name="mcp"),
+    path("s/<str:session_id>/mcp/add/", views_mcp.mcp_add, name="mcp_add"),
+    path("s/<str:session_id>/mcp/remove/", views_mcp.mcp_remove, name="mcp_remove"),
+    path("s/<str:session_id>/mcp/switch/", views_mcp.mcp_switch, name="mcp_switch"),
+    path(
+        "approvals/<str:approval_id>/answer/",
+        views_mcp.approval_answer,
+        name="approval_answer",
+    ),
     path(
         "proposals/<str:proposal_id>/answer/",
         proposal_answer,

@@ -10,12 +10,14 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chat.llm.runtime import chat_model
 from chat.repo import sessionsets
+from chat.repo.listings import FilesPanel
 from chat.session import Wiring, end_expired_turn, live_turn
 from chat.session.setchanges import current_hud
 from chat.session.version import page_token
 from chat.web import attachments
 from chat.web.broadcast import session_socket_url
 from chat.web.conversation import conversation_items
+from chat.web.panels.tree import first_view
 from history import selectors, services
 from history.images import SHA256
 from history.markup.rendered import RenderedReplies
@@ -43,7 +45,8 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     served = apps.get_app_config("chat").served
     sessionsets.resume(session, served.repository.indexed())
     end_expired_turn(session.id)  # what a dead worker left streaming ends, truthfully
-    return render(request, "chat/session.html", _page_context(session, served, served.replies))
+    context = _page_context(session, served, served.replies, served.files)
+    return render(request, "chat/session.html", context)
 
 
 @require_POST
@@ -52,7 +55,9 @@ def session_new(request: HttpRequest) -> HttpResponse:
     return redirect("chat:session", session_id=session.id)
 
 
-def _page_context(session: Session, wiring: Wiring, replies: RenderedReplies) -> dict:
+def _page_context(
+    session: Session, wiring: Wiring, replies: RenderedReplies, files: FilesPanel
+) -> dict:
     # Before drawing: a change from here on reaches the tab.
     seen = page_token(session.id, wiring.repository.root)
     messages = conversation_items(session, replies=replies)
@@ -61,6 +66,7 @@ def _page_context(session: Session, wiring: Wiring, replies: RenderedReplies) ->
         "streaming": streaming,
         "socket_url": session_socket_url(session.id, streaming=streaming, seen=seen),
         "hud": current_hud(session, wiring),
+        "files": first_view(files, session, wiring),
         "session": session,
         "messages": messages,
         "model": chat_model(session.model),

@@ -223,7 +223,8 @@ def symbols_json(request: HttpRequest, session_id: str) -> JsonResponse:
 
 @require_POST
 def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
-    """Pin or unpin one file from the picker; answers with the pins now in force. A pin
+    """Pin or unpin one file: the Files panel (htmx) is answered with the pin drawn again
+    and the total, anyone else with the pins now in force as JSON. A pin
     goes through the repository boundary: never an internal path, and a secret-shaped file
     only with `confirm=1` (the person confirmed it goes to the model provider)."""
     session = _session(session_id)
@@ -238,8 +239,8 @@ def file_pin(request: HttpRequest, session_id: str) -> JsonResponse:
     except sessionsets.SetsError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     hud = setchanges.refresh_sets(session.id, served)
-    # The sets' new name: the page's total takes it, so the follower's news naming them
-    # does not draw the whole tree again.
+    if request.headers.get("HX-Request") == "true":  # the Files panel's pin (picker.js)
+        return HttpResponse(tree.pin_update(served.files, session.id, path, served))
     sets = tree.sets_named(session, hud, repo)
     return JsonResponse({"pinned": sessionsets.pinned_paths(session, repo), "sets": sets})
 

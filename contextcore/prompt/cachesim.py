@@ -72,17 +72,18 @@ class TooManyBreakpoints(ValueError):
     """More `cache_control` blocks than the provider accepts in one request."""
 
 
-_Block = tuple[str, str | None, str | None, bool]
+# (identity, breakpoint ttl ("" for the default, None for no breakpoint), what it counts: a
+# message block's text (None for an image) or a tool definition, first of its message).
+_Block = tuple[str, str | None, str | dict[str, Any] | None, bool]
 
 
 def _tool_blocks(tools: Sequence[dict[str, Any]]) -> Iterable[_Block]:
-    """One block per tool definition, counted as its JSON text (a tool may be marked)."""
+    """One block per tool definition, counted as `count_tool` does (a tool may be marked)."""
     for tool in tools:
         plain = {k: v for k, v in tool.items() if k != "cache_control"}
-        text = json.dumps(plain, sort_keys=True)
         marker = tool.get("cache_control")
         ttl = None if marker is None else str(marker.get("ttl") or "")
-        yield json.dumps(["tool", plain], sort_keys=True), ttl, text, True
+        yield json.dumps(["tool", plain], sort_keys=True), ttl, plain, False
 
 
 def _has_image(messages: Sequence[Message]) -> bool:
@@ -95,8 +96,7 @@ def _has_image(messages: Sequence[Message]) -> bool:
 
 
 def _blocks(messages: Sequence[Message]) -> Iterable[_Block]:
-    """(identity, breakpoint ttl ("" for the default, None for no breakpoint), text (None
-    for an image), first of its message) per block."""
+    """One `_Block` per content block of each message."""
     for message in messages:
         role, content = message.get("role", ""), message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -157,12 +157,16 @@ class CacheSimulator:
             i = len(digests)
             running.update(identity.encode("utf-8", "surrogatepass"))
             digests.append(running.copy().hexdigest())
-            tokens = self.counter.count_text(text) if text is not None else IMAGE_FLAT_TOKENS
-            total += tokens + (MESSAGE_OVERHEAD if first else 0)
+            total += self._tokens(text) + (MESSAGE_OVERHEAD if first else 0)
             totals.append(total)
             if ttl is not None:
                 marks.append((i, ttl))
         return _Prefixes(digests, totals, marks)
+
+    def _tokens(self, counted: str | dict[str, Any] | None) -> int:
+        if isinstance(counted, dict):
+            return self.counter.count_tool(counted)
+        return IMAGE_FLAT_TOKENS if counted is None else self.counter.count_text(counted)
 
     def request(
         self,

@@ -13,7 +13,6 @@ Non-goals: deciding whether reuse is worth it (`history.topics.side_request`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,10 +47,8 @@ class SidePrefix:
 
 
 def tool_tokens(tools: Sequence[dict[str, Any]] | None, counter: TokenCounter) -> int:
-    """What tool definitions count in a request (as JSON text, plus a little framing)."""
-    if not tools:
-        return 0
-    return counter.count_text(json.dumps(list(tools))) + 16 * len(tools)
+    """What tool definitions count in a request (`TokenCounter.count_tool`, summed)."""
+    return sum(counter.count_tool(tool) for tool in tools or ())
 
 
 def chat_plus(

@@ -11,7 +11,7 @@ The models live in this package's modules by what they record; all are importabl
 from __future__ import annotations
 
 from history.models.context_history import Checkpoint, Compaction, ManagedView, SessionLayout
-from history.models.declared import CommandProposal, CommandRun, DeclaredCommand
+from history.models.declared import CommandProposal, CommandRun, DeclaredCommand, ToolApproval
 from history.models.edits import EditJournal, JournalEntry, PendingEdit
 from history.models.objects import (
     ContentObject,
@@ -46,4 +46,5 @@ __all__ = (
     "SessionQuerySet",
     "StreamPart",
     "TokenUsage",
+    "ToolApproval",
 )

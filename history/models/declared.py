@@ -86,3 +86,32 @@ class CommandRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} {self.argv} {self.ending} {self.exit_code}"
+
+
+class ToolApproval(models.Model):
+    """A call of an MCP tool that is not read-only, waiting for the person's answer; an
+    answer of "always" is also what lets that tool of the session run from then on."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        ONCE = "once"  # Run once
+        ALWAYS = "always"  # Always allow this tool (in this session)
+        DENIED = "denied"
+        STOPPED = "stopped"  # its turn was stopped while it waited: nothing ran
+        EXPIRED = "expired"  # nobody answered in time: nothing ran
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="tool_approvals")
+    turn_id = models.CharField(max_length=40, blank=True)
+    call_id = models.CharField(max_length=255, blank=True)
+    tool = models.CharField(max_length=200)  # mcp__<server>__<tool>
+    arguments = models.JSONField(default=dict)
+    annotations = models.JSONField(default=dict)  # as the server gave them, shown only
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["session", "tool", "status"], name="approval_lookup")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} {self.tool} {self.status}"

@@ -150,33 +150,6 @@ async def test_a_filter_typed_before_the_list_of_paths_came_runs_again_when_it_c
     await page.unroute("**/files.json")
 
 
-async def test_a_filter_typed_before_the_tree_came_is_not_replaced_by_it(server, page):
-    _write(server.repo, {name: "X = 1\n" for name in UTL_FOUND})
-    held = FirstGetHeld()
-    await page.route("**/files/rows/", held.handle)
-    await page.goto(server.session_url)
-    await held.arrived.wait()
-    await page.wait_for_function(
-        "() => window.acdcPicker && window.acdcPicker.files().includes('docs/utils.md')",
-        timeout=SLOW,
-    )
-    await page.evaluate(
-        """() => document.addEventListener("htmx:afterSwap", (event) => {
-            const tree = event.detail.target?.id === "file-tree-root";
-            if (tree && event.detail.requestConfig?.verb === "get") window.__treeDrawn = true;
-        })"""
-    )
-    files = page.get_by_role("region", name="Files")
-    await files.get_by_role("searchbox", name="Filter files").fill("utl")
-    found = files.get_by_role("checkbox")
-    await expect(found).to_have_count(4)
-    held.release()
-    await page.wait_for_function("() => window.__treeDrawn === true", timeout=SLOW)
-    await expect(found).to_have_count(4)
-    assert await found.evaluate_all(LABELS) == UTL_FOUND  # one reading of the page
-    await page.unroute("**/files/rows/")
-
-
 async def _header_height(page) -> float:
     return await page.locator("header.topbar").evaluate("el => el.getBoundingClientRect().height")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 
 import pytest
@@ -11,6 +12,7 @@ from playwright.async_api import expect
 from tests.e2e.conftest import SLOW, screenshot
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
+TREE = 'id="file-tree-root"'  # a frame drawing the tab's rows again
 
 
 def tokens_in(text: str) -> int:
@@ -21,14 +23,14 @@ def tokens_in(text: str) -> int:
 
 async def test_folders_totals_filter_pins_and_persistence(server, page):
     (server.repo / "src" / "util.py").write_text("def helper():\n    return 42\n" * 20)
-    trees, sets_news = [], asyncio.Queue()
-    page.on(
-        "request", lambda r: "/files/rows/" in r.url and "total=1" not in r.url and trees.append(r)
-    )
-    page.on(
-        "websocket",
-        lambda ws: ws.on("framereceived", lambda f: "data-sets=" in f and sets_news.put_nowait(f)),
-    )
+    trees, asked, sets_news = [], [], asyncio.Queue()
+
+    def watch(ws) -> None:
+        ws.on("framereceived", lambda f: TREE in f and trees.append(f))
+        ws.on("framereceived", lambda f: "data-sets=" in f and sets_news.put_nowait(f))
+        ws.on("framesent", lambda f: '"rows"' in f and asked.append(f))
+
+    page.on("websocket", watch)
     await page.goto(server.session_url)
     files = page.get_by_role("region", name="Files")
     total = files.locator("#picker-total")
@@ -37,9 +39,10 @@ async def test_folders_totals_filter_pins_and_persistence(server, page):
         re.compile(r"\d"), timeout=SLOW
     )  # its token count has arrived (counted in the background)
 
-    # Pin a file: the follower's news of the new sets then finds this tab drawn from them
-    # and draws no tree again (a tick's answer would mark the HUD drawn, so pin first).
-    drawn, stale = len(trees), sets_news.qsize()
+    # Pin a file: the follower's news of the new sets makes the tab ask for its rows, naming
+    # the sets it shows, and the server, holding those, refuses to draw them again (a tick's
+    # answer would mark the HUD drawn, so pin first).
+    drawn, stale, before = len(trees), sets_news.qsize(), len(asked)
     await files.get_by_role("button", name="Pin README.md").click()
     await expect(files.get_by_role("button", name="Unpin README.md")).to_be_visible()
     while stale:
@@ -47,12 +50,14 @@ async def test_folders_totals_filter_pins_and_persistence(server, page):
         stale -= 1
     await asyncio.wait_for(sets_news.get(), SLOW / 1000)
     await expect(total).to_contain_text("0 selected")  # the page has taken the news by now
-    assert len(trees) == drawn, [r.url for r in trees[drawn:]]
+    assert any(json.loads(f)["shown"] for f in asked[before:]), asked[before:]
 
     # One file of the folder: the folder shows indeterminate, the total counts it.
     await files.get_by_role("checkbox", name="src/app.py").check()
     folder = files.get_by_role("checkbox", name="folder src")
     await expect(total).to_contain_text("1 selected")
+    # Its answer comes after anything the server sent for the ask before it: no rows.
+    assert len(trees) == drawn, trees[drawn:]
     assert await folder.evaluate("box => box.indeterminate")
     one = tokens_in(await total.text_content())
 
@@ -83,6 +88,11 @@ async def test_folders_totals_filter_pins_and_persistence(server, page):
 
 
 async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server, page):
+    # The open tree is never drawn again: the news brings the rows it changes.
+    redrawn = []
+    page.on(
+        "websocket", lambda ws: ws.on("framereceived", lambda f: TREE in f and redrawn.append(f))
+    )
     await page.goto(server.session_url)
     files = page.get_by_role("region", name="Files")
     await files.get_by_role("checkbox", name="src/app.py").check()
@@ -91,9 +101,6 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
     # server handled a message after the connect that started the file watcher.
     await expect(page.get_by_role("region", name="Context")).to_contain_text("Active files")
 
-    # The open tree is never asked for again: the news brings the rows it changes.
-    redrawn = []
-    page.on("request", lambda r: redrawn.append(r.url) if "opened=1" in r.url else None)
     (server.repo / "src" / "app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
     row = files.locator('[data-row="src/app.py"]')
     await expect(row.get_by_text("edited")).to_be_visible(timeout=SLOW)
@@ -128,26 +135,37 @@ async def test_an_edit_on_disk_is_marked_and_the_model_can_activate_files(server
     await screenshot(page, "picker-model-activated")
 
 
-async def test_rows_drawn_again_keep_a_choice_made_while_they_were_on_their_way(server, page):
+async def test_rows_asked_for_before_a_choice_but_taken_after_it_show_the_choice(server, page):
+    """The filter's ask is held at the socket until a tick has gone past it: the server
+    draws the list after saving the tick, so the list shows it ticked."""
+    loop = asyncio.get_running_loop()
+    ask_held = loop.create_future()
+
+    async def socket(route) -> None:
+        to_server = route.connect_to_server()
+
+        def from_page(message) -> None:
+            if json.loads(message).get("view") == "list" and not ask_held.done():
+                ask_held.set_result(message)
+            else:
+                to_server.send(message)
+                if '"select"' in str(message) and ask_held.done():
+                    to_server.send(ask_held.result())  # the ask after the tick
+
+        route.on_message(from_page)
+        to_server.on_message(route.send)
+
+    await page.route_web_socket(re.compile(r"/ws/"), socket)
     await page.goto(server.session_url)
     files = page.get_by_role("region", name="Files")
     total = files.locator("#picker-total")
     readme = files.get_by_role("checkbox", name="README.md")
-    await expect(readme).to_be_visible()
-    drawn, answered = asyncio.Event(), asyncio.Event()
-
-    async def late(route) -> None:  # drawn before the tick, arriving after its answer
-        response = await route.fetch()
-        drawn.set()
-        await answered.wait()
-        await route.fulfill(response=response)
-
-    await page.route(re.compile(r"/files/rows/$"), late)  # the filter's list (a POST)
+    await expect(page.get_by_role("button", name="Send")).to_be_enabled()  # the socket is open
     await files.get_by_placeholder(re.compile("Filter files")).fill("READ")
-    await asyncio.wait_for(drawn.wait(), SLOW / 1000)
+    await ask_held
     await readme.check()  # in the tree still shown
     await expect(total).to_contain_text("1 selected")
-    answered.set()
 
     await expect(files.locator("[data-row]")).to_have_count(1)  # the filter's list is in
     await expect(readme).to_be_checked()
+    await expect(total).to_contain_text("1 selected")

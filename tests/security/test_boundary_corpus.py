@@ -21,7 +21,7 @@ from chat.llm.fake import FakeStep
 from chat.llm.runtime import Runtime
 from chat.repo import picker, sessionsets, watcher
 from chat.session import setchanges
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.interchange.export import session_to_jsonl, session_to_markdown
 from history.models import Message, ObjectVersion, Session
 from tests import serving
@@ -165,19 +165,13 @@ async def test_no_surface_reads_an_internal_or_secret_path(corpus, fake):
     _OPENED = []
     try:
         await run_turn(
-            wiring=served,
-            session_id=session.id,
-            user_text="look",
-            emit=_ignore,
-            model="acdc/fake",
+            TurnInput(session_id=session.id, user_text="look", model="acdc/fake"),
+            TurnServices(emit=_ignore, wiring=served),
         )
         seen = await database_sync_to_async(_other_surfaces)(session, paths, served)
         await run_turn(
-            wiring=served,
-            session_id=session.id,
-            user_text="again",
-            emit=_ignore,
-            model="acdc/fake",
+            TurnInput(session_id=session.id, user_text="again", model="acdc/fake"),
+            TurnServices(emit=_ignore, wiring=served),
         )
         opened = list(_OPENED)
     finally:

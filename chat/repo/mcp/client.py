@@ -17,13 +17,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chat.repo.commands.confine import netns
 from chat.repo.commands.sandbox import Sandbox, bwrap_argv, confinement, environment
+from chat.repo.commands.waits import ProposalWaits
+from chat.repo.mcp import netlaunch
+from chat.repo.mcp.netlaunch import write_order
 from chat.repo.mcp.servers import Server
 
 if TYPE_CHECKING:
@@ -67,7 +72,7 @@ class Connection:
         self._starting = asyncio.Lock()
 
     async def tools(self) -> tuple[Tool, ...]:
-        """The server's tools as first listed (a later list_changed does not change it)."""
+        """The server's tools as listed first, or again after it said they changed."""
         if self._tools is None:
             session = await self._started()
             listed = await self._bounded(session.list_tools(), "listing its tools")
@@ -75,6 +80,11 @@ class Connection:
             if len(tools) > MAX_TOOLS:
                 self.last_error = f"it lists {len(tools)} tools; the first {MAX_TOOLS} are used"
             self._tools = tools[:MAX_TOOLS]
+        return self._tools
+
+    @property
+    def listed(self) -> tuple[Tool, ...] | None:
+        """The tools as first listed, or None before they were."""
         return self._tools
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
@@ -140,8 +150,8 @@ class Connection:
                 self.state = "failed"
                 self.last_error = f"{self.server.name}: did not start within {START_SECONDS:g} s"
                 raise ServerFailure(self.last_error) from None
-            except ServerFailure:
-                self.state = "failed"
+            except ServerFailure as exc:
+                self.state, self.last_error = "failed", str(exc)
                 raise
             self.state = "ready"
             return self._session
@@ -153,13 +163,18 @@ class Connection:
         assert self._ready is not None and self._stop is not None
         try:
             transport = self._transport(sdk)
-            async with transport as (read, write), sdk.ClientSession(read, write) as session:
+            heard = self._heard
+            async with (
+                transport as (read, write),
+                sdk.ClientSession(read, write, message_handler=heard) as session,
+            ):
                 await session.initialize()
                 if not self._ready.done():
                     self._ready.set_result(session)
                 await self._stop.wait()
         except Exception as exc:
-            reason = f"{self.server.name}: {one_line(exc)}"
+            named = isinstance(exc, ServerFailure)  # it names the server already
+            reason = one_line(exc) if named else f"{self.server.name}: {one_line(exc)}"
             log.info("MCP server %s ended: %s", self.server.name, reason)
             if not self._ready.done():
                 said = self.last_log_line() if not self.server.url else ""
@@ -170,6 +185,12 @@ class Connection:
         finally:
             if not self._ready.done():
                 self._ready.set_exception(ServerFailure(f"{self.server.name}: it ended at once"))
+
+    async def _heard(self, message: Any) -> None:
+        """A server that says its tools changed is listed again at the next `tools()`
+        (a session's snapshot keeps the list it was offered; `search_tools` finds the new)."""
+        if getattr(message, "method", "") == "notifications/tools/list_changed":
+            self._tools = None
 
     @asynccontextmanager
     async def _transport(self, sdk: Any) -> AsyncIterator[Any]:
@@ -188,22 +209,24 @@ class Connection:
                     yield streams
 
     def _confined(self, sdk: Any, scratch: Path) -> StdioServerParameters:
-        """The stdio server's command: its argv inside bubblewrap, as a command runs."""
+        """The stdio server's command: its argv inside bubblewrap, as a command runs; one
+        declared with network through `netlaunch`, as a command declared with network."""
         if not self.sandbox.available:
             raise ServerFailure(
                 f"{self.server.name}: no sandbox on this machine ({self.sandbox.reason}); "
                 "stdio MCP servers run only inside it"
             )
-        if self.server.network:
-            raise ServerFailure(
-                f"{self.server.name}: a stdio server with --network needs the sandbox's "
-                "user-mode network, which MCP servers do not have yet"
-            )
+        if self.server.network and (reason := netns.missing()):
+            raise ServerFailure(f"{self.server.name}: {reason.replace('command', 'server', 1)}")
         env = environment()
         box = confinement(self.root, self.data_dir, argv=self.server.argv, environ=env)
         empty = scratch / "empty"
         empty.touch(mode=0o444)
-        command = bwrap_argv(self.sandbox, box, self.server.argv, empty_file=empty)
+        if self.server.network:  # bubblewrap and slirp4netns, started by the launcher
+            order = (self.sandbox, box, self.server.argv, empty)
+            command = [sys.executable, netlaunch.__file__, str(write_order(scratch, order))]
+        else:
+            command = bwrap_argv(self.sandbox, box, self.server.argv, empty_file=empty)
         program, args = command[0], command[1:]
         return sdk.StdioServerParameters(command=program, args=args, env=env, cwd=self.root)
 
@@ -218,6 +241,8 @@ class Connections:
         self.data_dir = data_dir
         self._sandbox = sandbox
         self._open: dict[str, Connection] = {}
+        # The calls of tools that are not read-only, waiting for the person's answer.
+        self.approvals = ProposalWaits()
 
     @property
     def root(self) -> Path:
@@ -231,6 +256,16 @@ class Connections:
             held = Connection(server, root=self.root, data_dir=self.data_dir, sandbox=self._sandbox)
             self._open[server.name] = held
         return held
+
+    def peek(self, name: str) -> Connection | None:
+        """The server's connection if one was made (nothing is made or started)."""
+        return self._open.get(name)
+
+    async def drop(self, name: str) -> None:
+        """A removed server: its connection closed and forgotten."""
+        held = self._open.pop(name, None)
+        if held is not None:
+            await held.close()
 
     async def close(self) -> None:
         held, self._open = list(self._open.values()), {}

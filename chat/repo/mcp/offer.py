@@ -16,10 +16,11 @@ Non-goals: connecting (`client`), storing the toolcall object (the turn's tool r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chat.repo.credentials import redact
@@ -29,6 +30,20 @@ SEARCH = "search_tools"
 CALL = "call_tool"
 MAX_FOUND = 10
 WORD = re.compile(r"[a-z0-9]+")
+# What every provider accepts as a function's name (OpenAI's rule, the strictest).
+MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
+UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def model_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, or, when a server names a tool with characters or a length
+    a provider refuses (dots, spaces, 100 letters), that name made safe and cut, with a
+    digest of the real one so two such names stay apart. The call still uses `tool`."""
+    name = f"{PREFIX}{server}__{tool}"
+    if MODEL_NAME.match(name):
+        return name
+    digest = hashlib.sha256(tool.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{UNSAFE.sub('_', name)[:55]}_{digest}"
 
 
 @dataclass(frozen=True)
@@ -40,10 +55,11 @@ class Listed:
     description: str
     schema: Mapping[str, Any]
     read_only: bool
+    annotations: Mapping[str, Any] = field(default_factory=dict)  # shown, never trusted
 
     @property
     def name(self) -> str:
-        return f"{PREFIX}{self.server}__{self.tool}"
+        return model_name(self.server, self.tool)
 
     def definition(self) -> dict:
         schema = dict(self.schema) or {"type": "object", "properties": {}}
@@ -60,7 +76,12 @@ def listed(server: str, tools: Iterable[Any]) -> tuple[Listed, ...]:
         annotations = getattr(tool, "annotations", None)
         read_only = bool(annotations is not None and annotations.read_only_hint is True)
         description = " ".join((tool.description or "").split())[:1000]
-        found.append(Listed(server, tool.name, description, dict(tool.input_schema), read_only))
+        shown = annotations.model_dump(exclude_none=True) if annotations is not None else {}
+        schema = dict(tool.input_schema)
+        if schema.get("type", "object") != "object":  # providers take only objects
+            schema = {"type": "object", "properties": {}}
+            description += " (acdc: its argument schema was not an object and is left out)"
+        found.append(Listed(server, tool.name, description, schema, read_only, shown))
     return tuple(sorted(found, key=lambda t: t.name))
 
 

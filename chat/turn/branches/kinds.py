@@ -17,13 +17,12 @@ from typing import Literal
 
 from channels.db import database_sync_to_async
 
-from chat.repo.commands.runner import CommandRuns
 from chat.repo.mentions import Mention
 from chat.session import Wiring
 from chat.session.checkpoints import RollbackRefused, set_aside_last
 from chat.turn.branches.retry import RetryRefused, set_aside_for_retry
 from chat.turn.branches.versions import BranchRefused, answered_or_restored, branch_out
-from chat.turn.turns import AfterReply, Emit, TurnRejected, run_turn
+from chat.turn.turns import TurnInput, TurnRejected, TurnServices, run_turn
 from history.ids import new_turn_id
 
 # Told what the tabs must draw again: "conversation", or "retry" with the retried message.
@@ -84,44 +83,30 @@ class SentMessage:
 
 
 async def run_message(
-    session_id: str,
-    message: SentMessage,
-    *,
-    emit: Emit,
-    redraw: Redraw,
-    after: AfterReply,
-    wiring: Wiring,
-    stopping: Callable[[], bool] = lambda: False,
-    turn_id: str = "",
-    commands: CommandRuns | None = None,
-    page_served: bool = False,
+    session_id: str, message: SentMessage, redraw: Redraw, services: TurnServices, turn_id: str = ""
 ) -> None:
     """Every kind of turn, the same way: the kind's work (in a thread), what the tabs draw
-    again, the turn (with what the process serves: `wiring`, `stopping`), then
-    the switcher of a new version."""
+    again, the turn (with what the process serves: `services`), then the switcher of a
+    new version."""
+    wiring = services.wiring
     opening = await database_sync_to_async(open_kind)(
         session_id, message.kind, message.text, message.images, wiring
     )
     if opening.redraw:
         await redraw(opening.redraw, message.kind.retry)
     turn_id = turn_id or new_turn_id()
+    sent = TurnInput(
+        session_id,
+        opening.user_text,
+        model=message.model,
+        images=opening.images,
+        mentions=message.mentions,
+        alt_of=opening.alt_of,
+        turn_id=turn_id,
+        apply_now=message.apply,
+    )
     try:
-        await run_turn(
-            session_id=session_id,
-            user_text=opening.user_text,
-            model=message.model,
-            emit=emit,
-            images=opening.images,
-            after=after,
-            turn_id=turn_id,
-            alt_of=opening.alt_of,
-            mentions=message.mentions,
-            wiring=wiring,
-            stopping=stopping,
-            commands=commands,
-            page_served=page_served,
-            apply_now=message.apply,
-        )
+        await run_turn(sent, services)
     finally:
         if opening.alt_of:
             await database_sync_to_async(answered_or_restored)(

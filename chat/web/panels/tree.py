@@ -17,11 +17,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from django.template.loader import render_to_string
+from django.urls import reverse
 
 from chat.llm.runtime import Runtime, chat_model
 from chat.repo import git, indexing, sessionsets
-from chat.repo.listings import FilesPanel, folders_of
+from chat.repo.listings import FilesPanel, TreeAsk, folders_of
 from chat.repo.repomap.symbols import language_of
+from chat.session import Wiring
 from chat.session.hud import request_facts
 from chat.session.sets import Selection
 from chat.web.panels.fileupdates import GIT_NAMES, folder_total, row_key
@@ -246,13 +248,59 @@ def render_tree(
     has not yet the list of paths it ranks, so that none found says so, not "no match");
     or the whole tree as the page shows it (`opened`: the open folders, or the first
     view's), with the total. `url` is where a closed folder asks for its children."""
-    if found is not None:
-        context = {"rows": rows.found(found), "flat": True, "coming": coming, "total": rows.total()}
-        more = {"shown": len(found), "matched": f"{matched:,}"}
-        context["more"] = more if matched > len(found) else None
-    elif folder is not None:
-        context = {"rows": rows.rows(folder, set())}
+    if folder is not None:
+        context = {"rows": rows.rows(folder, set()), "rows_url": url}
     else:
-        context = {"rows": rows.rows("", rows.opened() if opened is None else set(opened))}
-        context["total"] = rows.total()
-    return render_to_string("chat/_picker_tree.html", {**context, "rows_url": url})
+        context = tree_context(rows, url, TreeAsk(found, matched, coming, opened or ()))
+        if found is None and opened is None:
+            context["rows"] = rows.rows("", rows.opened())
+    return render_to_string("chat/_picker_tree.html", context)
+
+
+def tree_context(rows: TreeRows, url: str, ask: TreeAsk) -> dict:
+    """What `_picker_tree.html` draws for `ask`: the filter's list or the tree, the total."""
+    context = {"total": rows.total(), "rows_url": url}
+    if ask.found is None:
+        return {**context, "rows": rows.rows("", set(ask.opened))}
+    more = {"shown": len(ask.found), "matched": f"{ask.matched:,}"}
+    return {
+        **context,
+        "rows": rows.found(ask.found),
+        "flat": True,
+        "coming": ask.coming,
+        "more": more if ask.matched > len(ask.found) else None,
+    }
+
+
+def first_view(panel: FilesPanel, session: Session, wiring: Wiring) -> dict:
+    """The Files panel as the session's page first draws it: the rows, the total."""
+    repo = wiring.repository.indexed()
+    rows = TreeRows(panel, repo.root, held_selection(session, wiring.runtime, repo))
+    url = reverse("chat:files_rows", args=[session.id])
+    return {"rows": rows.rows("", rows.opened()), "total": rows.total(), "rows_url": url}
+
+
+def pin_update(panel: FilesPanel, session_id: str, path: str, wiring: Wiring) -> str:
+    """A pin's answer to the page that pressed it: the file's pin drawn again, and the
+    total with the name of the sets now held (the follower's news naming them then finds
+    the tab drawn from them)."""
+    session = Session.objects.get(pk=session_id)
+    repo = wiring.repository.indexed()
+    rows = TreeRows(panel, repo.root, held_selection(session, wiring.runtime, repo))
+    context = {"rows": rows.found([path]), "total": rows.total()}
+    return render_to_string("chat/_picker_pinned.html", context)
+
+
+def rows_frame(panel: FilesPanel, session_id: str, ask: TreeAsk, wiring: Wiring) -> str:
+    """The rows a tab asked for on its socket, as one out-of-band swap of its tree. The
+    socket's frames are taken in order, so these are drawn after every choice the tab sent
+    before asking: they never undo one. A redraw that news of other sets asked for is
+    refused ("") when the tab's rows show the sets the session holds now."""
+    session = Session.objects.get(pk=session_id)
+    repo = wiring.repository.indexed()
+    chosen = held_selection(session, wiring.runtime, repo)
+    if ask.shown and ask.shown == chosen.digest():
+        return ""
+    rows = TreeRows(panel, repo.root, chosen)
+    url = reverse("chat:files_rows", args=[session_id])
+    return render_to_string("chat/_picker_redraw.html", tree_context(rows, url, ask))

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from chat.live.served import served
 from chat.repo import sessionsets
-from chat.turn.turns import locked_notice, run_turn
+from chat.turn.turns import TurnInput, TurnServices, locked_notice, run_turn
 from history.models import Session
 from tests import serving
 from tests.chat.sockets import connect, frames_until, new_session, send, stored
@@ -115,14 +115,18 @@ if connections["default"].vendor == "sqlite":
         session = await new_session()
         await lock()
         with pytest.raises(OperationalError, match="database is locked"):
-            await run_turn(wiring=served(), session_id=session.id, user_text="hello", emit=_ignore)
+            await run_turn(
+                TurnInput(session_id=session.id, user_text="hello"),
+                TurnServices(emit=_ignore, wiring=served()),
+            )
         since = timezone.now()
         notice = await database_sync_to_async(locked_notice)(session.id, "hello", since)
         assert notice.startswith("The database is locked by another program (pid ")
         assert "your message was not sent and is still in the box" in notice
         lock.release_all()
         finished = await run_turn(
-            wiring=served(), session_id=session.id, user_text="hello", emit=_ignore
+            TurnInput(session_id=session.id, user_text="hello"),
+            TurnServices(emit=_ignore, wiring=served()),
         )
         assert finished.status == "complete"
         # Stored after `since`: a lock that ends the turn now ends it after the message.

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chat.live.protocol import MAX_IMAGES, MAX_PATHS, ClientFrame, FrameError, parse_frame
+from chat.repo.listings import TreeAsk
 from chat.repo.mentions import MAX_MENTIONS, Mention
 
 LIMIT = 1_000_000
@@ -249,3 +250,13 @@ def test_too_many_mentions_are_refused_before_anything_is_checked():
     many = [json.dumps({"path": f"f{n}.py"}) for n in range(MAX_MENTIONS + 1)]
     with pytest.raises(FrameError, match=f"At most {MAX_MENTIONS} mentions"):
         parse(json.dumps({"message": "hi", "mention": many}))
+
+
+def test_a_rows_frame_names_the_list_or_the_tree_the_tab_asks_for():
+    listed = {"action": "rows", "view": "list", "found": "a.py", "matched": "7", "coming": "1"}
+    assert parse(json.dumps(listed)).rows == TreeAsk(("a.py",), 7, True, (), "")
+    tree = {"action": "rows", "open": ["src", "lib"], "shown": "00ff00ff00ff00ff"}
+    assert parse(json.dumps(tree)).rows == TreeAsk(None, 0, False, ("src", "lib"), "00ff" * 4)
+    assert parse(json.dumps({"action": "select"})).rows is None
+    with pytest.raises(FrameError, match="The sets shown"):
+        parse(json.dumps({"action": "rows", "shown": "<b>"}))

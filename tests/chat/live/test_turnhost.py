@@ -38,8 +38,8 @@ class Scripted(TurnHost):
         hosted.after_reply = True  # as a turn does when its reply is finished
         await self.release[name].wait()
 
-    async def _turn(self, session_id, hosted, frame, reply_to):
-        await self._work(frame.message, hosted)
+    async def _turn(self, session_id, hosted, message):
+        await self._work(message.text, hosted)
 
     async def _compact(self, session_id, hosted, focus):
         await self._work("compact", hosted)
@@ -84,10 +84,10 @@ async def test_a_message_sent_as_a_turn_ends_cannot_overtake_a_waiting_compactio
 async def test_a_message_while_a_reply_streams_is_refused_and_nothing_waits(refusals, served):
     host = Scripted(served)
 
-    async def streaming(session_id, hosted, frame, reply_to):
-        host.started.append(frame.message)
-        host.release[frame.message] = asyncio.Event()
-        await host.release[frame.message].wait()  # the reply is not out yet
+    async def streaming(session_id, hosted, message):
+        host.started.append(message.text)
+        host.release[message.text] = asyncio.Event()
+        await host.release[message.text].wait()  # the reply is not out yet
 
     host._turn = streaming
     await host.submit(SESSION, frame(message="first"), "tab")

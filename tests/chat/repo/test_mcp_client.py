@@ -187,3 +187,27 @@ async def test_streamable_http_and_the_reference_time_server(tree, tmp_path, san
     assert text_of(over_http) == "echo: over http"
     assert {"get_current_time", "convert_time"} <= time_tools
     assert '"timezone": "UTC"' in text_of(now) or "UTC" in text_of(now)
+
+
+async def test_network_is_given_only_to_a_server_declared_with_it_and_never_the_loopback(
+    tree, tmp_path, sandbox
+):
+    """--network: the server's namespace gets slirp4netns's tap0, as a command declared
+    with network does; the host's 127.0.0.1 stays out of reach. Without it, only lo."""
+    listener = Listener()
+    argv = (sys.executable, "tiny_server.py")
+    connections = Connections(root=tree, data_dir=tmp_path / "data", sandbox=sandbox)
+    try:
+        networked = connections.get(Server("net", argv=argv, network=True, timeout_seconds=20))
+        devices = text_of(await networked.call("read", {"path": "/proc/net/dev"}))
+        reached = text_of(await networked.call("reach", {"port": listener.port}))
+        plain = connections.get(Server("plain", argv=argv, timeout_seconds=20))
+        plain_devices = text_of(await plain.call("read", {"path": "/proc/net/dev"}))
+        anyone_came = listener.connected()
+    finally:
+        await connections.close()
+        listener.close()
+
+    assert "tap0:" in devices, devices
+    assert "tap0:" not in plain_devices and "lo:" in plain_devices
+    assert reached.startswith("unreachable") and not anyone_came

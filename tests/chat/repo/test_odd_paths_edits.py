@@ -26,7 +26,7 @@ from chat.repo.edits.commit_message import MAX_SUBJECT
 from chat.repo.edits.proposing import QUEUED
 from chat.repo.edits.undo import undo
 from chat.turn.after_turn import after_turn_tasks
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from contextcore.paths import shown
 from history import services
 from history.models import Message, PendingEdit
@@ -80,12 +80,8 @@ def model_turn(fake, *calls: dict, session=None, reply: str = "Done.") -> tuple:
     steps = [FakeStep(tool_calls=list(calls))] if calls else []
     fake.enqueue(*steps, FakeStep(text=reply))
     async_to_sync(run_turn)(
-        wiring=served(),
-        session_id=session.id,
-        user_text="Change it.",
-        emit=_ignore,
-        model="acdc/fake",
-        after=_after,
+        TurnInput(session_id=session.id, user_text="Change it.", model="acdc/fake"),
+        TurnServices(emit=_ignore, wiring=served(), after=_after),
     )
     answer = Message.objects.filter(session=session, role="assistant").latest("seq")
     return session, answer

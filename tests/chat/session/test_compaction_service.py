@@ -15,7 +15,7 @@ from chat.session import SessionContext, checkpoints
 from chat.session.compaction import CompactionRefused, compact_session, undo_compaction
 from chat.session.setchanges import restore_latest_session, select_files
 from chat.session.working import expand
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.tokens import TokenCounter
 from history.models import Compaction, Message, Session
@@ -48,11 +48,10 @@ async def turns(
     for number in range(count):
         fake.enqueue(FakeStep(text=answer or f"answer {prefix} {number}"))
         await run_turn(
-            wiring=served(),
-            session_id=session.id,
-            user_text=f"{prefix} {number}: {filler}",
-            emit=ignore,
-            model="acdc/fake",
+            TurnInput(
+                session_id=session.id, user_text=f"{prefix} {number}: {filler}", model="acdc/fake"
+            ),
+            TurnServices(emit=ignore, wiring=served()),
         )
 
 

@@ -17,7 +17,7 @@ from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.session.compaction import compact_session
 from chat.turn.events import TurnFinished, TurnNotice
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.models import Message
 from tests import serving
 from tests.chat.repo.test_credentials import AWS_KEY, GITHUB_TOKEN, SECRETS, SETTINGS
@@ -60,7 +60,8 @@ async def turn(session, fake, text: str) -> list[tuple[object, int]]:
         events.append((event, len(fake.requests)))
 
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=emit, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=emit, wiring=served()),
     )
     return events
 

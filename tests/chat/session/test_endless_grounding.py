@@ -12,7 +12,7 @@ from django.test import override_settings
 from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.session.endless import set_endless
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history import services
 from history.models import ManagedView, Message, Session
 from tests import serving
@@ -27,7 +27,8 @@ async def ignore(event) -> None:
 
 async def turn(session, text: str) -> None:
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served()),
     )
 
 

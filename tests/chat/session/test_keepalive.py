@@ -17,7 +17,7 @@ from chat.llm.fake import FakeStep, PrefixCache
 from chat.session import release_lease, take_lease
 from chat.session.endless import set_endless
 from chat.session.keepalive import PURPOSE, TURN_ID, next_refresh, refresh
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from contextcore.prompt.cacherules import ANTHROPIC
 from contextcore.prompt.cachesim import CacheSimulator
 from contextcore.prompt.siderequest import REFRESH_NOTE
@@ -49,7 +49,8 @@ async def _turn(fake, text: str = QUESTION) -> str:
     for question in (text, "And how do I fix it?"):
         fake.enqueue(FakeStep(text="It reads tokens, then " + "builds a tree " * 100))
         finished = await run_turn(
-            wiring=served(), session_id=session.id, user_text=question, emit=_ignore
+            TurnInput(session_id=session.id, user_text=question),
+            TurnServices(emit=_ignore, wiring=served()),
         )
         assert finished.status == "complete"
     return session.id
@@ -135,7 +136,10 @@ async def test_an_endless_session_is_not_refreshed(fake):
 async def test_with_keep_warm_off_or_nothing_cached_there_is_no_plan(fake, settings):
     session = await new_session()
     fake.enqueue(FakeStep(text="Short."))
-    await run_turn(wiring=served(), session_id=session.id, user_text="Hi", emit=_ignore)
+    await run_turn(
+        TurnInput(session_id=session.id, user_text="Hi"),
+        TurnServices(emit=_ignore, wiring=served()),
+    )
     assert fake.requests[-1].messages  # sent, but too short for the provider to cache
     assert await database_sync_to_async(next_refresh)(session.id, served().runtime) is None
     settings.ACDC_KEEP_WARM = False

@@ -15,7 +15,7 @@ from chat.live.served import served
 from chat.llm.runtime import Runtime
 from chat.session.compaction import compact_session
 from chat.session.keepalive import next_refresh, refresh
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from tests.chat.sockets import new_session
 from tests.serving import install
 
@@ -57,7 +57,8 @@ async def _session(wire: WireFake) -> str:
     for question in QUESTIONS:
         wire.enqueue(ANSWER)
         finished = await run_turn(
-            wiring=served(), session_id=session.id, user_text=question, emit=_ignore
+            TurnInput(session_id=session.id, user_text=question),
+            TurnServices(emit=_ignore, wiring=served()),
         )
         assert finished.status == "complete", finished.error
     return session.id

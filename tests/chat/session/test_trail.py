@@ -14,7 +14,7 @@ from chat.session import SessionContext
 from chat.session.compaction import compact_session
 from chat.session.endless import set_endless
 from chat.session.trail import failing_tests
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.models import CommandRun, Compaction, Message, PendingEdit
 from tests import serving
 from tests.chat.sockets import new_session
@@ -54,11 +54,10 @@ async def turns(session, fake, count: int, prefix: str = "question") -> None:
     for number in range(count):
         fake.enqueue(FakeStep(text=f"answer {prefix} {number}"))
         await run_turn(
-            wiring=served(),
-            session_id=session.id,
-            user_text=f"{prefix} {number}: {FILLER}",
-            emit=ignore,
-            model="acdc/fake",
+            TurnInput(
+                session_id=session.id, user_text=f"{prefix} {number}: {FILLER}", model="acdc/fake"
+            ),
+            TurnServices(emit=ignore, wiring=served()),
         )
 
 
@@ -155,7 +154,8 @@ async def test_the_trail_is_sent_in_endless_mode(fake):
     fake.enqueue(FakeStep(text="- Instructions: keep it short"), FakeStep(text="Managed."))
 
     await run_turn(
-        wiring=served(), session_id=session.id, user_text="now?", emit=ignore, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text="now?", model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served()),
     )
 
     sent = json.dumps(fake.requests[-1].messages)

@@ -17,7 +17,7 @@ from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.session import SessionContext, checkpoints, endless
 from chat.turn.after_turn import after_turn_tasks
-from chat.turn.turns import TurnRejected, run_turn
+from chat.turn.turns import TurnInput, TurnRejected, TurnServices, run_turn
 from history import services
 from history.models import Checkpoint, Message, Session, TokenUsage
 from tests import serving
@@ -37,12 +37,8 @@ async def after(ctx) -> None:
 
 def plain_turn(session_id: str, text: str) -> None:
     async_to_sync(run_turn)(
-        wiring=served(),
-        session_id=session_id,
-        user_text=text,
-        emit=ignore,
-        model="acdc/fake",
-        after=after,
+        TurnInput(session_id=session_id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served(), after=after),
     )
 
 
@@ -88,7 +84,8 @@ async def test_two_turns_at_once_on_one_session_never_interleave(fake):
     async def send(text):
         try:
             return await run_turn(
-                wiring=served(), session_id=session.id, user_text=text, emit=ignore
+                TurnInput(session_id=session.id, user_text=text),
+                TurnServices(emit=ignore, wiring=served()),
             )
         except TurnRejected as exc:
             return str(exc)
@@ -96,7 +93,10 @@ async def test_two_turns_at_once_on_one_session_never_interleave(fake):
     results = await asyncio.gather(send("tab one asks"), send("tab two asks"))
     refusals = [r for r in results if isinstance(r, str)]
     assert len(refusals) == 1 and "already being written" in refusals[0]
-    await run_turn(wiring=served(), session_id=session.id, user_text="and then?", emit=ignore)
+    await run_turn(
+        TurnInput(session_id=session.id, user_text="and then?"),
+        TurnServices(emit=ignore, wiring=served()),
+    )
     rows = await database_sync_to_async(
         lambda: list(Message.objects.filter(session=session).values_list("role", "seq"))
     )()
@@ -119,7 +119,8 @@ async def test_a_dead_workers_lease_expires(fake, settings):
         )
     )()
     finished = await run_turn(
-        wiring=served(), session_id=session.id, user_text="still there?", emit=ignore
+        TurnInput(session_id=session.id, user_text="still there?"),
+        TurnServices(emit=ignore, wiring=served()),
     )
     assert finished.status == "complete"
 
@@ -174,11 +175,8 @@ async def test_after_every_kind_of_turn_a_reload_derives_the_history_the_engine_
     for number in range(5):
         held_by_engine.clear()
         finished = await run_turn(
-            wiring=served(),
-            session_id=session.id,
-            user_text=f"question {number}",
-            emit=ignore,
-            after=remember,
+            TurnInput(session_id=session.id, user_text=f"question {number}"),
+            TurnServices(emit=ignore, wiring=served(), after=remember),
         )
         live = held_by_engine[-1] if held_by_engine else None
         reloaded = await derived()

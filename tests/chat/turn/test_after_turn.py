@@ -10,7 +10,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.session import SessionContext
 from chat.turn import after_turn
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from chat.web.conversation import render_session_event
 from history.models import Checkpoint
 from tests.chat.sockets import new_session
@@ -31,7 +31,10 @@ async def opened(session) -> SessionContext:
 async def talk(session, fake, turns: int) -> None:
     for n in range(turns):
         fake.enqueue(FakeStep(text=f"answer {n}"))
-        await run_turn(wiring=served(), session_id=session.id, user_text=f"{n} {LONG}", emit=ignore)
+        await run_turn(
+            TurnInput(session_id=session.id, user_text=f"{n} {LONG}"),
+            TurnServices(emit=ignore, wiring=served()),
+        )
 
 
 @override_settings(

@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 from chat.llm.fake import FakeStep
 from chat.repo.commands.proposal_state import argv_digest
 from chat.turn.events import ToolCallFinished, ToolCallWaiting
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.models import CommandProposal
 from tests.chat.sockets import WAIT, new_session
 
@@ -40,13 +40,8 @@ class Turn:
 
         self.task = asyncio.create_task(
             run_turn(
-                session_id=session.id,
-                user_text="Run it",
-                emit=emit,
-                model="acdc/fake",
-                wiring=served,
-                commands=served.commands,
-                page_served=True,
+                TurnInput(session_id=session.id, user_text="Run it", model="acdc/fake"),
+                TurnServices(emit=emit, wiring=served, commands=served.commands, page_served=True),
             )
         )
 

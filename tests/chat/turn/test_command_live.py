@@ -19,7 +19,7 @@ from chat.llm.fake import FakeStep
 from chat.repo.commands import declaring
 from chat.repo.commands.livefeed import LIVE_BYTES, LiveOutput
 from chat.turn.events import ToolCallFinished, ToolCallOutput
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from chat.web.fragments import live_output
 from tests.chat.repo.commands_support import PYTHON
 from tests.chat.sockets import WAIT, new_session
@@ -39,13 +39,8 @@ async def page_turn(served, fake, root, argv: list[str], session=None) -> list:
 
     async with asyncio.timeout(WAIT * 4):
         await run_turn(
-            session_id=session.id,
-            user_text="Run it",
-            emit=emit,
-            model="acdc/fake",
-            wiring=served,
-            commands=served.commands,
-            page_served=True,
+            TurnInput(session_id=session.id, user_text="Run it", model="acdc/fake"),
+            TurnServices(emit=emit, wiring=served, commands=served.commands, page_served=True),
         )
     return [e for e in events if isinstance(e, ToolCallOutput | ToolCallFinished)]
 

@@ -23,7 +23,7 @@ from chat.repo.commands import declaring
 from chat.repo.commands.runner import CommandRuns
 from chat.repo.commands.sandbox import Sandbox
 from chat.turn.events import ToolCallFinished, ToolCallStarted
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.models import CommandProposal, CommandRun
 from tests.chat.repo.commands_support import (
     PYTHON,
@@ -48,12 +48,8 @@ async def turn(session, text: str, commands: CommandRuns | None = None) -> list:
         events.append(event)
 
     await run_turn(
-        wiring=served(),
-        session_id=session.id,
-        user_text=text,
-        emit=emit,
-        model="acdc/fake",
-        commands=commands,
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=emit, wiring=served(), commands=commands),
     )
     return events
 
@@ -168,11 +164,8 @@ async def test_stop_kills_a_running_command_and_its_child(fake, served_root):
 
     task = asyncio.create_task(
         run_turn(
-            wiring=served(),
-            session_id=session.id,
-            user_text="Start it",
-            emit=emit,
-            model="acdc/fake",
+            TurnInput(session_id=session.id, user_text="Start it", model="acdc/fake"),
+            TurnServices(emit=emit, wiring=served()),
         )
     )
     await running.wait()

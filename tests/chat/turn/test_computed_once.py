@@ -23,7 +23,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo import sessionsets
 from chat.session import SessionContext
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from contextcore.manager import ContextManager
 from contextcore.prompt.assembly import PromptAssembler
 from history import services
@@ -199,11 +199,8 @@ def test_an_attached_image_is_read_once_for_its_turn(fake):
 
     with CaptureQueriesContext(connection) as captured:
         async_to_sync(run_turn)(
-            wiring=served(),
-            session_id=session.id,
-            user_text="What is this?",
-            emit=ignore,
-            images=(image.sha256,),
+            TurnInput(session_id=session.id, user_text="What is this?", images=(image.sha256,)),
+            TurnServices(emit=ignore, wiring=served()),
         )
 
     reads = [q["sql"] for q in captured.captured_queries if _reads_images(q["sql"])]

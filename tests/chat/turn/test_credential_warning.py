@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from chat.live.served import served
 from chat.repo import credentials, sessionsets
 from chat.turn.events import TurnNotice, TurnStarted
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history import services
 from history.models import Message
 from tests import serving
@@ -36,7 +36,8 @@ def turn(session_id: str, text: str) -> list:
         events.append(event)
 
     async_to_sync(run_turn)(
-        wiring=served(), session_id=session_id, user_text=text, emit=emit, model="acdc/fake"
+        TurnInput(session_id=session_id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=emit, wiring=served()),
     )
     return events
 

@@ -11,7 +11,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo import edittools, sessionsets
 from chat.turn.after_turn import after_turn_tasks
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from chat.web.edits.cards import render_edits
 from contextcore.models import ModelFacts
 from history.models import Message, PendingEdit, Session
@@ -56,12 +56,8 @@ async def turn(session_id: str, text: str):
         await after_turn_tasks(ctx, ignore, start_delay=0)
 
     return await run_turn(
-        wiring=served(),
-        session_id=session_id,
-        user_text=text,
-        emit=ignore,
-        model="acdc/fake",
-        after=after,
+        TurnInput(session_id=session_id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served(), after=after),
     )
 
 

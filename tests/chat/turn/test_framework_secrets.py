@@ -13,7 +13,7 @@ from django.test import override_settings
 from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.mentions import Mention
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from tests.chat.repo.test_credentials import DJANGO_KEY, PRODUCTION_KEY
 from tests.chat.sockets import new_session
 
@@ -56,14 +56,8 @@ async def turn(session, text: str, **kwargs) -> None:
     async def emit(event) -> None:
         pass
 
-    await run_turn(
-        wiring=served(),
-        session_id=session.id,
-        user_text=text,
-        emit=emit,
-        model="acdc/fake",
-        **kwargs,
-    )
+    sent = TurnInput(session.id, text, model="acdc/fake", **kwargs)
+    await run_turn(sent, TurnServices(emit=emit, wiring=served()))
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from chat.repo.repomap import engine
 from chat.repo.repomap.builder import RepoMaps
 from chat.session import Wired
 from chat.turn.events import TurnNotice
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.models import Message
 from tests.chat.sockets import WAIT, new_session
 
@@ -68,11 +68,8 @@ async def test_the_first_message_is_told_and_answered_while_the_map_is_read(huge
         warming = maps.warm_in_background(huge)
         sent = time.monotonic()
         turn = run_turn(
-            wiring=Wired(served().runtime, maps, served().repository),
-            session_id=session.id,
-            user_text="What is in pkg7?",
-            emit=watch,
-            model="acdc/fake",
+            TurnInput(session_id=session.id, user_text="What is in pkg7?", model="acdc/fake"),
+            TurnServices(emit=watch, wiring=Wired(served().runtime, maps, served().repository)),
         )
         running = asyncio.create_task(turn)
         answered, _ = await asyncio.wait({running}, timeout=WAIT * 4)  # only a broken build
@@ -117,12 +114,12 @@ async def test_a_turn_the_server_stops_while_it_waits_for_the_map_stores_its_end
         try:
             warming = maps.warm_in_background(root)
             turn = run_turn(
-                wiring=Wired(served().runtime, maps, served().repository),
-                session_id=session.id,
-                user_text="Hi",
-                emit=watch,
-                model="acdc/fake",
-                stopping=lambda: True,  # SIGTERM: the turn host's close has begun
+                TurnInput(session_id=session.id, user_text="Hi", model="acdc/fake"),
+                TurnServices(
+                    emit=watch,
+                    wiring=Wired(served().runtime, maps, served().repository),
+                    stopping=lambda: True,
+                ),
             )
             running = asyncio.create_task(turn)
             await asyncio.wait_for(told.wait(), WAIT)  # the turn now waits for the map

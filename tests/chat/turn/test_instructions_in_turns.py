@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from chat.live.served import served
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history import services
 from history.models import Message, Session
 
@@ -30,7 +30,8 @@ async def ignore(event) -> None:
 
 def turn(session: Session, fake, text: str) -> list[dict]:
     async_to_sync(run_turn)(
-        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served()),
     )
     return fake.requests[-1].messages
 
@@ -104,7 +105,8 @@ def test_a_change_on_disk_reaches_the_next_request(fake, served_root):
 def test_the_dry_run_report_names_the_instructions_files_with_their_tokens(served_root):
     session = services.session_create(repository=str(served_root), model="acdc/dry-run")
     finished = async_to_sync(run_turn)(
-        wiring=served(), session_id=session.id, user_text="hi", emit=ignore, model="acdc/dry-run"
+        TurnInput(session_id=session.id, user_text="hi", model="acdc/dry-run"),
+        TurnServices(emit=ignore, wiring=served()),
     )
     assert finished.status == "complete"
     listed = [line for line in finished.text.splitlines() if "Project instructions" in line]

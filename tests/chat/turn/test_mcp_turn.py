@@ -20,7 +20,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.mcp import servers
 from chat.turn.events import ToolCallFinished
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,13 +36,8 @@ async def turn(session, text: str, **options) -> list:
     async def emit(event) -> None:
         events.append(event)
 
-    await run_turn(
-        wiring=served(),
-        session_id=session.id,
-        user_text=text,
-        emit=emit,
-        **{"model": "acdc/fake", **options},
-    )
+    sent = TurnInput(session.id, text, **{"model": "acdc/fake", **options})
+    await run_turn(sent, TurnServices(emit=emit, wiring=served()))
     return events
 
 

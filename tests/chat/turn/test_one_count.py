@@ -18,7 +18,7 @@ from chat.live.frames import finished_frame
 from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.turn.events import HudUpdate
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from tests.chat.sockets import new_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,7 +31,8 @@ async def turn(session, text: str, model: str):
         events.append(event)
 
     finished = await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=emit, model=model
+        TurnInput(session_id=session.id, user_text=text, model=model),
+        TurnServices(emit=emit, wiring=served()),
     )
     hud = next(e.hud for e in events if isinstance(e, HudUpdate))
     return finished, render_to_string("chat/_hud.html", {"hud": hud})

@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async
 from chat.live.protocol import parse_frame
 from chat.live.served import served
 from chat.repo import outlines, sessionsets
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from contextcore.prompt.revisions import read_current_files
 from tests import serving
 from tests.chat.sockets import new_session
@@ -42,7 +42,8 @@ async def ignore(event) -> None:
 
 async def current(session, fake, text: str) -> dict[str, str]:
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served()),
     )
     return read_current_files(fake.requests[-1].messages)
 

@@ -12,7 +12,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.turn import reply
 from chat.turn.events import TurnDelta
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.models import Message
 from history.search import search_messages
 from history.stream.parts import StreamPart
@@ -55,7 +55,8 @@ async def test_a_reply_saved_at_every_chunk_reaches_the_index_once(
             saved_while_streaming.append(parts)
 
     finished = await run_turn(
-        wiring=served(), session_id=session.id, user_text="Tell me a story", emit=emit
+        TurnInput(session_id=session.id, user_text="Tell me a story"),
+        TurnServices(emit=emit, wiring=served()),
     )
     assert finished.status == "complete" and finished.text == ANSWER
     assert max(saved_while_streaming) >= 10  # the reply was saved again and again

@@ -16,7 +16,7 @@ from chat.repo.repomap import engine
 from chat.repo.repomap.builder import RepoMaps
 from chat.session import Wired
 from chat.turn.events import TurnNotice
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from tests import serving
 from tests.chat.repo.polyglot import FILES
 from tests.chat.sockets import new_session
@@ -46,7 +46,8 @@ async def ignore(event) -> None:
 
 async def turn(session, fake, text: str) -> list[dict]:
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served()),
     )
     return fake.requests[-1].messages
 
@@ -137,11 +138,8 @@ async def test_a_turn_during_the_start_up_build_says_so_and_waits_for_the_map(ro
     try:
         maps.warm_in_background(root)
         turn = run_turn(
-            wiring=Wired(served().runtime, maps, served().repository),
-            session_id=session.id,
-            user_text="Hi",
-            emit=watch,
-            model="acdc/fake",
+            TurnInput(session_id=session.id, user_text="Hi", model="acdc/fake"),
+            TurnServices(emit=watch, wiring=Wired(served().runtime, maps, served().repository)),
         )
         running = asyncio.create_task(turn)
         # the notice comes first; a turn that ended without one fails below, not hangs

@@ -11,7 +11,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.session.endless import set_endless
 from chat.turn.events import TurnFinished
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from chat.web.conversation import conversation_items, render_conversation
 from history import services
 from history.models import Session
@@ -38,7 +38,8 @@ async def turn(session, text: str) -> TurnFinished:
         events.append(event)
 
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=keep, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=keep, wiring=served()),
     )
     [finished] = [e for e in events if isinstance(e, TurnFinished)]
     return finished

@@ -11,7 +11,7 @@ from django.conf import settings
 from chat.live.served import served
 from chat.repo import sessionsets
 from chat.repo.indexing import discover_file, record_toolcall
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from contextcore.prompt.revisions import read_current_files
 from history.models import SessionObject
 from tests import serving
@@ -26,7 +26,8 @@ async def ignore(event) -> None:
 
 async def turn(session, fake, text: str) -> str:
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served()),
     )
     return json.dumps(fake.requests[-1].messages)
 

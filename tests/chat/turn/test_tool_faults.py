@@ -15,7 +15,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.turn import toolrounds
 from chat.turn.events import ToolCallFinished, TurnFinished
-from chat.turn.turns import FAILED, run_turn
+from chat.turn.turns import FAILED, TurnInput, TurnServices, run_turn
 from history.models import Message
 from tests.chat.sockets import new_session
 
@@ -31,7 +31,8 @@ async def turn(session, text: str) -> tuple[TurnFinished, list]:
         events.append(event)
 
     finished = await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=emit, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=emit, wiring=served()),
     )
     return finished, events
 

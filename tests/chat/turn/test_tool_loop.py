@@ -19,7 +19,7 @@ from chat.turn.events import (
     TurnFinished,
     TurnNotice,
 )
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.models import Message
 from tests import serving
 from tests.chat.sockets import connect, frames_until, new_session, send
@@ -39,7 +39,8 @@ async def turn(session, text: str) -> list:
         events.append(event)
 
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=emit, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=emit, wiring=served()),
     )
     return events
 

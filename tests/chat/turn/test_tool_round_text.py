@@ -13,7 +13,7 @@ import pytest
 
 from chat.live.served import served
 from chat.llm.client import LiteLLMClient
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from tests.chat.llm.openai_server import answer, tool_call_answer
 from tests.chat.sockets import new_session
 
@@ -31,12 +31,8 @@ async def ask(server, text: str):
 
     client = LiteLLMClient(api_base=server.url, give_up_after=30.0, backoff_base=0.01)
     return await run_turn(
-        wiring=served(),
-        session_id=session.id,
-        user_text=text,
-        emit=emit,
-        model=MODEL,
-        client=client,
+        TurnInput(session_id=session.id, user_text=text, model=MODEL),
+        TurnServices(emit=emit, wiring=served(), client=client),
     )
 
 

@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async
 from chat.live.served import served
 from chat.llm.client import LiteLLMClient
 from chat.turn.events import TurnDelta, TurnFinished, TurnNotice
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from chat.web.conversation import conversation_items
 from history.models import Message
 from tests.chat.llm.openai_server import answer, error, hang
@@ -29,12 +29,8 @@ async def ask(server, text: str = "question", give_up_after: float = 30.0):
 
     client = LiteLLMClient(api_base=server.url, give_up_after=give_up_after, backoff_base=0.01)
     finished = await run_turn(
-        wiring=served(),
-        session_id=session.id,
-        user_text=text,
-        emit=emit,
-        model="openai/x",
-        client=client,
+        TurnInput(session_id=session.id, user_text=text, model="openai/x"),
+        TurnServices(emit=emit, wiring=served(), client=client),
     )
     rows = await database_sync_to_async(
         lambda: list(Message.objects.filter(session=session).order_by("seq"))

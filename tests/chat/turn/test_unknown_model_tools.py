@@ -14,7 +14,7 @@ from chat.llm.client import LiteLLMClient
 from chat.llm.facts import ModelSettings, model_facts
 from chat.llm.runtime import Runtime
 from chat.turn.events import TurnNotice
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from contextcore.llm import BadRequestError, ContextWindowExceededError
 from tests.chat.llm.openai_server import answer, error
 from tests.chat.sockets import new_session
@@ -38,12 +38,8 @@ async def ask(server, session, text: str) -> tuple[object, list[object]]:
 
     client = LiteLLMClient(api_base=server.url, give_up_after=30.0, backoff_base=0.01)
     finished = await run_turn(
-        wiring=served(),
-        session_id=session.id,
-        user_text=text,
-        emit=emit,
-        model=MODEL,
-        client=client,
+        TurnInput(session_id=session.id, user_text=text, model=MODEL),
+        TurnServices(emit=emit, wiring=served(), client=client),
     )
     return finished, events
 

@@ -10,7 +10,7 @@ from django.conf import settings
 from chat.live.served import served
 from chat.llm import costmap
 from chat.llm.costmap import ModelListings, cost_map_models
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from chat.web import views_model
 from chat.web.views_model import SWITCH_NOTICE, model_suggestions
 from history import services
@@ -87,10 +87,14 @@ def test_it_rejects_other_methods_and_unknown_sessions(client):
 @pytest.mark.django_db(transaction=True)
 def test_the_next_turn_uses_the_model_chosen(client, fake):
     session = _session("acdc/dry-run")
-    async_to_sync(run_turn)(wiring=served(), session_id=session.id, user_text="first", emit=_ignore)
+    async_to_sync(run_turn)(
+        TurnInput(session_id=session.id, user_text="first"),
+        TurnServices(emit=_ignore, wiring=served()),
+    )
     client.post(f"/s/{session.id}/model/", {"model": "acdc/fake", "shown": "acdc/dry-run"})
     async_to_sync(run_turn)(
-        wiring=served(), session_id=session.id, user_text="second", emit=_ignore
+        TurnInput(session_id=session.id, user_text="second"),
+        TurnServices(emit=_ignore, wiring=served()),
     )
 
     replies = Message.objects.filter(session=session, role="assistant").order_by("seq")

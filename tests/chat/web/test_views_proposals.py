@@ -20,7 +20,7 @@ from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.commands import answering, declaring
 from chat.turn.events import ToolCallFinished
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from chat.web import proposals
 from chat.web.broadcast import session_group
 from chat.web.conversation import conversation_items
@@ -49,7 +49,8 @@ async def proposed(fake, argv: list[str], reason: str = "to see it work") -> tup
         events.append(event)
 
     await run_turn(
-        session_id=session.id, user_text="Check it", emit=emit, model="acdc/fake", wiring=served()
+        TurnInput(session_id=session.id, user_text="Check it", model="acdc/fake"),
+        TurnServices(emit=emit, wiring=served()),
     )
     row = await database_sync_to_async(CommandProposal.objects.get)(session=session)
     [finished] = [e for e in events if isinstance(e, ToolCallFinished)]

@@ -71,9 +71,10 @@ def _replies(database: Path) -> list[tuple[str, str]]:
 
 
 async def _ended(database: Path) -> tuple[str, str]:
-    """The reply's row once it no longer says streaming (the server retries the store)."""
+    """The reply's row once it is stored and no longer says streaming (the server retries
+    the store; the row may not be there before it)."""
     deadline = time.monotonic() + SLOW / 1000
-    while (found := _replies(database)[-1])[0] == "streaming":
+    while (found := (_replies(database) or [("streaming", "")])[-1])[0] == "streaming":
         assert time.monotonic() < deadline, f"the reply still streaming after {SLOW} ms"
         await asyncio.sleep(0.1)  # a poll of the stored row, not a wait for a guess
     return found

@@ -214,10 +214,11 @@ async def new_session(http: aiohttp.ClientSession, url: str) -> str:
     return found.group(1)
 
 
-def http_client(token: str = TOKEN) -> aiohttp.ClientSession:
+def http_client(token: str = TOKEN, connections: int = 100) -> aiohttp.ClientSession:
     """Cookies for 127.0.0.1 too (aiohttp keeps none for IP addresses unless told), and the
-    access token on every request and websocket handshake."""
+    access token on every request and websocket handshake; `connections` 0: no limit."""
     return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=connections),
         cookie_jar=aiohttp.CookieJar(unsafe=True),
         trust_env=False,
         headers={"Authorization": f"Bearer {token}"},

@@ -160,7 +160,7 @@ def _add_assembly_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_turn_options(parser: argparse.ArgumentParser) -> None:
-    parts = ("cpu", "storage", "stream", "kill", "load", "oneline")
+    parts = ("cpu", "storage", "stream", "kill", "load", "oneline", "scale")
     parser.add_argument("--part", action="append", choices=parts, help="repeatable; default all")
     parser.add_argument("--trials", type=int, help="kill -9 trials (default 12)")
     parser.add_argument("--sessions", type=int, help="load: sessions (default 100)")
@@ -169,7 +169,14 @@ def _add_turn_options(parser: argparse.ArgumentParser) -> None:
         "--setup",
         action="append",
         choices=("sqlite", "pg1", "pg2"),
-        help="load: SQLite, or PostgreSQL + Redis with 1 or 2 workers (default sqlite, pg2)",
+        help="load, scale: SQLite, or PostgreSQL + Redis with 1 or 2 workers "
+        "(default sqlite, pg2; scale: all three)",
+    )
+    parser.add_argument("--scale-sessions", type=int, help="scale: sessions (default 16)")
+    parser.add_argument("--scale-turns", type=int, help="scale: turns each (default 8)")
+    parser.add_argument("--scale-rounds", type=int, help="scale: rounds (default 2)")
+    parser.add_argument(
+        "--scale-shape", action="append", choices=("paced", "cpu"), help="scale: default both"
     )
     parser.add_argument(
         "--stream-size", action="append", type=float, help="stream: reply KB (default 15, 60)"

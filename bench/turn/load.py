@@ -30,6 +30,7 @@ from bench.live_server import (
     ChatSocket,
     TurnOutcome,
     Worker,
+    http_client,
     new_session,
     server_environ,
     service_cpu_seconds,
@@ -154,9 +155,7 @@ def _service_counters(extra: dict[str, str]) -> dict[str, int]:
 
 async def _drive(workers: list[Worker], setup: Setup, sessions: int, turns: int) -> LoadResult:
     result = LoadResult(setup, sessions, turns)
-    connector = aiohttp.TCPConnector(limit=0)
-    jar = aiohttp.CookieJar(unsafe=True)
-    async with aiohttp.ClientSession(connector=connector, cookie_jar=jar) as http:
+    async with http_client(connections=0) as http:
         await asyncio.gather(*(_warm_up(http, w.url) for w in workers))
         urls = [workers[n % len(workers)].url for n in range(sessions)]
         ids = [await new_session(http, url) for url in urls]

@@ -1,6 +1,6 @@
 """`acdc bench turn`: what a chat turn costs the server, on disk, on the wire, under load.
 
-Five parts, each runnable alone with `--part` (repeatable; all by default):
+Seven parts, each runnable alone with `--part` (repeatable; all by default):
 (a) `cpu`: CPU and SQL statements per plain turn by session size and selected files
     (`turn_cost`, in this process); (b) `storage`: database bytes per message and bytes
     written per turn as a session grows, without and with compaction (`turn_storage`, a
@@ -9,7 +9,9 @@ Five parts, each runnable alone with `--part` (repeatable; all by default):
     kill -9 the server mid-answer and compare the stored answer with what was shown
     (`turn_kill`); (e) `load`: sessions chatting at once over websockets, SQLite with one
     worker against PostgreSQL + Redis with one and two (`turn_load`); (f) `oneline`: a
-    one-line reply's turn beside the bare relays, CPU and bytes written (`turn_oneline`).
+    one-line reply's turn beside the bare relays, CPU and bytes written (`turn_oneline`);
+    (g) `scale`: 1 vs 2 workers for paced (provider-bound) and for CPU-bound turns, SQLite
+    with one worker beside them (`bench.turn.scale`).
 The report names the machine and its load average at the start and the end. Everything
 runs in a temporary folder, and PostgreSQL gets a database of the run's own
 (`acdc_bench_turn_<pid>`). Figures, never assertions.
@@ -35,12 +37,14 @@ from bench.turn.cost import CostSpec, cost_markdown, measure_costs
 from bench.turn.kill import kill_data, kill_markdown, run_trials
 from bench.turn.load import LoadResult, Setup, load_markdown, run_load
 from bench.turn.oneline import goal_line, oneline
+from bench.turn.scale import run_scale, scale_markdown
 from bench.turn.storage import QUICK as STORAGE_QUICK
 from bench.turn.storage import StorageSpec, storage_markdown, storage_rows
 
-PARTS = ("cpu", "storage", "stream", "kill", "load", "oneline")
+PARTS = ("cpu", "storage", "stream", "kill", "load", "oneline", "scale")
 SETUPS = ("sqlite", "pg1", "pg2")
 DEFAULT_SETUPS = ("sqlite", "pg2")
+SCALE_SETUPS = ("sqlite", "pg1", "pg2")
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 TITLES = {
@@ -50,6 +54,7 @@ TITLES = {
     "kill": "(d) kill -9 mid-answer",
     "load": "(e) Many sessions at once",
     "oneline": "(f) A one-line turn beside the relays",
+    "scale": "(g) One worker or two, paced and CPU-bound turns",
 }
 
 
@@ -174,6 +179,16 @@ def _oneline(args: argparse.Namespace, folder: Path) -> tuple[str, Any]:
     return f"{head}\n\n{_rows_table(rows)}\n\n{goal_line(rows)}", rows
 
 
+def _scale(args: argparse.Namespace, folder: Path) -> tuple[str, Any]:
+    sessions = args.scale_sessions or (2 if args.quick else 16)
+    turns = args.scale_turns or (1 if args.quick else 8)
+    extra = tuple(tuple(item.split("=", 1)) for item in args.server_env)
+    setups = [_setup(name, args, extra) for name in args.setup or SCALE_SETUPS]
+    rounds = args.scale_rounds or (1 if args.quick else 2)
+    rows = run_scale(folder, setups, sessions, turns, rounds, tuple(args.scale_shape or ()))
+    return scale_markdown(rows, sessions, turns), rows
+
+
 _PARTS = {
     "cpu": _cpu,
     "storage": _storage,
@@ -181,4 +196,5 @@ _PARTS = {
     "kill": _kill,
     "load": _load_part,
     "oneline": _oneline,
+    "scale": _scale,
 }

@@ -26,6 +26,7 @@ from django.template.loader import render_to_string
 
 from chat.live.turnhost import LocalTabs, TurnHost
 from chat.session import keepalive
+from chat.turn import faults
 from chat.web.broadcast import session_group
 from chat.web.fragments import render_hud
 
@@ -91,8 +92,12 @@ class Warmer:
                     await _announce(session_id, done)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            log.exception("keeping the cache of session %s warm failed", session_id)
+        except Exception as exc:
+            fault = faults.fault_of(exc)  # a database or Redis outage: one line, and stop
+            if fault is None:
+                log.exception("keeping the cache of session %s warm failed", session_id)
+            else:
+                log.warning("keeping session %s warm stopped: %s", session_id, fault.line())
         finally:
             if self._loops.get(session_id) is me:
                 del self._loops[session_id]

@@ -67,8 +67,8 @@ class Fault:
                 f"DATABASE_URL) and {then}."
             )
         return (
-            f"Redis is unreachable ({self.detail}): start it again (or check REDIS_URL); "
-            "the page reconnects by itself."
+            f"The live channel (Redis) is unreachable ({self.detail}): start Redis again (or "
+            "check REDIS_URL); the page reconnects when it is back."
         )
 
 
@@ -89,8 +89,8 @@ def is_fault(exc: BaseException | None) -> bool:
 
 
 def _one(exc: BaseException) -> Fault | None:
-    if _from_redis(exc):
-        return Fault("redis", detail=_first_line(exc))
+    if _from_redis(exc):  # redis-py says the address, then the same again at length
+        return Fault("redis", detail=_first_line(exc).split(". ")[0].rstrip("."))
     if isinstance(exc, OSError):
         return _os(exc)
     if isinstance(exc, sqlite3.DatabaseError):

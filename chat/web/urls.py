@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from chat.web import views, views_commands, views_context, views_mcp, views_model
+from chat.web import views, views_commands, views_context, views_live, views_mcp, views_model
 from chat.web.branches import views as views_branches
 from chat.web.edits import commit_view
 from chat.web.edits import views as views_edits
@@ -12,6 +12,7 @@ app_name = "chat"
 urlpatterns = [
     path("", views.index, name="index"),
     path("s/new/", views.session_new, name="session_new"),
+    path("live/", views_live.live_probe, name="live_probe"),
     path("s/<str:session_id>/", views.session_page, name="session"),
     path("s/<str:session_id>/images/", views.image_upload, name="image_upload"),
     path("s/<str:session_id>/tools/", views_context.session_tools, name="session_tools"),

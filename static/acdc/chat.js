@@ -246,11 +246,39 @@
       send.disabled = !connected;
       send.title = connected ? "Send (Enter)" : "Connecting…";
     }
-    if (status && (!connected || status.textContent.trim().startsWith("Connect")) && !sendWhenConnected) {
+    const told = status && status.dataset.cause;  // the probe's line stays until it opens
+    if (status && connected && told) delete status.dataset.cause;
+    if (status && (connected ? told || status.textContent.trim().startsWith("Connect") : !told) && !sendWhenConnected) {
       status.textContent = connected ? "Connected." : "Connection lost, reconnecting…";
     }
   }
+
+  // A socket refused or closed by the server gives the page no reason: ask the server
+  // whether it reaches its live channel (Redis); while it does not, the status line says
+  // so in the server's words until a try of the socket opens.
+  let socketOpen = false;
+  async function whyClosed() {
+    const workspace = document.querySelector("[data-live-url]");
+    const status = document.getElementById("status-line");
+    if (!workspace || !status) return;
+    let line = "";
+    try {
+      const answer = await fetch(workspace.dataset.liveUrl, { headers: { "HX-Request": "true" } });
+      if (answer.status === 503) line = (await answer.text()).trim();
+    } catch (error) {
+      line = "The server is not answering; the page reconnects when it is back.";
+    }
+    if (socketOpen) return;  // a try opened meanwhile
+    if (line) {
+      status.dataset.cause = "live";
+      status.textContent = line;
+    } else if (status.dataset.cause) {
+      delete status.dataset.cause;
+      status.textContent = "Connection lost, reconnecting…";
+    }
+  }
   document.addEventListener("htmx:wsOpen", () => {
+    socketOpen = true;
     setConnected(true);
     if (sendWhenConnected && input() && input().value.trim() && !streaming()) {
       sendWhenConnected = false;
@@ -259,7 +287,12 @@
       document.getElementById("composer").requestSubmit();
     }
   });
-  document.addEventListener("htmx:wsClose", () => setConnected(false));
+  document.addEventListener("htmx:wsClose", (event) => {
+    socketOpen = false;
+    setConnected(false);
+    const closed = event.detail && event.detail.event;
+    if (closed && [1006, 1011, 1012, 1013].includes(closed.code)) whyClosed();
+  });
 
   // While the history is being compacted the composer waits: the next message would be
   // answered from a history that is about to change.

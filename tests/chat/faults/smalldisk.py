@@ -38,13 +38,13 @@ class SmallDisk:
 
     def fill(self) -> None:
         """Write until the disk refuses: every byte of it is taken."""
-        with self.filler.open("ab") as out:
-            try:
+        try:  # the close's flush of what the buffer still held may be refused too
+            with self.filler.open("ab") as out:
                 while True:
                     out.write(b"\0" * 65536)
                     out.flush()
-            except OSError:
-                pass
+        except OSError:
+            pass
         for extra in range(64):  # the last partial blocks
             try:
                 with (self.folder / f"filler-{extra}").open("wb") as out:

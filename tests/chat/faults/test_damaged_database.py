@@ -114,5 +114,12 @@ async def test_pages_damaged_mid_stream_end_the_reply_in_one_line(damage, fake, 
     assert reply.error.startswith(f"The database {damage.path} is damaged")
     lease = await sync_to_async(lambda: Session.objects.get(pk=session.pk).turn_owner)()
     assert lease == ""
+    fake.enqueue(FakeStep(text="Back."))  # the file whole again: the next message works
+    await send(ws, message="And now?")
+    await frames_until(ws, 'data-status="complete"')
+    assert [(r.role, r.content) for r in (await stored(session))[-2:]] == [
+        ("user", "And now?"),
+        ("assistant", "Back."),
+    ]
     assert _tracebacks(caplog) == []
     await ws.disconnect()

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 from channels.layers import get_channel_layer
-from django.test import override_settings
+from django.test import AsyncClient, override_settings
 
 from acdc.asgi import application
 from acdc.env import channel_layers
@@ -89,7 +89,7 @@ async def test_redis_killed_mid_stream_the_tab_is_told_and_the_turn_ends_complet
     await send(ws, message="Write a lot.")
     await frames_until(ws, "word0")
     redis.kill()
-    await frames_until(ws, "Redis is unreachable")
+    await frames_until(ws, "(Redis) is unreachable")
     assert (await ws.receive_output())["code"] == 1013
     assert served.tabs.of(session.id) == {}  # the turn streams to no dead socket
     # The page's tries while Redis stays down are refused before the socket opens: no line
@@ -109,3 +109,19 @@ async def test_redis_killed_mid_stream_the_tab_is_told_and_the_turn_ends_complet
     assert (await stored(session))[-1].content == "Back."
     assert [r.getMessage() for r in caplog.records if r.exc_info] == []
     await ws.disconnect()
+
+
+async def test_the_live_probe_tells_a_page_whether_redis_answers(redis):
+    """What a page asks when its socket is refused: 503 with the one line while Redis is
+    down, 204 once it is back (a fresh page while Redis is down says why, not just that
+    the connection was lost)."""
+    client = AsyncClient()
+    assert (await client.get("/live/")).status_code == 204
+    redis.kill()
+    down = await client.get("/live/")
+    assert down.status_code == 503
+    line = down.content.decode()
+    assert line.startswith("The live channel (Redis) is unreachable (")
+    assert "REDIS_URL" in line and line.endswith("the page reconnects when it is back.")
+    redis.start()
+    assert (await client.get("/live/")).status_code == 204

@@ -194,6 +194,7 @@ def hud_data(
     return {
         "model": facts.name,
         "window": window,
+        "tool_tokens": facts.tool_tokens,
         "calibration": calibrated_budget(facts),
         "total": total,
         "percent": round(percent, 1),

@@ -51,3 +51,13 @@ def test_without_calibration_the_hud_says_nothing_of_it():
     assert hud["calibration"] is None
     assert "calibrated" not in render_to_string("chat/_hud.html", {"hud": hud})
     assert shift(1.0, 100, 100) is None
+
+
+def test_the_hud_names_the_tool_definitions_every_request_carries():
+    # The window has them taken off; without this line the HUD's total reads ~1,400
+    # tokens less than the request the person pays for.
+    html = render_to_string("chat/_hud.html", {"hud": _hud(replace(WINDOW_32K, tool_tokens=1_234))})
+    assert "+ 1,234 tokens of tool definitions in every request" in html
+    assert "tool definitions in every" not in render_to_string(
+        "chat/_hud.html", {"hud": _hud(WINDOW_32K)}
+    )

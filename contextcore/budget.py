@@ -29,7 +29,6 @@ SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("history", priority=1, share=0.25),
     SectionSpec("current_message", priority=6, share=0.05),
 )
-SECTION_NAMES = tuple(spec.name for spec in SECTIONS)
 
 
 def section_breakdown(used: Mapping[str, int], input_budget: int) -> dict[str, dict[str, int]]:

@@ -28,10 +28,6 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
-    @property
-    def cache_hit_share(self) -> float:
-        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
-
     def __add__(self, other: Usage) -> Usage:
         """Two requests' usage together (a tool loop's rounds are billed one by one)."""
         return Usage(

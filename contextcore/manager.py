@@ -117,18 +117,6 @@ class ContextManager(BudgetLayers):
         finally:
             self._history = saved
 
-    def pin_message(self, message_id: str, pinned: bool = True) -> bool:
-        """Keep a message verbatim through compaction (seed 002); False if not in history."""
-        found = False
-        for entry in self._history:
-            if message_id and entry.get("id") == message_id:
-                found = True
-                if pinned:
-                    entry["pinned"] = True
-                else:
-                    entry.pop("pinned", None)
-        return found
-
     def clear_history(self) -> None:
         self._history = []
         self.stability.purge_history()

@@ -18,7 +18,6 @@ from types import MappingProxyType
 from typing import Any
 
 HEADROOM, SUMMARIES, GROUNDING = "headroom", "summaries", "grounding"
-PART_ORDER = (HEADROOM, SUMMARIES, GROUNDING)
 # What the HUD offers for each weak part ("grounding" opens the settings toggle). A full
 # window whose history is the smaller part asks for "files" (fewer or outlined) instead.
 ACTIONS = MappingProxyType({HEADROOM: "compact", SUMMARIES: "rollback", GROUNDING: "grounding"})

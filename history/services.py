@@ -15,7 +15,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from history.models import Message, Session, TokenUsage
-from history.stream.parts import StreamPart, end_streaming
+from history.stream.parts import StreamPart
 
 MAX_SEQ_RETRIES = 20
 
@@ -87,22 +87,9 @@ def message_finish(
 INTERRUPTED_NOTE = "The server stopped while this reply streamed; the text shown is what was kept."
 
 
-def mark_interrupted(*, session: Session, live_turn: str = "") -> int:
-    """Replies left streaming by a server that stopped (no live turn holds them) end as
-    interrupted, with their text, so a reload tells the truth."""
-    rows = Message.objects.filter(session=session, status=Message.Status.STREAMING)
-    if live_turn:
-        rows = rows.exclude(turn_id=live_turn)
-    return end_streaming(rows, INTERRUPTED_NOTE)
-
-
 def session_touch(*, session_id: str) -> None:
     """Make a session the repository's newest: the one `/` and auto-restore open."""
     Session.objects.filter(pk=session_id).update(updated_at=timezone.now())
-
-
-def session_save_context_state(*, session_id: str, state: dict[str, Any]) -> None:
-    Session.objects.filter(pk=session_id).update(context_state=state, updated_at=timezone.now())
 
 
 def title_from(content: str) -> str:

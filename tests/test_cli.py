@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from contextcore.prompt.revisions import read_current_files
 from tests.cli_inprocess import cli_fixture  # noqa: F401 (the `cli` fixture)
+from tests.current_files import read_current_files
 
 in_process = pytest.mark.django_db(transaction=True)  # the command's threads see its rows
 

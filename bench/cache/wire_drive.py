@@ -105,10 +105,9 @@ class Responder:
 
 @dataclass
 class Drive:
-    """What happened: turn outcomes that were not "complete", refreshes seen by the tab."""
+    """What happened: turn outcomes that were not "complete", and how long it took."""
 
     failures: list[str] = field(default_factory=list)
-    refreshes_seen: int = 0
     seconds: float = 0.0
     turn_seconds: list[float] = field(default_factory=list)
 
@@ -192,9 +191,7 @@ async def _play(
         await _select(tab, selected, "initial")
         for index, turn in enumerate(session.turns):
             arrives = clock.now() + turn.seconds_before
-            drive.refreshes_seen += await _keep_warm(
-                http, url, tab, session_id, data, clock, arrives, model
-            )
+            await _keep_warm(http, url, tab, session_id, data, clock, arrives, model)
             clock.move_to(arrives)
             for path, text in turn.edits.items():
                 write_file(repo, path, text, clock.now())
@@ -258,17 +255,14 @@ async def _keep_warm(
     clock: VirtualClock,
     until: float,
     model: str,
-) -> int:
+) -> None:
     """Each refresh due before `until`: the clock moved to it, the server's event loop
     woken by a request (its poll waits in real time), its timer sends the refresh and the
     tab is told."""
-    sent = 0
     while (due := _next_refresh(data, session_id, model)) is not None and due < until:
         clock.move_to(due)
         if not await _wait_for_refresh(http, url, tab):
             break
-        sent += 1
-    return sent
 
 
 async def _wait_for_refresh(http: Any, url: str, tab: ChatSocket) -> bool:

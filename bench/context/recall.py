@@ -87,12 +87,3 @@ def recall(judge: Judge, answer: Mapping[str, Iterable[int]], sources: Mapping[s
         hits, total = hits + len(found), total + len(wanted)
     files = max(len(answer), 1)
     return Recall(named / files, shown / files, hits / max(total, 1))
-
-
-def mean(recalls: Sequence[Recall]) -> Recall:
-    count = max(len(recalls), 1)
-    return Recall(
-        sum(r.named for r in recalls) / count,
-        sum(r.shown for r in recalls) / count,
-        sum(r.lines for r in recalls) / count,
-    )

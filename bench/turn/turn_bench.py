@@ -42,7 +42,6 @@ from bench.turn.storage import QUICK as STORAGE_QUICK
 from bench.turn.storage import StorageSpec, storage_markdown, storage_rows
 
 PARTS = ("cpu", "storage", "stream", "kill", "load", "oneline", "scale")
-SETUPS = ("sqlite", "pg1", "pg2")
 DEFAULT_SETUPS = ("sqlite", "pg2")
 SCALE_SETUPS = ("sqlite", "pg1", "pg2")
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"

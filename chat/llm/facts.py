@@ -152,10 +152,6 @@ def _price(name: str, text: str) -> float:
     return price
 
 
-def has_provider_key(env: Mapping[str, str]) -> bool:
-    return any(env.get(name) for name, _ in PROVIDER_KEYS)
-
-
 def default_model(env: Mapping[str, str]) -> str:
     """ACDC_MODEL if set; else a sensible model for the first provider key found; else dry-run."""
     if env.get("ACDC_MODEL"):

@@ -110,14 +110,6 @@ def verdict(path: str, *, root: Path, floor: tuple[str, ...] = ()) -> Verdict:
     return OK
 
 
-def may_send(path: str, *, root: Path, confirmed: bool = False) -> Verdict:
-    """The person's own choice (picker, select frame, pin): a secret needs confirming."""
-    found = verdict(path, root=root)
-    if found.kind == "secret" and confirmed:
-        return OK
-    return found
-
-
 def secret_refusal(path: str) -> str:
     """What the person is told when they pick a secret-shaped file without confirming."""
     return f"{path} looks like a secret; confirm to send it to the model provider"

@@ -243,10 +243,6 @@ class WatcherRegistry:
         if task is not None:
             task.cancel()
 
-    def watching(self, repo: indexing.Repository) -> bool:
-        task = self._tasks.get(str(repo.root))
-        return task is not None and not task.done()
-
 
 async def _supervised(watcher: RepositoryWatcher) -> None:
     for attempt in range(2):

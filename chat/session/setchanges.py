@@ -1,7 +1,7 @@
 """Changes to a session's context outside a turn: the selection and the start-up restore.
 
 The command line's selection (`select_files`: --add/--drop/--pin/--unpin), the page's
-(`set_selection`, and `refresh_sets` after the model's tools, the disk or a rollback
+(`change_selection`, and `refresh_sets` after the model's tools, the disk or a rollback
 changed the sets) and the start-up restore of the newest session. Every choice passes the
 repository boundary; each change is made under the session's short hold, and the engine
 and the saved HUD (one preview) follow. Non-goals: the turn's own request (`preparation`).
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 
 from chat.repo import boundary, indexing, instructions, sessionsets
@@ -87,11 +86,6 @@ def _screen_choice(
     return allowed, secrets, problems
 
 
-def selected_files(session: Session, repo: indexing.Repository) -> list[str]:
-    """The session's active files (what the picker shows ticked)."""
-    return sessionsets.active_paths(session, repo)
-
-
 @dataclass(frozen=True)
 class Wanted:
     """A selection asked for: the active files, those sent as outlines, the secret-shaped
@@ -119,30 +113,6 @@ class SelectionChange:
     shed_before: tuple[str, ...] = ()
     note: str = ""
     pinned: tuple[str, ...] = ()
-
-
-async def set_selection(
-    session_id: str,
-    paths: tuple[str, ...],
-    confirmed=frozenset(),
-    outlines=frozenset(),
-    *,
-    wiring: Wiring,
-) -> tuple[list[str], dict]:
-    """Make the selection exactly `paths` (those in `outlines` as their outline); returns
-    refusals and the HUD preview. Internal paths are refused; a secret-shaped file only
-    with the person's confirmation (`confirmed`)."""
-    return await database_sync_to_async(_set_selection)(
-        session_id, paths, confirmed, outlines, wiring=wiring
-    )
-
-
-def _set_selection(
-    session_id: str, paths: tuple[str, ...], confirmed=(), outlines=(), *, wiring: Wiring
-):
-    wanted = Wanted(tuple(paths), frozenset(outlines), frozenset(confirmed))
-    change = change_selection(session_id, lambda *_: wanted, wiring)
-    return change.problems, change.hud
 
 
 def change_selection(session_id: str, resolve: Resolve, wiring: Wiring) -> SelectionChange:

@@ -2,7 +2,7 @@
 
 One `EditOp` (replace old text with new, create, delete) from three sources: `edit_file`
 and `write_file` tool arguments (`op_from_tool`) and SEARCH/REPLACE blocks in reply text
-(`parse_edit_blocks`, `BlockStream`). `apply_edits` places each op with the matcher (exact
+(`parse_edit_blocks`). `apply_edits` places each op with the matcher (exact
 and unique first, then tolerant passes that must also be unique; never a similarity guess,
 never a match that splits a word), merges a stale file's ops three ways, works on the text
 the model was shown (`hide`: a redacted value answers `REDACTED_REFUSAL`, whatever the
@@ -14,7 +14,7 @@ Non-goals: the disk, the repository boundary, pending state (chat/repo and histo
 from __future__ import annotations
 
 from contextcore.edits.apply import EditBatch, apply_edits
-from contextcore.edits.blocks import BlockStream, EditBlock, parse_edit_blocks
+from contextcore.edits.blocks import EditBlock, parse_edit_blocks
 from contextcore.edits.diff import Hunk, apply_hunks, diff_hunks, unified_diff
 from contextcore.edits.matcher import PASSES
 from contextcore.edits.ops import (
@@ -31,7 +31,6 @@ from contextcore.edits.shown import REDACTED_REFUSAL, Hide
 __all__ = (
     "PASSES",
     "REDACTED_REFUSAL",
-    "BlockStream",
     "EditArgsError",
     "EditBatch",
     "EditBlock",

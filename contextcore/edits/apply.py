@@ -34,10 +34,6 @@ class EditBatch:
     texts: dict[str, str | None]  # every changed path's new text (None: deleted)
     results: list[EditResult]
 
-    @property
-    def all_ok(self) -> bool:
-        return all(r.ok for r in self.results)
-
 
 @dataclass(frozen=True)
 class _Facts:

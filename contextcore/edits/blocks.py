@@ -7,8 +7,6 @@ may hold several blocks; a block with no path line of its own takes the path of 
 just before it. An empty SEARCH part creates a file. Fences are only read for the path: a
 block ends at its REPLACE marker, so code that holds fences is no trouble. Invariant: never
 raises; a block that cannot be read is an `EditBlock` with an `error` that says why.
-`BlockStream` re-parses the text so far and hands out each block once, when its REPLACE
-line is complete.
 """
 
 from __future__ import annotations
@@ -206,24 +204,3 @@ def _names_a_file(path: str) -> bool:
     """Whether a name reads as a file's, not a word: a folder in it, an extension, or a
     dotfile's leading dot (`.gitignore`; "..." and "x." are no names)."""
     return "/" in path or "." in path.strip(".") or bool(_DOTFILE.match(path))
-
-
-class BlockStream:
-    """Blocks from a reply as it streams: `feed` returns the blocks completed by the text
-    so far that were not returned before, `close` the rest (an open block as broken)."""
-
-    def __init__(self) -> None:
-        self._text = ""
-        self._given = 0
-
-    def feed(self, chunk: str) -> list[EditBlock]:
-        self._text += chunk
-        return self._new(parse_edit_blocks(self._text, final=False))
-
-    def close(self) -> list[EditBlock]:
-        return self._new(parse_edit_blocks(self._text, final=True))
-
-    def _new(self, blocks: list[EditBlock]) -> list[EditBlock]:
-        fresh = blocks[self._given :]
-        self._given = len(blocks)
-        return fresh

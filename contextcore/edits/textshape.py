@@ -108,11 +108,6 @@ def elided_by_words(new: str, old: str) -> str:
     return ""
 
 
-def line_of(text: str, offset: int) -> int:
-    """The 1-based line number of a character offset."""
-    return text.count("\n", 0, offset) + 1
-
-
 def text_lines(text: str) -> list[str]:
     """A model's text as lines: no line-ending characters, no phantom last line."""
     lines = text.removeprefix(BOM).split("\n")

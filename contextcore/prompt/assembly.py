@@ -87,9 +87,6 @@ class PromptChunks:
     # prefix (system, snapshot) outlives the history after it (see `request._cache_write`).
     stable_write: str = ""
 
-    def all_messages(self) -> list[Message]:
-        return [chunk.message for block in self.blocks for chunk in block.chunks]
-
 
 def l0_text(inputs: PromptInputs) -> str:
     """What the append-only layout's L0 stands for: a change rebuilds the prefix once."""

@@ -31,7 +31,6 @@ from contextcore.prompt.cacherules import FIVE_MINUTES, CacheRules
 from contextcore.prompt.refreshledger import RefreshLedger
 
 SCHEMES = ("seed", "acdc")
-TIERS = ("L0", "L1", "L2", "L3", "active")
 # (minimum n, tier), checked from the most stable down.
 SEED_THRESHOLDS = ((12, "L0"), (9, "L1"), (6, "L2"), (3, "L3"))
 

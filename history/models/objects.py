@@ -80,11 +80,6 @@ class ObjectVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.object_id} @ {self.object_hash[:12]}"
 
-    @property
-    def is_stub(self) -> bool:
-        """Never read (or gone): §4.1 renders such a file `[unread]`, not `char_count=0`."""
-        return self.file_hash is None
-
 
 class SessionObject(models.Model):
     """One content object in one session's sets (§3.1).

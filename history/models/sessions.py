@@ -154,7 +154,3 @@ class TokenUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.turn_id} {self.model} {self.prompt_tokens}+{self.completion_tokens}"
-
-    @property
-    def cache_hit_share(self) -> float:
-        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0

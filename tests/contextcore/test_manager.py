@@ -150,7 +150,9 @@ def test_message_ids_and_pins_stay_in_the_engine_but_never_reach_the_wire(tmp_pa
             config=ContextConfig(tier_scheme=scheme),
         )
         manager.record_exchange("keep this rule", "noted", ids=("m1", "m2"))
-        assert manager.pin_message("m1") and not manager.pin_message("nope")
+        # a pinned message comes in as the working history does (chat.session.working)
+        history = manager.get_history()
+        manager.set_history([{**m, "pinned": m.get("id") == "m1"} for m in history])
         state = ContextManager.from_state(
             manager.to_state(), manager.facts, manager.counter, repo_root=tmp_path
         ).get_history()

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
-from contextcore.prompt.revisions import format_file_block, read_current_files
+from contextcore.prompt.revisions import format_file_block
+from tests.current_files import read_current_files
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

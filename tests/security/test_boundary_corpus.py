@@ -1,5 +1,5 @@
 """One corpus of forbidden paths through every surface: the model's tools (driven by
-`acdc/fake`), the select frame's `set_selection`, the command line's `select_files`, the
+`acdc/fake`), the select frame's `change_selection`, the command line's `select_files`, the
 pin endpoint, resume, the watcher, the picker and its token counts. Each target holds a
 unique marker; none may reach a request sent to the model, a page, an export or a row, no
 Python code may open a target, and acdc's own SQLite database stays intact."""
@@ -124,8 +124,15 @@ def tool_step(paths: list[str]) -> FakeStep:
     return FakeStep(text="Looking.", tool_calls=calls)
 
 
+def _select(session_id, paths, confirmed=(), *, wiring):
+    """What a select frame does: the selection made exactly `paths` (chat.web.panels)."""
+    wanted = setchanges.Wanted(tuple(paths), frozenset(), frozenset(confirmed))
+    change = setchanges.change_selection(session_id, lambda *_: wanted, wiring)
+    return change.problems, change.hud
+
+
 def _other_surfaces(session, paths: list[str], served) -> list[str]:
-    problems, _ = setchanges._set_selection(session.id, tuple(paths), wiring=served)
+    problems, _ = _select(session.id, tuple(paths), wiring=served)
     problems += setchanges.select_files(session.id, wiring=served, add=paths, pin=paths)
     client = Client()
     for path in paths:
@@ -205,16 +212,12 @@ async def _ignore(event) -> None:
 def test_a_secret_needs_the_persons_confirmation(corpus, path):
     served = corpus[3]
     session = Session.objects.create(repository=str(settings.ACDC_REPO))
-    problems, _ = setchanges._set_selection(session.id, (path,), wiring=served)
+    problems, _ = _select(session.id, (path,), wiring=served)
     assert problems == [f"{path} looks like a secret; confirm to send it to the model provider"]
     assert sessionsets.active_paths(session, repo=serving.repository()) == []
-    problems, _ = setchanges._set_selection(
-        session.id, (path,), confirmed=frozenset({path}), wiring=served
-    )
+    problems, _ = _select(session.id, (path,), confirmed=frozenset({path}), wiring=served)
     assert problems == [] and len(sessionsets.active_paths(session, repo=serving.repository())) == 1
-    problems, _ = setchanges._set_selection(
-        session.id, (path,), wiring=served
-    )  # confirmed before: stays
+    problems, _ = _select(session.id, (path,), wiring=served)  # confirmed before: stays
     assert problems == [] and len(sessionsets.active_paths(session, repo=serving.repository())) == 1
 
 

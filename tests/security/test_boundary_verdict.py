@@ -86,15 +86,6 @@ def test_acdcignore_and_settings_add_secret_patterns(tree):
         assert boundary.verdict("data/app.sqlite", root=settings.ACDC_REPO).kind == "secret"
 
 
-def test_only_a_confirmed_secret_may_be_sent(tree):
-    sent = boundary.may_send(".git/config", root=settings.ACDC_REPO, confirmed=True)
-    assert sent.kind == "internal"
-    assert boundary.may_send(".env", root=settings.ACDC_REPO, confirmed=True).ok
-    assert (
-        boundary.may_send(".git/config", root=settings.ACDC_REPO, confirmed=True).kind == "internal"
-    )
-
-
 def test_screen_drops_internal_paths_and_locks_secrets(tree):
     paths = ["src/app.py", ".env", "to-env", "to-db", "sub/.git/HEAD", "id_rsa.pub", "id_rsa"]
     screened = boundary.screen(paths, root=settings.ACDC_REPO)

@@ -25,7 +25,7 @@ from typing import Literal
 from django.conf import settings
 
 from chat.repo import indexing
-from chat.repo.edits import commit_message, gitlock
+from chat.repo.edits import gitlock
 from chat.repo.protected import hooks_changed
 from history.models import PendingEdit, Session
 
@@ -123,10 +123,6 @@ def changed_hooks(session: Session, *, repo: indexing.Repository) -> list[str]:
     a commit would run them."""
     applied = dict.fromkeys(row.path for row in _written(session, Status.APPLIED))
     return hooks_changed(repo.root, applied)
-
-
-def proposed_message(session: Session, *, repo: indexing.Repository) -> str:
-    return commit_message.propose(session, changes(session, repo=repo))
 
 
 def commit(

@@ -16,7 +16,7 @@ import os
 import re
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -38,7 +38,6 @@ class Server:
     headers: tuple[tuple[str, str], ...] = ()
     timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS
     network: bool = False
-    env_names: tuple[str, ...] = field(default=())  # variables the person passes on
 
     @property
     def transport(self) -> str:
@@ -57,7 +56,6 @@ class Server:
             headers=tuple((str(k), str(v)) for k, v in item.get("headers", ())),
             timeout_seconds=int(item.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
             network=bool(item.get("network", False)),
-            env_names=tuple(str(n) for n in item.get("env_names", ())),
         )
 
 

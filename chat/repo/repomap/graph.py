@@ -38,10 +38,6 @@ def name_weight(name: str) -> float:
     return 1.0
 
 
-def build_graph(symbols: Mapping[str, FileSymbols]) -> Graph:
-    return GraphIndex().update(symbols)
-
-
 class GraphIndex:
     """The graph kept up to date: after an edit only the rows of the edited file and of
     the files that use a name it defines (or defined) are computed again. Not thread-safe:

@@ -177,11 +177,6 @@ def distinct(found: FileSymbols) -> list[int]:
     return kept
 
 
-def _line_cost(found: FileSymbols, index: int, count: Callable[[str], int]) -> int:
-    definition = found.definitions[index]
-    return count(definition.signature) + 1 + definition.depth
-
-
 def _with_parents(found: FileSymbols, index: int) -> list[int]:
     result = [index]
     depth = found.definitions[index].depth

@@ -11,7 +11,7 @@ import pytest
 
 from chat.llm.client import LiteLLMClient
 from chat.llm.errors import map_error, retry_after_seconds, retry_reason
-from chat.llm.facts import default_model, has_provider_key, model_facts
+from chat.llm.facts import default_model, model_facts
 from chat.llm.fake import ERROR_KINDS, FakeStep
 from chat.llm.offline import provider_error
 from chat.llm.sdk import litellm as litellm_module
@@ -502,7 +502,7 @@ def test_a_dry_run_bills_nothing_but_prices_its_report_with_reference_prices():
 
 def test_the_default_model_is_dry_run_without_a_provider_key():
     assert default_model({}) == "acdc/dry-run"
-    assert not has_provider_key({"OPENAI_API_KEY": ""})
+    assert default_model({"OPENAI_API_KEY": ""}) == "acdc/dry-run"
     assert default_model({"OPENAI_API_KEY": "sk"}) == "openai/gpt-4.1"
     assert default_model({"ANTHROPIC_API_KEY": "k"}).startswith("anthropic/")
     assert default_model({"ACDC_MODEL": "ollama/llama3", "OPENAI_API_KEY": "sk"}) == "ollama/llama3"

@@ -17,9 +17,9 @@ from chat.repo.edits.commit import (
     HooksNeedConsent,
     changed_paths,
     commit,
-    proposed_message,
 )
 from chat.repo.edits.commit_message import files_line, reply_summary, summary_line
+from chat.web.edits.commit_view import commit_context
 from contextcore.edits import EditOp
 from history import services
 from history.models import Message
@@ -29,6 +29,11 @@ from tests.chat.repo.git_support import commit_everything, git
 from tests.chat.sockets import connect, frames_until
 
 pytestmark = pytest.mark.django_db
+
+
+def proposed_message(session, *, repo):
+    """The message the commit form proposes (chat.web.edits.commit_view)."""
+    return commit_context(session, repo)["commit_message"]
 
 
 @pytest.fixture

@@ -66,7 +66,7 @@ def test_an_edited_file_gets_a_new_version_and_keeps_the_old_one(repo, root):
 def test_discovery_creates_a_stub_with_null_content(repo):
     result = discover_file(repo, "src/app.py")
     assert result.outcome == Outcome.CREATED
-    assert result.version.is_stub
+    assert result.version.file_hash is None  # never read: §4.1 renders it `[unread]`
     assert (result.version.content, result.version.content_hash) == (None, None)
     assert result.version.fields == {"file_type": "py", "char_count": 0}
 

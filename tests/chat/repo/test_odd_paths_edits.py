@@ -21,12 +21,13 @@ from django.utils.html import escape
 from chat.live.served import served
 from chat.llm.fake import FakeStep
 from chat.repo.edits.applying import accept_reply
-from chat.repo.edits.commit import changed_paths, commit, proposed_message
+from chat.repo.edits.commit import changed_paths, commit
 from chat.repo.edits.commit_message import MAX_SUBJECT
 from chat.repo.edits.proposing import QUEUED
 from chat.repo.edits.undo import undo
 from chat.turn.after_turn import after_turn_tasks
 from chat.turn.turns import TurnInput, TurnServices, run_turn
+from chat.web.edits.commit_view import commit_context
 from contextcore.paths import shown
 from history import services
 from history.models import Message, PendingEdit
@@ -37,6 +38,11 @@ from tests.chat.repo.odd_support import ALL_ODD, SECRET, TOO_LONG, tree
 pytestmark = pytest.mark.django_db(transaction=True)
 KINDS = list(ALL_ODD)
 BODY = "def marker():\n    return 'MARKER'\n"
+
+
+def proposed_message(session, *, repo):
+    """The message the commit form proposes (chat.web.edits.commit_view)."""
+    return commit_context(session, repo)["commit_message"]
 
 
 @pytest.fixture

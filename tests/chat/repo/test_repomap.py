@@ -9,7 +9,7 @@ import pytest
 from chat.llm.environment import configure_offline_environment
 from chat.repo.repomap import builder, engine, parallel
 from chat.repo.repomap.builder import RepoMaps, map_budget
-from chat.repo.repomap.graph import GraphIndex, build_graph, ordered_files, pagerank
+from chat.repo.repomap.graph import GraphIndex, ordered_files, pagerank
 from chat.repo.repomap.symbols import parse
 from contextcore.manager import ContextConfig, ContextManager
 from contextcore.models import ModelFacts
@@ -62,7 +62,7 @@ def build(root, maps=None, **kwargs):
 def test_ranking_puts_the_file_most_referenced_by_the_selection_first(root):
     symbols, _ = RepoMaps().symbols(root)
 
-    rank = pagerank(build_graph(symbols), {"app/main.py": 1.0})
+    rank = pagerank(GraphIndex().update(symbols), {"app/main.py": 1.0})
     order = [p for p in ordered_files(rank) if p != "app/main.py"]
 
     assert order[:2] == ["core/models.py", "util/text.py"]
@@ -71,7 +71,7 @@ def test_ranking_puts_the_file_most_referenced_by_the_selection_first(root):
 def test_the_selection_moves_the_top_of_the_ranking(root):
     symbols, _ = RepoMaps().symbols(root)
 
-    rank = pagerank(build_graph(symbols), {"other/report.py": 1.0})
+    rank = pagerank(GraphIndex().update(symbols), {"other/report.py": 1.0})
 
     assert [p for p in ordered_files(rank) if p != "other/report.py"][0] == "util/text.py"
 
@@ -85,7 +85,7 @@ def test_the_graph_updated_after_edits_equals_one_built_afresh(root):
     edited["new/uses.py"] = parse("new/uses.py", "slugify(load_orders())\n")
     del edited["other/report.py"]
 
-    updated, fresh = index.update(edited), build_graph(edited)
+    updated, fresh = index.update(edited), GraphIndex().update(edited)
 
     assert updated.edges == fresh.edges
     assert updated.uses == fresh.uses
@@ -308,7 +308,7 @@ def test_the_graph_after_an_edit_that_keeps_or_adds_names_equals_one_built_afres
     index.update(edited)
     edited["other/report.py"] = parse("other/report.py", "class Order: ...\nslug('r')\n")
 
-    updated, fresh = index.update(edited), build_graph(edited)
+    updated, fresh = index.update(edited), GraphIndex().update(edited)
 
     assert updated.edges == fresh.edges
     assert updated.uses == fresh.uses

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.repo.repomap.graph import build_graph
+from chat.repo.repomap.graph import GraphIndex
 from chat.repo.repomap.symbols import LANGUAGES, QUERIES, language_of, parse, query_source
 from tests.chat.repo.polyglot import DEFINED, FILES, USES
 
@@ -29,7 +29,7 @@ def test_it_finds_the_identifiers_a_file_uses_from_the_other(path):
 def test_cross_file_references_become_edges_in_every_language():
     symbols = {path: parse(path, text) for path, text in FILES.items()}
 
-    graph = build_graph(symbols)
+    graph = GraphIndex().update(symbols)
 
     for user, (target, _) in USES.items():
         assert graph.edges[user].get(target, 0) > 0, user

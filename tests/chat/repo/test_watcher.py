@@ -18,6 +18,12 @@ from history import services
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def watching(registry: WatcherRegistry, repo) -> bool:
+    """Whether the registry's watcher task for `repo` runs (one per repository)."""
+    task = registry._tasks.get(str(repo.root))
+    return task is not None and not task.done()
+
+
 @pytest.fixture
 def repo_files():
     return {
@@ -129,12 +135,12 @@ async def test_the_registry_runs_one_watcher_until_the_last_page_leaves(repo, ro
 
     await registry.attach(repo, on_change, changes_source=source)
     await registry.attach(repo, on_change, changes_source=source)
-    assert registry.watching(repo)
+    assert watching(registry, repo)
     await registry.detach(repo)
-    assert registry.watching(repo)
+    assert watching(registry, repo)
     await registry.detach(repo)
     await asyncio.sleep(0)
-    assert not registry.watching(repo)
+    assert not watching(registry, repo)
 
 
 async def test_the_real_watcher_sees_an_edit_on_disk(repo, root):

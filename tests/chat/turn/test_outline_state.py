@@ -10,9 +10,9 @@ from chat.live.protocol import parse_frame
 from chat.live.served import served
 from chat.repo import outlines, sessionsets
 from chat.turn.turns import TurnInput, TurnServices, run_turn
-from contextcore.prompt.revisions import read_current_files
 from tests import serving
 from tests.chat.sockets import new_session
+from tests.current_files import read_current_files
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("served_root")]
 

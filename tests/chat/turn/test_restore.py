@@ -6,12 +6,12 @@ import pytest
 from django.conf import settings
 
 from chat.live.served import served
+from chat.repo import sessionsets
 from chat.session.setchanges import (
     RESTORED,
     current_hud,
     restore_latest_session,
     select_files,
-    selected_files,
 )
 from history import services
 from history.models import Message, Session
@@ -35,7 +35,7 @@ def test_the_newest_session_comes_back_with_its_selection(root):
 
     assert session.id == newest.id != older.id
     repo = served().repository.indexed()
-    assert selected_files(Session.objects.get(pk=newest.id), repo) == ["keep.py"]
+    assert sessionsets.active_paths(Session.objects.get(pk=newest.id), repo) == ["keep.py"]
     assert len(notices) == 1 and "gone.py" in notices[0]
     note = Message.objects.get(session=newest, system_event=True)
     assert "gone.py" in note.content

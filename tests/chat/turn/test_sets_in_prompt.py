@@ -12,10 +12,10 @@ from chat.live.served import served
 from chat.repo import sessionsets
 from chat.repo.indexing import discover_file, record_toolcall
 from chat.turn.turns import TurnInput, TurnServices, run_turn
-from contextcore.prompt.revisions import read_current_files
 from history.models import SessionObject
 from tests import serving
 from tests.chat.sockets import new_session
+from tests.current_files import read_current_files
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

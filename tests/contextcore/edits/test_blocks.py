@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from contextcore.edits import BlockStream, parse_edit_blocks
+from contextcore.edits import parse_edit_blocks
 from contextcore.paths import shown
 
 BLOCK = "<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n"
@@ -143,22 +143,9 @@ def test_it_ignores_conflict_markers_and_dividers_that_are_not_blocks() -> None:
     assert parse_edit_blocks("<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> main\n") == []
 
 
-def test_it_hands_out_each_block_once_as_it_closes_while_streaming() -> None:
-    second = block("c\n", "d\n")
-    text = f"a.py\n```\n{block()}```\nb.py\n```\n{second}```\n"
-    stream, seen = BlockStream(), []
-    cut = text.index(">>>>>>> REPLACE") + 15  # the first REPLACE line, not yet its line break
-    for start, end in ((0, cut), (cut, cut + 1), (cut + 1, len(text) - 20)):
-        seen.append([b.op.path for b in stream.feed(text[start:end])])
-    seen.append([b.op.path for b in stream.feed(text[len(text) - 20 :])])
-    seen.append([b.op.path for b in stream.close()])
-    assert seen == [[], ["a.py"], [], ["b.py"], []]
-
-
-def test_it_reports_an_open_block_only_when_the_stream_closes() -> None:
-    stream = BlockStream()
-    assert stream.feed("a.py\n<<<<<<< SEARCH\nx\n") == []
-    [broken] = stream.close()
+def test_it_reports_an_open_block_only_once_the_text_is_final() -> None:
+    assert parse_edit_blocks("a.py\n<<<<<<< SEARCH\nx\n", final=False) == []
+    [broken] = parse_edit_blocks("a.py\n<<<<<<< SEARCH\nx\n")
     assert "no >>>>>>> REPLACE" in broken.error
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from contextcore.prompt.assembly import ImageInput, PromptAssembler, PromptInputs
-from contextcore.prompt.revisions import read_current_files
+from tests.current_files import read_current_files
 
 BIG = "word " * 1500  # over the 1024-token minimum cacheable prefix on its own
 

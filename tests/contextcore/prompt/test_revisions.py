@@ -4,8 +4,8 @@ from contextcore.prompt.revisions import (
     apply_diff,
     format_file_block,
     make_diff,
-    read_current_files,
 )
+from tests.current_files import read_current_files
 
 
 def test_a_diff_applies_back_to_the_new_text():

@@ -11,8 +11,8 @@ the model is told the right text either way.
 from __future__ import annotations
 
 from contextcore.prompt.appendonly import stale_tokens
-from contextcore.prompt.revisions import read_current_files
 from tests.contextcore.prompt.exchanges import BODY, selecting, text, turn
+from tests.current_files import read_current_files
 
 OTHER = "".join(f"def helper_{i}():\n    return {i}\n\n" for i in range(120))
 

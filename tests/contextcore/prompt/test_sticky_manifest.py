@@ -12,8 +12,9 @@ from dataclasses import replace
 
 from contextcore.prompt.cacherules import DEEPSEEK
 from contextcore.prompt.cachesim import CacheSimulator
-from contextcore.prompt.revisions import MANIFEST_HEADER, read_current_files
+from contextcore.prompt.revisions import MANIFEST_HEADER
 from tests.contextcore.prompt.exchanges import BODY, selecting, text, texts, turn
+from tests.current_files import read_current_files
 
 
 def _manager(make_manager, tmp_path):

@@ -23,7 +23,7 @@ from django.db.models import Count, Sum
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import Runtime
-from chat.session import SessionContext, setup
+from chat.session import SessionContext, setup, suggestions
 from contextcore import calibration
 from contextcore.conversation.artifacts import lines_of
 from contextcore.llm import Usage
@@ -31,7 +31,7 @@ from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
 from contextcore.objectview import is_active_label
 from contextcore.quality import score_quality
-from history.models import Compaction, TokenUsage
+from history.models import Compaction, Session, TokenUsage
 
 SECTION_LABELS = {
     "system": "System prompt",
@@ -41,6 +41,7 @@ SECTION_LABELS = {
     "active_files": "Active files",
     "metadata": "Metadata",
     "trail": "Artifact trail",
+    "suggested": "Suggested for this message",
     "history": "History",
     "current_message": "Current message",
 }
@@ -215,6 +216,7 @@ def hud_data(
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
         "instructions": instructions_summary(session_id, manager),
         "trail": trail_summary(manager, used.get("trail", 0)),
+        "suggested": suggested_summary(session_id, manager, used.get("suggested", 0)),
         "instructions_mark": manager.instructions.seen,  # the files on disk these figures saw
         "tools_note": setup.mcp_change_note(session_id, sent=bool(rows)),
         "quality": quality(
@@ -276,6 +278,13 @@ def trail_summary(manager: ContextManager, tokens: int) -> dict[str, Any] | None
     if not (tokens and manager.trail_on and manager.trail):
         return None
     return {"lines": lines_of(manager.trail), "tokens": tokens}
+
+
+def suggested_summary(session_id: str, manager: ContextManager, tokens: int) -> dict[str, Any]:
+    """The regions suggested for the message as the request carries them, and the switch."""
+    found = Session.objects.only("id", "suggestions").filter(pk=session_id).first()
+    session = found or Session(id=session_id)
+    return suggestions.summary(session, manager, tokens)
 
 
 def instructions_summary(session_id: str, manager: ContextManager) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from chat.repo.repomap.graph import Graph, GraphIndex, initial_tiers, pagerank
 from chat.repo.repomap.store import SymbolStore
 from chat.repo.repomap.symbolcache import SymbolCache, inside
 from chat.repo.repomap.symbols import FileSymbols, language_of
+from chat.repo.suggest.bodies import BodyIndex
 from contextcore.files import DEFAULT_SIZE_CAP
 from history.markup.render import warm_lexers
 
@@ -76,6 +77,7 @@ class RepoMaps(SymbolCache):
         self._graphs: dict[str, tuple[GraphIndex, int]] = {}  # root -> (index, version)
         self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
         self._ranks: dict[str, tuple] = {}  # root -> (selection, files, rank, edits since)
+        self._bodies: dict[str, BodyIndex] = {}  # root -> its definitions' lexical index
 
     def warm_in_background(self, root: Path) -> threading.Thread:
         """At start-up: parse the repository and build its graph in a thread (workers at
@@ -154,6 +156,21 @@ class RepoMaps(SymbolCache):
                 symbols, graph, rank, main, recent, budget // FOCUS_SHARE, count, in_context
             )
         return RepoMap(main, focus, len(symbols), parsed, tiers)
+
+    def for_suggestions(self, root: Path) -> tuple[dict[str, FileSymbols], Graph | None, BodyIndex]:
+        """What the suggestions for a message rank (`chat.repo.suggest`): the symbols and
+        graph of the map last built (the symbols alone when the map is off), and the
+        lexical index of their bodies, brought up to date with them."""
+        with self._build_lock:
+            memo = self._main.get(str(root))
+        if memo is not None:
+            symbols, graph = memo[5], memo[2]
+        else:
+            symbols, graph = self.symbols(root)[0], None
+        with self._lock:
+            index = self._bodies.setdefault(str(root), BodyIndex(Path(root)))
+        index.update(symbols)
+        return symbols, graph, index
 
     def _main_map(self, root: str, key, memo, symbols, count, in_context) -> tuple:
         """(key, fitted map, graph, rank, initial tiers, symbols) for this build. After a

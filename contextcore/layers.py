@@ -23,7 +23,7 @@ from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
 from contextcore.prompt.instructions import Instructions
 from contextcore.prompt.request import Draft
-from contextcore.suggestions import Suggested
+from contextcore.prompt.suggested import Suggested
 from contextcore.tokens import TokenCounter, count_image
 
 

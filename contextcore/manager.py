@@ -38,7 +38,7 @@ from contextcore.prompt.instructions import Instructions
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
 from contextcore.prompt.siderequest import SidePrefix
 from contextcore.prompt.stability import StabilityTracker, stability_items
-from contextcore.suggestions import Suggested
+from contextcore.prompt.suggested import Suggested
 from contextcore.tokens import TokenCounter, provider_for_model
 
 

@@ -23,7 +23,7 @@ from django.db.models import Count, Sum
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import Runtime
-from chat.session import SessionContext, setup, suggestions
+from chat.session import SessionContext, setup, suggesting
 from contextcore import calibration
 from contextcore.conversation.artifacts import lines_of
 from contextcore.llm import Usage
@@ -284,7 +284,7 @@ def suggested_summary(session_id: str, manager: ContextManager, tokens: int) -> 
     """The regions suggested for the message as the request carries them, and the switch."""
     found = Session.objects.only("id", "suggestions").filter(pk=session_id).first()
     session = found or Session(id=session_id)
-    return suggestions.summary(session, manager, tokens)
+    return suggesting.summary(session, manager, tokens)
 
 
 def instructions_summary(session_id: str, manager: ContextManager) -> dict[str, Any] | None:

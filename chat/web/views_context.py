@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.repo import boundary, edittools, mentions, outlines, picker, sessionsets
-from chat.session import Wiring, checkpoints, endless, setchanges, suggestions
+from chat.session import Wiring, checkpoints, endless, setchanges, suggesting
 from chat.session.compaction import CompactionRefused, undo_compaction
 from chat.session.version import tools_token
 from chat.turn.preparation.prepare import grounding_enabled
@@ -149,9 +149,9 @@ def suggestions_choose(request: HttpRequest, session_id: str) -> HttpResponse:
     session = _session(session_id)
     key, action = request.POST.get("key", ""), request.POST.get("action", "")
     if action == "switch":
-        suggestions.choose(session.id, off=request.POST.get("suggestions") != "on")
+        suggesting.choose(session.id, off=request.POST.get("suggestions") != "on")
     elif key and action in ("remove", "pin", "unpin"):
-        suggestions.choose(
+        suggesting.choose(
             session.id,
             remove=key if action == "remove" else "",
             pin={"pin": key, "unpin": "-" + key}.get(action, ""),

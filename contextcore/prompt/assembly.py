@@ -50,7 +50,7 @@ class PromptInputs:
     # The artifact trail (`contextcore.conversation.artifacts`) when the history was cut: in
     # the tail too, so a new edit or command never rewrites the cached prefix.
     trail: str = ""
-    # "Suggested for this message" (`contextcore.suggestions`): last in the tail.
+    # "Suggested for this message" (`contextcore.prompt.suggested`): last in the tail.
     suggested: str = ""
     file_tree: str = ""
     reference: str = ""

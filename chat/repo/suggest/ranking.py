@@ -20,7 +20,7 @@ from pathlib import Path
 from chat.repo.repomap.graph import Graph, pagerank
 from chat.repo.repomap.symbols import Definition, FileSymbols
 from chat.repo.suggest import bodies
-from contextcore.suggestions import Region, region_block
+from contextcore.prompt.suggested import Region, region_block
 
 NAMED, RECENT_NAMED, PATH_NAMED, LEXICAL, GRAPH = 3.0, 1.0, 1.0, 2.0, 0.5
 MIN_SCORE = 0.6  # below it a definition is a guess not worth its tokens

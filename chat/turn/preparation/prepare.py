@@ -32,7 +32,7 @@ from chat.session import (
     endless,
     outgoing,
     release_lease,
-    suggestions,
+    suggesting,
     take_lease,
     trail,
 )
@@ -163,7 +163,7 @@ def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None)
         now=now,
     )
     held = [e.path for e in entries if e.type == "file" and (e.active or e.pinned)]
-    suggestions.fill(ctx, in_context=held, user_text=user_text)
+    suggesting.fill(ctx, in_context=held, user_text=user_text)
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
     substitute = managed.history if managed else None
     trail.refresh(ctx, view=substitute)
@@ -250,5 +250,5 @@ def _report_breakdown(prompt, manager) -> dict[str, Any]:
         "sections": {k: v for k, v in breakdown.get("sections", {}).items() if v},
         "tiers": breakdown.get("tiers", {}),
         "instructions": [[f.name, count(f.text)] for f in manager.instructions.files],
-        "suggested": suggestions.report(manager),
+        "suggested": suggesting.report(manager),
     }

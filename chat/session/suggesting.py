@@ -22,7 +22,7 @@ from chat.repo.repomap.symbols import language_of
 from chat.repo.suggest import ranking
 from chat.session.context import SessionContext
 from contextcore.manager import ContextManager
-from contextcore.suggestions import Suggested
+from contextcore.prompt.suggested import Suggested
 from history.models import Session
 
 RECENT_MESSAGES = 2  # history messages whose words steer the ranking besides the new one

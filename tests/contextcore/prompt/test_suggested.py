@@ -7,7 +7,7 @@ import json
 from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import has_marker
-from contextcore.suggestions import HEADER, Region, Suggested
+from contextcore.prompt.suggested import HEADER, Region, Suggested
 
 BODY = "def compute_late_fee(invoice):\n    return invoice.days_late * 3\n"
 

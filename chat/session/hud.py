@@ -31,7 +31,7 @@ from contextcore.manager import ContextManager
 from contextcore.models import ModelFacts
 from contextcore.objectview import is_active_label
 from contextcore.quality import score_quality
-from history.models import Compaction, Session, TokenUsage
+from history.models import Compaction, TokenUsage
 
 SECTION_LABELS = {
     "system": "System prompt",
@@ -78,6 +78,7 @@ def figures(
         usage=usage,
         turns=ctx.user_turns,
         compactions=sum(c.case in COMPACTION_CASES for c in ctx.compactions),
+        suggesting_on=suggesting.enabled(ctx.session),
     )
     return {**data, **request_totals(ctx, extra_usage, requests)}
 
@@ -168,12 +169,14 @@ def hud_data(
     usage: list[list],
     turns: int,
     compactions: int,
+    suggesting_on: bool = True,
 ) -> dict[str, Any]:
     """The HUD's figures from `breakdown`, the one a request's assembly made (sections,
     tiers, breakpoints); without one, from a preview of the next request. The message the
     request carried is part of the history now: the history counts as the engine holds it.
     The rows it shows are the caller's: the newest usage rows ([prompt, cache read, cost],
-    oldest first), the turn count and the live compactions; nothing is queried here."""
+    oldest first), the turn count, the live compactions and whether suggestions are on;
+    nothing is queried here."""
     window = facts.input_budget
     history_tokens = manager.history_token_count()
     shed: list[str] | None = None
@@ -216,7 +219,9 @@ def hud_data(
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
         "instructions": instructions_summary(session_id, manager),
         "trail": trail_summary(manager, used.get("trail", 0)),
-        "suggested": suggested_summary(session_id, manager, used.get("suggested", 0)),
+        "suggested": suggesting.summary(
+            session_id, manager, used.get("suggested", 0), on=suggesting_on
+        ),
         "instructions_mark": manager.instructions.seen,  # the files on disk these figures saw
         "tools_note": setup.mcp_change_note(session_id, sent=bool(rows)),
         "quality": quality(
@@ -278,13 +283,6 @@ def trail_summary(manager: ContextManager, tokens: int) -> dict[str, Any] | None
     if not (tokens and manager.trail_on and manager.trail):
         return None
     return {"lines": lines_of(manager.trail), "tokens": tokens}
-
-
-def suggested_summary(session_id: str, manager: ContextManager, tokens: int) -> dict[str, Any]:
-    """The regions suggested for the message as the request carries them, and the switch."""
-    found = Session.objects.only("id", "suggestions").filter(pk=session_id).first()
-    session = found or Session(id=session_id)
-    return suggesting.summary(session, manager, tokens)
 
 
 def instructions_summary(session_id: str, manager: ContextManager) -> dict[str, Any] | None:

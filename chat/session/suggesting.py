@@ -49,7 +49,10 @@ def fill(ctx: SessionContext, *, in_context: Iterable[str], user_text: str) -> N
     if not enabled(ctx.session):
         return
     root = ctx.repository.root
-    symbols, graph, index = ctx.maps.for_suggestions(root)
+    read = ctx.maps.for_suggestions(root)
+    if read is None:
+        return  # the repository is still being read
+    symbols, graph, index = read
     recent = [m["content"] for m in manager.recent_history(RECENT_MESSAGES)]
     message = ranking.Message(user_text, tuple(t for t in recent if isinstance(t, str)))
     chosen = choices(ctx.session)
@@ -113,11 +116,11 @@ def choose(session_id: str, *, off: bool | None = None, remove: str = "", pin: s
     Session.objects.filter(pk=session_id).update(suggestions=chosen)
 
 
-def summary(session: Session, manager: ContextManager, tokens: int) -> dict[str, Any]:
+def summary(session_id: str, manager: ContextManager, tokens: int, *, on: bool) -> dict:
     """The Context panel's part: each region with its reasons, its tokens, the switch."""
     return {
-        "session_id": session.id,
-        "on": enabled(session),
+        "session_id": session_id,
+        "on": on,
         "tokens": tokens if manager.suggested.regions else 0,
         "regions": [r.as_dict() for r in manager.suggested.regions],
         "budget": settings.ACDC_SUGGEST_TOKENS,

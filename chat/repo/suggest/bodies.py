@@ -69,9 +69,12 @@ class BodyIndex:
         self._seen: dict[str, FileSymbols] = {}
         self._definitions: dict[str, tuple[Definition, ...]] = {}
 
-    def update(self, symbols: Mapping[str, FileSymbols]) -> None:
-        """Index the files whose symbols changed since the last update (or came, or went)."""
-        with self._lock:
+    def update(self, symbols: Mapping[str, FileSymbols], *, wait: bool = True) -> bool:
+        """Index the files whose symbols changed since the last update (or came, or went);
+        without `wait`, only if no other thread is at it (whether it was done)."""
+        if not self._lock.acquire(blocking=wait):
+            return False
+        try:
             every = symbols.keys() | self._seen.keys()
             changed = [p for p in every if self._seen.get(p) is not symbols.get(p)]
             with self._db:
@@ -84,6 +87,9 @@ class BodyIndex:
                         continue
                     self._seen[path] = found
                     self._index(path, found)
+            return True
+        finally:
+            self._lock.release()
 
     def _index(self, path: str, found: FileSymbols) -> None:
         kept = tuple(d for d in found.definitions if d.depth <= MAX_DEPTH and not d.local)

@@ -69,7 +69,7 @@ def _stamp(file: Path) -> float:
 
 
 @lru_cache(maxsize=32)
-def _attributes(root: str, stamp: float) -> pathspec.PathSpec | None:
+def _attributes(root: str, stamp: float) -> pathspec.GitIgnoreSpec | None:
     """The patterns `.gitattributes` gives either attribute (read again when it changes)."""
     if not stamp:
         return None
@@ -82,4 +82,4 @@ def _attributes(root: str, stamp: float) -> pathspec.PathSpec | None:
         parts = line.strip().split(None, 1)
         if len(parts) == 2 and not parts[0].startswith("#") and _ATTRIBUTES.search(parts[1]):
             patterns.append(parts[0])
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns) if patterns else None
+    return pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None

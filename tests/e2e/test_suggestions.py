@@ -51,6 +51,9 @@ async def test_a_suggestion_is_shown_in_both_panels_and_removed_with_a_click(ser
     row = page.locator('[data-row="src/billing.py"]')
     await expect(row.get_by_role("img", name="suggested")).to_be_visible(timeout=SLOW)
     await screenshot(page, "suggested-both-panels")
+    await page.emulate_media(color_scheme="dark")
+    await screenshot(page, "suggested-both-panels-dark")
+    await page.emulate_media(color_scheme="light")
 
     hud = page.get_by_role("region", name="Context")
     await hud.get_by_role("button", name="Remove suggestion compute_late_fee").click()

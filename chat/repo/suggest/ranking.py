@@ -88,31 +88,19 @@ def rank(
 ) -> list[Candidate]:
     """Every definition worth suggesting, best first."""
     found: dict[tuple[str, int], Candidate] = {}
-
-    def add(path: str, definition: Definition, score: float, why: Iterable[str]) -> None:
-        key = (path, definition.line)
-        held = found.setdefault(key, Candidate(path, definition))
-        held.score += score
-        held.why.update(why)
-
-    named, recent = message.identifiers(), message.recent_identifiers() - message.identifiers()
-    for path, file in symbols.items():
-        for definition in file.definitions:
-            short = definition.name.rpartition(".")[2]
-            if short in named and not definition.local:
-                add(path, definition, NAMED, [short])
-            elif short in recent and not definition.local:
-                add(path, definition, RECENT_NAMED, [short])
+    named = message.identifiers()
+    _add_named(found, symbols, named, NAMED)
+    _add_named(found, symbols, message.recent_identifiers() - named, RECENT_NAMED)
     hits = index.search(message.words())
     best = max((h.score for h in hits), default=0.0)
     for hit in hits:
-        add(hit.path, hit.definition, LEXICAL * hit.score / best, hit.words)
+        _add(found, hit.path, hit.definition, LEXICAL * hit.score / best, hit.words)
     paths = named_paths(message.text, symbols)
+    for path in sorted(paths):  # a file the message names: its top-level definitions
+        for definition in symbols[path].definitions:
+            if definition.depth == 0:
+                _add(found, path, definition, PATH_NAMED, [path.rpartition("/")[2]])
     _add_graph(found, graph, {c.path for c in found.values() if c.why & named} | paths)
-    for candidate in found.values():
-        if candidate.path in paths:
-            candidate.score += PATH_NAMED
-            candidate.why.add(candidate.path.rpartition("/")[2])
     indexed = index.indexed()
     kept = [
         c
@@ -120,6 +108,29 @@ def rank(
         if c.path not in in_context and c.score >= MIN_SCORE and c.path in indexed
     ]
     return sorted(kept, key=lambda c: (-c.score, c.path, c.definition.line))
+
+
+def _add(
+    found: dict[tuple[str, int], Candidate],
+    path: str,
+    definition: Definition,
+    score: float,
+    why: Iterable[str],
+) -> None:
+    held = found.setdefault((path, definition.line), Candidate(path, definition))
+    held.score += score
+    held.why.update(why)
+
+
+def _add_named(found, symbols: Mapping[str, FileSymbols], names: set[str], score: float) -> None:
+    """The definitions whose name is one of `names` (inside a callback: not a name)."""
+    if not names:
+        return
+    for path, file in symbols.items():
+        for definition in file.definitions:
+            short = definition.name.rpartition(".")[2]
+            if short in names and not definition.local:
+                _add(found, path, definition, score, [short])
 
 
 def named_paths(text: str, symbols: Mapping[str, FileSymbols]) -> set[str]:

@@ -93,3 +93,9 @@ def test_the_regions_fit_the_budget(tmp_path):
     files = {"lib/http.py": HEADERS, "lib/sum.py": "def total(rows):\n    return sum(rows)\n"}
     found = suggest(tmp_path, files, "Does parse_headers or total fail?", budget=260)
     assert [r.name for r in found] == ["parse_headers"]
+
+
+def test_a_file_the_message_names_by_path_shows_its_definitions(tmp_path):
+    files = {"lib/http.py": HEADERS, "lib/sum.py": "def total(rows):\n    return len(rows)\n"}
+    (region,) = suggest(tmp_path, files, "Something is off in lib/sum.py")
+    assert (region.path, region.name, region.why) == ("lib/sum.py", "total", ("sum.py",))

@@ -87,15 +87,19 @@ def _pinned(symbols, choice: ranking.Choice, in_context: set[str]) -> list[ranki
 
 
 def follow(ctx: SessionContext) -> None:
-    """The engine's suggestions as the session's choices have them now."""
+    """The engine's suggestions as the session's choices and files have them now (after
+    the sets were synced): a region removed, or of a file ticked since, is gone at once."""
     chosen = choices(ctx.session)
     manager = ctx.manager
     if chosen["off"] or settings.ACDC_SUGGEST_TOKENS <= 0:
         manager.suggested = Suggested()
         return
     pinned, removed = set(chosen["pinned"]), set(chosen["removed"])
+    held = {path for path, _ in manager.file_context.items()}  # ticked since: it wins
     kept = [replace(r, pinned=r.key in pinned) for r in manager.suggested.regions]
-    manager.suggested = Suggested.of([r for r in kept if r.key not in removed])
+    manager.suggested = Suggested.of(
+        [r for r in kept if r.key not in removed and r.path not in held]
+    )
 
 
 def choose(session_id: str, *, off: bool | None = None, remove: str = "", pin: str = "") -> None:

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from chat.live.served import served
 from chat.repo import sessionsets
+from chat.session import setchanges
 from chat.turn.turns import run_turn
 from history.models import Session
 from tests import serving
@@ -138,3 +139,14 @@ async def test_suggestions_are_off_per_session_and_with_no_budget(root, fake, as
     other = await new_session()
     with override_settings(ACDC_SUGGEST_TOKENS=0):
         assert await turn(other, fake, "Is compute_late_fee right?") == ""
+
+
+async def test_ticking_a_suggested_file_takes_its_suggestion_out_at_once(root, fake):
+    session = await new_session()
+    assert FEE_BODY in await turn(session, fake, "Is compute_late_fee right?")
+
+    await tick(session, ["app/billing.py"])
+    hud = await database_sync_to_async(setchanges.refresh_sets)(session.id, served())
+
+    paths = [r["path"] for r in hud["suggested"]["regions"]]
+    assert "app/billing.py" not in paths and paths  # the others stay till the next message

@@ -11,7 +11,7 @@ from django.urls import reverse
 from chat.live.served import served
 from chat.repo import sessionsets
 from chat.session import setchanges
-from chat.turn.turns import run_turn
+from chat.turn.turns import TurnInput, TurnServices, run_turn
 from history.models import Session
 from tests import serving
 from tests.chat.sockets import new_session
@@ -65,7 +65,8 @@ async def ignore(event) -> None:
 
 async def turn(session, fake, text: str) -> str:
     await run_turn(
-        wiring=served(), session_id=session.id, user_text=text, emit=ignore, model="acdc/fake"
+        TurnInput(session_id=session.id, user_text=text, model="acdc/fake"),
+        TurnServices(emit=ignore, wiring=served()),
     )
     return suggested(fake.requests[-1].messages)
 

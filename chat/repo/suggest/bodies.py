@@ -24,7 +24,7 @@ from chat.repo.suggest import generated
 
 MAX_DEPTH = 1  # functions, classes and their methods
 BODY_CHARS = 20_000  # of one definition, indexed
-COMMON_SHARE = 0.08  # a word in more of the definitions than this is left out of a query
+COMMON_SHARE = 0.2  # a word in more of the definitions than this is left out of a query
 COMMON_FLOOR = 12  # … unless it is in fewer definitions than this
 NAME_WEIGHT = 4.0
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")

@@ -29,8 +29,9 @@ def repository(root: Path, files: dict[str, str]):
     return symbols, index
 
 
-def suggest(root, files, text, *, in_context=(), choice=ranking.Choice(), budget=2000):
+def suggest(root, files, text, *, in_context=(), choice=None, budget=2000):
     symbols, index = repository(root, files)
+    choice = choice or ranking.Choice()
     found = ranking.rank(ranking.Message(text), symbols, index, build_graph(symbols), in_context)
     return ranking.regions(found, root, budget=budget, count=len, choice=choice)
 

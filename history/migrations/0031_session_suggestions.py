@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("history", "0027_declaredcommand_read_paths"),
+        ("history", "0030_message_version_index"),
     ]
 
     operations = [

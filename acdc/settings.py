@@ -103,6 +103,8 @@ ACDC_ENDLESS_PASSTHROUGH_RUNS = env_int("ACDC_ENDLESS_PASSTHROUGH_RUNS", 2, mini
 ACDC_ENDLESS_TOKEN_THRESHOLD = env_int("ACDC_ENDLESS_TOKEN_THRESHOLD", 0, minimum=0)
 # The repository map's token budget (0: no map); unset, a sixteenth of the window, at most 8k.
 ACDC_MAP_TOKENS = env_int("ACDC_MAP_TOKENS", 0, minimum=0) if env_str("ACDC_MAP_TOKENS") else None
+# "Suggested for this message": the code regions ranked for each message (0: off).
+ACDC_SUGGEST_TOKENS = env_int("ACDC_SUGGEST_TOKENS", 2500, minimum=0)
 
 SECRET_KEY = secret_key(ACDC_DATA_DIR, env_str("SECRET_KEY"))
 DEBUG = env_bool("ACDC_DEBUG", False)

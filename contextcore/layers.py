@@ -1,8 +1,9 @@
 """Budget layers 2 and 3 of a `ContextManager`, and the estimates they compare.
 
 Layer 2 (`emergency_truncate`): past twice the compaction trigger, the oldest whole
-exchanges go. Layer 3 (`shed_files_if_needed`): while the plain-layout estimate passes
-`shed_ratio` of the window, the largest unpinned file goes. `files_to_shed` says what a
+exchanges go. Layer 3 (`shed_files_if_needed`): while the plain-layout estimate (of what
+the person chose: the suggestions for the message never count) passes `shed_ratio` of the
+window, the largest unpinned file goes. `files_to_shed` says what a
 request sent now would shed, changing nothing. A cheap overestimate decides the common
 case (everything fits) without assembling. Layer 1, compaction, runs after a response,
 outside the manager (`contextcore.conversation.compaction`); `should_compact` says when.
@@ -22,6 +23,7 @@ from contextcore.models import ModelFacts
 from contextcore.prompt.assembly import ImageInput
 from contextcore.prompt.instructions import Instructions
 from contextcore.prompt.request import Draft
+from contextcore.prompt.suggested import Suggested
 from contextcore.tokens import TokenCounter, count_image
 
 
@@ -38,6 +40,7 @@ class BudgetLayers:
     file_tree: str
     reference: str
     metadata: tuple[str, ...]
+    suggested: Suggested
     _history: list[Message]
 
     @property
@@ -86,6 +89,16 @@ class BudgetLayers:
         limit = self.config.shed_ratio * self.facts.estimate_window
         if self._upper_bound_tokens(user_content, images) <= limit:
             return []  # the common case, decided without assembling anything
+        # A suggestion never sheds a file: the estimate is of what the person chose.
+        kept, self.suggested = self.suggested, Suggested()
+        try:
+            return self._shed_largest(limit, user_content, images)
+        finally:
+            self.suggested = kept
+
+    def _shed_largest(
+        self, limit: float, user_content: str, images: Sequence[ImageInput]
+    ) -> list[str]:
         estimate = self.estimate_prompt_tokens(user_content, images)
         dropped: list[str] = []
         by_size = sorted(
@@ -121,6 +134,7 @@ class BudgetLayers:
             self.repo_map,
             self.file_tree,
             self.reference,
+            self.suggested.text,
             *self.metadata,
             user_content,
         ]

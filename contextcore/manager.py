@@ -38,6 +38,7 @@ from contextcore.prompt.instructions import Instructions
 from contextcore.prompt.request import Draft, Notice, RequestBuilder
 from contextcore.prompt.siderequest import SidePrefix
 from contextcore.prompt.stability import StabilityTracker, stability_items
+from contextcore.prompt.suggested import Suggested
 from contextcore.tokens import TokenCounter, provider_for_model
 
 
@@ -68,8 +69,9 @@ class ContextManager(BudgetLayers):
         self.stability = StabilityTracker(tracker_scheme)
         self.repo_map = self.file_tree = self.reference = ""
         self.map_focus = ""  # the map's per-turn part, set by the caller each turn
-        # The artifact trail's text (set by the caller) and whether the history was cut,
-        # so that requests carry it: a truncation here turns it on too.
+        self.suggested = Suggested()  # "Suggested for this message", set by the caller too
+        # The artifact trail's text (set by the caller) and whether the history was cut
+        # (a truncation here turns it on too).
         self.trail, self.trail_on = "", False
         self.instructions = Instructions()  # the project's, set by the caller (AGENTS.md …)
         self.metadata: tuple[str, ...] = ()
@@ -209,6 +211,7 @@ class ContextManager(BudgetLayers):
             repo_map=self.repo_map,
             map_focus=self.map_focus,
             trail=self.trail if self.trail_on else "",
+            suggested=self.suggested.text,
             file_tree=self.file_tree,
             reference=self.reference,
             metadata=self.metadata,
@@ -309,17 +312,11 @@ class ContextManager(BudgetLayers):
         )
 
     def _refresh_files(self) -> list[Notice]:
-        notices = []
-        for result in self.file_context.refresh():
-            if not result.ok:
-                notices.append(
-                    Notice(
-                        "file_dropped",
-                        f"{result.path} left the context: {result.reason}",
-                        (result.path,),
-                    )
-                )
-        return notices
+        return [
+            Notice("file_dropped", f"{r.path} left the context: {r.reason}", (r.path,))
+            for r in self.file_context.refresh()
+            if not r.ok
+        ]
 
     def record_exchange(
         self, user_content: str, assistant_content: str, *, ids: tuple[str, str] = ("", "")
@@ -348,6 +345,7 @@ class ContextManager(BudgetLayers):
             },
             "instructions": self.instructions.to_state(),
             "trail": {"text": self.trail, "on": self.trail_on},
+            "suggested": self.suggested.to_state(),
             "last_items": dict(self._last_items),
             "stability": self.stability.to_state(),
         }
@@ -379,6 +377,7 @@ class ContextManager(BudgetLayers):
         manager.instructions = Instructions.from_state(state.get("instructions"))
         trail = state.get("trail") or {}
         manager.trail, manager.trail_on = str(trail.get("text", "")), bool(trail.get("on"))
+        manager.suggested = Suggested.from_state(state.get("suggested"))
         manager._last_items = dict(state.get("last_items", {}))
         stability = StabilityTracker.from_state(state.get("stability", {}))
         if stability.scheme == manager.stability.scheme:

@@ -79,7 +79,7 @@ class AcdcRequests:
         from channels.db import database_sync_to_async
 
         from chat.llm.fake import FakeStep
-        from chat.turn.turns import run_turn
+        from chat.turn.turns import TurnInput, TurnServices, run_turn
         from history import services
 
         async def ignore(event: object) -> None:
@@ -91,7 +91,8 @@ class AcdcRequests:
         seen = len(self.script.requests)
         self.script.enqueue(FakeStep(text="Looking."))
         await run_turn(
-            session_id=session.id, user_text=message, emit=ignore, model=MODEL, wiring=self.served
+            TurnInput(session_id=session.id, user_text=message, model=MODEL),
+            TurnServices(emit=ignore, wiring=self.served),
         )
         chat = [r for r in self.script.requests[seen:] if not r.metadata.get("purpose")]
         if not chat:

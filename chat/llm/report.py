@@ -8,8 +8,9 @@ written, and with every cached prefix read. A breakdown passed in the request me
 model is offered edits, read from the request itself: the `edit_file`/`write_file` tools,
 or SEARCH/REPLACE blocks when only the system prompt teaches them; another names the
 command tools offered. The project
-instructions files the breakdown names are listed by name with their tokens. Pure function
-of its arguments.
+instructions files the breakdown names are listed by name with their tokens, and the
+regions suggested for the message with the words that matched. Pure function of its
+arguments.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def render_report(
     status line's and the Context panel's number), else acdc's count of the request."""
     breakdown = dict(breakdown or {})
     instructions = breakdown.pop("instructions", None) or []
+    suggested = breakdown.pop("suggested", None) or []
     tool_count = tool_tokens(tools, counter)
     if prompt_tokens is None:
         prompt_tokens = counter.count(messages) + tool_count
@@ -58,6 +60,7 @@ def render_report(
         *_instructions_line(instructions),
         f"- Total prompt tokens: {prompt_tokens:,}",
         "",
+        *_suggested_lines(suggested),
         *_message_table(messages, counter),
         *_breakpoint_table(messages, counter, tool_count),
         *_breakdown_table(breakdown),
@@ -112,6 +115,17 @@ def _instructions_line(files: list) -> list[str]:
         return []
     listed = ", ".join(f"`{name}` ({int(tokens):,} tokens)" for name, tokens in files)
     return [f"- Project instructions: {listed}"]
+
+
+def _suggested_lines(regions: list) -> list[str]:
+    """The regions suggested for the message: where, their tokens, the words that matched."""
+    if not regions:
+        return []
+    lines = ["### Suggested for this message", ""]
+    for where, tokens, why in regions:
+        matched = ", ".join(f"`{w}`" for w in why) or "pinned"
+        lines.append(f"- `{where}` ({int(tokens):,} tokens): matched {matched}")
+    return [*lines, ""]
 
 
 def _message_table(messages: list[dict[str, Any]], counter: TokenCounter) -> list[str]:

@@ -23,7 +23,7 @@ from django.db.models import Count, Sum
 
 from chat.llm.facts import DRY_RUN_MODEL, OFFLINE_MODELS
 from chat.llm.runtime import Runtime
-from chat.session import SessionContext, setup
+from chat.session import SessionContext, setup, suggesting
 from contextcore import calibration
 from contextcore.conversation.artifacts import lines_of
 from contextcore.llm import Usage
@@ -41,6 +41,7 @@ SECTION_LABELS = {
     "active_files": "Active files",
     "metadata": "Metadata",
     "trail": "Artifact trail",
+    "suggested": "Suggested for this message",
     "history": "History",
     "current_message": "Current message",
 }
@@ -77,6 +78,7 @@ def figures(
         usage=usage,
         turns=ctx.user_turns,
         compactions=sum(c.case in COMPACTION_CASES for c in ctx.compactions),
+        suggesting_on=suggesting.enabled(ctx.session),
     )
     return {**data, **request_totals(ctx, extra_usage, requests)}
 
@@ -167,12 +169,14 @@ def hud_data(
     usage: list[list],
     turns: int,
     compactions: int,
+    suggesting_on: bool = True,
 ) -> dict[str, Any]:
     """The HUD's figures from `breakdown`, the one a request's assembly made (sections,
     tiers, breakpoints); without one, from a preview of the next request. The message the
     request carried is part of the history now: the history counts as the engine holds it.
     The rows it shows are the caller's: the newest usage rows ([prompt, cache read, cost],
-    oldest first), the turn count and the live compactions; nothing is queried here."""
+    oldest first), the turn count, the live compactions and whether suggestions are on;
+    nothing is queried here."""
     window = facts.input_budget
     history_tokens = manager.history_token_count()
     shed: list[str] | None = None
@@ -215,6 +219,9 @@ def hud_data(
         "tool_outputs": sum(is_active_label(k) for k in manager.file_context.get_files()),
         "instructions": instructions_summary(session_id, manager),
         "trail": trail_summary(manager, used.get("trail", 0)),
+        "suggested": suggesting.summary(
+            session_id, manager, used.get("suggested", 0), on=suggesting_on
+        ),
         "instructions_mark": manager.instructions.seen,  # the files on disk these figures saw
         "tools_note": setup.mcp_change_note(session_id, sent=bool(rows)),
         "quality": quality(

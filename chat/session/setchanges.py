@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from chat.repo import boundary, indexing, instructions, sessionsets
-from chat.session import SessionBusy, SessionContext, Wiring, held, hud, setup
+from chat.session import SessionBusy, SessionContext, Wiring, held, hud, setup, suggesting
 from chat.session.sets import sync_sets, unique_notices
 from history.models import Message, Session
 from history.selectors import session_latest
@@ -173,6 +173,7 @@ def _sync_sets_and_hud(session_id: str, owner: str, wiring: Wiring) -> tuple[lis
     ctx = SessionContext.open(session_id, wiring, owner=owner)
     repo = ctx.repository.indexed()
     notices = [n.text for n in sync_sets(ctx.session, ctx.manager, ctx.maps, repo)[0]]
+    suggesting.follow(ctx)
     data = hud.figures(ctx)
     if owner:
         ctx.commit(hud=data)

@@ -261,10 +261,13 @@ class Selection:
     pinned: frozenset[str] = frozenset()
     shed: frozenset[str] = frozenset()
     budget: int = 0
+    suggested: frozenset[str] = frozenset()  # files the last message's suggestions are in
 
     def digest(self) -> str:
         """A short name for these sets: a tab holding rows drawn from other sets (the
         follower's news says which it should hold) draws them again."""
-        parts = (self.active, self.outlines & self.active, self.pinned, self.shed & self.active)
+        parts: tuple[frozenset[str], ...] = (self.active, self.outlines & self.active)
+        parts += (self.pinned, self.shed & self.active)
+        parts += (self.suggested,) if self.suggested else ()
         text = "\n\n".join("\n".join(sorted(part)) for part in parts)
         return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()

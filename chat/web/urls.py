@@ -44,6 +44,11 @@ urlpatterns = [
         name="instructions_toggle",
     ),
     path(
+        "s/<str:session_id>/suggestions/",
+        views_context.suggestions_choose,
+        name="suggestions_choose",
+    ),
+    path(
         "s/<str:session_id>/grounding/",
         views_context.grounding_toggle,
         name="grounding_toggle",

@@ -10,14 +10,14 @@ Long work (compaction itself) goes through the websocket, not through here.
 from __future__ import annotations
 
 from django.apps import apps
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.repo import boundary, edittools, mentions, outlines, picker, sessionsets
-from chat.session import Wiring, checkpoints, endless, setchanges
+from chat.session import Wiring, checkpoints, endless, setchanges, suggesting
 from chat.session.compaction import CompactionRefused, undo_compaction
 from chat.session.version import tools_token
 from chat.turn.preparation.prepare import grounding_enabled
@@ -138,6 +138,28 @@ def instructions_toggle(request: HttpRequest, session_id: str) -> HttpResponse:
     Session.objects.filter(pk=session.pk).update(instructions=enabled)
     hud = setchanges.refresh_sets(session.id, apps.get_app_config("chat").served)
     announce(session.id)  # the session's other tabs draw the new Context panel
+    return render(request, "chat/_hud.html", {"hud": hud})
+
+
+@require_POST
+def suggestions_choose(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The Context panel's "Suggested for this message": the switch (`on` sent with the
+    switch's form), or a region's key with `remove` or `pin` (`unpin`). Kept on the session
+    row; answers with the Context panel, and other tabs are told."""
+    session = _session(session_id)
+    key, action = request.POST.get("key", ""), request.POST.get("action", "")
+    if action == "switch":
+        suggesting.choose(session.id, off=request.POST.get("suggestions") != "on")
+    elif key and action in ("remove", "pin", "unpin"):
+        suggesting.choose(
+            session.id,
+            remove=key if action == "remove" else "",
+            pin={"pin": key, "unpin": "-" + key}.get(action, ""),
+        )
+    else:
+        return HttpResponseBadRequest("Say what to do with which suggestion.")
+    hud = setchanges.refresh_sets(session.id, apps.get_app_config("chat").served)
+    announce(session.id)
     return render(request, "chat/_hud.html", {"hud": hud})
 
 

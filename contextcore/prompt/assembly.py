@@ -50,6 +50,8 @@ class PromptInputs:
     # The artifact trail (`contextcore.conversation.artifacts`) when the history was cut: in
     # the tail too, so a new edit or command never rewrites the cached prefix.
     trail: str = ""
+    # "Suggested for this message" (`contextcore.prompt.suggested`): last in the tail.
+    suggested: str = ""
     file_tree: str = ""
     reference: str = ""
     metadata: tuple[str, ...] = ()
@@ -135,6 +137,10 @@ def _trail_pair(inputs: PromptInputs) -> list[Chunk]:
     return _pair("trail", inputs.trail, "Ok.") if inputs.trail else []
 
 
+def _suggested_pair(inputs: PromptInputs) -> list[Chunk]:
+    return _pair("suggested", inputs.suggested, "Ok.") if inputs.suggested else []
+
+
 def _metadata_pair(inputs: PromptInputs) -> list[Chunk]:
     if not inputs.metadata:
         return []
@@ -177,12 +183,13 @@ class PromptAssembler:
         return PromptChunks(kept, inputs.images, self.provider)
 
     def flat(self, inputs: PromptInputs, *, cache_last: bool = False) -> PromptChunks:
-        """System, file tree, reference, metadata, working files, history, message; with
-        `cache_last` one breakpoint on the final message."""
+        """System, tree, reference, metadata, working files, history, suggestions, message;
+        with `cache_last` one breakpoint on the final message."""
         chunks = [_system_chunk(inputs), *_context_pairs(inputs), *_metadata_pair(inputs)]
         chunks += _trail_pair(inputs) + _focus_pair(inputs)
         chunks += _files_pair("# Working Files", inputs.files)
-        chunks += _history_chunks(inputs.history) + [_current_message(inputs)]
+        chunks += _history_chunks(inputs.history) + _suggested_pair(inputs)
+        chunks += [_current_message(inputs)]
         return self._chunks([TierBlock("active", tuple(chunks), cached=cache_last)], inputs)
 
     def tiered(self, inputs: PromptInputs, tier_of: Callable[[str], str]) -> PromptChunks:
@@ -200,7 +207,8 @@ class PromptAssembler:
         active = _context_pairs(inputs) + _metadata_pair(inputs) + _trail_pair(inputs)
         active += _focus_pair(inputs)
         active += _files_pair("# Working Files", files_by_tier["active"])
-        active += history_by_tier["active"] + [_current_message(inputs)]
+        active += history_by_tier["active"] + _suggested_pair(inputs)
+        active += [_current_message(inputs)]
         blocks.append(TierBlock("active", tuple(active)))
         return self._chunks(blocks, inputs)
 
@@ -237,7 +245,7 @@ class PromptAssembler:
             body = "\n\n".join(_entry_text(e, layout) for e in files)
             l1 += _pair("active_files", _SNAPSHOT_HEADER + body, FILES_ACK)
         l2 = self._stream(inputs.history, layout)
-        tail = _trail_pair(inputs) + _focus_pair(inputs)
+        tail = _trail_pair(inputs) + _focus_pair(inputs) + _suggested_pair(inputs)
         blocks = [
             TierBlock("L0", (system,), cached=True),
             TierBlock("L1", tuple(l1), cached=True),

@@ -4,10 +4,11 @@
 preview and the real request share one code path; the caller commits what it returns
 (shed files, the new layout). Invariant: the returned messages are estimated at no more
 than `facts.input_budget` tokens. Ladder when a request does not fit, cheapest loss first:
-rebuild the acdc layout (drops stale copies), window the history (whole exchanges, first
-one kept if possible), drop metadata, reference, file tree, repository map, project
-instructions, unpinned files (largest first), pinned files, then truncate the current
-message and, last, the system prompt, each with a marker saying so.
+leave out the suggestions for the message, rebuild the acdc layout (drops stale copies),
+window the history (whole exchanges, first one kept if possible), drop metadata, reference,
+file tree, repository map, project instructions, unpinned files (largest first), pinned
+files, then truncate the current message and, last, the system prompt, each with a marker
+saying so.
 """
 
 from __future__ import annotations
@@ -189,6 +190,7 @@ class RequestBuilder:
         budget = self.facts.input_budget
         built = self.assemble(draft, now)
         steps = (
+            self._drop_suggested,
             self._rebuild,
             self._window_history,
             self._drop_optional,
@@ -201,6 +203,13 @@ class RequestBuilder:
                 break
             built, draft = step(draft, built, now)
         return built, draft
+
+    def _drop_suggested(self, draft: Draft, built: Built, now: float | None) -> tuple[Built, Draft]:
+        """The suggestions go first: they are acdc's guess, everything else was chosen."""
+        if not draft.inputs.suggested:
+            return built, draft
+        draft = replace(draft, inputs=replace(draft.inputs, suggested=""))
+        return self.assemble(draft, now), draft
 
     def _rebuild(self, draft: Draft, built: Built, now: float | None) -> tuple[Built, Draft]:
         if self.scheme != "acdc":

@@ -34,6 +34,8 @@ class Session(models.Model):
     grounding = models.BooleanField(null=True, blank=True)
     endless = models.JSONField(default=dict, blank=True)  # {"enabled": bool, "template": str}
     instructions = models.BooleanField(default=True)  # send the project's AGENTS.md …
+    # "Suggested for this message": {"off": bool, "removed": [key], "pinned": [key]}.
+    suggestions = models.JSONField(default=dict, blank=True)
     # The `.acdcignore` lines in force when each of the session's turns started: a file the
     # model wrote can add secrets for the session, never take one away.
     secret_floor = models.JSONField(default=list, blank=True)

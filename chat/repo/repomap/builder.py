@@ -28,6 +28,7 @@ from chat.repo.repomap.graph import Graph, GraphIndex, initial_tiers, pagerank
 from chat.repo.repomap.store import SymbolStore
 from chat.repo.repomap.symbolcache import SymbolCache, inside
 from chat.repo.repomap.symbols import FileSymbols, language_of
+from chat.repo.suggest.bodies import BodyIndex
 from contextcore.files import DEFAULT_SIZE_CAP
 from history.markup.render import warm_lexers
 
@@ -76,8 +77,9 @@ class RepoMaps(SymbolCache):
         self._graphs: dict[str, tuple[GraphIndex, int]] = {}  # root -> (index, version)
         self._main: dict[str, tuple] = {}  # root -> (key, main map, graph, rank)
         self._ranks: dict[str, tuple] = {}  # root -> (selection, files, rank, edits since)
+        self._bodies: dict[str, BodyIndex] = {}  # root -> its definitions' lexical index
 
-    def warm_in_background(self, root: Path) -> threading.Thread:
+    def warm_in_background(self, root: Path, *, bodies: bool = False) -> threading.Thread:
         """At start-up: parse the repository and build its graph in a thread (workers at
         a lower priority), so the first turn does not pay the cold build. A turn that
         comes sooner waits for it in `symbols` (see `warming`) rather than parse twice."""
@@ -86,12 +88,16 @@ class RepoMaps(SymbolCache):
             self._warming.add(str(root))
             self._warm_ended[str(root)] = threading.Event()
         thread = threading.Thread(
-            target=self._warm, args=(root, time.monotonic()), daemon=True, name="acdc-map-warm"
+            target=self._warm,
+            args=(root, time.monotonic(), bodies),
+            daemon=True,
+            name="acdc-map-warm",
         )
         thread.start()
         return thread
 
-    def _warm(self, root: Path, started: float) -> None:
+    def _warm(self, root: Path, started: float, bodies: bool = False) -> None:
+        symbols = None
         try:
             symbols, parsed, version = self._versioned(root, WARM_NICE)
             with self._build_lock:
@@ -114,6 +120,14 @@ class RepoMaps(SymbolCache):
                 ended = self._warm_ended.pop(str(root), None)
             if ended is not None:
                 ended.set()
+        if bodies and symbols is not None:  # the suggestions' index, not the first turn's
+            self._warm_bodies(root, symbols)
+
+    def _warm_bodies(self, root: Path, symbols: dict[str, FileSymbols]) -> None:
+        try:
+            self._body_index(root).update(symbols)
+        except Exception:  # an aid too: the first turn that suggests reads it
+            log.exception("indexing the definitions of %s failed", root)
 
     def warming(self, root: Path) -> bool:
         """Whether the start-up build of `root`'s map is still running."""
@@ -154,6 +168,29 @@ class RepoMaps(SymbolCache):
                 symbols, graph, rank, main, recent, budget // FOCUS_SHARE, count, in_context
             )
         return RepoMap(main, focus, len(symbols), parsed, tiers)
+
+    def for_suggestions(self, root: Path) -> tuple[dict, Graph | None, BodyIndex] | None:
+        """What the suggestions for a message rank (`chat.repo.suggest`): the symbols and
+        graph of the map last built (the symbols alone when the map is off), and the
+        lexical index of their bodies, brought up to date with them. None while the
+        start-up build runs or the index is being read: a turn never waits for it here."""
+        if self.warming(root):
+            return None
+        with self._build_lock:
+            memo = self._main.get(str(root))
+        if memo is not None:
+            symbols, graph = memo[5], memo[2]
+        else:
+            symbols, graph = self.symbols(root)[0], None
+        index = self._body_index(root)
+        if not index.update(symbols, wait=False):
+            return None  # another thread is reading the files: this turn goes without
+        return symbols, graph, index
+
+    def _body_index(self, root: Path) -> BodyIndex:
+        with self._lock:
+            key = str(Path(root).resolve())
+            return self._bodies.setdefault(key, BodyIndex(Path(key)))
 
     def _main_map(self, root: str, key, memo, symbols, count, in_context) -> tuple:
         """(key, fitted map, graph, rank, initial tiers, symbols) for this build. After a

@@ -36,7 +36,7 @@ def warm(maps: RepoMaps, root: Path) -> bool:
     if settings.ACDC_MAP_TOKENS == 0:
         return False
     use_stored_symbols(maps)
-    maps.warm_in_background(Path(root))
+    maps.warm_in_background(Path(root), bodies=settings.ACDC_SUGGEST_TOKENS > 0)
     return True
 
 

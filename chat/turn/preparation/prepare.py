@@ -32,6 +32,7 @@ from chat.session import (
     endless,
     outgoing,
     release_lease,
+    suggesting,
     take_lease,
     trail,
 )
@@ -161,6 +162,8 @@ def _prepare(ctx: SessionContext, user_text, turn_id, attached=(), managed=None)
         root=ctx.repository.root,
         now=now,
     )
+    held = [e.path for e in entries if e.type == "file" and (e.active or e.pinned)]
+    suggesting.fill(ctx, in_context=held, user_text=user_text)
     inputs = [ImageInput(i.mime, data_url(i.sha256), i.width, i.height) for i in attached]
     substitute = managed.history if managed else None
     trail.refresh(ctx, view=substitute)
@@ -238,12 +241,14 @@ def _credential_notices(
 
 
 def _report_breakdown(prompt, manager) -> dict[str, Any]:
-    """What the dry-run report shows beside the request: sections, tiers, and the project
-    instructions files sent with their tokens (the section alone says only how many)."""
+    """What the dry-run report shows beside the request: sections, tiers, the project
+    instructions files sent with their tokens (the section alone says only how many), and
+    the regions suggested for the message with why."""
     breakdown = prompt.breakdown
     count = manager.counter.count_text
     return {
         "sections": {k: v for k, v in breakdown.get("sections", {}).items() if v},
         "tiers": breakdown.get("tiers", {}),
         "instructions": [[f.name, count(f.text)] for f in manager.instructions.files],
+        "suggested": suggesting.report(manager),
     }

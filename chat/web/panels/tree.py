@@ -132,6 +132,7 @@ class TreeRows:
             "as_outline": on and path in sel.outlines,
             "pinned": path in sel.pinned,
             "shed": on and path in sel.shed,
+            "suggested": not on and path in sel.suggested,
             "locked": locked,
             "refused": reason,
             "refused_label": "binary" if reason.startswith("binary") else "too large",
@@ -156,7 +157,14 @@ def held_selection(session: Session, runtime: Runtime, repo: indexing.Repository
         shed=frozenset(saved.get("shed", [])),
         budget=saved.get("window")
         or request_facts(chat_model(session.model), runtime)[0].input_budget,
+        suggested=suggested_paths(saved),
     )
+
+
+def suggested_paths(hud: dict) -> frozenset[str]:
+    """The files of the regions the HUD's figures say were suggested for the message."""
+    found = hud.get("suggested") or {}
+    return frozenset(str(r.get("path", "")) for r in found.get("regions", ()))
 
 
 def sets_named(session: Session, hud: dict, repo: indexing.Repository) -> str:
@@ -165,9 +173,8 @@ def sets_named(session: Session, hud: dict, repo: indexing.Repository) -> str:
     keeps its rows when that news comes."""
     active, chosen_outlines, pinned = sessionsets.file_choice(session, repo)
     shed = frozenset(hud.get("shed", []))
-    return Selection(
-        frozenset(active), frozenset(chosen_outlines), frozenset(pinned), shed
-    ).digest()
+    chosen = (frozenset(active), frozenset(chosen_outlines), frozenset(pinned), shed)
+    return Selection(*chosen, suggested=suggested_paths(hud)).digest()
 
 
 def file_rows(panel: FilesPanel, repo: Path, paths: Iterable[str]) -> list[dict]:

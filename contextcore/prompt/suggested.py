@@ -11,7 +11,7 @@ or file: what the person chose always wins. Non-goals: ranking (the chat's), the
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,10 +78,6 @@ class Suggested:
     @classmethod
     def of(cls, regions: Sequence[Region]) -> Suggested:
         return cls(tuple(regions), render(regions))
-
-    def without(self, keys: Collection[str]) -> Suggested:
-        """These suggestions less the regions of `keys` (the person removed them)."""
-        return Suggested.of([r for r in self.regions if r.key not in keys])
 
     def to_state(self) -> list[dict[str, Any]]:
         return [{**r.as_dict(), "text": r.text, "language": r.language} for r in self.regions]

@@ -30,6 +30,7 @@ import httpx
 from chat.llm import sdk
 from chat.llm.direct import DirectStream, plan
 from chat.llm.errors import malformed_response, map_error, retry_reason
+from chat.llm.loopclients import closes_with_this_loop
 from chat.llm.usage import counted, keep_usage_chunks, merged, normalize_usage
 from contextcore.llm import (
     LLMError,
@@ -182,6 +183,7 @@ class LiteLLMClient:
         if self.direct and not offline and model not in self._fallen_back:
             self._fallen_back.add(model)
             logger.info("%s streams through litellm's stream wrapper (no direct reader)", model)
+        await closes_with_this_loop(litellm)  # the wrapper's module-level client (Anthropic's)
         return await litellm.acompletion(**arguments)
 
     async def _http_client(self, litellm: Any) -> httpx.AsyncClient:

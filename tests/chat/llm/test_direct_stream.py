@@ -22,7 +22,7 @@ import pytest
 from bench.wirefakes.replay import Recording, ReplayFake
 from chat.llm import sdk
 from chat.llm.client import LiteLLMClient
-from chat.llm.loopclients import _module_session
+from chat.llm.loopclients import module_session
 from contextcore.llm import (
     AuthenticationError,
     LLMError,
@@ -281,7 +281,8 @@ def test_the_wrappers_module_level_client_closes_with_each_loop_that_used_it(rep
     async def one() -> str:
         replay.enqueue(recording("anthropic", "text.sse"))
         text = text_of([event async for event in client.stream(request("anthropic"))])
-        sessions.append(_module_session(await asyncio.to_thread(sdk.litellm)))
+        litellm = await asyncio.to_thread(sdk.litellm)
+        sessions.append(module_session(litellm.module_level_aclient))
         return text
 
     assert asyncio.run(one()) == TEXT

@@ -30,6 +30,7 @@ import httpx
 from chat.llm import sdk
 from chat.llm.direct import DirectStream, plan
 from chat.llm.errors import malformed_response, map_error, retry_reason
+from chat.llm.loopclients import closed_at_loop_end
 from chat.llm.usage import counted, keep_usage_chunks, merged, normalize_usage
 from contextcore.llm import (
     LLMError,
@@ -88,6 +89,7 @@ class LiteLLMClient:
         # False sends every request through litellm's wrapper (the differential test's reference).
         self.direct = direct
         self._http: tuple[asyncio.AbstractEventLoop, Any, Any] | None = None  # litellm's handler
+        self._wrapped: tuple[asyncio.AbstractEventLoop, Any] | None = None  # its closer
         self._fallen_back: set[str] = set()
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
@@ -182,7 +184,17 @@ class LiteLLMClient:
         if self.direct and not offline and model not in self._fallen_back:
             self._fallen_back.add(model)
             logger.info("%s streams through litellm's stream wrapper (no direct reader)", model)
+        await self._wrapper_client_closes_with_loop(litellm)
         return await litellm.acompletion(**arguments)
+
+    async def _wrapper_client_closes_with_loop(self, litellm: Any) -> None:
+        """litellm's module-level client (the wrapper's, for Anthropic) is closed on each
+        loop that sent through it, as the loop ends (chat.llm.loopclients)."""
+        loop = asyncio.get_running_loop()
+        if self._wrapped is None or self._wrapped[0] is not loop:
+            closer = closed_at_loop_end(lambda: vars(litellm).get("module_level_aclient"))
+            await anext(closer)
+            self._wrapped = (loop, closer)
 
     async def _http_client(self, litellm: Any) -> httpx.AsyncClient:
         """litellm's own HTTP client (its transport, aiohttp unless litellm is told

@@ -23,10 +23,12 @@ with the cookie that address gives, and tests/e2e/test_access_link.py opens the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.cookiejar
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -355,6 +357,14 @@ async def page(browser: Chromium, server: Server):
     """A page in a browser context of its own (no storage from other tests), holding the
     cookie the server's printed address gives (acdc.access). It asks for `server` so that
     it closes, and its websocket with it, before the server's repository is put back."""
+    async with signed_in_page(browser, server) as signed_in:
+        yield signed_in
+
+
+@contextlib.asynccontextmanager
+async def signed_in_page(browser: Chromium, server):
+    """A page in a browser context of its own holding `server`'s access cookie (`server`:
+    anything with the `url` and `token` of a running acdc, such as `start_server`'s)."""
     context = await (await browser.get()).new_context(viewport={"width": 1280, "height": 860})
     await context.add_cookies([access_cookie(server)])
     try:
@@ -390,10 +400,14 @@ class FirstGetHeld:
         self.released.set()
 
 
-async def screenshot(page, name: str) -> Path:
+async def screenshot(page, name: str, copy_to: Path | None = None) -> Path:
+    """The whole page in test-artifacts/, and a copy in `copy_to` for a person looking."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     await page.screenshot(path=str(path), full_page=True)
+    if copy_to is not None:
+        copy_to.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, copy_to / path.name)
     return path
 
 

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sqlite3
 import time
-import urllib.parse
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from playwright.async_api import expect
 
-from acdc.access import cookie_name
 from tests.chat.faults.smalldisk import SmallDisk
-from tests.e2e.conftest import SLOW, screenshot, start_server
+from tests.e2e.conftest import SLOW, screenshot, signed_in_page, start_server
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 SHOTS = Path("/tmp/scale/shots")  # a copy for the person looking, beside test-artifacts/
@@ -47,20 +44,12 @@ def on_small_disk(tmp_path_factory):
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def tab(browser, on_small_disk):
-    _, running = on_small_disk
-    context = await (await browser.get()).new_context(viewport={"width": 1280, "height": 860})
-    name = cookie_name(urllib.parse.urlsplit(running.url).netloc)
-    await context.add_cookies([{"name": name, "value": running.token, "url": running.url}])
-    try:
-        yield await context.new_page()
-    finally:
-        await context.close()
+    async with signed_in_page(browser, on_small_disk[1]) as page:
+        yield page
 
 
 async def shot(page, name: str) -> None:
-    path = await screenshot(page, name)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copy(path, SHOTS / path.name)
+    await screenshot(page, name, copy_to=SHOTS)
 
 
 def _replies(database: Path) -> list[tuple[str, str]]:

@@ -8,16 +8,13 @@ is said the same way, and the page comes back again. The server's log has no tra
 
 from __future__ import annotations
 
-import shutil
-import urllib.parse
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from playwright.async_api import expect
 
-from acdc.access import cookie_name
-from tests.e2e.conftest import SLOW, screenshot, start_server
+from tests.e2e.conftest import SLOW, screenshot, signed_in_page, start_server
 from tests.test_serve_redis_killed import Redis
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -39,20 +36,12 @@ def on_redis(tmp_path_factory):
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def tab(browser, on_redis):
-    _, running = on_redis
-    context = await (await browser.get()).new_context(viewport={"width": 1280, "height": 860})
-    name = cookie_name(urllib.parse.urlsplit(running.url).netloc)
-    await context.add_cookies([{"name": name, "value": running.token, "url": running.url}])
-    try:
-        yield await context.new_page()
-    finally:
-        await context.close()
+    async with signed_in_page(browser, on_redis[1]) as page:
+        yield page
 
 
 async def shot(page, name: str) -> None:
-    path = await screenshot(page, name)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copy(path, SHOTS / path.name)
+    await screenshot(page, name, copy_to=SHOTS)
 
 
 async def test_a_page_opened_while_redis_is_down_says_so_and_recovers(on_redis, tab):

@@ -17,7 +17,6 @@ opened the address `acdc serve` printed; a test of the refusal takes it off
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import time
@@ -80,29 +79,13 @@ def _with_access_cookie(init):
 
 
 @pytest.fixture
-async def served(monkeypatch: pytest.MonkeyPatch):
-    """A served object of the test's own, installed in the app registry for its length.
-
-    Async so that it ends on the test's event loop, before the loop closes (a sync fixture
-    is torn down after it): a page's counting thread must outlive neither the test's
-    database nor its loop. A frame such a pass sent while the loop was being closed became a
-    `group_send` task started after the loop's last cancelling sweep, left suspended when
-    the loop closed, and its coroutine raised "Event loop is closed" when a later test
-    collected it. Waiting here, the passes' last frames start while the loop still runs, so
-    they finish or are cancelled with the loop's other tasks."""
-    from django.apps import apps
-
+def served(monkeypatch: pytest.MonkeyPatch):
+    """A served object of the test's own, installed in the app registry for its length."""
     from tests.serving import install
 
     fresh = install(monkeypatch)
     yield fresh
-    installed = apps.get_app_config("chat").served  # a test may install its own (tests.serving)
-    await asyncio.to_thread(_passes_ended, fresh, installed)
-
-
-def _passes_ended(*served) -> None:
-    for each in served:
-        each.passes.wait()
+    fresh.passes.wait()  # a page's counting thread must not outlive the test's database
 
 
 @pytest.fixture

@@ -90,6 +90,7 @@ def test_a_served_data_folder_and_its_files_are_the_owner_s_only(root, tmp_path,
         "secret_key": 0o600,
         "token": 0o600,
         "server.json": 0o600,
+        "tool-tokens.json": 0o600,  # the tools' token count, kept for a restart
     }
 
 

@@ -54,19 +54,21 @@ def mcp_change_note(session_id: str, *, sent: bool) -> str:
 
 
 def tool_tokens(runtime: Runtime, tools: list[dict] | None) -> int:
-    """What the tool definitions cost in every request (counted like message text). The
+    """What the tool definitions cost in every request (`TokenCounter.count_tool`). The
     count is kept in the data folder by the definitions' digest: a restart that restores a
     session reads it instead of loading the token counter's encoding (about 40 MB) before
     anyone sends, so it holds no more than a first start."""
     if not tools:
         return 0
     text = json.dumps(tools)
-    key = hashlib.sha256(f"{TOOL_ENCODING}\0{text}".encode()).hexdigest()
+    # "count_tool": the rule the count follows (a count kept under another rule is not read)
+    key = hashlib.sha256(f"count_tool\0{TOOL_ENCODING}\0{text}".encode()).hexdigest()
     store = Path(settings.ACDC_DATA_DIR) / COUNTS_FILE
     kept = _read_counts(store)
     if isinstance(kept.get(key), int):
         return kept[key]
-    count = runtime.counter(TOOL_ENCODING).count(text) + 16 * len(tools)
+    counter = runtime.counter(TOOL_ENCODING)
+    count = sum(counter.count_tool(tool) for tool in tools)  # as the request's size counts
     _write_counts(store, {key: count})
     return count
 

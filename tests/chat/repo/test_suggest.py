@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chat.repo.repomap.graph import build_graph
+from chat.repo.repomap.graph import GraphIndex
 from chat.repo.repomap.symbols import parse
 from chat.repo.suggest import generated, ranking
 from chat.repo.suggest.bodies import BodyIndex, parts
@@ -32,7 +32,8 @@ def repository(root: Path, files: dict[str, str]):
 def suggest(root, files, text, *, in_context=(), choice=None, budget=2000):
     symbols, index = repository(root, files)
     choice = choice or ranking.Choice()
-    found = ranking.rank(ranking.Message(text), symbols, index, build_graph(symbols), in_context)
+    graph = GraphIndex().update(symbols)
+    found = ranking.rank(ranking.Message(text), symbols, index, graph, in_context)
     return ranking.regions(found, root, budget=budget, count=len, choice=choice)
 
 
